@@ -1,0 +1,39 @@
+# imgflow — build, run the sample workflow, test.
+GO    ?= go
+BIN   := bin/imgflow
+FLATCAR_VARS := --var version=4152.2.3 --var vhd=//testdata/flatcar/flatcar-linux-test-amd64.vhd
+
+.PHONY: build run test deps vet fmt-check docs clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/imgflow
+
+# The README's first command: publish a sample Flatcar release on the
+# embedded local target (state in .imgflow/). Run it twice: the second run
+# changes nothing.
+run: build
+	$(BIN) run workflows/flatcar.star $(FLATCAR_VARS)
+	$(BIN) state
+
+# Tools the tests need, installed when missing (qemu-img for the VHD tests).
+deps:
+	@scripts/deps.sh
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# The README's second command: everything, set-up included.
+test: deps fmt-check vet build
+	$(GO) test -race -count=1 ./...
+	$(BIN) test workflows
+
+# Regenerate the builtin reference in WORKFLOWS.md.
+docs: build
+	$(BIN) doc --update WORKFLOWS.md
+
+clean:
+	rm -rf bin .imgflow

@@ -1,0 +1,216 @@
+package builtins
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// Call is one invocation of a builtin: its unpacked, type-checked
+// arguments and the run it belongs to.
+type Call struct {
+	Thread *starlark.Thread
+	Run    *Run
+	Spec   *Spec
+	args   map[string]starlark.Value
+	step   *Step
+}
+
+// call is the starlark.Builtin function of every spec: unpack with
+// starlark.UnpackArgs, check kinds, record the step, run the Impl.
+func (s *Spec) call(thread *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	run := RunOf(thread)
+	if run == nil {
+		return nil, fmt.Errorf("%s() can only be called while imgflow runs a workflow", s.Name)
+	}
+	if len(args) > s.Positional {
+		return nil, s.positionalError(len(args))
+	}
+	values := make([]starlark.Value, len(s.Params))
+	pairs := make([]any, 0, 2*len(s.Params))
+	for i, p := range s.Params {
+		name := p.Name
+		if !p.Required() {
+			name += "??" // optional, and None means "not given"
+		}
+		pairs = append(pairs, name, &values[i])
+	}
+	if err := starlark.UnpackArgs(s.Name, args, kwargs, pairs...); err != nil {
+		return nil, err
+	}
+	c := &Call{Thread: thread, Run: run, Spec: s, args: map[string]starlark.Value{}}
+	for i, p := range s.Params {
+		v := values[i]
+		if v == nil || v == starlark.None {
+			if p.Required() {
+				return nil, fmt.Errorf("%s: missing argument for %s", s.Name, p.Name)
+			}
+			continue
+		}
+		if err := p.Kind.Check(v); err != nil {
+			return nil, fmt.Errorf("%s: for parameter %s: %v", s.Name, p.Name, err)
+		}
+		c.args[p.Name] = v
+	}
+	if s.Effect == Changes {
+		if m := loadingModule(thread); m != "" {
+			return nil, fmt.Errorf("%s() cannot run while %s is being loaded: libraries must not change the cloud; call it from the workflow (or from a function the workflow calls)", s.Name, m)
+		}
+	}
+	return c.invoke()
+}
+
+func (s *Spec) positionalError(n int) error {
+	if s.Positional == 0 {
+		return fmt.Errorf("%s: got %d positional argument(s), want keywords only, e.g. %s(%s=…)", s.Name, n, s.Name, s.Params[0].Name)
+	}
+	names := make([]string, s.Positional)
+	for i := range names {
+		names[i] = s.Params[i].Name
+	}
+	return fmt.Errorf("%s: got %d positional arguments, want at most %d (%s); pass the others by keyword", s.Name, n, s.Positional, strings.Join(names, ", "))
+}
+
+func (c *Call) invoke() (starlark.Value, error) {
+	stack := c.Thread.CallStack()
+	c.step = &Step{
+		Builtin: c.Spec.Name,
+		Effect:  c.Spec.Effect,
+		Args:    c.argsToGo(),
+		Pos:     callerPos(stack),
+		Stack:   stack,
+	}
+	rep := c.Run.Reporter
+	if c.Spec.Effect == Changes && rep != nil {
+		rep.StepStarted(c.step)
+	}
+	start := time.Now()
+	v, err := c.Spec.Impl(c)
+	c.step.Duration = time.Since(start)
+	c.step.Err = err
+	if err == nil {
+		c.step.Result, _ = ToGo(v)
+	}
+	c.Run.record(c.step)
+	if c.Spec.Effect == Changes && rep != nil {
+		rep.StepFinished(c.step)
+	}
+	return v, err
+}
+
+// callerPos is the position of the innermost Starlark frame that called
+// the builtin (frame 0 is the builtin itself).
+func callerPos(stack starlark.CallStack) string {
+	if len(stack) < 2 {
+		return ""
+	}
+	return stack[len(stack)-2].Pos.String()
+}
+
+func (c *Call) argsToGo() map[string]any {
+	out := make(map[string]any, len(c.args))
+	for k, v := range c.args {
+		g, err := ToGo(v)
+		if err != nil {
+			g = v.String()
+		}
+		out[k] = g
+	}
+	return out
+}
+
+// Ctx is the run's context.
+func (c *Call) Ctx() context.Context { return c.Run.Ctx }
+
+// Pos is the caller's file:line:col.
+func (c *Call) Pos() string { return c.step.Pos }
+
+// Report sets what the step did, shown in the step line.
+func (c *Call) Report(outcome cloud.Outcome, summary string) {
+	c.step.Outcome = outcome
+	c.step.Summary = summary
+}
+
+// Has reports whether the argument was given (and not None).
+func (c *Call) Has(name string) bool { _, ok := c.args[name]; return ok }
+
+// Value returns the argument or nil.
+func (c *Call) Value(name string) starlark.Value { return c.args[name] }
+
+// String returns a string argument, or def when absent.
+func (c *Call) String(name, def string) string {
+	if v, ok := c.args[name].(starlark.String); ok {
+		return string(v)
+	}
+	return def
+}
+
+// Int returns an int argument, or def when absent; too large a value is an
+// error.
+func (c *Call) Int(name string, def int) (int, error) {
+	v, ok := c.args[name]
+	if !ok {
+		return def, nil
+	}
+	var n int
+	if err := starlark.AsInt(v, &n); err != nil {
+		return 0, fmt.Errorf("%s: for parameter %s: %v", c.Spec.Name, name, err)
+	}
+	return n, nil
+}
+
+// Bool returns a bool argument, or def when absent.
+func (c *Call) Bool(name string, def bool) bool {
+	if v, ok := c.args[name].(starlark.Bool); ok {
+		return bool(v)
+	}
+	return def
+}
+
+// Strings returns a list-of-strings argument (nil when absent).
+func (c *Call) Strings(name string) []string {
+	seq, ok := c.args[name].(starlark.Indexable)
+	if !ok {
+		return nil
+	}
+	out := make([]string, seq.Len())
+	for i := range out {
+		out[i] = string(seq.Index(i).(starlark.String))
+	}
+	return out
+}
+
+// StringMap returns a dict-of-strings argument (nil when absent).
+func (c *Call) StringMap(name string) map[string]string {
+	d, ok := c.args[name].(*starlark.Dict)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, d.Len())
+	for _, kv := range d.Items() {
+		out[string(kv[0].(starlark.String))] = string(kv[1].(starlark.String))
+	}
+	return out
+}
+
+// Struct returns a struct argument (nil when absent).
+func (c *Call) Struct(name string) *starlarkstruct.Struct {
+	s, _ := c.args[name].(*starlarkstruct.Struct)
+	return s
+}
+
+// Duration returns a duration argument, or def when absent.
+func (c *Call) Duration(name string, def time.Duration) time.Duration {
+	s, ok := c.args[name].(starlark.String)
+	if !ok {
+		return def
+	}
+	d, _ := time.ParseDuration(string(s)) // checked by KindDuration
+	return d
+}

@@ -1,0 +1,252 @@
+package builtins
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.starlark.net/starlark"
+)
+
+func registerCore(r *Registry) {
+	r.add("Parameters and run facts",
+		&Spec{
+			Name: "param", Positional: 1, Effect: Pure,
+			Params: []Param{
+				{Name: "name", Kind: KindString, Doc: "the parameter's name, set with `--var name=value`"},
+				{Name: "default", Kind: KindAny, Default: "None", Doc: "value when not set; without a default the parameter is required. A `--var` string is converted to the default's type (int, bool, list: comma-separated)"},
+				{Name: "doc", Kind: KindString, Default: `""`, Doc: "what the parameter is for (shown in errors)"},
+				{Name: "choices", Kind: KindStringList, Default: "None", Doc: "the allowed values"},
+			},
+			Returns: "the value",
+			Doc:     "Declares a workflow input. Unknown `--var`s and missing required params are errors that list the declared params.",
+			Example: `channel = param("channel", default = "stable", choices = ["stable", "beta", "alpha", "lts"])`,
+			Impl:    paramImpl,
+		},
+		&Spec{
+			Name: "run_info", Effect: Pure,
+			Returns: "struct(id, time, timestamp)",
+			Doc:     "Facts fixed for the run: its id, its start time (RFC 3339, UTC) and Unix timestamp. Names minted from them are the same on every pass and on resume; workflows have no other clock.",
+			Example: `version = "1.%d.0" % run_info().timestamp`,
+			Impl: func(c *Call) (starlark.Value, error) {
+				t := c.Run.Info.Time.UTC()
+				return makeStruct("run_info", fields{"id": c.Run.Info.ID, "time": t.Format("2006-01-02T15:04:05Z"), "timestamp": t.Unix()}), nil
+			},
+		},
+		&Spec{
+			Name: "output", Positional: 2, Effect: Pure,
+			Params: []Param{
+				{Name: "name", Kind: KindString, Doc: "output name"},
+				{Name: "value", Kind: KindAny, Doc: "a JSON-like value (string, number, bool, list, dict, struct)"},
+			},
+			Returns: "None",
+			Doc:     "Sets a workflow output: printed at the end and written as JSON with `--outputs FILE`.",
+			Example: `output("vhd_url", vhd.url)`,
+			Impl:    outputImpl,
+		},
+		&Spec{
+			Name: "cleanup", Positional: 1, Effect: Pure,
+			Params:  []Param{{Name: "fn", Kind: KindCallable, Doc: "a function of no arguments"}},
+			Returns: "None",
+			Doc:     "Registers `fn` to run when the workflow ends, newest first, on success, failure and cancel. A failing cleanup fails the run.",
+			Example: `cleanup(lambda: print("done"))`,
+			Impl:    cleanupImpl,
+		},
+		&Spec{
+			Name: "read_json", Positional: 1, Effect: Reads,
+			Params:  []Param{{Name: "path", Kind: KindString, Doc: "relative to the calling file, or `//path` from the workspace root"}},
+			Returns: "the decoded value",
+			Doc:     "Reads a JSON file inside the workspace.",
+			Example: `manifest = read_json("//artifacts/cse/manifest.json")`,
+			Impl: func(c *Call) (starlark.Value, error) {
+				data, rel, err := c.readFile()
+				if err != nil {
+					return nil, err
+				}
+				var v any
+				if err := json.Unmarshal(data, &v); err != nil {
+					return nil, fmt.Errorf("read_json %s: %w", rel, err)
+				}
+				return FromGo(v), nil
+			},
+		},
+		&Spec{
+			Name: "read_text", Positional: 1, Effect: Reads,
+			Params:  []Param{{Name: "path", Kind: KindString, Doc: "relative to the calling file, or `//path` from the workspace root"}},
+			Returns: "string",
+			Doc:     "Reads a text file inside the workspace.",
+			Example: `rule = read_text("//artifacts/tmpfiles/mglru.conf")`,
+			Impl: func(c *Call) (starlark.Value, error) {
+				data, _, err := c.readFile()
+				if err != nil {
+					return nil, err
+				}
+				return starlark.String(data), nil
+			},
+		},
+	)
+}
+
+var paramNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+func paramImpl(c *Call) (starlark.Value, error) {
+	name := c.String("name", "")
+	if !paramNameRE.MatchString(name) {
+		return nil, fmt.Errorf("param: invalid name %q: use lowercase letters, digits and '_', starting with a letter (e.g. %q)", name, "flatcar_version")
+	}
+	if m := loadingModule(c.Thread); m != "" {
+		return nil, fmt.Errorf("param %q: params are declared by the workflow, not while loading %s", name, m)
+	}
+	decl := ParamDecl{Name: name, Default: c.Value("default"), Doc: c.String("doc", ""), Choices: c.Strings("choices"), Pos: c.Pos()}
+	if err := c.Run.declareParam(decl); err != nil {
+		return nil, err
+	}
+	v, given := c.Run.Vars[name]
+	switch {
+	case given && decl.Default != nil:
+		conv, err := convertVar(v, decl.Default)
+		if err != nil {
+			return nil, fmt.Errorf("param %q: %v", name, err)
+		}
+		v = conv
+	case !given && decl.Default == nil:
+		return nil, c.missingParam(decl)
+	case !given:
+		v = decl.Default
+	}
+	if len(decl.Choices) > 0 {
+		s, _ := starlark.AsString(v)
+		if !contains(decl.Choices, s) {
+			return nil, fmt.Errorf("param %q: %s is not one of the choices %s: pass --var %s=<one of them>", name, v, strings.Join(decl.Choices, ", "), name)
+		}
+	}
+	v.Freeze()
+	return v, nil
+}
+
+func (c *Call) missingParam(decl ParamDecl) error {
+	msg := fmt.Sprintf("param %q is required: pass --var %s=<value>", decl.Name, decl.Name)
+	if decl.Doc != "" {
+		msg += " (" + decl.Doc + ")"
+	}
+	if len(decl.Choices) > 0 {
+		msg += "; choices: " + strings.Join(decl.Choices, ", ")
+	}
+	declared := c.Run.Params()
+	text := DescribeParams(declared)
+	known := map[string]bool{}
+	for _, p := range declared {
+		known[p.Name] = true
+	}
+	for _, h := range c.Run.ParamHints {
+		if !known[h] {
+			text += "\n  " + h + " (declared further down)"
+			known[h] = true
+		}
+	}
+	return fmt.Errorf("%s\n%s", msg, text)
+}
+
+// DescribeParams lists declared params for error messages.
+func DescribeParams(params []ParamDecl) string {
+	var b strings.Builder
+	b.WriteString("declared params:")
+	for _, p := range params {
+		fmt.Fprintf(&b, "\n  %s", p.Name)
+		if p.Default == nil {
+			b.WriteString(" (required)")
+		} else {
+			fmt.Fprintf(&b, " (default %s)", p.Default)
+		}
+		if p.Doc != "" {
+			b.WriteString(": " + p.Doc)
+		}
+	}
+	return b.String()
+}
+
+// convertVar converts a --var string to the type of the default.
+func convertVar(v, def starlark.Value) (starlark.Value, error) {
+	s, isStr := v.(starlark.String)
+	if !isStr {
+		return v, nil // typed value from a vars file
+	}
+	switch def.(type) {
+	case starlark.Int:
+		n, err := strconv.ParseInt(string(s), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("value %q is not an integer (the default %s is)", s, def)
+		}
+		return starlark.MakeInt64(n), nil
+	case starlark.Bool:
+		b, err := strconv.ParseBool(string(s))
+		if err != nil {
+			return nil, fmt.Errorf("value %q is not a bool (true or false; the default %s is)", s, def)
+		}
+		return starlark.Bool(b), nil
+	case *starlark.List, starlark.Tuple:
+		var items []starlark.Value
+		for _, part := range strings.Split(string(s), ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				items = append(items, starlark.String(part))
+			}
+		}
+		return starlark.NewList(items), nil
+	}
+	return v, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func outputImpl(c *Call) (starlark.Value, error) {
+	name := c.String("name", "")
+	if !paramNameRE.MatchString(name) {
+		return nil, fmt.Errorf("output: invalid name %q: use lowercase letters, digits and '_'", name)
+	}
+	v, err := ToGo(c.Value("value"))
+	if err != nil {
+		return nil, fmt.Errorf("output %q: %v", name, err)
+	}
+	return starlark.None, c.Run.setOutput(Output{Name: name, Value: v, Pos: c.Pos()})
+}
+
+func cleanupImpl(c *Call) (starlark.Value, error) {
+	fn := c.Value("fn").(starlark.Callable)
+	c.Run.PushCleanup(Cleanup{
+		Name: fn.Name(),
+		Pos:  c.Pos(),
+		Fn: func(_ context.Context, thread *starlark.Thread) error {
+			_, err := starlark.Call(thread, fn, nil, nil)
+			return err
+		},
+	})
+	return starlark.None, nil
+}
+
+// readFile reads the path argument, resolved against the calling file.
+func (c *Call) readFile() ([]byte, string, error) {
+	from := ""
+	if len(c.step.Stack) >= 2 {
+		from = c.step.Stack[len(c.step.Stack)-2].Pos.Filename()
+	}
+	rel, abs, err := c.Run.Workspace.Resolve(from, c.String("path", ""))
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", c.Spec.Name, err)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, rel, fmt.Errorf("%s %s: %w", c.Spec.Name, rel, err)
+	}
+	return data, rel, nil
+}

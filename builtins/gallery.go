@@ -1,0 +1,378 @@
+package builtins
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+var (
+	kindRG         = KindOneOf(KindStruct("resource_group"), KindString)
+	kindGallery    = KindStruct("gallery")
+	kindDefinition = KindStruct("image_definition")
+	kindVersion    = KindStruct("image_version")
+	kindSource     = KindOneOf(KindStruct("managed_image", "image_version", "vhd"), KindString)
+)
+
+func registerGallery(r *Registry) {
+	r.add("Galleries and images",
+		&Spec{
+			Name: "resource_group", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "name", Kind: KindString, Doc: "resource group name"},
+				{Name: "location", Kind: KindString, Doc: "region, e.g. `westeurope`"},
+				{Name: "tags", Kind: KindStringDict, Default: "{}", Doc: "tags added when created"},
+			},
+			Returns: "struct(id, name, location)",
+			Doc:     "Ensures a resource group exists (created when missing; an existing one in another location is an error).",
+			Example: `rg = resource_group("flatcar-image-gallery-staging", location = "westeurope")`,
+			Impl:    resourceGroupImpl,
+		},
+		&Spec{
+			Name: "gallery", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "name", Kind: KindString, Doc: "gallery name: letters, digits, `_` and `.` (no `-`), ≤80"},
+				{Name: "resource_group", Kind: kindRG, Doc: "the resource_group() or its name"},
+				{Name: "location", Kind: KindString, Default: "the resource group's", Doc: "region"},
+				{Name: "description", Kind: KindString, Default: `""`, Doc: "description"},
+				{Name: "tags", Kind: KindStringDict, Default: "{}", Doc: "tags added when created"},
+			},
+			Returns: "struct(id, name, resource_group, location, public_name, community)",
+			Doc:     "Ensures an Azure Compute Gallery exists. Gallery names are unique per subscription. `public_name` is None until the gallery is shared with share_community().",
+			Example: `g = gallery("flatcar_staging", resource_group = rg)`,
+			Impl:    galleryImpl,
+		},
+		&Spec{
+			Name: "share_community", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "gallery", Kind: kindGallery, Doc: "the gallery() to share"},
+				{Name: "prefix", Kind: KindString, Doc: "public name prefix: 5–16 letters and digits (no `-`)"},
+				{Name: "publisher_uri", Kind: KindString, Doc: "publisher web site (public)"},
+				{Name: "publisher_email", Kind: KindString, Doc: "publisher support e-mail (public)"},
+				{Name: "eula", Kind: KindString, Doc: "legal agreement URL (public)"},
+			},
+			Returns: "the gallery, with public_name set",
+			Doc:     "Shares a gallery with the Azure community: writes the community information, then enables community sharing. The platform generates the public name `<prefix>-<guid>`; it is an output, never computed, and cannot be recovered if the gallery is deleted. Idempotent; a different prefix on a shared gallery is an error.",
+			Example: `g = share_community(g, prefix = "flatcar", publisher_uri = "https://www.flatcar.org/", publisher_email = "infra@flatcar-linux.org", eula = "https://www.flatcar.org/license")`,
+			Impl:    shareCommunityImpl,
+		},
+		&Spec{
+			Name: "image_definition", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "gallery", Kind: kindGallery, Doc: "the gallery()"},
+				{Name: "name", Kind: KindString, Doc: "definition name: letters, digits, `_`, `-`, `.`; ≤80"},
+				{Name: "publisher", Kind: KindString, Doc: "publisher (≤128); (publisher, offer, sku) is unique per gallery"},
+				{Name: "offer", Kind: KindString, Doc: "offer (≤64)"},
+				{Name: "sku", Kind: KindString, Doc: "sku (≤64)"},
+				{Name: "os_type", Kind: KindString, Default: `"Linux"`, Doc: "Linux or Windows"},
+				{Name: "os_state", Kind: KindString, Default: `"Generalized"`, Doc: "Generalized or Specialized"},
+				{Name: "hyper_v_generation", Kind: KindString, Default: `"V2"`, Doc: "V1 or V2 (Arm64 needs V2)"},
+				{Name: "architecture", Kind: KindString, Default: `"x64"`, Doc: "x64 or Arm64"},
+				{Name: "features", Kind: KindStringDict, Default: "{}", Doc: "image features, e.g. `{\"SecurityType\": \"TrustedLaunchSupported\"}`"},
+				{Name: "description", Kind: KindString, Default: `""`, Doc: "description"},
+				{Name: "end_of_life", Kind: KindString, Default: "None", Doc: "end-of-life date, `yyyy-mm-dd` or RFC 3339, in the future"},
+			},
+			Returns: "struct(id, name, gallery, resource_group, location, publisher, offer, sku, os_type, os_state, hyper_v_generation, architecture, features)",
+			Doc:     "Ensures a gallery image definition exists. Immutable fields (os_type, os_state, hyper_v_generation, architecture, publisher, offer, sku) that differ from an existing definition are an error; description, end of life and features are updated.",
+			Example: `d = image_definition(g, name = "flatcar-stable-amd64", publisher = "flatcar", offer = "stable", sku = "flatcar-stable-amd64")`,
+			Impl:    imageDefinitionImpl,
+		},
+		&Spec{
+			Name: "image_version", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "definition", Kind: kindDefinition, Doc: "the image_definition()"},
+				{Name: "version", Kind: KindString, Doc: "`Major.Minor.Patch`, each part ≤ 2147483647"},
+				{Name: "source", Kind: kindSource, Doc: "a managed_image(), another image_version(), a vhd(), or an ARM id of an image or version"},
+				{Name: "regions", Kind: KindStringList, Default: "[gallery region]", Doc: "target regions; the gallery's region is always included"},
+				{Name: "replica_count", Kind: KindInt, Default: "1", Doc: "replicas per region (1–100)"},
+				{Name: "storage_account_type", Kind: KindString, Default: `"Standard_LRS"`, Doc: "Standard_LRS, Standard_ZRS or Premium_LRS"},
+				{Name: "exclude_from_latest", Kind: KindBool, Default: "False", Doc: "keep `latest` from resolving to this version"},
+				{Name: "end_of_life", Kind: KindString, Default: "None", Doc: "end-of-life date in the future"},
+				{Name: "tags", Kind: KindStringDict, Default: "{}", Doc: "tags added when created"},
+			},
+			Returns: "struct(id, name, definition, location, regions, exclude_from_latest, source, community_id)",
+			Doc:     "Ensures a gallery image version exists, made from `source` and replicated to `regions`. An existing version from another source is an error; its regions and exclude_from_latest are brought to what the workflow asks. `community_id` is the `/CommunityGalleries/…` id when the gallery is shared.",
+			Example: `v = image_version(d, version = "4152.2.3", source = vhd(blob_url, storage_account = sa))`,
+			Impl:    imageVersionImpl,
+		},
+		&Spec{
+			Name: "replicate", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "version", Kind: kindVersion, Doc: "the image_version()"},
+				{Name: "regions", Kind: KindStringList, Doc: "the complete target list; the version's own region is always kept"},
+				{Name: "replica_count", Kind: KindInt, Default: "None", Doc: "replicas per region; default: unchanged"},
+				{Name: "storage_account_type", Kind: KindString, Default: "None", Doc: "storage type per region; default: unchanged"},
+				{Name: "wait", Kind: KindBool, Default: "True", Doc: "wait until every region reports Completed"},
+				{Name: "timeout", Kind: KindDuration, Default: `"6h"`, Doc: "how long to wait"},
+			},
+			Returns: "struct(version, regions = [struct(name, state, progress)])",
+			Doc:     "Sets a version's target regions in one update and, with `wait`, polls per-region replication until every region is Completed, failing with the regions that are not.",
+			Example: `replicate(v, regions = regions(exclude = FLATCAR_REGION_BLACKLIST))`,
+			Impl:    replicateImpl,
+		},
+		&Spec{
+			Name: "regions", Effect: Reads,
+			Params:  []Param{{Name: "exclude", Kind: KindStringList, Default: "[]", Doc: "region names to leave out"}},
+			Returns: "sorted list of region names",
+			Doc:     "Lists the subscription's physical regions (logical geographies such as `europe` dropped), sorted, minus `exclude`.",
+			Example: `targets = regions(exclude = ["polandcentral", "eastus2euap"])`,
+			Impl:    regionsImpl,
+		},
+	)
+}
+
+// standardTags marks what imgflow creates so leaked resources can be found.
+func (c *Call) standardTags(user map[string]string) cloud.Tags {
+	tags := cloud.Tags{"createdBy": "imgflow", "imgflowRun": c.Run.Info.ID, "createdAt": c.Run.Info.Time.UTC().Format("2006-01-02T15:04:05Z")}
+	for k, v := range user {
+		tags[k] = v
+	}
+	return tags
+}
+
+func resourceGroupImpl(c *Call) (starlark.Value, error) {
+	want := cloud.ResourceGroup{Name: c.String("name", ""), Location: c.String("location", ""), Tags: c.standardTags(c.StringMap("tags"))}
+	rg, outcome, err := cloud.EnsureResourceGroup(c.Ctx(), c.Run.Provider, want)
+	if err != nil {
+		return nil, fmt.Errorf("resource group %s: %w", want.Name, err)
+	}
+	c.Report(outcome, rg.Name+" in "+rg.Location)
+	return makeStruct("resource_group", fields{"id": rg.ID, "name": rg.Name, "location": rg.Location}), nil
+}
+
+// rgArg reads a resource_group() or name argument: its name and location.
+func (c *Call) rgArg(name string) (rgName, location string) {
+	if s := c.Struct(name); s != nil {
+		return attrString(s, "name"), attrString(s, "location")
+	}
+	return c.String(name, ""), ""
+}
+
+func galleryImpl(c *Call) (starlark.Value, error) {
+	rg, rgLocation := c.rgArg("resource_group")
+	want := cloud.Gallery{
+		Name: c.String("name", ""), ResourceGroup: rg, Location: c.String("location", rgLocation),
+		Description: c.String("description", ""), Tags: c.standardTags(c.StringMap("tags")),
+	}
+	if want.Location == "" {
+		return nil, fmt.Errorf("gallery %s: location is required when resource_group is a name: pass location=… or resource_group=resource_group(…)", want.Name)
+	}
+	g, outcome, err := cloud.EnsureGallery(c.Ctx(), c.Run.Provider, want)
+	if err != nil {
+		return nil, fmt.Errorf("gallery %s: %w", want.Name, err)
+	}
+	c.Report(outcome, g.Name+" in "+g.Location)
+	return galleryValue(g), nil
+}
+
+func galleryValue(g *cloud.Gallery) *starlarkstruct.Struct {
+	var public any
+	if g.PublicName() != "" {
+		public = g.PublicName()
+	}
+	return makeStruct("gallery", fields{
+		"id": g.ID, "name": g.Name, "resource_group": g.ResourceGroup, "location": g.Location,
+		"description": g.Description, "public_name": public, "community": g.CommunityEnabled,
+	})
+}
+
+func shareCommunityImpl(c *Call) (starlark.Value, error) {
+	gs := c.Struct("gallery")
+	info := cloud.CommunityInfo{
+		PublicNamePrefix: c.String("prefix", ""), PublisherURI: c.String("publisher_uri", ""),
+		PublisherContact: c.String("publisher_email", ""), EULA: c.String("eula", ""),
+	}
+	name := attrString(gs, "name")
+	g, outcome, err := cloud.EnsureCommunity(c.Ctx(), c.Run.Provider, attrString(gs, "resource_group"), name, info)
+	if err != nil {
+		return nil, fmt.Errorf("share gallery %s with the community: %w", name, err)
+	}
+	c.Report(outcome, g.Name+" as "+g.PublicName())
+	return galleryValue(g), nil
+}
+
+func imageDefinitionImpl(c *Call) (starlark.Value, error) {
+	gs := c.Struct("gallery")
+	want := cloud.ImageDefinition{
+		Name: c.String("name", ""), ResourceGroup: attrString(gs, "resource_group"), Gallery: attrString(gs, "name"),
+		Publisher: c.String("publisher", ""), Offer: c.String("offer", ""), SKU: c.String("sku", ""),
+		OSType: c.String("os_type", cloud.OSTypeLinux), OSState: c.String("os_state", cloud.OSStateGeneralized),
+		HyperVGeneration: c.String("hyper_v_generation", cloud.HyperVGenV2), Architecture: c.String("architecture", cloud.ArchX64),
+		Features: c.StringMap("features"), Description: c.String("description", ""), Tags: c.standardTags(nil),
+	}
+	if c.Has("end_of_life") {
+		eol, err := cloud.ParseEndOfLife(c.String("end_of_life", ""), c.Run.Info.Time)
+		if err != nil {
+			return nil, fmt.Errorf("image definition %s: %w", want.Name, err)
+		}
+		want.EndOfLife = &eol
+	}
+	d, outcome, err := cloud.EnsureImageDefinition(c.Ctx(), c.Run.Provider, want, c.Run.Info.Time)
+	if err != nil {
+		return nil, fmt.Errorf("image definition %s: %w", want.Name, err)
+	}
+	c.Report(outcome, d.Gallery+"/"+d.Name)
+	return makeStruct("image_definition", fields{
+		"id": d.ID, "name": d.Name, "gallery": gs, "resource_group": d.ResourceGroup, "location": d.Location,
+		"publisher": d.Publisher, "offer": d.Offer, "sku": d.SKU, "os_type": d.OSType, "os_state": d.OSState,
+		"hyper_v_generation": d.HyperVGeneration, "architecture": d.Architecture, "features": mapOrEmpty(d.Features),
+	}), nil
+}
+
+func mapOrEmpty(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// sourceArg turns the source argument into a cloud.ImageSource.
+func (c *Call) sourceArg(name string) (cloud.ImageSource, error) {
+	if s := c.Struct(name); s != nil {
+		switch ctorOf(s) {
+		case "managed_image":
+			return cloud.ImageSource{Kind: cloud.SourceManagedImage, ID: attrString(s, "id")}, nil
+		case "image_version":
+			return cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: attrString(s, "id")}, nil
+		case "vhd":
+			return cloud.ImageSource{Kind: cloud.SourceVHD, URI: attrString(s, "url"), StorageAccountID: attrString(s, "storage_account_id")}, nil
+		}
+	}
+	id := c.String(name, "")
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil {
+		return cloud.ImageSource{}, fmt.Errorf("source: %w", err)
+	}
+	switch {
+	case rid.Is("Microsoft.Compute", "images"):
+		return cloud.ImageSource{Kind: cloud.SourceManagedImage, ID: id}, nil
+	case rid.Is("Microsoft.Compute", "galleries", "images", "versions"):
+		return cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: id}, nil
+	}
+	return cloud.ImageSource{}, fmt.Errorf("source %q is neither a managed image nor a gallery image version id: pass managed_image(…), image_version(…) or vhd(…)", id)
+}
+
+// targetRegions builds the target list, the version's own region first.
+func targetRegions(location string, names []string, replicas int, storage string) []cloud.TargetRegion {
+	out := []cloud.TargetRegion{{Name: location, ReplicaCount: replicas, StorageAccountType: storage}}
+	for _, n := range names {
+		if !strings.EqualFold(n, location) {
+			out = append(out, cloud.TargetRegion{Name: n, ReplicaCount: replicas, StorageAccountType: storage})
+		}
+	}
+	return out
+}
+
+func imageVersionImpl(c *Call) (starlark.Value, error) {
+	ds := c.Struct("definition")
+	gs := attrStruct(ds, "gallery")
+	name := c.String("version", "")
+	src, err := c.sourceArg("source")
+	if err != nil {
+		return nil, fmt.Errorf("image version %s: %w", name, err)
+	}
+	replicas, err := c.Int("replica_count", 1)
+	if err != nil {
+		return nil, err
+	}
+	storage := c.String("storage_account_type", cloud.StorageStandardLRS)
+	location := attrString(ds, "location")
+	want := cloud.ImageVersion{
+		Name: name, ResourceGroup: attrString(ds, "resource_group"), Gallery: attrString(gs, "name"), Definition: attrString(ds, "name"),
+		Location: location, Source: src, ReplicaCount: replicas, StorageAccountType: storage,
+		TargetRegions:     targetRegions(location, c.Strings("regions"), replicas, storage),
+		ExcludeFromLatest: c.Bool("exclude_from_latest", false), Tags: c.standardTags(c.StringMap("tags")),
+	}
+	if c.Has("end_of_life") {
+		eol, err := cloud.ParseEndOfLife(c.String("end_of_life", ""), c.Run.Info.Time)
+		if err != nil {
+			return nil, fmt.Errorf("image version %s: %w", name, err)
+		}
+		want.EndOfLife = &eol
+	}
+	v, outcome, err := cloud.EnsureImageVersion(c.Ctx(), c.Run.Provider, want, c.Run.Info.Time)
+	if err != nil {
+		return nil, fmt.Errorf("image version %s of %s: %w", name, want.Definition, err)
+	}
+	c.Report(outcome, fmt.Sprintf("%s/%s/%s in %d region(s)", v.Gallery, v.Definition, v.Name, len(v.TargetRegions)))
+	return versionValue(v, ds), nil
+}
+
+func versionValue(v *cloud.ImageVersion, ds *starlarkstruct.Struct) *starlarkstruct.Struct {
+	var community any
+	if gs := attrStruct(ds, "gallery"); gs != nil {
+		if public := attrString(gs, "public_name"); public != "" {
+			community = cloud.CommunityImageID(public, v.Definition, v.Name)
+		}
+	}
+	src := v.Source.ID
+	if v.Source.Kind == cloud.SourceVHD {
+		src = cloud.RedactURL(v.Source.URI)
+	}
+	return makeStruct("image_version", fields{
+		"id": v.ID, "name": v.Name, "definition": ds, "location": v.Location, "regions": v.RegionNames(),
+		"exclude_from_latest": v.ExcludeFromLatest, "source": src, "community_id": community,
+	})
+}
+
+func regionsImpl(c *Call) (starlark.Value, error) {
+	locs, err := c.Run.Locations(c.Ctx())
+	if err != nil {
+		return nil, err
+	}
+	exclude := map[string]bool{}
+	for _, e := range c.Strings("exclude") {
+		if err := cloud.ValidateLocationName(e); err != nil {
+			return nil, fmt.Errorf("regions: exclude: %w", err)
+		}
+		exclude[strings.ToLower(e)] = true
+	}
+	var names []string
+	for _, l := range locs {
+		if l.RegionType == cloud.RegionTypePhysical && !exclude[strings.ToLower(l.Name)] {
+			names = append(names, l.Name)
+		}
+	}
+	sort.Strings(names)
+	return FromGo(names), nil
+}
+
+func replicateImpl(c *Call) (starlark.Value, error) {
+	vs := c.Struct("version")
+	ds := attrStruct(vs, "definition")
+	replicas, err := c.Int("replica_count", 0)
+	if err != nil {
+		return nil, err
+	}
+	req := cloud.ReplicateRequest{
+		ResourceGroup: attrString(ds, "resource_group"), Gallery: attrString(attrStruct(ds, "gallery"), "name"),
+		Definition: attrString(ds, "name"), Version: attrString(vs, "name"),
+		Regions: c.Strings("regions"), ReplicaCount: replicas, StorageAccountType: c.String("storage_account_type", ""),
+	}
+	v, outcome, err := cloud.Replicate(c.Ctx(), c.Run.Provider, req)
+	if err != nil {
+		return nil, fmt.Errorf("replicate %s/%s: %w", req.Definition, req.Version, err)
+	}
+	if c.Bool("wait", true) {
+		v, err = cloud.WaitReplicated(c.Ctx(), c.Run.Provider, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil)
+		if err != nil {
+			return nil, fmt.Errorf("replicate %s/%s: %w", req.Definition, req.Version, err)
+		}
+	}
+	c.Report(outcome, fmt.Sprintf("%s/%s to %d region(s)", req.Definition, req.Version, len(v.TargetRegions)))
+	statuses := make([]any, 0, len(v.Replication))
+	for _, s := range v.Replication {
+		statuses = append(statuses, makeStruct("region_status", fields{"name": s.Region, "state": s.State, "progress": s.Progress}))
+	}
+	return makeStruct("replication", fields{"version": versionValue(v, ds), "regions": statuses}), nil
+}
+
+// replicationPollInterval is how often replication status is read; Azure
+// asks gallery clients not to poll faster.
+const replicationPollInterval = 15 * time.Second

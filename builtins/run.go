@@ -1,0 +1,215 @@
+package builtins
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// Thread-local keys. Values are only reached through the accessors below.
+const (
+	runKey     = "imgflow.run"
+	loadingKey = "imgflow.loading"
+	contextKey = "context" // the de facto key other Starlark tools use
+)
+
+// RunInfo is fixed for a run, so names minted from it are stable.
+type RunInfo struct {
+	ID   string
+	Time time.Time
+}
+
+// Reporter receives a run's progress. Implementations must be safe for
+// concurrent use.
+type Reporter interface {
+	StepStarted(s *Step)
+	StepFinished(s *Step)
+	// Print is the workflow's print(), with the caller's file:line.
+	Print(pos, msg string)
+}
+
+// Step is one recorded builtin call.
+type Step struct {
+	Index   int
+	Builtin string
+	Effect  Effect
+	// Args are the call's arguments as JSON-like Go values, by name.
+	Args map[string]any
+	// Result is the returned value as a JSON-like Go value.
+	Result any
+	// Pos is the calling workflow position (file:line:col).
+	Pos   string
+	Stack starlark.CallStack
+	// Outcome is created / exists / updated for ensures, "" otherwise.
+	Outcome  cloud.Outcome
+	Summary  string
+	Duration time.Duration
+	Err      error
+}
+
+// ParamDecl is a declared workflow parameter.
+type ParamDecl struct {
+	Name    string
+	Default starlark.Value
+	Doc     string
+	Choices []string
+	Pos     string
+}
+
+// Output is one workflow output.
+type Output struct {
+	Name  string
+	Value any
+	Pos   string
+}
+
+// Cleanup is an action run when the workflow ends, newest first.
+type Cleanup struct {
+	Name string
+	Pos  string
+	// Fn runs on the workflow's main thread with a context that is still
+	// live even when the run was cancelled.
+	Fn func(ctx context.Context, thread *starlark.Thread) error
+}
+
+// Run is the state of one execution of a workflow: what builtins need
+// (provider, workspace, vars) and what they produce (steps, outputs,
+// cleanups). It lives in a thread local of every thread of the run.
+type Run struct {
+	Ctx       context.Context
+	Provider  cloud.Provider
+	Workspace *Workspace
+	Info      RunInfo
+	// Vars are the --var / --vars-file values by name.
+	Vars     map[string]starlark.Value
+	Reporter Reporter
+	// Validating is true in the validation pass, which runs against a
+	// dry-run copy of the target before anything real is changed.
+	Validating bool
+	// ParamHints are the param names found in the workflow's source, so
+	// errors can list params not yet declared.
+	ParamHints []string
+
+	mu        sync.Mutex
+	steps     []*Step
+	params    []ParamDecl
+	outputs   []Output
+	cleanups  []Cleanup
+	locations []cloud.Location
+}
+
+// Attach makes r the run of thread, and ctx its context.
+func (r *Run) Attach(thread *starlark.Thread) {
+	thread.SetLocal(runKey, r)
+	thread.SetLocal(contextKey, r.Ctx)
+}
+
+// RunOf returns the run a thread belongs to, or nil.
+func RunOf(thread *starlark.Thread) *Run {
+	r, _ := thread.Local(runKey).(*Run)
+	return r
+}
+
+// SetLoading marks thread as loading the named library module: builtins
+// that change the cloud refuse to run there, so libraries stay free of side
+// effects and can be loaded in any order.
+func SetLoading(thread *starlark.Thread, module string) { thread.SetLocal(loadingKey, module) }
+
+func loadingModule(thread *starlark.Thread) string {
+	m, _ := thread.Local(loadingKey).(string)
+	return m
+}
+
+// Steps returns the recorded calls in order.
+func (r *Run) Steps() []*Step {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*Step(nil), r.steps...)
+}
+
+// Params returns the declared parameters in declaration order.
+func (r *Run) Params() []ParamDecl {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]ParamDecl(nil), r.params...)
+}
+
+// Outputs returns the workflow outputs in the order they were set.
+func (r *Run) Outputs() []Output {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Output(nil), r.outputs...)
+}
+
+// PushCleanup registers c to run when the workflow ends.
+func (r *Run) PushCleanup(c Cleanup) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cleanups = append(r.cleanups, c)
+}
+
+// PopCleanups removes and returns the registered cleanups, newest first.
+func (r *Run) PopCleanups() []Cleanup {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Cleanup, len(r.cleanups))
+	for i, c := range r.cleanups {
+		out[len(out)-1-i] = c
+	}
+	r.cleanups = nil
+	return out
+}
+
+func (r *Run) record(s *Step) {
+	r.mu.Lock()
+	s.Index = len(r.steps)
+	r.steps = append(r.steps, s)
+	r.mu.Unlock()
+}
+
+func (r *Run) declareParam(p ParamDecl) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, q := range r.params {
+		if q.Name == p.Name {
+			return fmt.Errorf("param %q is already declared at %s", p.Name, q.Pos)
+		}
+	}
+	r.params = append(r.params, p)
+	return nil
+}
+
+func (r *Run) setOutput(o Output) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, q := range r.outputs {
+		if q.Name == o.Name {
+			return fmt.Errorf("output %q is already set at %s", o.Name, q.Pos)
+		}
+	}
+	r.outputs = append(r.outputs, o)
+	return nil
+}
+
+// Locations lists the subscription's locations once per run.
+func (r *Run) Locations(ctx context.Context) ([]cloud.Location, error) {
+	r.mu.Lock()
+	cached := r.locations
+	r.mu.Unlock()
+	if cached != nil {
+		return cached, nil
+	}
+	locs, err := r.Provider.ListLocations(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list locations: %w", err)
+	}
+	r.mu.Lock()
+	r.locations = locs
+	r.mu.Unlock()
+	return locs, nil
+}

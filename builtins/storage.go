@@ -1,0 +1,321 @@
+package builtins
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
+)
+
+var (
+	kindAccount = KindOneOf(KindStruct("storage_account"), KindString)
+	kindBlob    = KindStruct("blob")
+	kindBlobURL = KindOneOf(KindStruct("blob"), KindString)
+)
+
+func registerStorage(r *Registry) {
+	r.add("Storage and VHDs",
+		&Spec{
+			Name: "storage_account", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "name", Kind: KindString, Doc: "3–24 lowercase letters and digits"},
+				{Name: "resource_group", Kind: kindRG, Doc: "the resource_group() or its name"},
+				{Name: "location", Kind: KindString, Default: "the resource group's", Doc: "region"},
+			},
+			Returns: "struct(id, name, resource_group, location, blob_endpoint)",
+			Doc:     "Ensures a storage account exists (for VHD page blobs).",
+			Example: `sa = storage_account("flatcar", resource_group = rg)`,
+			Impl:    storageAccountImpl,
+		},
+		&Spec{
+			Name: "blob", Positional: 1, Effect: Pure,
+			Params: []Param{
+				{Name: "account", Kind: kindAccount, Doc: "the storage_account() or its name"},
+				{Name: "container", Kind: KindString, Doc: "container name"},
+				{Name: "name", Kind: KindString, Doc: "blob name"},
+			},
+			Returns: "struct(url, account, container, name)",
+			Doc:     "Names a blob; nothing is read or written.",
+			Example: `dest = blob(sa, container = "publish", name = "flatcar-linux-4152.2.3-stable-amd64.vhd")`,
+			Impl:    blobImpl,
+		},
+		&Spec{
+			Name: "vhd", Positional: 1, Effect: Pure,
+			Params: []Param{
+				{Name: "url", Kind: kindBlobURL, Doc: "the blob() or its URL"},
+				{Name: "storage_account", Kind: kindAccount, Doc: "the storage_account() holding it, or its ARM id"},
+			},
+			Returns: "struct(url, storage_account_id)",
+			Doc:     "A VHD page blob as an image source (Azure needs the account's id to read it).",
+			Example: `src = vhd(uploaded, storage_account = sa)`,
+			Impl:    vhdImpl,
+		},
+		&Spec{
+			Name: "vhd_upload", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "path", Kind: KindString, Doc: "a fixed VHD file in the workspace, relative to the calling file or `//path`"},
+				{Name: "dest", Kind: kindBlob, Doc: "the blob() to write"},
+				{Name: "overwrite", Kind: KindBool, Default: "False", Doc: "replace an existing blob with other content"},
+			},
+			Returns: "blob struct with url, size and md5",
+			Doc:     "Uploads a local VHD (checked first: fixed, virtual size a whole number of MiB) to a page blob, sending only data ranges. A blob with the same content is left alone; one with other content is an error unless `overwrite`.",
+			Example: `uploaded = vhd_upload("//testdata/flatcar-test.vhd", dest = dest)`,
+			Impl:    vhdUploadImpl,
+		},
+		&Spec{
+			Name: "blob_copy", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "src", Kind: kindBlobURL, Doc: "the source blob() or its URL (a SAS is never printed)"},
+				{Name: "dest", Kind: kindBlob, Doc: "the blob() to write"},
+				{Name: "overwrite", Kind: KindBool, Default: "False", Doc: "replace an existing blob with other content"},
+			},
+			Returns: "blob struct with url, size and md5",
+			Doc:     "Copies a blob, e.g. an external base VHD into the build's own storage. An identical destination is left alone.",
+			Example: `base = blob_copy("https://example.blob.core.windows.net/vhds/base.vhd", dest = blob(sa, "vhds", "base.vhd"))`,
+			Impl:    blobCopyImpl,
+		},
+		&Spec{
+			Name: "managed_image", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "name", Kind: KindString, Doc: "image name"},
+				{Name: "resource_group", Kind: kindRG, Doc: "the resource_group() or its name"},
+				{Name: "source", Kind: KindOneOf(KindStruct("vhd", "image_version"), KindString), Doc: "a vhd() or image_version()"},
+				{Name: "location", Kind: KindString, Default: "the resource group's", Doc: "region"},
+				{Name: "os_type", Kind: KindString, Default: `"Linux"`, Doc: "Linux or Windows"},
+				{Name: "hyper_v_generation", Kind: KindString, Default: `"V2"`, Doc: "V1 or V2"},
+			},
+			Returns: "struct(id, name, resource_group, location)",
+			Doc:     "Ensures a managed image exists, made from a VHD or a gallery version (the import paths).",
+			Example: `img = managed_image("mariner-base", resource_group = rg, source = vhd(base, storage_account = sa))`,
+			Impl:    managedImageImpl,
+		},
+	)
+}
+
+func storageAccountImpl(c *Call) (starlark.Value, error) {
+	rg, rgLocation := c.rgArg("resource_group")
+	want := cloud.StorageAccount{Name: c.String("name", ""), ResourceGroup: rg, Location: c.String("location", rgLocation), Tags: c.standardTags(nil)}
+	if want.Location == "" {
+		return nil, fmt.Errorf("storage account %s: location is required when resource_group is a name", want.Name)
+	}
+	sa, outcome, err := cloud.EnsureStorageAccount(c.Ctx(), c.Run.Provider, want)
+	if err != nil {
+		return nil, fmt.Errorf("storage account %s: %w", want.Name, err)
+	}
+	c.Report(outcome, sa.Name+" in "+sa.Location)
+	return makeStruct("storage_account", fields{"id": sa.ID, "name": sa.Name, "resource_group": sa.ResourceGroup, "location": sa.Location, "blob_endpoint": sa.BlobEndpoint}), nil
+}
+
+func blobImpl(c *Call) (starlark.Value, error) {
+	ref := cloud.BlobRef{Container: c.String("container", ""), Name: c.String("name", "")}
+	if sa := c.Struct("account"); sa != nil {
+		ref.Account = attrString(sa, "name")
+		if ep := attrString(sa, "blob_endpoint"); ep != cloud.DefaultBlobEndpoint(ref.Account) {
+			ref.Endpoint = ep
+		}
+	} else {
+		ref.Account = c.String("account", "")
+	}
+	if err := errors.Join(cloud.ValidateStorageAccountName(ref.Account), cloud.ValidateContainerName(ref.Container), cloud.ValidateBlobName(ref.Name)); err != nil {
+		return nil, fmt.Errorf("blob: %w", err)
+	}
+	return blobValue(ref, nil), nil
+}
+
+func blobValue(ref cloud.BlobRef, b *cloud.Blob) *starlarkstruct.Struct {
+	f := fields{"url": ref.URL(), "account": ref.Account, "container": ref.Container, "name": ref.Name}
+	if ref.Endpoint != "" {
+		f["endpoint"] = ref.Endpoint
+	}
+	if b != nil {
+		f["size"] = b.Size
+		f["md5"] = b.MD5
+	}
+	return makeStruct("blob", f)
+}
+
+// blobRefArg reads a blob() struct or URL argument.
+func (c *Call) blobRefArg(name string) (cloud.BlobRef, string, error) {
+	if s := c.Struct(name); s != nil {
+		ref := cloud.BlobRef{Account: attrString(s, "account"), Container: attrString(s, "container"), Name: attrString(s, "name"), Endpoint: attrString(s, "endpoint")}
+		return ref, ref.URL(), nil
+	}
+	raw := c.String(name, "")
+	ref, err := cloud.ParseBlobURL(raw)
+	return ref, raw, err
+}
+
+func vhdImpl(c *Call) (starlark.Value, error) {
+	ref, raw, err := c.blobRefArg("url")
+	if err != nil {
+		return nil, fmt.Errorf("vhd: %w", err)
+	}
+	id := ""
+	if sa := c.Struct("storage_account"); sa != nil {
+		id = attrString(sa, "id")
+	} else {
+		id = c.String("storage_account", "")
+		rid, err := cloud.ParseResourceID(id)
+		if err != nil || !rid.Is("Microsoft.Storage", "storageAccounts") {
+			return nil, fmt.Errorf("vhd: storage_account %q is not a storage account id (/subscriptions/…/providers/Microsoft.Storage/storageAccounts/<name>): pass storage_account(…) or its id", id)
+		}
+	}
+	if err := cloud.ValidateVHDBlobName(ref.Name); err != nil {
+		return nil, fmt.Errorf("vhd: %w", err)
+	}
+	return makeStruct("vhd", fields{"url": raw, "storage_account_id": id}), nil
+}
+
+func vhdUploadImpl(c *Call) (starlark.Value, error) {
+	ref, _, _ := c.blobRefArg("dest")
+	path := c.String("path", "")
+	src, err := c.openWorkspaceFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	info, err := vhd.Validate(src, statSize(src))
+	if err != nil {
+		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
+	}
+	existing, err := c.Run.Provider.GetBlob(c.Ctx(), ref)
+	switch {
+	case err == nil:
+		same, err := sameContent(existing, src, info.FileSize)
+		if err != nil {
+			return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
+		}
+		if same {
+			c.Report(cloud.Exists, ref.URL())
+			return blobValue(ref, existing), nil
+		}
+		if !c.Bool("overwrite", false) {
+			return nil, fmt.Errorf("vhd_upload %s: %s already exists with other content: pass overwrite=True to replace it, or upload to another name", path, ref.URL())
+		}
+	case !cloud.IsNotFound(err):
+		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
+	}
+	ranges, err := vhd.DataRanges(src)
+	if err != nil {
+		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
+	}
+	if err := c.Run.Provider.EnsureContainer(c.Ctx(), ref.Account, ref.Container); err != nil {
+		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
+	}
+	b, err := c.Run.Provider.UploadPageBlob(c.Ctx(), ref, cloud.PageSource{Reader: src, Size: info.FileSize, Ranges: toByteRanges(ranges)}, c.Bool("overwrite", false))
+	if err != nil {
+		return nil, fmt.Errorf("vhd_upload %s to %s: %w", path, ref.URL(), err)
+	}
+	outcome := cloud.Created
+	if existing != nil {
+		outcome = cloud.Updated
+	}
+	c.Report(outcome, fmt.Sprintf("%s (%d MiB)", ref.URL(), info.VirtualSize>>20))
+	return blobValue(ref, b), nil
+}
+
+func toByteRanges(rs []vhd.Range) []cloud.ByteRange {
+	out := make([]cloud.ByteRange, len(rs))
+	for i, r := range rs {
+		out[i] = cloud.ByteRange{Offset: r.Offset, Length: r.Length}
+	}
+	return out
+}
+
+func statSize(f *os.File) int64 {
+	st, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// sameContent compares a stored blob with a local file by size and MD5.
+func sameContent(b *cloud.Blob, f *os.File, size int64) (bool, error) {
+	if b.Size != size || b.MD5 == "" {
+		return false, nil
+	}
+	h := md5.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+		return false, err
+	}
+	return strings.EqualFold(hex.EncodeToString(h.Sum(nil)), b.MD5), nil
+}
+
+func (c *Call) openWorkspaceFile(path string) (*os.File, error) {
+	from := ""
+	if len(c.step.Stack) >= 2 {
+		from = c.step.Stack[len(c.step.Stack)-2].Pos.Filename()
+	}
+	_, abs, err := c.Run.Workspace.Resolve(from, path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Spec.Name, err)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Spec.Name, err)
+	}
+	return f, nil
+}
+
+func blobCopyImpl(c *Call) (starlark.Value, error) {
+	srcRef, srcURL, err := c.blobRefArg("src")
+	if err != nil {
+		return nil, fmt.Errorf("blob_copy: %w", err)
+	}
+	dest, _, _ := c.blobRefArg("dest")
+	src, err := c.Run.Provider.GetBlob(c.Ctx(), srcRef)
+	if err != nil {
+		return nil, fmt.Errorf("blob_copy %s: source: %w", cloud.RedactURL(srcURL), err)
+	}
+	existing, err := c.Run.Provider.GetBlob(c.Ctx(), dest)
+	switch {
+	case err == nil:
+		if existing.Size == src.Size && existing.MD5 != "" && strings.EqualFold(existing.MD5, src.MD5) {
+			c.Report(cloud.Exists, dest.URL())
+			return blobValue(dest, existing), nil
+		}
+		if !c.Bool("overwrite", false) {
+			return nil, fmt.Errorf("blob_copy: %s already exists with other content: pass overwrite=True to replace it", dest.URL())
+		}
+	case !cloud.IsNotFound(err):
+		return nil, fmt.Errorf("blob_copy to %s: %w", dest.URL(), err)
+	}
+	if err := c.Run.Provider.EnsureContainer(c.Ctx(), dest.Account, dest.Container); err != nil {
+		return nil, fmt.Errorf("blob_copy to %s: %w", dest.URL(), err)
+	}
+	b, err := c.Run.Provider.CopyBlob(c.Ctx(), srcURL, dest, c.Bool("overwrite", false))
+	if err != nil {
+		return nil, fmt.Errorf("blob_copy %s to %s: %w", cloud.RedactURL(srcURL), dest.URL(), err)
+	}
+	c.Report(cloud.Created, fmt.Sprintf("%s → %s", cloud.RedactURL(srcURL), dest.URL()))
+	return blobValue(dest, b), nil
+}
+
+func managedImageImpl(c *Call) (starlark.Value, error) {
+	rg, rgLocation := c.rgArg("resource_group")
+	src, err := c.sourceArg("source")
+	if err != nil {
+		return nil, fmt.Errorf("managed image: %w", err)
+	}
+	want := cloud.ManagedImage{
+		Name: c.String("name", ""), ResourceGroup: rg, Location: c.String("location", rgLocation), Source: src,
+		OSType: c.String("os_type", cloud.OSTypeLinux), HyperVGeneration: c.String("hyper_v_generation", cloud.HyperVGenV2),
+		Tags: c.standardTags(nil),
+	}
+	img, outcome, err := cloud.EnsureManagedImage(c.Ctx(), c.Run.Provider, want)
+	if err != nil {
+		return nil, fmt.Errorf("managed image %s: %w", want.Name, err)
+	}
+	c.Report(outcome, img.Name+" in "+img.Location)
+	return makeStruct("managed_image", fields{"id": img.ID, "name": img.Name, "resource_group": img.ResourceGroup, "location": img.Location}), nil
+}

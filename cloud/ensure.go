@@ -1,0 +1,328 @@
+package cloud
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+)
+
+// Outcome says what an ensure did.
+type Outcome string
+
+const (
+	Created Outcome = "created"
+	Exists  Outcome = "exists"
+	Updated Outcome = "updated"
+)
+
+// EnsureResourceGroup creates the group when missing. An existing group in
+// another location is an error: a group's location cannot change.
+func EnsureResourceGroup(ctx context.Context, p Provider, want ResourceGroup) (*ResourceGroup, Outcome, error) {
+	if err := errors.Join(ValidateResourceGroupName(want.Name), ValidateLocationName(want.Location)); err != nil {
+		return nil, "", err
+	}
+	got, err := p.GetResourceGroup(ctx, want.Name)
+	switch {
+	case IsNotFound(err):
+		rg, err := p.CreateResourceGroup(ctx, want)
+		return rg, Created, err
+	case err != nil:
+		return nil, "", err
+	}
+	if !strings.EqualFold(got.Location, want.Location) {
+		return nil, "", fmt.Errorf("resource group %q already exists in %s, not %s: use location=%q or another resource group name",
+			want.Name, got.Location, want.Location, got.Location)
+	}
+	return got, Exists, nil
+}
+
+// EnsureGallery creates the gallery when missing. Gallery names are unique
+// per subscription, so a gallery of that name in another resource group is
+// an error, as is an existing gallery in another location.
+func EnsureGallery(ctx context.Context, p Provider, want Gallery) (*Gallery, Outcome, error) {
+	if err := errors.Join(ValidateGalleryName(want.Name), ValidateResourceGroupName(want.ResourceGroup), ValidateLocationName(want.Location)); err != nil {
+		return nil, "", err
+	}
+	all, err := p.ListGalleries(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("list galleries: %w", err)
+	}
+	for _, g := range all {
+		if strings.EqualFold(g.Name, want.Name) && !strings.EqualFold(g.ResourceGroup, want.ResourceGroup) {
+			return nil, "", fmt.Errorf("gallery %q already exists in resource group %q: gallery names are unique per subscription; use resource_group=%q or another name",
+				want.Name, g.ResourceGroup, g.ResourceGroup)
+		}
+	}
+	got, err := p.GetGallery(ctx, want.ResourceGroup, want.Name)
+	switch {
+	case IsNotFound(err):
+		g, err := p.CreateGallery(ctx, want)
+		return g, Created, err
+	case err != nil:
+		return nil, "", err
+	}
+	if !strings.EqualFold(got.Location, want.Location) {
+		return nil, "", fmt.Errorf("gallery %q already exists in %s, not %s: a gallery cannot move; use location=%q",
+			want.Name, got.Location, want.Location, got.Location)
+	}
+	if want.Description != "" && want.Description != got.Description {
+		upd := *got
+		upd.Description = want.Description
+		g, err := p.CreateGallery(ctx, upd)
+		return g, Updated, err
+	}
+	return got, Exists, nil
+}
+
+// EnsureCommunity shares the gallery with the community under info. It is
+// idempotent: a gallery already shared with the same information is left
+// alone; one shared under another prefix is an error, because the public
+// name cannot be changed without a reset that breaks its consumers.
+func EnsureCommunity(ctx context.Context, p Provider, rg, gallery string, info CommunityInfo) (*Gallery, Outcome, error) {
+	if err := ValidateCommunityInfo(info); err != nil {
+		return nil, "", err
+	}
+	got, err := p.GetGallery(ctx, rg, gallery)
+	if err != nil {
+		return nil, "", err
+	}
+	if got.CommunityEnabled && got.Community != nil {
+		if !strings.EqualFold(got.Community.PublicNamePrefix, info.PublicNamePrefix) {
+			return nil, "", fmt.Errorf("gallery %q is already shared with the community as %q (prefix %q): the prefix cannot change while shared; keep prefix=%q",
+				gallery, got.PublicName(), got.Community.PublicNamePrefix, got.Community.PublicNamePrefix)
+		}
+		if *got.Community == info {
+			return got, Exists, nil
+		}
+	}
+	defs, err := p.ListImageDefinitions(ctx, rg, gallery)
+	if err != nil {
+		return nil, "", fmt.Errorf("list image definitions of %s: %w", gallery, err)
+	}
+	for _, d := range defs {
+		if st := d.Features["SecurityType"]; isPrivateOnlySecurityType(st) {
+			return nil, "", fmt.Errorf("gallery %q holds image definition %q with SecurityType %s, which community galleries refuse: use %sSupported instead",
+				gallery, d.Name, st, st)
+		}
+	}
+	outcome := Created
+	if got.Community != nil {
+		outcome = Updated
+	}
+	g, err := p.ShareCommunity(ctx, rg, gallery, info)
+	return g, outcome, err
+}
+
+func isPrivateOnlySecurityType(st string) bool {
+	return strings.EqualFold(st, "TrustedLaunch") || strings.EqualFold(st, "ConfidentialVM")
+}
+
+// EnsureImageDefinition creates the definition when missing. Immutable
+// fields that differ from an existing definition are an error naming each
+// one; mutable ones (description, end of life, features, tags) are updated.
+func EnsureImageDefinition(ctx context.Context, p Provider, want ImageDefinition, now time.Time) (*ImageDefinition, Outcome, error) {
+	g, err := p.GetGallery(ctx, want.ResourceGroup, want.Gallery)
+	if err != nil {
+		return nil, "", fmt.Errorf("image definition %s: gallery: %w", want.Name, err)
+	}
+	want.Location = g.Location
+	if err := ValidateImageDefinition(want, g.CommunityEnabled, now); err != nil {
+		return nil, "", err
+	}
+	defs, err := p.ListImageDefinitions(ctx, want.ResourceGroup, want.Gallery)
+	if err != nil {
+		return nil, "", fmt.Errorf("list image definitions of %s: %w", want.Gallery, err)
+	}
+	var got *ImageDefinition
+	for i, d := range defs {
+		if strings.EqualFold(d.Name, want.Name) {
+			got = &defs[i]
+			continue
+		}
+		if strings.EqualFold(d.Publisher, want.Publisher) && strings.EqualFold(d.Offer, want.Offer) && strings.EqualFold(d.SKU, want.SKU) {
+			return nil, "", fmt.Errorf("image definition %q in gallery %q already uses publisher/offer/sku %s/%s/%s: the triple must be unique within a gallery; change the sku",
+				d.Name, want.Gallery, d.Publisher, d.Offer, d.SKU)
+		}
+	}
+	if got == nil {
+		d, err := p.CreateImageDefinition(ctx, want)
+		return d, Created, err
+	}
+	if diffs := immutableDefinitionDiffs(got, &want); len(diffs) > 0 {
+		return nil, "", fmt.Errorf("image definition %q already exists with different immutable properties (%s): Azure cannot change them; use another definition name, or change the workflow to match",
+			want.Name, strings.Join(diffs, ", "))
+	}
+	if definitionNeedsUpdate(got, &want) {
+		upd := *got
+		if want.Description != "" {
+			upd.Description = want.Description
+		}
+		if want.EndOfLife != nil {
+			upd.EndOfLife = want.EndOfLife
+		}
+		if len(want.Features) > 0 {
+			upd.Features = want.Features
+		}
+		d, err := p.CreateImageDefinition(ctx, upd)
+		return d, Updated, err
+	}
+	return got, Exists, nil
+}
+
+func immutableDefinitionDiffs(got, want *ImageDefinition) []string {
+	var diffs []string
+	check := func(name, old, new string) {
+		if !strings.EqualFold(old, new) {
+			diffs = append(diffs, fmt.Sprintf("%s %s → %s", name, old, new))
+		}
+	}
+	check("os_type", got.OSType, want.OSType)
+	check("os_state", got.OSState, want.OSState)
+	check("hyper_v_generation", got.HyperVGeneration, want.HyperVGeneration)
+	check("architecture", got.Architecture, want.Architecture)
+	check("publisher", got.Publisher, want.Publisher)
+	check("offer", got.Offer, want.Offer)
+	check("sku", got.SKU, want.SKU)
+	return diffs
+}
+
+func definitionNeedsUpdate(got, want *ImageDefinition) bool {
+	if want.Description != "" && want.Description != got.Description {
+		return true
+	}
+	if want.EndOfLife != nil && (got.EndOfLife == nil || !want.EndOfLife.Equal(*got.EndOfLife)) {
+		return true
+	}
+	return len(want.Features) > 0 && !maps.Equal(want.Features, got.Features)
+}
+
+// EnsureImageVersion creates the version when missing. An existing version
+// made from another source is an error (the source is immutable); its
+// updatable publishing fields (target regions, exclude-from-latest, end of
+// life) are brought to what the workflow asks.
+func EnsureImageVersion(ctx context.Context, p Provider, want ImageVersion, now time.Time) (*ImageVersion, Outcome, error) {
+	def, err := p.GetImageDefinition(ctx, want.ResourceGroup, want.Gallery, want.Definition)
+	if err != nil {
+		return nil, "", fmt.Errorf("image version %s: definition: %w", want.Name, err)
+	}
+	want.Location = def.Location
+	if len(want.TargetRegions) == 0 {
+		want.TargetRegions = []TargetRegion{{Name: want.Location}}
+	}
+	known, err := p.ListLocations(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("list locations: %w", err)
+	}
+	// Shape first, then the regions against the subscription's list, so a
+	// bad region is reported once.
+	if err := ValidateImageVersion(want, now); err != nil {
+		return nil, "", err
+	}
+	if err := ValidateTargetRegions(want.Location, want.TargetRegions, known); err != nil {
+		return nil, "", err
+	}
+	got, err := p.GetImageVersion(ctx, want.ResourceGroup, want.Gallery, want.Definition, want.Name)
+	switch {
+	case IsNotFound(err):
+		v, err := p.CreateImageVersion(ctx, want)
+		return v, Created, err
+	case err != nil:
+		return nil, "", err
+	}
+	if !sameSource(got.Source, want.Source) {
+		return nil, "", fmt.Errorf("image version %s of %s already exists from another source (%s): a version's source cannot change; bump the version",
+			want.Name, want.Definition, describeSource(got.Source))
+	}
+	if got.ExcludeFromLatest == want.ExcludeFromLatest && sameRegions(got.TargetRegions, want.TargetRegions) &&
+		(want.EndOfLife == nil || (got.EndOfLife != nil && want.EndOfLife.Equal(*got.EndOfLife))) {
+		return got, Exists, nil
+	}
+	upd := *got
+	upd.TargetRegions = want.TargetRegions
+	upd.ExcludeFromLatest = want.ExcludeFromLatest
+	if want.EndOfLife != nil {
+		upd.EndOfLife = want.EndOfLife
+	}
+	v, err := p.UpdateImageVersion(ctx, upd)
+	return v, Updated, err
+}
+
+func sameSource(a, b ImageSource) bool {
+	return a.Kind == b.Kind && strings.EqualFold(a.ID, b.ID) && strings.EqualFold(a.URI, b.URI)
+}
+
+func describeSource(s ImageSource) string {
+	if s.Kind == SourceVHD {
+		return "vhd " + RedactURL(s.URI)
+	}
+	return string(s.Kind) + " " + s.ID
+}
+
+// sameRegions compares target lists as sets with their settings, treating
+// zero replica counts and storage types as "inherit".
+func sameRegions(a, b []TargetRegion) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	idx := make(map[string]TargetRegion, len(a))
+	for _, r := range a {
+		idx[strings.ToLower(r.Name)] = r
+	}
+	for _, r := range b {
+		o, ok := idx[strings.ToLower(r.Name)]
+		if !ok {
+			return false
+		}
+		if r.ReplicaCount != 0 && r.ReplicaCount != o.ReplicaCount {
+			return false
+		}
+		if r.StorageAccountType != "" && !strings.EqualFold(r.StorageAccountType, o.StorageAccountType) {
+			return false
+		}
+	}
+	return true
+}
+
+// EnsureStorageAccount creates the account when missing.
+func EnsureStorageAccount(ctx context.Context, p Provider, want StorageAccount) (*StorageAccount, Outcome, error) {
+	if err := errors.Join(ValidateStorageAccountName(want.Name), ValidateResourceGroupName(want.ResourceGroup), ValidateLocationName(want.Location)); err != nil {
+		return nil, "", err
+	}
+	got, err := p.GetStorageAccount(ctx, want.ResourceGroup, want.Name)
+	switch {
+	case IsNotFound(err):
+		sa, err := p.CreateStorageAccount(ctx, want)
+		return sa, Created, err
+	case err != nil:
+		return nil, "", err
+	}
+	if !strings.EqualFold(got.Location, want.Location) {
+		return nil, "", fmt.Errorf("storage account %q already exists in %s, not %s: use location=%q", want.Name, got.Location, want.Location, got.Location)
+	}
+	return got, Exists, nil
+}
+
+// EnsureManagedImage creates the managed image when missing; an existing
+// image from another source is an error.
+func EnsureManagedImage(ctx context.Context, p Provider, want ManagedImage) (*ManagedImage, Outcome, error) {
+	if err := errors.Join(ValidateResourceGroupName(want.ResourceGroup), ValidateLocationName(want.Location),
+		ValidateOSType(want.OSType), ValidateHyperVGeneration(want.HyperVGeneration)); err != nil {
+		return nil, "", err
+	}
+	got, err := p.GetManagedImage(ctx, want.ResourceGroup, want.Name)
+	switch {
+	case IsNotFound(err):
+		img, err := p.CreateManagedImage(ctx, want)
+		return img, Created, err
+	case err != nil:
+		return nil, "", err
+	}
+	if !sameSource(got.Source, want.Source) {
+		return nil, "", fmt.Errorf("managed image %q already exists from another source (%s): use another name, or delete it first",
+			want.Name, describeSource(got.Source))
+	}
+	return got, Exists, nil
+}

@@ -1,0 +1,304 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// Blob operations. Metadata lives in the state; data in one sparse file
+// per blob. Transfers write a temp file outside the lock and rename it
+// into place under the lock, so a multi-GiB upload does not block other
+// calls and a failed one leaves nothing behind.
+
+const pageSize = 512
+
+func accountNotFound(account, resource string) error {
+	return cloud.NotFound(cloud.CodeResourceNotFound, resource, "storage account %s not found", account)
+}
+
+func blobNotFound(ref cloud.BlobRef) error {
+	return cloud.NotFound(cloud.CodeBlobNotFound, ref.URL(), "The specified blob does not exist.")
+}
+
+func containerNotFound(ref cloud.BlobRef) error {
+	return cloud.NotFound(cloud.CodeContainerNotFound, ref.URL(), "The specified container does not exist.")
+}
+
+// lookupContainer returns the blob's account and container.
+func (p *Provider) lookupContainer(st *State, ref cloud.BlobRef) (*StorageAccountState, *ContainerState, error) {
+	_, sa := st.findStorageAccount(ref.Account)
+	if sa == nil {
+		return nil, nil, accountNotFound(ref.Account, ref.URL())
+	}
+	c, ok := sa.Containers[ref.Container]
+	if !ok {
+		return nil, nil, containerNotFound(ref)
+	}
+	return sa, c, nil
+}
+
+// lookupBlob returns the blob's account, container and metadata.
+func (p *Provider) lookupBlob(st *State, ref cloud.BlobRef) (*StorageAccountState, *ContainerState, *BlobState, error) {
+	sa, c, err := p.lookupContainer(st, ref)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	b, ok := c.Blobs[ref.Name]
+	if !ok {
+		return nil, nil, nil, blobNotFound(ref)
+	}
+	return sa, c, b, nil
+}
+
+func blobInfo(ref cloud.BlobRef, sa *StorageAccountState, b *BlobState) *cloud.Blob {
+	r := cloud.BlobRef{Account: sa.Name, Container: ref.Container, Name: b.Name, Endpoint: ref.Endpoint}
+	return &cloud.Blob{BlobRef: r, URL: r.URL(), Type: b.Type, Size: b.Size, MD5: b.MD5}
+}
+
+// GetBlob implements cloud.Provider.
+func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, error) {
+	var out *cloud.Blob
+	err := p.view(ctx, func(st *State) error {
+		sa, _, b, err := p.lookupBlob(st, ref)
+		if err != nil {
+			return err
+		}
+		out = blobInfo(ref, sa, b)
+		return nil
+	})
+	return out, err
+}
+
+// EnsureContainer implements cloud.Provider.
+func (p *Provider) EnsureContainer(ctx context.Context, account, container string) error {
+	return p.update(ctx, func(st *State) error {
+		_, sa := st.findStorageAccount(account)
+		if sa == nil {
+			return accountNotFound(account, cloud.DefaultBlobEndpoint(account)+"/"+container)
+		}
+		if _, ok := sa.Containers[container]; ok {
+			return nil
+		}
+		if !p.dry {
+			if err := os.MkdirAll(filepath.Dir(p.blobFile(sa.Name, container, "x")), 0o755); err != nil {
+				return err
+			}
+		}
+		sa.Containers[container] = &ContainerState{Name: container, Created: p.stamp(), Blobs: map[string]*BlobState{}}
+		return nil
+	})
+}
+
+// ReadBlob implements cloud.Provider. A read is clamped to the blob's end;
+// one starting past it fails with InvalidRange (416) as in Azure.
+func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, length int64) ([]byte, error) {
+	var f *os.File
+	var n int64
+	err := p.view(ctx, func(st *State) error {
+		sa, _, b, err := p.lookupBlob(st, ref)
+		if err != nil {
+			return err
+		}
+		if offset < 0 || length < 0 {
+			return invalidParameter(ref.URL(), "invalid range: offset %d, length %d", offset, length)
+		}
+		if length == 0 {
+			return nil
+		}
+		if offset >= b.Size {
+			return invalidRange(ref.URL())
+		}
+		n = min(length, b.Size-offset)
+		if b.NoData {
+			return nil
+		}
+		// Opened under the lock: the open file keeps this content even
+		// if the blob is overwritten while we read.
+		f, err = os.Open(p.blobFile(sa.Name, ref.Container, b.Name))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, n)
+	if f == nil {
+		return buf, nil
+	}
+	defer f.Close()
+	if err := readFull(f, buf, offset); err != nil {
+		return nil, fmt.Errorf("read %s: %w", ref.URL(), err)
+	}
+	return buf, nil
+}
+
+// checkWrite checks that a blob can be written at ref (account, container,
+// overwrite rule) and returns the account.
+func (p *Provider) checkWrite(st *State, ref cloud.BlobRef, overwrite bool) (*StorageAccountState, *ContainerState, error) {
+	sa, c, err := p.lookupContainer(st, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, exists := c.Blobs[ref.Name]; exists && !overwrite {
+		return nil, nil, cloud.Conflict(cloud.CodeBlobAlreadyExists, ref.URL(), "The specified blob already exists.")
+	}
+	return sa, c, nil
+}
+
+// UploadPageBlob implements cloud.Provider. Only the data ranges are
+// written, and all-zero chunks within them are skipped, so the file stays
+// as sparse as the source; the MD5 covers the whole content.
+func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cloud.PageSource, overwrite bool) (*cloud.Blob, error) {
+	if src.Size < 0 || src.Size%pageSize != 0 {
+		return nil, invalidParameter(ref.URL(), "The page blob size %d must be a multiple of 512 bytes.", src.Size)
+	}
+	ranges, err := dataRanges(src, ref)
+	if err != nil {
+		return nil, err
+	}
+	if p.dry {
+		return p.commitBlob(ctx, ref, overwrite, "", &BlobState{Type: cloud.BlobTypePage, Size: src.Size, NoData: true})
+	}
+	if err := p.view(ctx, func(st *State) error {
+		_, _, err := p.checkWrite(st, ref, overwrite)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	tmp, sum, err := p.writeTemp(ctx, src.Size, func(dst *os.File) (string, error) {
+		return copySparse(ctx, dst, src.Reader, ranges, src.Size, true)
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp) // gone once renamed
+	return p.commitBlob(ctx, ref, overwrite, tmp, &BlobState{Type: cloud.BlobTypePage, Size: src.Size, MD5: sum})
+}
+
+// CopyBlob implements cloud.Provider for sources in this subscription
+// (the SAS of srcURL is ignored). The copy keeps the source's type, size,
+// MD5 and holes.
+func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
+	srcRef, err := cloud.ParseBlobURL(srcURL)
+	if err != nil {
+		return nil, invalidParameter(cloud.RedactURL(srcURL), "invalid copy source: %v", err)
+	}
+	var meta BlobState
+	var f *os.File
+	err = p.view(ctx, func(st *State) error {
+		sa, _, b, err := p.lookupBlob(st, srcRef)
+		if err != nil {
+			return cloud.NotFound(CodeCannotVerifyCopySource, srcRef.URL(),
+				"The specified resource does not exist: copy source %s is not a blob of this subscription (%v).", srcRef.URL(), err)
+		}
+		if _, _, err := p.checkWrite(st, dest, overwrite); err != nil {
+			return err
+		}
+		meta = BlobState{Type: b.Type, Size: b.Size, MD5: b.MD5}
+		if p.dry || b.NoData {
+			meta.MD5, meta.NoData = "", p.dry
+			return nil
+		}
+		// Opened under the lock, so the copy reads one consistent version.
+		f, err = os.Open(p.blobFile(sa.Name, srcRef.Container, b.Name))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if f != nil {
+		defer f.Close()
+	}
+	if p.dry {
+		return p.commitBlob(ctx, dest, overwrite, "", &meta)
+	}
+	tmp, _, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
+		if f == nil {
+			return "", nil // a source without data copies as zeros
+		}
+		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size, false)
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp)
+	return p.commitBlob(ctx, dest, overwrite, tmp, &meta)
+}
+
+// writeTemp creates a temp file of the given size in the blob directory,
+// lets fill write it, and syncs it; it returns the file name and fill's
+// result. The temp file is removed on failure.
+func (p *Provider) writeTemp(ctx context.Context, size int64, fill func(*os.File) (string, error)) (string, string, error) {
+	f, err := os.CreateTemp(filepath.Join(p.blobDir, tmpDirName), "blob-*")
+	if err != nil {
+		return "", "", err
+	}
+	name := f.Name()
+	sum, err := func() (string, error) {
+		if err := f.Truncate(size); err != nil {
+			return "", err
+		}
+		sum, err := fill(f)
+		if err != nil {
+			return "", err
+		}
+		return sum, f.Sync()
+	}()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", "", err
+	}
+	return name, sum, nil
+}
+
+// commitBlob records a written blob: it checks the destination again (it
+// may have changed while the data was written), moves tmp into place
+// (unless tmp is "", a dry run) and stores the metadata.
+func (p *Provider) commitBlob(ctx context.Context, ref cloud.BlobRef, overwrite bool, tmp string, meta *BlobState) (*cloud.Blob, error) {
+	var out *cloud.Blob
+	err := p.update(ctx, func(st *State) error {
+		sa, c, err := p.checkWrite(st, ref, overwrite)
+		if err != nil {
+			return err
+		}
+		if tmp != "" {
+			dst := p.blobFile(sa.Name, ref.Container, ref.Name)
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, dst); err != nil {
+				return err
+			}
+		}
+		b := *meta
+		b.Name = ref.Name
+		b.Created = p.stamp()
+		c.Blobs[ref.Name] = &b
+		out = blobInfo(ref, sa, &b)
+		return nil
+	})
+	return out, err
+}
+
+// DeleteBlob implements cloud.Provider.
+func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
+	return p.update(ctx, func(st *State) error {
+		sa, c, b, err := p.lookupBlob(st, ref)
+		if err != nil {
+			return err
+		}
+		if !p.dry && !b.NoData {
+			if err := os.Remove(p.blobFile(sa.Name, ref.Container, b.Name)); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+		delete(c.Blobs, ref.Name)
+		return nil
+	})
+}

@@ -1,0 +1,245 @@
+package local
+
+import (
+	"math/rand"
+	"net/http"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+func TestResourceGroups(t *testing.T) {
+	p := newTestProvider(t)
+	_, err := p.GetResourceGroup(ctx, "rg")
+	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound, "'rg' could not be found")
+
+	rg, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "RG", Location: "West Europe", Tags: cloud.Tags{"a": "1"}})
+	require.NoError(t, err)
+	assert.Equal(t, cloud.ResourceGroup{ID: cloud.ResourceGroupID(p.SubscriptionID(), "RG"), Name: "RG", Location: "westeurope", Tags: cloud.Tags{"a": "1"}}, *rg)
+
+	// PUT again: tags replaced; the name is case-insensitive.
+	rg, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg", Location: "westeurope", Tags: cloud.Tags{"b": "2"}})
+	require.NoError(t, err)
+	assert.Equal(t, "RG", rg.Name)
+	assert.Equal(t, cloud.Tags{"b": "2"}, rg.Tags)
+
+	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg", Location: "eastus"})
+	requireCloudErr(t, err, http.StatusConflict, CodeInvalidResourceGroupLocation, "already exists in location 'westeurope'")
+
+	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "other", Location: "europe"})
+	requireCloudErr(t, err, http.StatusBadRequest, CodeLocationNotAvailableForResourceType)
+
+	got, err := p.GetResourceGroup(ctx, "Rg")
+	require.NoError(t, err)
+	got.Tags["b"] = "mutated" // a returned value is a copy
+	got, err = p.GetResourceGroup(ctx, "rg")
+	require.NoError(t, err)
+	assert.Equal(t, "2", got.Tags["b"])
+}
+
+func TestGalleries(t *testing.T) {
+	p := newTestProvider(t)
+	_, err := p.CreateGallery(ctx, cloud.Gallery{Name: "g", ResourceGroup: "rg1", Location: "westeurope"})
+	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
+
+	for _, rg := range []string{"rg1", "rg2"} {
+		_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: rg, Location: "westeurope"})
+		require.NoError(t, err)
+	}
+	_, err = p.GetGallery(ctx, "rg1", "g")
+	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+
+	g, err := p.CreateGallery(ctx, cloud.Gallery{Name: "g", ResourceGroup: "rg1", Location: "westeurope", Description: "one"})
+	require.NoError(t, err)
+	assert.Equal(t, cloud.GalleryID(p.SubscriptionID(), "rg1", "g"), g.ID)
+
+	g, err = p.CreateGallery(ctx, cloud.Gallery{Name: "G", ResourceGroup: "rg1", Location: "westeurope", Description: "two", Tags: cloud.Tags{"k": "v"}})
+	require.NoError(t, err)
+	assert.Equal(t, "g", g.Name)
+	assert.Equal(t, "two", g.Description)
+	assert.Equal(t, cloud.Tags{"k": "v"}, g.Tags)
+
+	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: "g", ResourceGroup: "rg1", Location: "eastus"})
+	requireCloudErr(t, err, http.StatusConflict, CodeInvalidResourceLocation)
+
+	// Unique per subscription, not per resource group.
+	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: "G", ResourceGroup: "rg2", Location: "westeurope"})
+	requireCloudErr(t, err, http.StatusConflict, cloud.CodeConflict, "not unique within the subscription")
+
+	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: "a", ResourceGroup: "rg2"})
+	require.NoError(t, err)
+	list, err := p.ListGalleries(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	assert.Equal(t, []string{"a", "g"}, []string{list[0].Name, list[1].Name})
+	assert.Equal(t, "westeurope", list[0].Location, "location defaults to the resource group's")
+}
+
+var community = cloud.CommunityInfo{
+	PublicNamePrefix: "flatcar", PublisherURI: "https://flatcar.org",
+	PublisherContact: "security@flatcar.org", EULA: "https://flatcar.org/eula",
+}
+
+func TestShareCommunity(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.p.ShareCommunity(ctx, rgName, "missing", community)
+	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+
+	g, err := f.p.ShareCommunity(ctx, rgName, galName, community)
+	require.NoError(t, err)
+	assert.True(t, g.CommunityEnabled)
+	assert.Equal(t, community, *g.Community)
+	require.Len(t, g.PublicNames, 1)
+	assert.Regexp(t, regexp.MustCompile(`^flatcar-[0-9a-f-]{36}$`), g.PublicName())
+
+	// The GUID comes from Options.Rand: a provider replaying the same
+	// source (the subscription GUID first) generates the same name.
+	r := rand.New(rand.NewSource(1))
+	_, err = uuid.NewRandomFromReader(r)
+	require.NoError(t, err)
+	want, err := uuid.NewRandomFromReader(r)
+	require.NoError(t, err)
+	assert.Equal(t, "flatcar-"+want.String(), g.PublicName())
+
+	// Idempotent: same prefix keeps the name.
+	again, err := f.p.ShareCommunity(ctx, rgName, galName, community)
+	require.NoError(t, err)
+	assert.Equal(t, g.PublicNames, again.PublicNames)
+
+	other := community
+	other.PublicNamePrefix = "flatcar4capi"
+	_, err = f.p.ShareCommunity(ctx, rgName, galName, other)
+	requireCloudErr(t, err, http.StatusConflict, cloud.CodeConflict, "cannot change", "share reset")
+
+	got, err := f.p.GetGallery(ctx, rgName, galName)
+	require.NoError(t, err)
+	assert.Equal(t, g.PublicNames, got.PublicNames)
+
+	// Definitions of a community gallery cannot be private-only.
+	d := f.def
+	d.Name, d.SKU = "tl", "tl"
+	d.Features = map[string]string{"SecurityType": "TrustedLaunch"}
+	_, err = f.p.CreateImageDefinition(ctx, d)
+	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "TrustedLaunch")
+	d.Features["SecurityType"] = "TrustedLaunchSupported"
+	_, err = f.p.CreateImageDefinition(ctx, d)
+	require.NoError(t, err)
+}
+
+func TestShareCommunityRefusesPrivateOnlySecurityType(t *testing.T) {
+	f := newFixture(t)
+	d := f.def
+	d.Name, d.SKU = "cvm", "cvm"
+	d.Features = map[string]string{"SecurityType": "ConfidentialVM"}
+	_, err := f.p.CreateImageDefinition(ctx, d)
+	require.NoError(t, err, "private galleries accept ConfidentialVM")
+	_, err = f.p.ShareCommunity(ctx, rgName, galName, community)
+	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "'cvm'", "ConfidentialVM")
+	g, err := f.p.GetGallery(ctx, rgName, galName)
+	require.NoError(t, err)
+	assert.False(t, g.CommunityEnabled)
+	assert.Nil(t, g.Community)
+}
+
+func TestImageDefinitions(t *testing.T) {
+	f := newFixture(t)
+	p := f.p
+
+	d := f.def
+	d.ResourceGroup = "nope"
+	_, err := p.CreateImageDefinition(ctx, d)
+	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
+	d = f.def
+	d.Gallery = "nope"
+	_, err = p.CreateImageDefinition(ctx, d)
+	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound, "'nope'")
+	_, err = p.GetImageDefinition(ctx, rgName, galName, "nope")
+	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	_, err = p.ListImageDefinitions(ctx, rgName, "nope")
+	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
+
+	got, err := p.GetImageDefinition(ctx, rgName, galName, defName)
+	require.NoError(t, err)
+	assert.Equal(t, "westeurope", got.Location, "a definition is in its gallery's region")
+	assert.Equal(t, cloud.ImageDefinitionID(f.sub, rgName, galName, defName), got.ID)
+
+	d = f.def
+	d.Location = "eastus"
+	_, err = p.CreateImageDefinition(ctx, d)
+	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "gallery's region")
+
+	// Mutable fields update.
+	eol := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	d = f.def
+	d.Publisher = "KINVOLK" // case-insensitive: not a change
+	d.Description, d.EndOfLife, d.Tags = "Flatcar stable", &eol, cloud.Tags{"channel": "stable"}
+	d.Features = map[string]string{"IsAcceleratedNetworkSupported": "True"}
+	got, err = p.CreateImageDefinition(ctx, d)
+	require.NoError(t, err)
+	assert.Equal(t, "kinvolk", got.Publisher)
+	assert.Equal(t, "Flatcar stable", got.Description)
+	assert.Equal(t, eol, *got.EndOfLife)
+	assert.Equal(t, d.Features, got.Features)
+	assert.Equal(t, d.Tags, got.Tags)
+
+	// Immutable fields: every change is named with old and new value.
+	d = f.def
+	d.OSType, d.HyperVGeneration, d.Offer = cloud.OSTypeWindows, cloud.HyperVGenV1, "beta"
+	_, err = p.CreateImageDefinition(ctx, d)
+	ce := requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed,
+		"'osType'", "'Linux' -> 'Windows'", "'hyperVGeneration'", "'V2' -> 'V1'", "'identifier.offer'", "'stable' -> 'beta'")
+	assert.NotContains(t, ce.Message, "osState")
+	for _, change := range []func(*cloud.ImageDefinition){
+		func(d *cloud.ImageDefinition) { d.OSState = cloud.OSStateSpecialized },
+		func(d *cloud.ImageDefinition) { d.Publisher = "other" },
+		func(d *cloud.ImageDefinition) { d.SKU = "other" },
+		func(d *cloud.ImageDefinition) { d.Architecture = cloud.ArchArm64 },
+	} {
+		d := f.def
+		change(&d)
+		_, err = p.CreateImageDefinition(ctx, d)
+		requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed)
+	}
+
+	// The (publisher, offer, sku) triple is unique within the gallery.
+	d = f.def
+	d.Name = "copy"
+	d.SKU = "Flatcar-Stable"
+	_, err = p.CreateImageDefinition(ctx, d)
+	requireCloudErr(t, err, http.StatusConflict, cloud.CodeConflict, "'"+defName+"'")
+	d.SKU = "copy"
+	_, err = p.CreateImageDefinition(ctx, d)
+	require.NoError(t, err, "two of three may repeat")
+
+	list, err := p.ListImageDefinitions(ctx, rgName, galName)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	assert.Equal(t, "copy", list[0].Name)
+
+	require.NoError(t, p.DeleteImageDefinition(ctx, rgName, galName, "copy"))
+	err = p.DeleteImageDefinition(ctx, rgName, galName, "copy")
+	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+
+	_, err = p.CreateImageVersion(ctx, f.version("1.0.0"))
+	require.NoError(t, err)
+	err = p.DeleteImageDefinition(ctx, rgName, galName, defName)
+	requireCloudErr(t, err, http.StatusConflict, cloud.CodeConflict, "version")
+	require.NoError(t, p.DeleteImageVersion(ctx, rgName, galName, defName, "1.0.0"))
+	require.NoError(t, p.DeleteImageDefinition(ctx, rgName, galName, defName))
+}
+
+func TestImageDefinitionDefaults(t *testing.T) {
+	f := newFixture(t)
+	d := f.def
+	d.Name, d.SKU, d.HyperVGeneration, d.Architecture = "old", "old", "", ""
+	got, err := f.p.CreateImageDefinition(ctx, d)
+	require.NoError(t, err)
+	assert.Equal(t, cloud.HyperVGenV1, got.HyperVGeneration)
+	assert.Equal(t, cloud.ArchX64, got.Architecture)
+}

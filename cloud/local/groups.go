@@ -1,0 +1,148 @@
+package local
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// lookupRG returns the resource group or ResourceGroupNotFound.
+func (p *Provider) lookupRG(st *State, rg string) (*ResourceGroupState, error) {
+	g, ok := st.ResourceGroups[key(rg)]
+	if !ok {
+		return nil, rgNotFound(st.SubscriptionID, rg)
+	}
+	return g, nil
+}
+
+// GetResourceGroup implements cloud.Provider.
+func (p *Provider) GetResourceGroup(ctx context.Context, name string) (*cloud.ResourceGroup, error) {
+	var out cloud.ResourceGroup
+	err := p.view(ctx, func(st *State) error {
+		rg, err := p.lookupRG(st, name)
+		if err != nil {
+			return err
+		}
+		out = rg.ResourceGroup
+		out.Tags = copyTags(out.Tags)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateResourceGroup implements cloud.Provider: a PUT that creates the
+// group or updates its tags; the location of an existing group is fixed.
+func (p *Provider) CreateResourceGroup(ctx context.Context, in cloud.ResourceGroup) (*cloud.ResourceGroup, error) {
+	var out cloud.ResourceGroup
+	err := p.update(ctx, func(st *State) error {
+		id := cloud.ResourceGroupID(st.SubscriptionID, in.Name)
+		loc, err := p.resolveLocation(in.Location, "resourceGroups", id)
+		if err != nil {
+			return err
+		}
+		rg, ok := st.ResourceGroups[key(in.Name)]
+		if ok {
+			if rg.Location != loc {
+				return cloud.Conflict(CodeInvalidResourceGroupLocation, rg.ID,
+					"Invalid resource group location '%s'. The Resource group already exists in location '%s'.", in.Location, rg.Location)
+			}
+		} else {
+			rg = &ResourceGroupState{
+				ResourceGroup:   cloud.ResourceGroup{ID: id, Name: in.Name, Location: loc},
+				Galleries:       map[string]*GalleryState{},
+				Images:          map[string]*cloud.ManagedImage{},
+				StorageAccounts: map[string]*StorageAccountState{},
+			}
+			st.ResourceGroups[key(in.Name)] = rg
+		}
+		rg.Tags = copyTags(in.Tags)
+		out = rg.ResourceGroup
+		out.Tags = copyTags(out.Tags)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetStorageAccount implements cloud.Provider.
+func (p *Provider) GetStorageAccount(ctx context.Context, rgName, name string) (*cloud.StorageAccount, error) {
+	var out cloud.StorageAccount
+	err := p.view(ctx, func(st *State) error {
+		rg, err := p.lookupRG(st, rgName)
+		if err != nil {
+			return err
+		}
+		sa, ok := rg.StorageAccounts[key(name)]
+		if !ok {
+			return resourceNotFound(cloud.StorageAccountID(st.SubscriptionID, rg.Name, name),
+				"Microsoft.Storage/storageAccounts", name, rg.Name)
+		}
+		out = sa.StorageAccount
+		out.Tags = copyTags(out.Tags)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateStorageAccount implements cloud.Provider. Account names are
+// global: one used by another resource group is taken.
+func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAccount) (*cloud.StorageAccount, error) {
+	var out cloud.StorageAccount
+	err := p.update(ctx, func(st *State) error {
+		rg, err := p.lookupRG(st, in.ResourceGroup)
+		if err != nil {
+			return err
+		}
+		id := cloud.StorageAccountID(st.SubscriptionID, rg.Name, in.Name)
+		if owner, _ := st.findStorageAccount(in.Name); owner != nil && owner != rg {
+			return cloud.Conflict(CodeStorageAccountAlreadyTaken, id,
+				"The storage account named %s is already taken.", in.Name)
+		}
+		want := in.Location
+		if want == "" {
+			want = rg.Location
+		}
+		loc, err := p.resolveLocation(want, "Microsoft.Storage/storageAccounts", id)
+		if err != nil {
+			return err
+		}
+		sa, ok := rg.StorageAccounts[key(in.Name)]
+		if ok {
+			if sa.Location != loc {
+				return locationChanged(sa.ID, sa.Name, rg.Name, sa.Location, loc)
+			}
+		} else {
+			sa = &StorageAccountState{
+				StorageAccount: cloud.StorageAccount{
+					ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc,
+					BlobEndpoint: cloud.DefaultBlobEndpoint(in.Name),
+				},
+				Containers: map[string]*ContainerState{},
+			}
+			rg.StorageAccounts[key(in.Name)] = sa
+		}
+		sa.Tags = copyTags(in.Tags)
+		out = sa.StorageAccount
+		out.Tags = copyTags(out.Tags)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// sortedKeys returns a map's keys in order, for deterministic listings.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,124 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+var (
+	ctx       = context.Background()
+	fixedTime = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+)
+
+func testOptions() Options {
+	return Options{Rand: rand.New(rand.NewSource(1)), Now: func() time.Time { return fixedTime }}
+}
+
+func newTestProvider(t *testing.T) *Provider {
+	t.Helper()
+	p, err := NewMemory(testOptions())
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, p.Close()) })
+	return p
+}
+
+// requireCloudErr asserts err is a cloud.Error with the status and code,
+// whose message contains every fragment.
+func requireCloudErr(t *testing.T, err error, status int, code string, fragments ...string) *cloud.Error {
+	t.Helper()
+	var ce *cloud.Error
+	require.ErrorAs(t, err, &ce, "want %d %s, got %v", status, code, err)
+	assert.Equal(t, status, ce.StatusCode, "status of %v", err)
+	assert.Equal(t, code, ce.Code, "code of %v", err)
+	for _, f := range fragments {
+		assert.Contains(t, ce.Message, f)
+	}
+	return ce
+}
+
+// fixture is a resource group with a gallery, a Gen2 Linux definition and
+// a storage account with a "vhds" container holding a fixed VHD.
+type fixture struct {
+	p   *Provider
+	sub string
+	def cloud.ImageDefinition
+	vhd cloud.BlobRef
+}
+
+const (
+	rgName   = "rg1"
+	galName  = "gal1"
+	defName  = "flatcar-stable"
+	account  = "imgflowstore"
+	vhdBytes = 4 << 20 // virtual size of the fixture VHD
+)
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	p := newTestProvider(t)
+	f := &fixture{p: p, sub: p.SubscriptionID()}
+	_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: rgName, Location: "westeurope"})
+	require.NoError(t, err)
+	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: galName, ResourceGroup: rgName, Location: "westeurope"})
+	require.NoError(t, err)
+	f.def = cloud.ImageDefinition{
+		Name: defName, ResourceGroup: rgName, Gallery: galName,
+		Publisher: "kinvolk", Offer: "stable", SKU: defName,
+		OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized,
+		HyperVGeneration: cloud.HyperVGenV2, Architecture: cloud.ArchX64,
+	}
+	_, err = p.CreateImageDefinition(ctx, f.def)
+	require.NoError(t, err)
+	_, err = p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: rgName, Location: "westeurope"})
+	require.NoError(t, err)
+	require.NoError(t, p.EnsureContainer(ctx, account, "vhds"))
+	f.vhd = cloud.BlobRef{Account: account, Container: "vhds", Name: "flatcar.vhd"}
+	f.upload(t, f.vhd, vhdImage(vhdBytes, vhdTypeFixed))
+	return f
+}
+
+// upload writes data as a page blob (overwriting).
+func (f *fixture) upload(t *testing.T, ref cloud.BlobRef, data []byte) *cloud.Blob {
+	t.Helper()
+	b, err := f.p.UploadPageBlob(ctx, ref, cloud.PageSource{Reader: bytes.NewReader(data), Size: int64(len(data))}, true)
+	require.NoError(t, err)
+	return b
+}
+
+// vhdSource is a VHD source for the fixture blob.
+func (f *fixture) vhdSource() cloud.ImageSource {
+	return cloud.ImageSource{Kind: cloud.SourceVHD, URI: f.vhd.URL() + "?sv=2024&sig=secret",
+		StorageAccountID: cloud.StorageAccountID(f.sub, rgName, account)}
+}
+
+func (f *fixture) version(name string) cloud.ImageVersion {
+	return cloud.ImageVersion{Name: name, ResourceGroup: rgName, Gallery: galName, Definition: defName, Source: f.vhdSource()}
+}
+
+// vhdFooter builds a VHD footer by hand (cookie, current size at 48, disk
+// type at 60), enough for the checks the provider makes.
+func vhdFooter(size uint64, diskType uint32) []byte {
+	b := make([]byte, vhdFooterSize)
+	copy(b, "conectix")
+	binary.BigEndian.PutUint64(b[40:], size) // original size
+	binary.BigEndian.PutUint64(b[vhdSizeOffset:], size)
+	binary.BigEndian.PutUint32(b[vhdTypeOffset:], diskType)
+	return b
+}
+
+// vhdImage is a VHD of the given virtual size: some data, then a footer.
+func vhdImage(size int, diskType uint32) []byte {
+	data := make([]byte, size+vhdFooterSize)
+	copy(data, "boot sector")
+	copy(data[size:], vhdFooter(uint64(size), diskType))
+	return data
+}

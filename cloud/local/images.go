@@ -1,0 +1,152 @@
+package local
+
+import (
+	"context"
+	"strings"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// GetManagedImage implements cloud.Provider.
+func (p *Provider) GetManagedImage(ctx context.Context, rgName, name string) (*cloud.ManagedImage, error) {
+	var out cloud.ManagedImage
+	err := p.view(ctx, func(st *State) error {
+		img, err := p.lookupImage(st, rgName, name)
+		if err != nil {
+			return err
+		}
+		out = copyImage(*img)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func (p *Provider) lookupImage(st *State, rgName, name string) (*cloud.ManagedImage, error) {
+	rg, err := p.lookupRG(st, rgName)
+	if err != nil {
+		return nil, err
+	}
+	img, ok := rg.Images[key(name)]
+	if !ok {
+		return nil, resourceNotFound(cloud.ManagedImageID(st.SubscriptionID, rg.Name, name), "Microsoft.Compute/images", name, rg.Name)
+	}
+	return img, nil
+}
+
+// CreateManagedImage implements cloud.Provider: a PUT creating the image
+// from a fixed VHD page blob or a gallery image version, or updating the
+// tags of an existing one (whose source cannot change).
+func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage) (*cloud.ManagedImage, error) {
+	var out cloud.ManagedImage
+	err := p.update(ctx, func(st *State) error {
+		rg, err := p.lookupRG(st, in.ResourceGroup)
+		if err != nil {
+			return err
+		}
+		id := cloud.ManagedImageID(st.SubscriptionID, rg.Name, in.Name)
+		want := in.Location
+		if want == "" {
+			want = rg.Location
+		}
+		loc, err := p.resolveLocation(want, "Microsoft.Compute/images", id)
+		if err != nil {
+			return err
+		}
+		if img, ok := rg.Images[key(in.Name)]; ok {
+			if img.Location != loc {
+				return locationChanged(img.ID, img.Name, rg.Name, img.Location, loc)
+			}
+			if !sameSource(img.Source, in.Source) {
+				return propertyChange(img.ID, "source")
+			}
+			img.Tags = copyTags(in.Tags)
+			out = copyImage(*img)
+			return nil
+		}
+		img := &cloud.ManagedImage{
+			ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc,
+			OSType: in.OSType, HyperVGeneration: in.HyperVGeneration,
+			Source: in.Source, Tags: copyTags(in.Tags),
+		}
+		switch in.Source.Kind {
+		case cloud.SourceVHD:
+			size, _, err := p.vhdBlob(st, in.Source.URI, id)
+			if err != nil {
+				return err
+			}
+			img.SizeBytes = size
+		case cloud.SourceImageVersion:
+			d, v, err := p.versionByID(st, in.Source.ID, id)
+			if err != nil {
+				return err
+			}
+			if err := inheritImageField(id, "OS type", &img.OSType, d.OSType, v.ID); err != nil {
+				return err
+			}
+			if err := inheritImageField(id, "Hyper-V generation", &img.HyperVGeneration, d.HyperVGeneration, v.ID); err != nil {
+				return err
+			}
+			img.SizeBytes = v.SizeBytes
+		default:
+			return invalidParameter(id, "The managed image source kind '%s' is not supported; use a VHD blob or a gallery image version.", in.Source.Kind)
+		}
+		if img.HyperVGeneration == "" {
+			img.HyperVGeneration = cloud.HyperVGenV1 // Azure's default for images
+		}
+		rg.Images[key(in.Name)] = img
+		out = copyImage(*img)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// inheritImageField takes a managed image property from its source
+// version's definition when unset, and refuses a different value.
+func inheritImageField(id, prop string, field *string, want, srcID string) error {
+	if *field == "" {
+		*field = want
+		return nil
+	}
+	if !strings.EqualFold(*field, want) {
+		return invalidParameter(id, "The %s '%s' does not match the %s '%s' of source image version %s.", prop, *field, prop, want, srcID)
+	}
+	return nil
+}
+
+// DeleteManagedImage implements cloud.Provider.
+func (p *Provider) DeleteManagedImage(ctx context.Context, rgName, name string) error {
+	return p.update(ctx, func(st *State) error {
+		if _, err := p.lookupImage(st, rgName, name); err != nil {
+			return err
+		}
+		delete(st.ResourceGroups[key(rgName)].Images, key(name))
+		return nil
+	})
+}
+
+// managedImageByID finds a managed image of this subscription by ARM id.
+func (p *Provider) managedImageByID(st *State, srcID, resource string) (*cloud.ManagedImage, error) {
+	rid, err := cloud.ParseResourceID(srcID)
+	if err != nil || !rid.Is("Microsoft.Compute", "images") {
+		return nil, invalidParameter(resource, "'%s' is not a managed image id.", srcID)
+	}
+	notFound := resourceNotFound(srcID, "Microsoft.Compute/images", rid.Names[0], rid.ResourceGroup)
+	if !strings.EqualFold(rid.Subscription, st.SubscriptionID) {
+		return nil, notFound
+	}
+	rg, ok := st.ResourceGroups[key(rid.ResourceGroup)]
+	if !ok {
+		return nil, notFound
+	}
+	img, ok := rg.Images[key(rid.Names[0])]
+	if !ok {
+		return nil, notFound
+	}
+	return img, nil
+}

@@ -1,0 +1,303 @@
+// Package local is imgflow's simulated Azure subscription: the default
+// target and the fake cloud every test runs against.
+//
+// It implements cloud.Provider with Azure's semantics for the operations
+// imgflow uses (error codes, ARM ids, idempotent PUTs, immutable fields,
+// source checks), keeps its state in a directory (state.json plus blob
+// data files) or in memory, and replicates image versions instantly.
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// TargetName is the name of this target.
+const TargetName = "local"
+
+// Options configure a local provider. The zero value is ready to use.
+type Options struct {
+	// Rand is the source of GUIDs (the subscription id of a new state,
+	// community public names); nil means crypto/rand.
+	Rand io.Reader
+	// Now is the clock for creation times; nil means time.Now.
+	Now func() time.Time
+	// Locations replaces the embedded list of Azure locations.
+	Locations []cloud.Location
+}
+
+// Provider is a simulated Azure subscription. It is safe for concurrent
+// use.
+type Provider struct {
+	// mu guards st and closed. Long blob transfers run outside it.
+	mu     sync.Mutex
+	st     *State
+	closed bool
+
+	// statePath is dir/state.json; "" when nothing is persisted (memory
+	// or dry run).
+	statePath string
+	// blobDir holds blob data (<account>/<container>/<blob>); a dry run
+	// shares its parent's so it can read blobs that existed before it.
+	blobDir string
+	// dry marks a DryRun copy: blob writes record metadata only.
+	dry bool
+	// lockFile holds the flock of a persistent state directory.
+	lockFile *os.File
+	// tempDir is the memory provider's private blob directory.
+	tempDir string
+
+	rand      *lockedReader
+	now       func() time.Time
+	locations []cloud.Location
+	locIndex  map[string]cloud.Location
+}
+
+var _ cloud.Provider = (*Provider)(nil)
+
+// errClosed is returned by every method once Close was called.
+var errClosed = errors.New("local provider is closed")
+
+// lockedReader serialises reads of Rand, which a DryRun copy shares with
+// its parent (math/rand sources are not safe for concurrent use).
+type lockedReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *lockedReader) guid() (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	id, err := uuid.NewRandomFromReader(l.r)
+	if err != nil {
+		return "", fmt.Errorf("generate GUID: %w", err)
+	}
+	return id.String(), nil
+}
+
+func newProvider(opts Options) *Provider {
+	p := &Provider{now: opts.Now, locations: opts.Locations}
+	r := opts.Rand
+	if r == nil {
+		r = rand.Reader
+	}
+	p.rand = &lockedReader{r: r}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.locations == nil {
+		p.locations = defaultLocations()
+	}
+	p.locIndex = indexLocations(p.locations)
+	return p
+}
+
+// Open opens (creating it when needed) the persistent state directory dir:
+// dir/state.json and blob data under dir/blobs. It takes an exclusive lock
+// on dir/lock, so a second Open of the same directory fails until Close.
+func Open(dir string, opts Options) (*Provider, error) {
+	p := newProvider(opts)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create state directory: %w", err)
+	}
+	lf, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	p.lockFile = lf
+	p.statePath = filepath.Join(dir, "state.json")
+	p.blobDir = filepath.Join(dir, "blobs")
+	fail := func(err error) (*Provider, error) {
+		lf.Close()
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(p.blobDir, tmpDirName), 0o755); err != nil {
+		return fail(fmt.Errorf("create blob directory: %w", err))
+	}
+	st, ok, err := loadState(p.statePath)
+	if err != nil {
+		return fail(err)
+	}
+	if !ok {
+		sub, err := p.rand.guid()
+		if err != nil {
+			return fail(err)
+		}
+		st = newState(sub)
+		if err := saveState(p.statePath, st); err != nil {
+			return fail(fmt.Errorf("write state: %w", err))
+		}
+	}
+	p.st = st
+	return p, nil
+}
+
+// NewMemory returns a provider whose state lives in memory; blob data goes
+// to a private temporary directory that Close removes.
+func NewMemory(opts Options) (*Provider, error) {
+	p := newProvider(opts)
+	sub, err := p.rand.guid()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "imgflow-local-")
+	if err != nil {
+		return nil, err
+	}
+	p.tempDir = dir
+	p.blobDir = filepath.Join(dir, "blobs")
+	if err := os.MkdirAll(filepath.Join(p.blobDir, tmpDirName), 0o755); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	p.st = newState(sub)
+	return p, nil
+}
+
+// Close releases the state directory lock, or removes a memory provider's
+// blob data. Closing twice is harmless.
+func (p *Provider) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	var errs []error
+	if p.lockFile != nil {
+		errs = append(errs, unlockDir(p.lockFile))
+	}
+	if p.tempDir != "" {
+		errs = append(errs, os.RemoveAll(p.tempDir))
+	}
+	return errors.Join(errs...)
+}
+
+// DryRun returns a deep copy of the current state for a validation pass:
+// it is never persisted, and its blob writes and copies record metadata
+// only (their reads return zeros and their VHD footers are not checked).
+// Blobs that existed before are still read from the parent's files, so
+// the parent must stay open while the copy is used.
+func (p *Provider) DryRun() *Provider {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return &Provider{
+		st:        p.st.clone(),
+		closed:    p.closed,
+		blobDir:   p.blobDir,
+		dry:       true,
+		rand:      p.rand,
+		now:       p.now,
+		locations: p.locations,
+		locIndex:  p.locIndex,
+	}
+}
+
+// IsDryRun reports whether p is a DryRun copy.
+func (p *Provider) IsDryRun() bool { return p.dry }
+
+// Snapshot returns a deep copy of the state, for `imgflow state` and tests.
+func (p *Provider) Snapshot() *State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.st.clone()
+}
+
+// BlobPath is the file holding a blob's data ("" for a dry run, which
+// writes none). The file exists only once the blob does.
+func (p *Provider) BlobPath(ref cloud.BlobRef) string {
+	if p.dry {
+		return ""
+	}
+	return p.blobFile(ref.Account, ref.Container, ref.Name)
+}
+
+// Target implements cloud.Provider.
+func (p *Provider) Target() string { return TargetName }
+
+// SubscriptionID implements cloud.Provider.
+func (p *Provider) SubscriptionID() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.st.SubscriptionID
+}
+
+// tmpDirName is where blob data is written before being renamed into
+// place; a leading dot cannot clash with a storage account name.
+const tmpDirName = ".tmp"
+
+func (p *Provider) blobFile(account, container, name string) string {
+	parts := []string{p.blobDir, pathSegment(key(account)), pathSegment(container)}
+	for _, seg := range strings.Split(name, "/") {
+		parts = append(parts, pathSegment(seg))
+	}
+	return filepath.Join(parts...)
+}
+
+// pathSegment maps one "/"-separated part of a blob name to a file name
+// that cannot escape its directory; escaping keeps the mapping one-to-one.
+func pathSegment(s string) string {
+	switch s {
+	case "":
+		return "%"
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	return url.PathEscape(s)
+}
+
+// view runs fn on the current state under the lock. fn must not keep or
+// return pointers into the state.
+func (p *Provider) view(ctx context.Context, fn func(st *State) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errClosed
+	}
+	return fn(p.st)
+}
+
+// update runs fn on a copy of the state and, when fn succeeds, saves the
+// copy and makes it current: a failing call changes nothing.
+func (p *Provider) update(ctx context.Context, fn func(st *State) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errClosed
+	}
+	next := p.st.clone()
+	if err := fn(next); err != nil {
+		return err
+	}
+	if p.statePath != "" && !p.dry {
+		if err := saveState(p.statePath, next); err != nil {
+			return fmt.Errorf("write state: %w", err)
+		}
+	}
+	p.st = next
+	return nil
+}
+
+// stamp is the current time as stored: UTC without a monotonic reading.
+func (p *Provider) stamp() time.Time { return p.now().UTC().Round(0) }

@@ -1,0 +1,232 @@
+package local
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// stateFormat is the version of the state.json layout, so a later imgflow
+// can migrate or refuse an older file instead of misreading it.
+const stateFormat = 1
+
+// State is the whole simulated subscription, as state.json holds it.
+//
+// Every collection is a map keyed by the lowercased resource name, because
+// Azure names are case-insensitive; the resource keeps its original
+// spelling for display. Blob names are case-sensitive in Azure and are
+// keyed as is. encoding/json writes map keys sorted, so the file and
+// Snapshot are deterministic.
+type State struct {
+	Format         int                            `json:"format"`
+	SubscriptionID string                         `json:"subscription_id"`
+	ResourceGroups map[string]*ResourceGroupState `json:"resource_groups,omitempty"`
+}
+
+// ResourceGroupState is a resource group and everything in it.
+type ResourceGroupState struct {
+	cloud.ResourceGroup
+	Galleries       map[string]*GalleryState        `json:"galleries,omitempty"`
+	Images          map[string]*cloud.ManagedImage  `json:"images,omitempty"`
+	StorageAccounts map[string]*StorageAccountState `json:"storage_accounts,omitempty"`
+}
+
+// GalleryState is a gallery and its image definitions.
+type GalleryState struct {
+	cloud.Gallery
+	Definitions map[string]*DefinitionState `json:"definitions,omitempty"`
+}
+
+// DefinitionState is an image definition and its versions.
+type DefinitionState struct {
+	cloud.ImageDefinition
+	Versions map[string]*cloud.ImageVersion `json:"versions,omitempty"`
+}
+
+// StorageAccountState is a storage account and its containers.
+type StorageAccountState struct {
+	cloud.StorageAccount
+	Containers map[string]*ContainerState `json:"containers,omitempty"`
+}
+
+// ContainerState is a blob container and the metadata of its blobs (the
+// data lives in files under the blob directory).
+type ContainerState struct {
+	Name    string                `json:"name"`
+	Created time.Time             `json:"created"`
+	Blobs   map[string]*BlobState `json:"blobs,omitempty"`
+}
+
+// BlobState is the metadata of one blob.
+type BlobState struct {
+	Name    string    `json:"name"`
+	Type    string    `json:"type"`
+	Size    int64     `json:"size"`
+	MD5     string    `json:"md5,omitempty"`
+	Created time.Time `json:"created"`
+	// NoData marks a blob written by a dry run: it has no file, reads as
+	// zeros and its VHD footer is not checked.
+	NoData bool `json:"no_data,omitempty"`
+}
+
+func newState(sub string) *State {
+	return &State{Format: stateFormat, SubscriptionID: sub, ResourceGroups: map[string]*ResourceGroupState{}}
+}
+
+// key is the map key of a case-insensitive Azure name.
+func key(name string) string { return strings.ToLower(name) }
+
+// clone deep-copies the state through JSON. Mutations work on a clone that
+// replaces the state only once the operation (and its save) succeeded, so
+// a failed call never leaves half its changes behind. Going through JSON
+// also makes an in-memory state compare equal to the same state reloaded
+// from disk.
+func (s *State) clone() *State {
+	data, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("local: marshal state: %v", err)) // plain data: cannot fail
+	}
+	return decodeState(data)
+}
+
+func decodeState(data []byte) *State {
+	var out State
+	if err := json.Unmarshal(data, &out); err != nil {
+		panic(fmt.Sprintf("local: unmarshal state: %v", err))
+	}
+	out.normalize()
+	return &out
+}
+
+// normalize replaces nil maps by empty ones so lookups can insert freely.
+func (s *State) normalize() {
+	if s.ResourceGroups == nil {
+		s.ResourceGroups = map[string]*ResourceGroupState{}
+	}
+	for _, rg := range s.ResourceGroups {
+		if rg.Galleries == nil {
+			rg.Galleries = map[string]*GalleryState{}
+		}
+		if rg.Images == nil {
+			rg.Images = map[string]*cloud.ManagedImage{}
+		}
+		if rg.StorageAccounts == nil {
+			rg.StorageAccounts = map[string]*StorageAccountState{}
+		}
+		for _, g := range rg.Galleries {
+			if g.Definitions == nil {
+				g.Definitions = map[string]*DefinitionState{}
+			}
+			for _, d := range g.Definitions {
+				if d.Versions == nil {
+					d.Versions = map[string]*cloud.ImageVersion{}
+				}
+			}
+		}
+		for _, sa := range rg.StorageAccounts {
+			if sa.Containers == nil {
+				sa.Containers = map[string]*ContainerState{}
+			}
+			for _, c := range sa.Containers {
+				if c.Blobs == nil {
+					c.Blobs = map[string]*BlobState{}
+				}
+			}
+		}
+	}
+}
+
+// loadState reads state.json; ok is false when the file does not exist.
+func loadState(path string) (st *State, ok bool, err error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	if s.Format > stateFormat {
+		return nil, false, fmt.Errorf("read %s: state format %d is newer than this imgflow supports (%d)", path, s.Format, stateFormat)
+	}
+	if s.SubscriptionID == "" {
+		return nil, false, fmt.Errorf("read %s: no subscription_id", path)
+	}
+	s.Format = stateFormat
+	s.normalize()
+	return &s, true, nil
+}
+
+// saveState writes state.json atomically: a temp file in the same
+// directory, fsynced, renamed over the old one, then the directory fsynced
+// so the rename itself survives a crash.
+func saveState(path string, st *State) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".state-*.json")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after the rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	// Some filesystems refuse fsync on a directory; the rename is done.
+	_ = d.Sync()
+	return nil
+}
+
+// findStorageAccount looks an account up by name in every resource group:
+// storage account names are global, and blob calls name only the account.
+func (s *State) findStorageAccount(name string) (*ResourceGroupState, *StorageAccountState) {
+	for _, rg := range s.ResourceGroups {
+		if sa, ok := rg.StorageAccounts[key(name)]; ok {
+			return rg, sa
+		}
+	}
+	return nil, nil
+}
+
+// findGallery looks a gallery up by name in every resource group: gallery
+// names are unique per subscription.
+func (s *State) findGallery(name string) (*ResourceGroupState, *GalleryState) {
+	for _, rg := range s.ResourceGroups {
+		if g, ok := rg.Galleries[key(name)]; ok {
+			return rg, g
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,86 @@
+package cloud
+
+import (
+	"context"
+	"io"
+)
+
+// Provider is one cloud target: a subscription imgflow reads and changes.
+//
+// Operations are primitives with Azure's semantics: Get* return an *Error
+// with StatusCode 404 when the resource does not exist; Create* create or
+// update (PUT) and fail with Azure's error codes on a missing parent or a
+// conflict. The idempotent "ensure" logic lives above, in this package's
+// Ensure* functions, so every target behaves the same. Inputs reaching a
+// Provider are already validated.
+//
+// Every method that waits takes ctx and stops when it is done.
+type Provider interface {
+	// Target names the target ("local", "azure").
+	Target() string
+	// SubscriptionID is the subscription every id is built in.
+	SubscriptionID() string
+
+	// ListLocations returns every location of the subscription, logical
+	// geographies included (RegionType tells them apart).
+	ListLocations(ctx context.Context) ([]Location, error)
+
+	GetResourceGroup(ctx context.Context, name string) (*ResourceGroup, error)
+	CreateResourceGroup(ctx context.Context, rg ResourceGroup) (*ResourceGroup, error)
+
+	// ListGalleries lists every gallery of the subscription (gallery names
+	// are unique per subscription).
+	ListGalleries(ctx context.Context) ([]Gallery, error)
+	GetGallery(ctx context.Context, rg, name string) (*Gallery, error)
+	CreateGallery(ctx context.Context, g Gallery) (*Gallery, error)
+	// ShareCommunity writes the community sharing profile on the gallery,
+	// then enables community sharing; the platform generates the public
+	// name, returned in Gallery.PublicNames.
+	ShareCommunity(ctx context.Context, rg, name string, info CommunityInfo) (*Gallery, error)
+
+	ListImageDefinitions(ctx context.Context, rg, gallery string) ([]ImageDefinition, error)
+	GetImageDefinition(ctx context.Context, rg, gallery, name string) (*ImageDefinition, error)
+	CreateImageDefinition(ctx context.Context, d ImageDefinition) (*ImageDefinition, error)
+	DeleteImageDefinition(ctx context.Context, rg, gallery, name string) error
+
+	// GetImageVersion returns the version with its per-region replication
+	// status.
+	GetImageVersion(ctx context.Context, rg, gallery, def, version string) (*ImageVersion, error)
+	// CreateImageVersion creates a version from its Source and replicates
+	// it to TargetRegions. It returns once the version exists; replication
+	// may still be in progress (see GetImageVersion).
+	CreateImageVersion(ctx context.Context, v ImageVersion) (*ImageVersion, error)
+	// UpdateImageVersion changes the updatable fields: target regions,
+	// replica count, exclude-from-latest, end of life, tags.
+	UpdateImageVersion(ctx context.Context, v ImageVersion) (*ImageVersion, error)
+	DeleteImageVersion(ctx context.Context, rg, gallery, def, version string) error
+
+	GetManagedImage(ctx context.Context, rg, name string) (*ManagedImage, error)
+	CreateManagedImage(ctx context.Context, img ManagedImage) (*ManagedImage, error)
+	DeleteManagedImage(ctx context.Context, rg, name string) error
+
+	GetStorageAccount(ctx context.Context, rg, name string) (*StorageAccount, error)
+	CreateStorageAccount(ctx context.Context, sa StorageAccount) (*StorageAccount, error)
+
+	// GetBlob returns a blob's properties.
+	GetBlob(ctx context.Context, ref BlobRef) (*Blob, error)
+	// EnsureContainer creates the container when it is missing.
+	EnsureContainer(ctx context.Context, account, container string) error
+	// ReadBlob reads length bytes at offset (e.g. a VHD footer).
+	ReadBlob(ctx context.Context, ref BlobRef, offset, length int64) ([]byte, error)
+	// UploadPageBlob writes src as a page blob of the given size at ref;
+	// only the data ranges are sent, the rest of the blob reads as zeros.
+	// An existing blob fails with BlobAlreadyExists unless overwrite.
+	UploadPageBlob(ctx context.Context, ref BlobRef, src PageSource, overwrite bool) (*Blob, error)
+	// CopyBlob copies the blob at srcURL (which may carry a SAS) to dest.
+	CopyBlob(ctx context.Context, srcURL string, dest BlobRef, overwrite bool) (*Blob, error)
+	DeleteBlob(ctx context.Context, ref BlobRef) error
+}
+
+// PageSource is the content of a page blob to upload: Size bytes read from
+// Reader, of which only Ranges hold data (nil means all of it).
+type PageSource struct {
+	Reader io.ReaderAt
+	Size   int64
+	Ranges []ByteRange
+}

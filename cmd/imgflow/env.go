@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/fatih/color"
+	"github.com/mattn/go-isatty"
+)
+
+// env is the command's console: where output goes and whether it is
+// coloured (never with NO_COLOR or when not a terminal).
+type env struct {
+	stdout, stderr io.Writer
+	color          bool
+}
+
+func newEnv(stdout, stderr io.Writer) *env {
+	e := &env{stdout: stdout, stderr: stderr}
+	if f, ok := stdout.(*os.File); ok && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" {
+		e.color = isatty.IsTerminal(f.Fd())
+	}
+	return e
+}
+
+// paint returns a colouring function that is a no-op without colour.
+func (e *env) paint(attrs ...color.Attribute) func(string) string {
+	c := color.New(attrs...)
+	if e.color {
+		c.EnableColor()
+	} else {
+		c.DisableColor()
+	}
+	return func(s string) string { return c.Sprint(s) }
+}
+
+func (e *env) errorf(format string, args ...any) {
+	red := e.paint(color.FgRed, color.Bold)
+	msg := fmt.Sprintf(format, args...)
+	first, rest, _ := strings.Cut(msg, "\n")
+	fmt.Fprintln(e.stderr, red("error: ")+first)
+	if rest != "" {
+		fmt.Fprintln(e.stderr, rest)
+	}
+}

@@ -1,0 +1,75 @@
+// Command imgflow runs Starlark workflows that build and publish Azure VM
+// images.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `imgflow builds and publishes Azure VM images from Starlark workflows.
+
+Usage:
+  imgflow run FILE [--var k=v]… [--vars-file F] [--state DIR] [--outputs FILE] [--target local|azure]
+  imgflow test [PATH…]         run *_test.star files (default: workflows/)
+  imgflow doc                  print the builtin reference (Markdown)
+  imgflow state [--state DIR]  show what exists on the local target
+  imgflow version
+
+Run 'imgflow COMMAND -h' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// runMain dispatches a command; it returns the process exit code.
+func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	env := newEnv(stdout, stderr)
+	cmd, rest := args[0], args[1:]
+	var err error
+	switch cmd {
+	case "run":
+		err = cmdRun(ctx, env, rest)
+	case "test":
+		err = cmdTest(ctx, env, rest)
+	case "doc":
+		err = cmdDoc(env, rest)
+	case "state":
+		err = cmdState(env, rest)
+	case "version":
+		fmt.Fprintln(stdout, "imgflow", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "imgflow: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	if err == nil {
+		return 0
+	}
+	if code, ok := err.(exitCode); ok {
+		return int(code)
+	}
+	env.errorf("%v", err)
+	return 1
+}
+
+// exitCode ends a command with a status whose message was already printed.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/fatih/color"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// consoleReporter prints each step when it finishes, with its outcome,
+// duration and the workflow line that asked for it.
+type consoleReporter struct {
+	e   *env
+	mu  sync.Mutex
+	n   int
+	dim func(string) string
+	ok  func(string) string
+	upd func(string) string
+	bad func(string) string
+}
+
+func newConsoleReporter(e *env) *consoleReporter {
+	return &consoleReporter{
+		e:   e,
+		dim: e.paint(color.Faint),
+		ok:  e.paint(color.FgGreen),
+		upd: e.paint(color.FgYellow),
+		bad: e.paint(color.FgRed),
+	}
+}
+
+func (r *consoleReporter) StepStarted(*builtins.Step) {}
+
+func (r *consoleReporter) StepFinished(s *builtins.Step) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	var outcome string
+	switch {
+	case s.Err != nil:
+		outcome = r.bad("failed")
+	case s.Outcome == cloud.Created:
+		outcome = r.ok(string(s.Outcome))
+	case s.Outcome == cloud.Updated:
+		outcome = r.upd(string(s.Outcome))
+	default:
+		outcome = r.dim(string(s.Outcome))
+	}
+	fmt.Fprintf(r.e.stdout, "%3d %-17s %s %s %s %s\n", r.n, s.Builtin, s.Summary, outcome,
+		r.dim(formatDuration(s.Duration)), r.dim(s.Pos))
+}
+
+func (r *consoleReporter) Print(pos, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.e.stdout, "%s %s\n", r.dim(pos+":"), msg)
+}
+
+func (r *consoleReporter) printOutputs(outputs []builtins.Output) {
+	if len(outputs) == 0 {
+		return
+	}
+	fmt.Fprintln(r.e.stdout, "Outputs:")
+	for _, o := range outputs {
+		v, _ := json.Marshal(o.Value)
+		fmt.Fprintf(r.e.stdout, "  %s = %s\n", o.Name, v)
+	}
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return d.Round(100 * time.Millisecond).String()
+}

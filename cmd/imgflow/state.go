@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/fatih/color"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/local"
+)
+
+func cmdState(e *env, args []string) error {
+	fs := newFlagSet("state", e)
+	root := fs.String("root", ".", "workspace root `dir`")
+	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
+	asJSON := fs.Bool("json", false, "print the state as JSON")
+	if _, err := parseFlags(fs, args); err != nil {
+		return exitCode(2)
+	}
+	if *stateDir == "" {
+		ws, err := builtins.NewWorkspace(*root)
+		if err != nil {
+			return err
+		}
+		*stateDir = filepath.Join(ws.Root, ".imgflow")
+	}
+	p, err := local.Open(*stateDir, local.Options{})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	st := p.Snapshot()
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	printTree(e, st)
+	return nil
+}
+
+// printTree shows the local subscription as a tree: resource groups,
+// galleries (with their public names), definitions, versions with their
+// regions, images, storage accounts and blobs.
+func printTree(e *env, st *local.State) {
+	dim, bold := e.paint(color.Faint), e.paint(color.Bold)
+	w := e.stdout
+	fmt.Fprintf(w, "%s %s\n", bold("subscription"), st.SubscriptionID)
+	if len(st.ResourceGroups) == 0 {
+		fmt.Fprintln(w, dim("  (empty: run a workflow first)"))
+	}
+	for _, rgKey := range sortedKeys(st.ResourceGroups) {
+		rg := st.ResourceGroups[rgKey]
+		fmt.Fprintf(w, "└ resource group %s %s\n", bold(rg.Name), dim(rg.Location))
+		for _, gKey := range sortedKeys(rg.Galleries) {
+			g := rg.Galleries[gKey]
+			shared := ""
+			if g.CommunityEnabled {
+				shared = " community " + bold(g.PublicName())
+			}
+			fmt.Fprintf(w, "  └ gallery %s %s%s\n", bold(g.Name), dim(g.Location), shared)
+			for _, dKey := range sortedKeys(g.Definitions) {
+				d := g.Definitions[dKey]
+				fmt.Fprintf(w, "    └ definition %s %s\n", bold(d.Name),
+					dim(fmt.Sprintf("%s/%s/%s %s %s %s", d.Publisher, d.Offer, d.SKU, d.OSType, d.HyperVGeneration, d.Architecture)))
+				for _, vKey := range sortedKeys(d.Versions) {
+					v := d.Versions[vKey]
+					fmt.Fprintf(w, "      └ version %s %s\n", bold(v.Name), dim(fmt.Sprintf("from %s, exclude_from_latest=%t", v.Source.Kind, v.ExcludeFromLatest)))
+					writeRegions(w, "        ", v.Replication, dim)
+				}
+			}
+		}
+		for _, iKey := range sortedKeys(rg.Images) {
+			img := rg.Images[iKey]
+			fmt.Fprintf(w, "  └ managed image %s %s\n", bold(img.Name), dim(img.Location))
+		}
+		for _, aKey := range sortedKeys(rg.StorageAccounts) {
+			sa := rg.StorageAccounts[aKey]
+			fmt.Fprintf(w, "  └ storage account %s %s\n", bold(sa.Name), dim(sa.Location))
+			for _, cKey := range sortedKeys(sa.Containers) {
+				c := sa.Containers[cKey]
+				fmt.Fprintf(w, "    └ container %s\n", bold(c.Name))
+				for _, bKey := range sortedKeys(c.Blobs) {
+					b := c.Blobs[bKey]
+					fmt.Fprintf(w, "      └ %s %s\n", b.Name, dim(fmt.Sprintf("%s %d bytes md5 %s", b.Type, b.Size, b.MD5)))
+				}
+			}
+		}
+	}
+}
+
+func writeRegions(w io.Writer, indent string, regions []cloud.RegionStatus, dim func(string) string) {
+	if len(regions) == 0 {
+		return
+	}
+	parts := make([]string, len(regions))
+	for i, r := range regions {
+		parts[i] = r.Region + " " + r.State
+	}
+	fmt.Fprintf(w, "%s%s %s\n", indent, dim(fmt.Sprintf("replicated to %d region(s):", len(regions))), strings.Join(parts, ", "))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fatih/color"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/interp/startest"
+)
+
+func cmdTest(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("test", e)
+	root := fs.String("root", ".", "workspace root `dir`")
+	verbose := fs.Bool("v", false, "list every test, not only failures")
+	paths, err := parseFlags(fs, args)
+	if err != nil {
+		return exitCode(2)
+	}
+	ws, err := builtins.NewWorkspace(*root)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		paths = []string{"workflows/..."}
+	}
+	for i, p := range paths {
+		if paths[i], err = workspacePathOrDir(ws, p); err != nil {
+			return err
+		}
+	}
+	r := startest.NewRunner(ws)
+	files, err := r.Discover(paths)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no *_test.star files under %v", paths)
+	}
+	ok, bad, dim := e.paint(color.FgGreen), e.paint(color.FgRed, color.Bold), e.paint(color.Faint)
+	passed, failed := 0, 0
+	for _, f := range files {
+		for _, res := range r.RunFile(ctx, f) {
+			if res.Passed() {
+				passed++
+				if *verbose {
+					fmt.Fprintf(e.stdout, "%s %s:%s %s\n", ok("PASS"), res.File, res.Name, dim(formatDuration(res.Duration)))
+				}
+				continue
+			}
+			failed++
+			fmt.Fprintf(e.stdout, "%s %s:%s %s\n", bad("FAIL"), res.File, res.Name, dim(formatDuration(res.Duration)))
+			for _, msg := range res.Failures {
+				fmt.Fprintf(e.stdout, "    %s\n", indent(msg, "    "))
+			}
+		}
+	}
+	fmt.Fprintf(e.stdout, "%d passed, %d failed\n", passed, failed)
+	if failed > 0 {
+		return exitCode(1)
+	}
+	return nil
+}
+
+// workspacePathOrDir makes a path argument workspace-relative, keeping a
+// trailing "/..." pattern.
+func workspacePathOrDir(ws *builtins.Workspace, p string) (string, error) {
+	suffix := ""
+	if len(p) >= 4 && p[len(p)-4:] == "/..." {
+		p, suffix = p[:len(p)-4], "/..."
+	}
+	rel, err := workspacePath(ws, p)
+	if err != nil {
+		return "", err
+	}
+	return rel + suffix, nil
+}
+
+func indent(s, prefix string) string {
+	out := ""
+	for i, line := range splitLines(s) {
+		if i > 0 {
+			out += "\n" + prefix
+		}
+		out += line
+	}
+	return out
+}
+
+func splitLines(s string) []string {
+	var lines []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			lines = append(lines, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(lines, s[start:])
+}

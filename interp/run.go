@@ -1,0 +1,137 @@
+package interp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"go.starlark.net/starlark"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// Config is what a run needs besides its target.
+type Config struct {
+	Workspace *builtins.Workspace
+	Registry  *builtins.Registry
+	// Vars are the --var / --vars-file values.
+	Vars     map[string]starlark.Value
+	Info     builtins.RunInfo
+	MaxSteps uint64
+	Reporter builtins.Reporter
+}
+
+// Target is where a run happens. Validate, when set, is a dry-run copy of
+// Apply: the workflow runs against it first, so invalid input anywhere in
+// the workflow is refused before Apply sees a single change.
+type Target struct {
+	Apply    cloud.Provider
+	Validate cloud.Provider
+}
+
+// Result is what a run produced.
+type Result struct {
+	// Pass is "validate" or "apply": the pass the result comes from.
+	Pass    string
+	Steps   []*builtins.Step
+	Outputs []builtins.Output
+	Params  []builtins.ParamDecl
+	// Err is nil on success; otherwise an *Error with file:line.
+	Err error
+}
+
+// Run runs the workflow file (workspace-relative or absolute) against
+// target: the validation pass, then the apply pass.
+func Run(ctx context.Context, file string, cfg Config, target Target) *Result {
+	if target.Validate != nil {
+		quiet := cfg
+		quiet.Reporter = nil
+		if res := execPass(ctx, "validate", file, quiet, target.Validate); res.Err != nil {
+			return res
+		}
+	}
+	return execPass(ctx, "apply", file, cfg, target.Apply)
+}
+
+// execPass executes the workflow once against p, then its cleanups.
+func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provider) *Result {
+	res := &Result{Pass: pass}
+	rel, abs, err := cfg.Workspace.Resolve("", file)
+	if err != nil {
+		res.Err = &Error{Msg: err.Error()}
+		return res
+	}
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		res.Err = &Error{Msg: fmt.Sprintf("read workflow: %v", err)}
+		return res
+	}
+	maxSteps := cfg.MaxSteps
+	if maxSteps == 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	run := &builtins.Run{
+		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars,
+		Reporter: cfg.Reporter, Validating: pass == "validate", ParamHints: scanParams(rel, src),
+	}
+	predeclared := Predeclared(cfg.Registry)
+	ld := newLoader(ctx, cfg.Workspace, run, predeclared, maxSteps, rel)
+	th := newThread("workflow "+rel, run, ld, maxSteps)
+	stop := watchCancel(ctx, th)
+	_, err = starlark.ExecFileOptions(FileOptions(), th, rel, src, predeclared)
+	stop()
+	if err == nil {
+		err = checkVars(run, cfg.Vars)
+	}
+	var errs []error
+	if err != nil {
+		errs = append(errs, renderError(err, cfg.Workspace))
+	}
+	errs = append(errs, runCleanups(ctx, run, ld, maxSteps)...)
+	res.Steps, res.Outputs, res.Params = run.Steps(), run.Outputs(), run.Params()
+	res.Err = errors.Join(errs...)
+	return res
+}
+
+// checkVars refuses --vars that no param() declared.
+func checkVars(run *builtins.Run, vars map[string]starlark.Value) error {
+	declared := map[string]bool{}
+	for _, p := range run.Params() {
+		declared[p.Name] = true
+	}
+	var unknown []string
+	for name := range vars {
+		if !declared[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return fmt.Errorf("unknown --var %s: the workflow declares no such param\n%s",
+		strings.Join(unknown, ", "), builtins.DescribeParams(run.Params()))
+}
+
+// runCleanups runs the registered cleanups newest first on a fresh thread
+// whose context survives cancellation of the run, so Ctrl-C still cleans
+// up. Every failure is reported.
+func runCleanups(ctx context.Context, run *builtins.Run, ld *loader, maxSteps uint64) []error {
+	cleanups := run.PopCleanups()
+	if len(cleanups) == 0 {
+		return nil
+	}
+	run.Ctx = context.WithoutCancel(ctx)
+	th := newThread("cleanup", run, ld, maxSteps)
+	var errs []error
+	for _, c := range cleanups {
+		if err := c.Fn(run.Ctx, th); err != nil {
+			errs = append(errs, fmt.Errorf("cleanup %s registered at %s failed: %w", c.Name, c.Pos, renderError(err, run.Workspace)))
+		}
+	}
+	return errs
+}

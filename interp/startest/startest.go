@@ -1,0 +1,140 @@
+// Package startest runs *_test.star files: every test_* function, sorted,
+// each on a fresh in-memory local cloud, with starlarktest's assert module
+// and run(workflow, vars=…) to execute a workflow and inspect what it did.
+package startest
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarktest"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/interp"
+)
+
+// Result is the outcome of one test_* function.
+type Result struct {
+	File     string
+	Name     string
+	Failures []string
+	Duration time.Duration
+}
+
+// Passed reports whether the test had no failure.
+func (r Result) Passed() bool { return len(r.Failures) == 0 }
+
+// Runner runs test files of one workspace.
+type Runner struct {
+	Workspace *builtins.Workspace
+	Registry  *builtins.Registry
+	// Reporter receives print() output of tests (nil: discarded).
+	Reporter builtins.Reporter
+	// Time is the fixed run time of workflows run by tests.
+	Time time.Time
+}
+
+// NewRunner makes a runner for the workspace.
+func NewRunner(ws *builtins.Workspace) *Runner {
+	return &Runner{Workspace: ws, Registry: builtins.NewRegistry(), Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+// Discover lists the *_test.star files under paths (workspace-relative
+// files or directories; "dir/..." is accepted), sorted.
+func (r *Runner) Discover(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		p = strings.TrimSuffix(strings.TrimSuffix(p, "..."), "/")
+		if p == "" || p == "." {
+			p = "."
+		}
+		_, abs, err := r.Workspace.Resolve("", "//"+filepath.ToSlash(p))
+		if err != nil {
+			return nil, err
+		}
+		err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && path != abs && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && strings.HasSuffix(d.Name(), "_test.star") {
+				files = append(files, r.Workspace.Rel(path))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("find tests in %s: %w", p, err)
+		}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// RunFile runs every test_* function of one test file. An error loading
+// the file is reported as a failing pseudo-test named "<load>".
+func (r *Runner) RunFile(ctx context.Context, file string) []Result {
+	assertMod, err := starlarktest.LoadAssertModule()
+	if err != nil {
+		return []Result{{File: file, Name: "<load>", Failures: []string{err.Error()}}}
+	}
+	cfg := interp.Config{Workspace: r.Workspace, Registry: r.Registry, Reporter: r.Reporter}
+	loadRep := &collector{}
+	extra := starlark.StringDict{"assert": assertMod["assert"]}
+	harness := &harness{runner: r, testFile: file}
+	extra["run"] = starlark.NewBuiltin("run", harness.run)
+	globals, err := interp.ExecModule(ctx, cfg, "//"+file, extra, func(th *starlark.Thread) { starlarktest.SetReporter(th, loadRep) })
+	if err != nil || len(loadRep.failures) > 0 {
+		msgs := loadRep.failures
+		if err != nil {
+			msgs = append(msgs, err.Error())
+		}
+		return []Result{{File: file, Name: "<load>", Failures: msgs}}
+	}
+	var results []Result
+	for _, name := range globals.Keys() { // sorted
+		fn, ok := globals[name].(*starlark.Function)
+		if !ok || !strings.HasPrefix(name, "test_") {
+			continue
+		}
+		results = append(results, r.runTest(ctx, cfg, file, name, fn, harness))
+	}
+	return results
+}
+
+// runTest calls one test function on a fresh fake cloud.
+func (r *Runner) runTest(ctx context.Context, cfg interp.Config, file, name string, fn *starlark.Function, h *harness) Result {
+	res := Result{File: file, Name: name}
+	start := time.Now()
+	cloud, err := local.NewMemory(local.Options{})
+	if err != nil {
+		res.Failures = []string{err.Error()}
+		return res
+	}
+	defer cloud.Close()
+	h.begin(cloud)
+	rep := &collector{}
+	th, stop := interp.NewThread(ctx, cfg, file+":"+name)
+	starlarktest.SetReporter(th, rep)
+	_, err = starlark.Call(th, fn, nil, nil)
+	stop()
+	res.Failures = rep.failures
+	if err != nil {
+		res.Failures = append(res.Failures, interp.RenderError(err, r.Workspace).Error())
+	}
+	res.Duration = time.Since(start)
+	return res
+}
+
+// collector gathers assert failures (starlarktest.Reporter).
+type collector struct{ failures []string }
+
+func (c *collector) Error(args ...any) { c.failures = append(c.failures, fmt.Sprint(args...)) }

@@ -1,0 +1,85 @@
+package vhd
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+)
+
+// Range is a byte range [Offset, Offset+Length) of a file.
+type Range struct {
+	Offset, Length int64
+}
+
+// End returns the offset just past the range.
+func (r Range) End() int64 { return r.Offset + r.Length }
+
+// DataRanges lists the byte ranges of f that may hold data, so an uploader
+// reads and sends only those instead of the holes that make up most of a
+// sparse disk image. It asks the filesystem with SEEK_DATA/SEEK_HOLE where
+// the OS has them; when the OS or filesystem does not, it returns one range
+// covering the whole file, which is always correct, just not economical.
+// Ranges are sorted, non-overlapping and merged when adjacent; the footer is
+// included like any other data. An empty file has no ranges.
+//
+// Reported ranges are filesystem-block granular and may contain zeros;
+// combine with IsZero to skip those. DataRanges moves and then restores the
+// file offset, so it must not run concurrently with Read, Write or Seek on
+// f (ReadAt and WriteAt are fine).
+func DataRanges(f *os.File) ([]Range, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("list data ranges: %w", err)
+	}
+	size := st.Size()
+	if size <= 0 {
+		return nil, nil
+	}
+	ranges, supported, err := seekDataRanges(f, size)
+	if err != nil {
+		return nil, fmt.Errorf("list data ranges of %s: %w", f.Name(), err)
+	}
+	if !supported {
+		return []Range{{Offset: 0, Length: size}}, nil
+	}
+	return ranges, nil
+}
+
+// appendRange appends r to sorted ranges, merging it into the last range
+// when they touch or overlap; empty ranges are dropped.
+func appendRange(ranges []Range, r Range) []Range {
+	if r.Length <= 0 {
+		return ranges
+	}
+	if n := len(ranges); n > 0 && r.Offset <= ranges[n-1].End() {
+		last := &ranges[n-1]
+		last.Length = max(last.End(), r.End()) - last.Offset
+		return ranges
+	}
+	return append(ranges, r)
+}
+
+// IsZero reports whether b holds only zero bytes, so an uploader can skip
+// all-zero chunks (Azure page blobs read back unwritten pages as zeros).
+// It tests eight bytes at a time.
+func IsZero(b []byte) bool {
+	le := binary.LittleEndian
+	for len(b) >= 32 {
+		if le.Uint64(b)|le.Uint64(b[8:])|le.Uint64(b[16:])|le.Uint64(b[24:]) != 0 {
+			return false
+		}
+		b = b[32:]
+	}
+	for len(b) >= 8 {
+		if le.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
