@@ -39,7 +39,7 @@ func registerGallery(r *Registry) {
 			Params: []Param{
 				{Name: "name", Kind: KindString, Doc: "gallery name: letters, digits, `_` and `.` (no `-`), ≤80"},
 				{Name: "resource_group", Kind: kindRG, Doc: "the resource_group() or its name"},
-				{Name: "location", Kind: KindString, Default: "the resource group's", Doc: "region"},
+				{Name: "location", Kind: KindString, Default: "None", Doc: "region; default: the resource group's"},
 				{Name: "description", Kind: KindString, Default: `""`, Doc: "description"},
 				{Name: "tags", Kind: KindStringDict, Default: "{}", Doc: "tags added when created"},
 			},
@@ -89,7 +89,7 @@ func registerGallery(r *Registry) {
 				{Name: "definition", Kind: kindDefinition, Doc: "the image_definition()"},
 				{Name: "version", Kind: KindString, Doc: "`Major.Minor.Patch`, each part ≤ 2147483647"},
 				{Name: "source", Kind: kindSource, Doc: "a managed_image(), another image_version(), a vhd(), or an ARM id of an image or version"},
-				{Name: "regions", Kind: KindStringList, Default: "[gallery region]", Doc: "target regions; the gallery's region is always included"},
+				{Name: "regions", Kind: KindStringList, Default: "None", Doc: "target regions; default: the gallery's region, which is always included"},
 				{Name: "replica_count", Kind: KindInt, Default: "1", Doc: "replicas per region (1–100)"},
 				{Name: "storage_account_type", Kind: KindString, Default: `"Standard_LRS"`, Doc: "Standard_LRS, Standard_ZRS or Premium_LRS"},
 				{Name: "exclude_from_latest", Kind: KindBool, Default: "False", Doc: "keep `latest` from resolving to this version"},

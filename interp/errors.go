@@ -73,8 +73,23 @@ func renderError(err error, ws *builtins.Workspace) error {
 		out.Pos = frame.Pos.String()
 		out.Source = sourceLine(ws, frame.Pos)
 	}
-	out.Backtrace = backtrace(ee.CallStack)
+	out.Backtrace = backtrace(fullStack(err))
 	return out
+}
+
+// fullStack joins the stacks of nested EvalErrors (a failed load() wraps
+// the loaded module's error), outermost first, so the backtrace runs from
+// the workflow's load statement down to the failing line of the library.
+func fullStack(err error) starlark.CallStack {
+	var stack starlark.CallStack
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		ee, ok := e.(*starlark.EvalError)
+		if !ok {
+			continue
+		}
+		stack = append(stack, ee.CallStack...)
+	}
+	return stack
 }
 
 // deepestEvalError follows the wrap chain to the innermost EvalError.

@@ -124,6 +124,11 @@ func Open(dir string, opts Options) (*Provider, error) {
 		lf.Close()
 		return nil, err
 	}
+	// Temp files left by a run that died mid-transfer: nobody else can be
+	// writing them while we hold the lock.
+	if err := os.RemoveAll(filepath.Join(p.blobDir, tmpDirName)); err != nil {
+		return fail(fmt.Errorf("clean blob directory: %w", err))
+	}
 	if err := os.MkdirAll(filepath.Join(p.blobDir, tmpDirName), 0o755); err != nil {
 		return fail(fmt.Errorf("create blob directory: %w", err))
 	}

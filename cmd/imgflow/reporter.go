@@ -52,7 +52,20 @@ func (r *consoleReporter) StepFinished(s *builtins.Step) {
 		outcome = r.dim(string(s.Outcome))
 	}
 	fmt.Fprintf(r.e.stdout, "%3d %-17s %s %s %s %s\n", r.n, s.Builtin, s.Summary, outcome,
-		r.dim(formatDuration(s.Duration)), r.dim(s.Pos))
+		r.dim(formatDuration(s.Duration)), r.dim(stepPos(s)))
+}
+
+// stepPos is where the workflow asked for the step: its own line, followed
+// by the library line that made the call when a library function did.
+func stepPos(s *builtins.Step) string {
+	if len(s.Stack) < 2 {
+		return s.Pos
+	}
+	top := s.Stack[0].Pos.String()
+	if top == s.Pos {
+		return s.Pos
+	}
+	return top + " (" + s.Pos + ")"
 }
 
 func (r *consoleReporter) Print(pos, msg string) {
