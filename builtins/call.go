@@ -10,6 +10,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/journal"
 )
 
 // Call is one invocation of a builtin: its unpacked, type-checked
@@ -20,6 +21,10 @@ type Call struct {
 	Spec   *Spec
 	args   map[string]starlark.Value
 	step   *Step
+	// key is the journal key of a call that changes the cloud.
+	key string
+	// cleanups are those this call registered, journaled with it.
+	cleanups []journal.Cleanup
 }
 
 // call is the starlark.Builtin function of every spec: unpack with
@@ -47,7 +52,7 @@ func (s *Spec) call(thread *starlark.Thread, _ *starlark.Builtin, args starlark.
 	c := &Call{Thread: thread, Run: run, Spec: s, args: map[string]starlark.Value{}}
 	for i, p := range s.Params {
 		v := values[i]
-		if v == nil || v == starlark.None {
+		if v == nil || (v == starlark.None && p.Kind != KindAny) {
 			if p.Required() {
 				return nil, fmt.Errorf("%s: missing argument for %s", s.Name, p.Name)
 			}
@@ -63,10 +68,48 @@ func (s *Spec) call(thread *starlark.Thread, _ *starlark.Builtin, args starlark.
 			return nil, fmt.Errorf("%s() cannot run while %s is being loaded: libraries must not change the cloud; call it from the workflow (or from a function the workflow calls)", s.Name, m)
 		}
 	}
-	return c.invoke()
+	if s.Effect == Changes && run.Journal != nil {
+		c.key = StepKey(s.Name, c.argsToGo())
+		if rec, ok := run.Journal.Lookup(c.key); ok {
+			return c.invoke(func(c *Call) (starlark.Value, error) { return c.replay(rec) })
+		}
+	}
+	return c.invoke(c.live)
+}
+
+// live runs the builtin for real: injected faults first, then the Impl,
+// then the journal record, so a crash before the record replays nothing.
+func (c *Call) live(_ *Call) (starlark.Value, error) {
+	name := c.Spec.Name
+	if err := c.Run.Faults.Before(name); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	v, err := c.Spec.Impl(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Run.Faults.After(name); err != nil {
+		return nil, err
+	}
+	if c.key == "" {
+		return v, nil
+	}
+	result, err := EncodeValue(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: journal the result: %w", name, err)
+	}
+	rec := journal.Step{Key: c.key, Builtin: name, Pos: c.Pos(), Args: c.step.Args, Result: result,
+		Outcome: string(c.step.Outcome), Cleanups: c.cleanups}
+	if err := c.Run.Journal.RecordStep(rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return v, nil
 }
 
 func (s *Spec) positionalError(n int) error {
+	if len(s.Params) == 0 {
+		return fmt.Errorf("%s: got %d argument(s), want none", s.Name, n)
+	}
 	if s.Positional == 0 {
 		return fmt.Errorf("%s: got %d positional argument(s), want keywords only, e.g. %s(%s=…)", s.Name, n, s.Name, s.Params[0].Name)
 	}
@@ -77,7 +120,7 @@ func (s *Spec) positionalError(n int) error {
 	return fmt.Errorf("%s: got %d positional arguments, want at most %d (%s); pass the others by keyword", s.Name, n, s.Positional, strings.Join(names, ", "))
 }
 
-func (c *Call) invoke() (starlark.Value, error) {
+func (c *Call) invoke(impl func(*Call) (starlark.Value, error)) (starlark.Value, error) {
 	stack := c.Thread.CallStack()
 	c.step = &Step{
 		Builtin: c.Spec.Name,
@@ -91,7 +134,7 @@ func (c *Call) invoke() (starlark.Value, error) {
 		rep.StepStarted(c.step)
 	}
 	start := time.Now()
-	v, err := c.Spec.Impl(c)
+	v, err := impl(c)
 	c.step.Duration = time.Since(start)
 	c.step.Err = err
 	if err == nil {
@@ -113,6 +156,9 @@ func callerPos(stack starlark.CallStack) string {
 	return stack[len(stack)-2].Pos.String()
 }
 
+// argsToGo records the arguments as JSON-like values, with the query of
+// every URL (a SAS) redacted: recorded arguments reach the journal, plans
+// and test results, where secrets must never go.
 func (c *Call) argsToGo() map[string]any {
 	out := make(map[string]any, len(c.args))
 	for k, v := range c.args {
@@ -120,9 +166,33 @@ func (c *Call) argsToGo() map[string]any {
 		if err != nil {
 			g = v.String()
 		}
-		out[k] = g
+		out[k] = RedactSecrets(g)
 	}
 	return out
+}
+
+// RedactSecrets replaces the query of URL strings in a JSON-like value.
+func RedactSecrets(v any) any {
+	switch v := v.(type) {
+	case string:
+		if strings.Contains(v, "://") && strings.Contains(v, "?") {
+			return cloud.RedactURL(v)
+		}
+		return v
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = RedactSecrets(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = RedactSecrets(e)
+		}
+		return out
+	}
+	return v
 }
 
 // Ctx is the run's context.

@@ -173,19 +173,23 @@ func DescribeParams(params []ParamDecl) string {
 func convertVar(v, def starlark.Value) (starlark.Value, error) {
 	s, isStr := v.(starlark.String)
 	if !isStr {
-		return v, nil // typed value from a vars file
+		// A typed value from a vars file must have the default's type.
+		if !sameType(v, def) {
+			return nil, fmt.Errorf("value %s is a %s, but the default %s is a %s", v, v.Type(), def, def.Type())
+		}
+		return v, nil
 	}
 	switch def.(type) {
 	case starlark.Int:
 		n, err := strconv.ParseInt(string(s), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("value %q is not an integer (the default %s is)", s, def)
+			return nil, fmt.Errorf("value %q is not an integer (the default %s is)", string(s), def)
 		}
 		return starlark.MakeInt64(n), nil
 	case starlark.Bool:
 		b, err := strconv.ParseBool(string(s))
 		if err != nil {
-			return nil, fmt.Errorf("value %q is not a bool (true or false; the default %s is)", s, def)
+			return nil, fmt.Errorf("value %q is not a bool (true or false; the default %s is)", string(s), def)
 		}
 		return starlark.Bool(b), nil
 	case *starlark.List, starlark.Tuple:
@@ -198,6 +202,18 @@ func convertVar(v, def starlark.Value) (starlark.Value, error) {
 		return starlark.NewList(items), nil
 	}
 	return v, nil
+}
+
+// sameType compares Starlark types, lists and tuples alike.
+func sameType(a, b starlark.Value) bool {
+	seq := func(v starlark.Value) bool {
+		switch v.(type) {
+		case *starlark.List, starlark.Tuple:
+			return true
+		}
+		return false
+	}
+	return a.Type() == b.Type() || (seq(a) && seq(b))
 }
 
 func contains(list []string, s string) bool {
@@ -224,6 +240,9 @@ func outputImpl(c *Call) (starlark.Value, error) {
 func cleanupImpl(c *Call) (starlark.Value, error) {
 	fn := c.Value("fn").(starlark.Callable)
 	c.Run.PushCleanup(Cleanup{
+		// Registered again when a resumed run passes this line; the id
+		// (position and how often that line registered) lets it run once.
+		ID:   c.Run.starlarkCleanupID(c.Pos()),
 		Name: fn.Name(),
 		Pos:  c.Pos(),
 		Fn: func(_ context.Context, thread *starlark.Thread) error {

@@ -286,8 +286,10 @@ func imageVersionImpl(c *Call) (starlark.Value, error) {
 	want := cloud.ImageVersion{
 		Name: name, ResourceGroup: attrString(ds, "resource_group"), Gallery: attrString(gs, "name"), Definition: attrString(ds, "name"),
 		Location: location, Source: src, ReplicaCount: replicas, StorageAccountType: storage,
-		TargetRegions:     targetRegions(location, c.Strings("regions"), replicas, storage),
 		ExcludeFromLatest: c.Bool("exclude_from_latest", false), Tags: c.standardTags(c.StringMap("tags")),
+	}
+	if c.Has("regions") {
+		want.TargetRegions = targetRegions(location, c.Strings("regions"), replicas, storage)
 	}
 	if c.Has("end_of_life") {
 		eol, err := cloud.ParseEndOfLife(c.String("end_of_life", ""), c.Run.Info.Time)

@@ -44,23 +44,23 @@ func describe(v starlark.Value) string {
 
 var (
 	// KindString is a string.
-	KindString Kind = simpleKind{"string", func(v starlark.Value) bool { _, ok := v.(starlark.String); return ok }}
+	KindString Kind = &simpleKind{"string", func(v starlark.Value) bool { _, ok := v.(starlark.String); return ok }}
 	// KindInt is an int.
-	KindInt Kind = simpleKind{"int", func(v starlark.Value) bool { _, ok := v.(starlark.Int); return ok }}
+	KindInt Kind = &simpleKind{"int", func(v starlark.Value) bool { _, ok := v.(starlark.Int); return ok }}
 	// KindBool is a bool.
-	KindBool Kind = simpleKind{"bool", func(v starlark.Value) bool { _, ok := v.(starlark.Bool); return ok }}
+	KindBool Kind = &simpleKind{"bool", func(v starlark.Value) bool { _, ok := v.(starlark.Bool); return ok }}
 	// KindCallable is a function.
-	KindCallable Kind = simpleKind{"function", func(v starlark.Value) bool { _, ok := v.(starlark.Callable); return ok }}
+	KindCallable Kind = &simpleKind{"function", func(v starlark.Value) bool { _, ok := v.(starlark.Callable); return ok }}
 	// KindAny accepts any value; the builtin converts it.
-	KindAny Kind = simpleKind{"any", func(starlark.Value) bool { return true }}
+	KindAny Kind = &simpleKind{"any", func(starlark.Value) bool { return true }}
 	// KindStringList is a list or tuple of strings.
-	KindStringList Kind = simpleKind{"list of strings", isStringList}
+	KindStringList Kind = &simpleKind{"list of strings", isStringList}
 	// KindStringDict is a dict from string to string.
-	KindStringDict Kind = simpleKind{"dict of string to string", isStringDict}
+	KindStringDict Kind = &simpleKind{"dict of string to string", isStringDict}
 	// KindDict is a dict with string keys and JSON-like values.
-	KindDict Kind = simpleKind{"dict", func(v starlark.Value) bool { _, ok := v.(*starlark.Dict); return ok }}
+	KindDict Kind = &simpleKind{"dict", func(v starlark.Value) bool { _, ok := v.(*starlark.Dict); return ok }}
 	// KindDuration is a duration string such as "90m" or "6h".
-	KindDuration Kind = simpleKind{`duration ("30m", "6h")`, func(v starlark.Value) bool {
+	KindDuration Kind = &simpleKind{`duration ("30m", "6h")`, func(v starlark.Value) bool {
 		s, ok := v.(starlark.String)
 		if !ok {
 			return false

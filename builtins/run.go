@@ -70,6 +70,9 @@ type Output struct {
 
 // Cleanup is an action run when the workflow ends, newest first.
 type Cleanup struct {
+	// ID identifies the cleanup across attempts of a run, so a resumed run
+	// does not repeat one that already ran.
+	ID   string
 	Name string
 	Pos  string
 	// Fn runs on the workflow's main thread with a context that is still
@@ -91,6 +94,11 @@ type Run struct {
 	// Validating is true in the validation pass, which runs against a
 	// dry-run copy of the target before anything real is changed.
 	Validating bool
+	Registry   *Registry
+	// Journal, when set, replays journaled steps and records new ones.
+	Journal Journal
+	// Faults injects failures into builtins (tests).
+	Faults *cloud.Faults
 	// ParamHints are the param names found in the workflow's source, so
 	// errors can list params not yet declared.
 	ParamHints []string
@@ -101,6 +109,8 @@ type Run struct {
 	outputs   []Output
 	cleanups  []Cleanup
 	locations []cloud.Location
+	// cleanupCount counts cleanup() registrations per position.
+	cleanupCount map[string]int
 }
 
 // Attach makes r the run of thread, and ctx its context.
@@ -212,4 +222,15 @@ func (r *Run) Locations(ctx context.Context) ([]cloud.Location, error) {
 	r.locations = locs
 	r.mu.Unlock()
 	return locs, nil
+}
+
+func (r *Run) starlarkCleanupID(pos string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cleanupCount == nil {
+		r.cleanupCount = map[string]int{}
+	}
+	n := r.cleanupCount[pos]
+	r.cleanupCount[pos]++
+	return fmt.Sprintf("cleanup@%s#%d", pos, n)
 }

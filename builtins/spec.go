@@ -52,13 +52,14 @@ type Spec struct {
 // Registry holds the builtins of one interpreter. It is built once by
 // NewRegistry and read-only afterwards.
 type Registry struct {
-	specs  map[string]*Spec
-	groups []string
+	specs        map[string]*Spec
+	groups       []string
+	cleanupKinds map[string]CleanupFunc
 }
 
 // NewRegistry registers every builtin group.
 func NewRegistry() *Registry {
-	r := &Registry{specs: map[string]*Spec{}}
+	r := &Registry{specs: map[string]*Spec{}, cleanupKinds: cleanupKinds()}
 	registerCore(r)
 	registerGallery(r)
 	registerStorage(r)

@@ -297,7 +297,11 @@ func blobCopyImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob_copy %s to %s: %w", cloud.RedactURL(srcURL), dest.URL(), err)
 	}
-	c.Report(cloud.Created, fmt.Sprintf("%s → %s", cloud.RedactURL(srcURL), dest.URL()))
+	outcome := cloud.Created
+	if existing != nil {
+		outcome = cloud.Updated
+	}
+	c.Report(outcome, fmt.Sprintf("%s → %s", cloud.RedactURL(srcURL), dest.URL()))
 	return blobValue(dest, b), nil
 }
 

@@ -209,7 +209,11 @@ func EnsureImageVersion(ctx context.Context, p Provider, want ImageVersion, now 
 		return nil, "", fmt.Errorf("image version %s: definition: %w", want.Name, err)
 	}
 	want.Location = def.Location
-	if len(want.TargetRegions) == 0 {
+	// No regions asked: a new version stays in its own region, and an
+	// existing one keeps the regions it has (a later replicate() may have
+	// grown them; shrinking them back would drop replicas on every rerun).
+	keepRegions := len(want.TargetRegions) == 0
+	if keepRegions {
 		want.TargetRegions = []TargetRegion{{Name: want.Location}}
 	}
 	known, err := p.ListLocations(ctx)
@@ -235,6 +239,9 @@ func EnsureImageVersion(ctx context.Context, p Provider, want ImageVersion, now 
 	if !sameSource(got.Source, want.Source) {
 		return nil, "", fmt.Errorf("image version %s of %s already exists from another source (%s): a version's source cannot change; bump the version",
 			want.Name, want.Definition, describeSource(got.Source))
+	}
+	if keepRegions {
+		want.TargetRegions = got.TargetRegions
 	}
 	if got.ExcludeFromLatest == want.ExcludeFromLatest && sameRegions(got.TargetRegions, want.TargetRegions) &&
 		(want.EndOfLife == nil || (got.EndOfLife != nil && want.EndOfLife.Equal(*got.EndOfLife))) {

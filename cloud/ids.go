@@ -34,6 +34,11 @@ func ManagedImageID(sub, rg, name string) string {
 	return ResourceGroupID(sub, rg) + "/providers/Microsoft.Compute/images/" + name
 }
 
+// DiskID is the ARM id of a managed disk.
+func DiskID(sub, rg, name string) string {
+	return ResourceGroupID(sub, rg) + "/providers/Microsoft.Compute/disks/" + name
+}
+
 // StorageAccountID is the ARM id of a storage account.
 func StorageAccountID(sub, rg, name string) string {
 	return ResourceGroupID(sub, rg) + "/providers/Microsoft.Storage/storageAccounts/" + name

@@ -3,6 +3,7 @@ package cloud
 import (
 	"context"
 	"io"
+	"time"
 )
 
 // Provider is one cloud target: a subscription imgflow reads and changes.
@@ -61,6 +62,19 @@ type Provider interface {
 
 	GetStorageAccount(ctx context.Context, rg, name string) (*StorageAccount, error)
 	CreateStorageAccount(ctx context.Context, sa StorageAccount) (*StorageAccount, error)
+
+	// GetDisk returns a managed disk.
+	GetDisk(ctx context.Context, rg, name string) (*Disk, error)
+	// CreateDiskFromImageVersion creates a managed disk from a gallery
+	// image version (in the version's replicated d.Location), the first
+	// step of exporting a version to a VHD.
+	CreateDiskFromImageVersion(ctx context.Context, d Disk) (*Disk, error)
+	// GrantDiskAccess opens read access to the disk for duration and
+	// returns the SAS URL to read it (a secret: never print it unredacted).
+	GrantDiskAccess(ctx context.Context, rg, name string, duration time.Duration) (string, error)
+	// RevokeDiskAccess closes access granted by GrantDiskAccess.
+	RevokeDiskAccess(ctx context.Context, rg, name string) error
+	DeleteDisk(ctx context.Context, rg, name string) error
 
 	// GetBlob returns a blob's properties.
 	GetBlob(ctx context.Context, ref BlobRef) (*Blob, error)

@@ -210,3 +210,20 @@ type ByteRange struct {
 	Offset int64 `json:"offset"`
 	Length int64 `json:"length"`
 }
+
+// Disk is a managed disk, as sig_to_vhd makes one from a gallery version.
+type Disk struct {
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	ResourceGroup string `json:"resource_group"`
+	Location      string `json:"location"`
+	// SourceImageVersionID is the gallery image version the disk is made from.
+	SourceImageVersionID string `json:"source_image_version_id"`
+	// SecurityType is "" (standard), TrustedLaunch or ConfidentialVM.
+	SecurityType     string `json:"security_type,omitempty"`
+	HyperVGeneration string `json:"hyper_v_generation,omitempty"`
+	SizeBytes        int64  `json:"size_bytes,omitempty"`
+	// AccessGranted reports an open read SAS (read-only).
+	AccessGranted bool `json:"access_granted,omitempty"`
+	Tags          Tags `json:"tags,omitempty"`
+}

@@ -28,7 +28,7 @@ func ExecModule(ctx context.Context, cfg Config, file string, extra starlark.Str
 	if maxSteps == 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	run := &builtins.Run{Ctx: ctx, Workspace: cfg.Workspace, Info: cfg.Info, Reporter: cfg.Reporter}
+	run := &builtins.Run{Ctx: ctx, Workspace: cfg.Workspace, Info: cfg.Info, Reporter: cfg.Reporter, Registry: cfg.Registry}
 	env := Predeclared(cfg.Registry)
 	for k, v := range extra {
 		env[k] = v
@@ -55,7 +55,7 @@ func NewThread(ctx context.Context, cfg Config, name string) (*starlark.Thread, 
 	if maxSteps == 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	run := &builtins.Run{Ctx: ctx, Workspace: cfg.Workspace, Info: cfg.Info, Reporter: cfg.Reporter}
+	run := &builtins.Run{Ctx: ctx, Workspace: cfg.Workspace, Info: cfg.Info, Reporter: cfg.Reporter, Registry: cfg.Registry}
 	th := newThread(name, run, newLoader(ctx, cfg.Workspace, run, Predeclared(cfg.Registry), maxSteps, ""), maxSteps)
 	return th, watchCancel(ctx, th)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/journal"
 )
 
 // Config is what a run needs besides its target.
@@ -23,6 +24,11 @@ type Config struct {
 	Info     builtins.RunInfo
 	MaxSteps uint64
 	Reporter builtins.Reporter
+	// Journal, when set, makes the run resumable: journaled steps are
+	// replayed, new ones appended.
+	Journal *journal.File
+	// Faults injects failures into named builtins in the apply pass (tests).
+	Faults *cloud.Faults
 }
 
 // Target is where a run happens. Validate, when set, is a dry-run copy of
@@ -42,6 +48,9 @@ type Result struct {
 	Params  []builtins.ParamDecl
 	// Err is nil on success; otherwise an *Error with file:line.
 	Err error
+	// Crashed reports an injected crash (cloud.ErrCrash): like a dead
+	// process, it left the journal as it was and ran no cleanup.
+	Crashed bool
 }
 
 // Run runs the workflow file (workspace-relative or absolute) against
@@ -49,12 +58,20 @@ type Result struct {
 func Run(ctx context.Context, file string, cfg Config, target Target) *Result {
 	if target.Validate != nil {
 		quiet := cfg
-		quiet.Reporter = nil
+		quiet.Reporter, quiet.Faults = nil, nil
 		if res := execPass(ctx, "validate", file, quiet, target.Validate); res.Err != nil {
 			return res
 		}
 	}
 	return execPass(ctx, "apply", file, cfg, target.Apply)
+}
+
+// Plan runs the workflow once against p, a dry-run copy of the target:
+// reads see the target, changes are recorded, not made. The reporter sees
+// each step with what it would do (created / exists / updated).
+func Plan(ctx context.Context, file string, cfg Config, p cloud.Provider) *Result {
+	cfg.Faults = nil
+	return execPass(ctx, "plan", file, cfg, p)
 }
 
 // execPass executes the workflow once against p, then its cleanups.
@@ -75,8 +92,15 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 		maxSteps = DefaultMaxSteps
 	}
 	run := &builtins.Run{
-		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars,
-		Reporter: cfg.Reporter, Validating: pass == "validate", ParamHints: scanParams(rel, src),
+		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars, Registry: cfg.Registry,
+		Reporter: cfg.Reporter, Validating: pass == "validate", ParamHints: scanParams(rel, src), Faults: cfg.Faults,
+	}
+	if cfg.Journal != nil {
+		var sink *journal.File
+		if pass == "apply" {
+			sink = cfg.Journal
+		}
+		run.Journal = journal.NewReplayer(cfg.Journal.Records(), sink)
 	}
 	predeclared := Predeclared(cfg.Registry)
 	ld := newLoader(ctx, cfg.Workspace, run, predeclared, maxSteps, rel)
@@ -87,12 +111,16 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	if err == nil {
 		err = checkVars(run, cfg.Vars)
 	}
+	res.Steps, res.Outputs, res.Params = run.Steps(), run.Outputs(), run.Params()
+	if errors.Is(err, cloud.ErrCrash) {
+		res.Crashed, res.Err = true, renderError(err, cfg.Workspace)
+		return res
+	}
 	var errs []error
 	if err != nil {
 		errs = append(errs, renderError(err, cfg.Workspace))
 	}
 	errs = append(errs, runCleanups(ctx, run, ld, maxSteps)...)
-	res.Steps, res.Outputs, res.Params = run.Steps(), run.Outputs(), run.Params()
 	res.Err = errors.Join(errs...)
 	return res
 }
@@ -129,8 +157,17 @@ func runCleanups(ctx context.Context, run *builtins.Run, ld *loader, maxSteps ui
 	th := newThread("cleanup", run, ld, maxSteps)
 	var errs []error
 	for _, c := range cleanups {
+		if run.Journal != nil && run.Journal.CleanupDone(c.ID) {
+			continue
+		}
 		if err := c.Fn(run.Ctx, th); err != nil {
 			errs = append(errs, fmt.Errorf("cleanup %s registered at %s failed: %w", c.Name, c.Pos, renderError(err, run.Workspace)))
+			continue
+		}
+		if run.Journal != nil {
+			if err := run.Journal.RecordCleanupDone(c.ID); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errs

@@ -5,6 +5,7 @@ set -euo pipefail
 
 need_apt=()
 command -v qemu-img >/dev/null 2>&1 || need_apt+=(qemu-utils)
+command -v packer >/dev/null 2>&1 || need_apt+=(packer)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
 	sudo=""

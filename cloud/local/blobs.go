@@ -2,7 +2,11 @@ package local
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 
@@ -28,8 +32,12 @@ func containerNotFound(ref cloud.BlobRef) error {
 	return cloud.NotFound(cloud.CodeContainerNotFound, ref.URL(), "The specified container does not exist.")
 }
 
-// lookupContainer returns the blob's account and container.
+// lookupContainer returns the blob's account and container. A managed
+// disk's URL names no account: it is read-only.
 func (p *Provider) lookupContainer(st *State, ref cloud.BlobRef) (*StorageAccountState, *ContainerState, error) {
+	if isDiskAccount(ref.Account) {
+		return nil, nil, diskWriteRefused(ref)
+	}
 	_, sa := st.findStorageAccount(ref.Account)
 	if sa == nil {
 		return nil, nil, accountNotFound(ref.Account, ref.URL())
@@ -59,10 +67,21 @@ func blobInfo(ref cloud.BlobRef, sa *StorageAccountState, b *BlobState) *cloud.B
 	return &cloud.Blob{BlobRef: r, URL: r.URL(), Type: b.Type, Size: b.Size, MD5: b.MD5}
 }
 
-// GetBlob implements cloud.Provider.
+// GetBlob implements cloud.Provider. A managed disk's SAS URL is a page
+// blob of the disk's size; its ref carries the SAS after the name (see
+// ReadBlob).
 func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, error) {
 	var out *cloud.Blob
 	err := p.view(ctx, func(st *State) error {
+		if isDiskAccount(ref.Account) {
+			clean, q := splitDiskRef(ref)
+			d, _, err := p.grantedDisk(st, clean, q)
+			if err != nil {
+				return err
+			}
+			out = &cloud.Blob{BlobRef: clean, URL: clean.URL(), Type: cloud.BlobTypePage, Size: d.SizeBytes}
+			return nil
+		}
 		sa, _, b, err := p.lookupBlob(st, ref)
 		if err != nil {
 			return err
@@ -95,30 +114,53 @@ func (p *Provider) EnsureContainer(ctx context.Context, account, container strin
 
 // ReadBlob implements cloud.Provider. A read is clamped to the blob's end;
 // one starting past it fails with InvalidRange (416) as in Azure.
+//
+// A granted managed disk reads through its SAS URL. cloud.BlobRef has no
+// SAS field, so the ref carries the SAS after its name, as in
+// BlobRef{Account: "md-…", Container: "…", Name: "abcd?sv=…&sig=…"}
+// (whose URL() is the SAS URL); a ref without it, such as ParseBlobURL
+// gives, is refused with 403 AuthenticationFailed.
 func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, length int64) ([]byte, error) {
 	var f *os.File
 	var n int64
+	resource := ref.URL()
 	err := p.view(ctx, func(st *State) error {
-		sa, _, b, err := p.lookupBlob(st, ref)
-		if err != nil {
-			return err
+		var src content
+		if isDiskAccount(ref.Account) {
+			clean, q := splitDiskRef(ref)
+			resource = clean.URL() // never the SAS
+			_, c, err := p.grantedDisk(st, clean, q)
+			if err != nil {
+				return err
+			}
+			src = c
+		} else {
+			sa, _, b, err := p.lookupBlob(st, ref)
+			if err != nil {
+				return err
+			}
+			src.size = b.Size
+			if !b.NoData {
+				src.path = p.blobFile(sa.Name, ref.Container, b.Name)
+			}
 		}
 		if offset < 0 || length < 0 {
-			return invalidParameter(ref.URL(), "invalid range: offset %d, length %d", offset, length)
+			return invalidParameter(resource, "invalid range: offset %d, length %d", offset, length)
 		}
 		if length == 0 {
 			return nil
 		}
-		if offset >= b.Size {
-			return invalidRange(ref.URL())
+		if offset >= src.size {
+			return invalidRange(resource)
 		}
-		n = min(length, b.Size-offset)
-		if b.NoData {
+		n = min(length, src.size-offset)
+		if src.path == "" {
 			return nil
 		}
 		// Opened under the lock: the open file keeps this content even
 		// if the blob is overwritten while we read.
-		f, err = os.Open(p.blobFile(sa.Name, ref.Container, b.Name))
+		var err error
+		f, err = os.Open(src.path)
 		return err
 	})
 	if err != nil {
@@ -130,7 +172,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 	}
 	defer f.Close()
 	if err := readFull(f, buf, offset); err != nil {
-		return nil, fmt.Errorf("read %s: %w", ref.URL(), err)
+		return nil, fmt.Errorf("read %s: %w", resource, err)
 	}
 	return buf, nil
 }
@@ -152,6 +194,9 @@ func (p *Provider) checkWrite(st *State, ref cloud.BlobRef, overwrite bool) (*St
 // written, and all-zero chunks within them are skipped, so the file stays
 // as sparse as the source; the MD5 covers the whole content.
 func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cloud.PageSource, overwrite bool) (*cloud.Blob, error) {
+	if isDiskAccount(ref.Account) {
+		return nil, diskWriteRefused(ref)
+	}
 	if src.Size < 0 || src.Size%pageSize != 0 {
 		return nil, invalidParameter(ref.URL(), "The page blob size %d must be a multiple of 512 bytes.", src.Size)
 	}
@@ -160,7 +205,13 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 		return nil, err
 	}
 	if p.dry {
-		return p.commitBlob(ctx, ref, overwrite, "", &BlobState{Type: cloud.BlobTypePage, Size: src.Size, NoData: true})
+		// No data is kept, but the MD5 is, so a later step of the same
+		// dry run recognises identical content.
+		h := md5.New()
+		if _, err := io.Copy(h, io.NewSectionReader(src.Reader, 0, src.Size)); err != nil {
+			return nil, fmt.Errorf("read %s: %w", ref.URL(), err)
+		}
+		return p.commitBlob(ctx, ref, overwrite, "", &BlobState{Type: cloud.BlobTypePage, Size: src.Size, MD5: hex.EncodeToString(h.Sum(nil)), NoData: true})
 	}
 	if err := p.view(ctx, func(st *State) error {
 		_, _, err := p.checkWrite(st, ref, overwrite)
@@ -180,11 +231,20 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 
 // CopyBlob implements cloud.Provider for sources in this subscription
 // (the SAS of srcURL is ignored). The copy keeps the source's type, size,
-// MD5 and holes.
+// MD5 and holes. The SAS URL of a granted managed disk is a source too:
+// its SAS is checked, and the copy is a page blob of the disk's content,
+// whose MD5 is computed on the way.
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	srcRef, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
 		return nil, invalidParameter(cloud.RedactURL(srcURL), "invalid copy source: %v", err)
+	}
+	if isDiskAccount(srcRef.Account) {
+		u, err := url.Parse(srcURL)
+		if err != nil {
+			return nil, invalidParameter(cloud.RedactURL(srcURL), "invalid copy source")
+		}
+		return p.copyFromDisk(ctx, srcRef, u.Query(), dest, overwrite)
 	}
 	var meta BlobState
 	var f *os.File
@@ -199,7 +259,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 		}
 		meta = BlobState{Type: b.Type, Size: b.Size, MD5: b.MD5}
 		if p.dry || b.NoData {
-			meta.MD5, meta.NoData = "", p.dry
+			meta.NoData = p.dry // the MD5 of the source carries over
 			return nil
 		}
 		// Opened under the lock, so the copy reads one consistent version.
@@ -225,6 +285,50 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 		return nil, err
 	}
 	defer os.Remove(tmp)
+	return p.commitBlob(ctx, dest, overwrite, tmp, &meta)
+}
+
+// copyFromDisk is CopyBlob from a managed disk's SAS URL (srcRef without
+// the SAS, q its query).
+func (p *Provider) copyFromDisk(ctx context.Context, srcRef cloud.BlobRef, q url.Values, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
+	var meta BlobState
+	var f *os.File
+	err := p.view(ctx, func(st *State) error {
+		d, src, err := p.grantedDisk(st, srcRef, q)
+		if err != nil {
+			return err
+		}
+		if _, _, err := p.checkWrite(st, dest, overwrite); err != nil {
+			return err
+		}
+		meta = BlobState{Type: cloud.BlobTypePage, Size: d.SizeBytes, NoData: p.dry}
+		if p.dry || src.path == "" {
+			return nil
+		}
+		// Opened under the lock, so the copy reads one consistent version.
+		f, err = os.Open(src.path)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if f != nil {
+		defer f.Close()
+	}
+	if p.dry {
+		return p.commitBlob(ctx, dest, overwrite, "", &meta)
+	}
+	tmp, sum, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
+		if f == nil {
+			return "", nil // a disk without data copies as zeros
+		}
+		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size, true)
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp)
+	meta.MD5 = sum
 	return p.commitBlob(ctx, dest, overwrite, tmp, &meta)
 }
 

@@ -59,3 +59,8 @@ func copyImage(img cloud.ManagedImage) cloud.ManagedImage {
 	img.Tags = copyTags(img.Tags)
 	return img
 }
+
+func copyDisk(d cloud.Disk) cloud.Disk {
+	d.Tags = copyTags(d.Tags)
+	return d
+}

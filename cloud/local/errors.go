@@ -25,6 +25,12 @@ const (
 	CodeCannotVerifyCopySource = "CannotVerifyCopySource"
 	// CodeInvalidRange: a blob read starting past its end (416).
 	CodeInvalidRange = "InvalidRange"
+	// CodeAuthenticationFailed: a SAS whose signature does not match, or
+	// that was revoked or has expired (403).
+	CodeAuthenticationFailed = "AuthenticationFailed"
+	// CodeAuthorizationPermissionMismatch: a request the credentials do
+	// not permit, e.g. a write through a read-only disk SAS (403).
+	CodeAuthorizationPermissionMismatch = "AuthorizationPermissionMismatch"
 )
 
 func rgNotFound(sub, rg string) error {
@@ -58,4 +64,11 @@ func locationChanged(id, name, rg, old, new string) error {
 func invalidRange(resource string) error {
 	return &cloud.Error{StatusCode: http.StatusRequestedRangeNotSatisfiable, Code: CodeInvalidRange,
 		Resource: resource, Message: "The range specified is invalid for the current size of the resource."}
+}
+
+// authenticationFailed is Storage's 403 for a SAS it refuses; resource
+// must not carry the SAS.
+func authenticationFailed(resource, detail string) error {
+	return &cloud.Error{StatusCode: http.StatusForbidden, Code: CodeAuthenticationFailed, Resource: resource,
+		Message: "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature. " + detail}
 }

@@ -139,9 +139,14 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string, info
 					g.Name, d.Name, sec)
 			}
 		}
-		guid, err := p.rand.guid()
-		if err != nil {
-			return err
+		// The platform generates the name; a dry run (plan, validation)
+		// cannot know it and says so instead of inventing one.
+		guid := PendingGUID
+		if !p.dry {
+			var err error
+			if guid, err = p.rand.guid(); err != nil {
+				return err
+			}
 		}
 		c := info
 		g.Community = &c
@@ -167,3 +172,7 @@ func privateOnlySecurityType(features map[string]string) (string, bool) {
 	}
 	return "", false
 }
+
+// PendingGUID stands for the GUID of a community public name that a dry
+// run (plan) would have the platform generate.
+const PendingGUID = "<pending guid>"

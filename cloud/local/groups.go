@@ -57,6 +57,8 @@ func (p *Provider) CreateResourceGroup(ctx context.Context, in cloud.ResourceGro
 				Galleries:       map[string]*GalleryState{},
 				Images:          map[string]*cloud.ManagedImage{},
 				StorageAccounts: map[string]*StorageAccountState{},
+				Disks:           map[string]*cloud.Disk{},
+				DiskGrants:      map[string]*DiskGrantState{},
 			}
 			st.ResourceGroups[key(in.Name)] = rg
 		}

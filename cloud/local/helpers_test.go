@@ -64,7 +64,12 @@ const (
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	p := newTestProvider(t)
+	return setupFixture(t, newTestProvider(t))
+}
+
+// setupFixture creates the fixture's resources in p.
+func setupFixture(t *testing.T, p *Provider) *fixture {
+	t.Helper()
 	f := &fixture{p: p, sub: p.SubscriptionID()}
 	_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: rgName, Location: "westeurope"})
 	require.NoError(t, err)

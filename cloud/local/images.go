@@ -38,13 +38,14 @@ func (p *Provider) lookupImage(st *State, rgName, name string) (*cloud.ManagedIm
 
 // CreateManagedImage implements cloud.Provider: a PUT creating the image
 // from a fixed VHD page blob or a gallery image version, or updating the
-// tags of an existing one (whose source cannot change).
+// tags of an existing one (whose source cannot change). A new image
+// snapshots its source's content into its own data file.
 func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage) (*cloud.ManagedImage, error) {
 	var out cloud.ManagedImage
-	err := p.update(ctx, func(st *State) error {
+	err := p.updateWithData(ctx, func(st *State) (*dataCopy, error) {
 		rg, err := p.lookupRG(st, in.ResourceGroup)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		id := cloud.ManagedImageID(st.SubscriptionID, rg.Name, in.Name)
 		want := in.Location
@@ -53,18 +54,18 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 		}
 		loc, err := p.resolveLocation(want, "Microsoft.Compute/images", id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if img, ok := rg.Images[key(in.Name)]; ok {
 			if img.Location != loc {
-				return locationChanged(img.ID, img.Name, rg.Name, img.Location, loc)
+				return nil, locationChanged(img.ID, img.Name, rg.Name, img.Location, loc)
 			}
 			if !sameSource(img.Source, in.Source) {
-				return propertyChange(img.ID, "source")
+				return nil, propertyChange(img.ID, "source")
 			}
 			img.Tags = copyTags(in.Tags)
 			out = copyImage(*img)
-			return nil
+			return nil, nil
 		}
 		img := &cloud.ManagedImage{
 			ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc,
@@ -75,30 +76,34 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 		case cloud.SourceVHD:
 			size, _, err := p.vhdBlob(st, in.Source.URI, id)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			img.SizeBytes = size
 		case cloud.SourceImageVersion:
 			d, v, err := p.versionByID(st, in.Source.ID, id)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if err := inheritImageField(id, "OS type", &img.OSType, d.OSType, v.ID); err != nil {
-				return err
+				return nil, err
 			}
 			if err := inheritImageField(id, "Hyper-V generation", &img.HyperVGeneration, d.HyperVGeneration, v.ID); err != nil {
-				return err
+				return nil, err
 			}
 			img.SizeBytes = v.SizeBytes
 		default:
-			return invalidParameter(id, "The managed image source kind '%s' is not supported; use a VHD blob or a gallery image version.", in.Source.Kind)
+			return nil, invalidParameter(id, "The managed image source kind '%s' is not supported; use a VHD blob or a gallery image version.", in.Source.Kind)
 		}
 		if img.HyperVGeneration == "" {
 			img.HyperVGeneration = cloud.HyperVGenV1 // Azure's default for images
 		}
+		src, err := p.sourceContent(st, in.Source, id, 0)
+		if err != nil {
+			return nil, err
+		}
 		rg.Images[key(in.Name)] = img
 		out = copyImage(*img)
-		return nil
+		return &dataCopy{id: id, src: src}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -119,10 +124,15 @@ func inheritImageField(id, prop string, field *string, want, srcID string) error
 	return nil
 }
 
-// DeleteManagedImage implements cloud.Provider.
+// DeleteManagedImage implements cloud.Provider; the image's data goes
+// with it.
 func (p *Provider) DeleteManagedImage(ctx context.Context, rgName, name string) error {
 	return p.update(ctx, func(st *State) error {
-		if _, err := p.lookupImage(st, rgName, name); err != nil {
+		img, err := p.lookupImage(st, rgName, name)
+		if err != nil {
+			return err
+		}
+		if err := p.removeData(st, img.ID); err != nil {
 			return err
 		}
 		delete(st.ResourceGroups[key(rgName)].Images, key(name))

@@ -26,6 +26,10 @@ type State struct {
 	Format         int                            `json:"format"`
 	SubscriptionID string                         `json:"subscription_id"`
 	ResourceGroups map[string]*ResourceGroupState `json:"resource_groups,omitempty"`
+	// NoData holds the lowercased ARM ids of the managed images, image
+	// versions and disks a dry run created: they have no data file and
+	// read as zeros. Only a dry run's state (never saved) has entries.
+	NoData map[string]bool `json:"no_data,omitempty"`
 }
 
 // ResourceGroupState is a resource group and everything in it.
@@ -34,6 +38,25 @@ type ResourceGroupState struct {
 	Galleries       map[string]*GalleryState        `json:"galleries,omitempty"`
 	Images          map[string]*cloud.ManagedImage  `json:"images,omitempty"`
 	StorageAccounts map[string]*StorageAccountState `json:"storage_accounts,omitempty"`
+	Disks           map[string]*cloud.Disk          `json:"disks,omitempty"`
+	// DiskGrants are the open read grants of Disks, by the same key.
+	DiskGrants map[string]*DiskGrantState `json:"disk_grants,omitempty"`
+}
+
+// DiskGrantState is an open read grant (SAS) on a managed disk. The SAS
+// signature is a secret: only its SHA-256 is kept, and a presented
+// signature is checked against that hash.
+type DiskGrantState struct {
+	// Account is the host label of the disk's SAS URL (md-…), derived
+	// from the disk id; Container is random per grant.
+	Account   string `json:"account"`
+	Container string `json:"container"`
+	// SignedIdentifier is the SAS's si parameter (not a secret).
+	SignedIdentifier string `json:"signed_identifier"`
+	// SigSHA256 is the hex SHA-256 of the SAS's sig parameter.
+	SigSHA256 string    `json:"sig_sha256"`
+	Granted   time.Time `json:"granted"`
+	Expires   time.Time `json:"expires"`
 }
 
 // GalleryState is a gallery and its image definitions.
@@ -75,7 +98,7 @@ type BlobState struct {
 }
 
 func newState(sub string) *State {
-	return &State{Format: stateFormat, SubscriptionID: sub, ResourceGroups: map[string]*ResourceGroupState{}}
+	return &State{Format: stateFormat, SubscriptionID: sub, ResourceGroups: map[string]*ResourceGroupState{}, NoData: map[string]bool{}}
 }
 
 // key is the map key of a case-insensitive Azure name.
@@ -108,6 +131,9 @@ func (s *State) normalize() {
 	if s.ResourceGroups == nil {
 		s.ResourceGroups = map[string]*ResourceGroupState{}
 	}
+	if s.NoData == nil {
+		s.NoData = map[string]bool{}
+	}
 	for _, rg := range s.ResourceGroups {
 		if rg.Galleries == nil {
 			rg.Galleries = map[string]*GalleryState{}
@@ -117,6 +143,12 @@ func (s *State) normalize() {
 		}
 		if rg.StorageAccounts == nil {
 			rg.StorageAccounts = map[string]*StorageAccountState{}
+		}
+		if rg.Disks == nil {
+			rg.Disks = map[string]*cloud.Disk{}
+		}
+		if rg.DiskGrants == nil {
+			rg.DiskGrants = map[string]*DiskGrantState{}
 		}
 		for _, g := range rg.Galleries {
 			if g.Definitions == nil {

@@ -43,35 +43,42 @@ func (p *Provider) GetImageVersion(ctx context.Context, rgName, gallery, def, na
 // CreateImageVersion implements cloud.Provider: a PUT. A new version is
 // checked against its source; an existing one may not change source or
 // storage account type and otherwise updates like UpdateImageVersion.
-// Replication completes at once.
+// Replication completes at once. A new version snapshots its source's
+// content into its own data file (see updateWithData).
 func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion) (*cloud.ImageVersion, error) {
 	var out cloud.ImageVersion
-	err := p.update(ctx, func(st *State) error {
+	err := p.updateWithData(ctx, func(st *State) (*dataCopy, error) {
 		id := cloud.ImageVersionID(st.SubscriptionID, in.ResourceGroup, in.Gallery, in.Definition, in.Name)
 		rg, g, d, err := p.lookupDefinition(st, in.ResourceGroup, in.Gallery, in.Definition, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		id = cloud.ImageVersionID(st.SubscriptionID, rg.Name, g.Name, d.Name, in.Name)
 		if err := p.checkGalleryRegion(g, in.Location, id, "image versions"); err != nil {
-			return err
+			return nil, err
 		}
 		if in.StorageAccountType == "" {
 			in.StorageAccountType = cloud.StorageStandardLRS
 		}
+		var data *dataCopy
 		v, ok := d.Versions[key(in.Name)]
 		if ok {
 			if !sameSource(v.Source, in.Source) {
-				return propertyChange(v.ID, "source")
+				return nil, propertyChange(v.ID, "source")
 			}
 			if !strings.EqualFold(v.StorageAccountType, in.StorageAccountType) {
-				return propertyChange(v.ID, "storageAccountType")
+				return nil, propertyChange(v.ID, "storageAccountType")
 			}
 		} else {
 			size, err := p.checkVersionSource(st, d, in.Source, id)
 			if err != nil {
-				return err
+				return nil, err
 			}
+			src, err := p.sourceContent(st, in.Source, id, 0)
+			if err != nil {
+				return nil, err
+			}
+			data = &dataCopy{id: id, src: src}
 			v = &cloud.ImageVersion{
 				ID: id, Name: in.Name, ResourceGroup: rg.Name, Gallery: g.Name, Definition: d.Name,
 				Location: g.Location, Source: in.Source, StorageAccountType: in.StorageAccountType,
@@ -79,11 +86,11 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 			}
 		}
 		if err := p.applyPublishing(v, in, true); err != nil {
-			return err
+			return nil, err
 		}
 		d.Versions[key(in.Name)] = v
 		out = copyVersion(*v)
-		return nil
+		return data, nil
 	})
 	if err != nil {
 		return nil, err
@@ -122,11 +129,15 @@ func (p *Provider) UpdateImageVersion(ctx context.Context, in cloud.ImageVersion
 	return &out, nil
 }
 
-// DeleteImageVersion implements cloud.Provider.
+// DeleteImageVersion implements cloud.Provider; the version's data goes
+// with it (disks made from it keep their own copy).
 func (p *Provider) DeleteImageVersion(ctx context.Context, rgName, gallery, def, name string) error {
 	return p.update(ctx, func(st *State) error {
-		_, d, _, err := p.lookupVersion(st, rgName, gallery, def, name)
+		_, d, v, err := p.lookupVersion(st, rgName, gallery, def, name)
 		if err != nil {
+			return err
+		}
+		if err := p.removeData(st, v.ID); err != nil {
 			return err
 		}
 		delete(d.Versions, key(name))

@@ -11,7 +11,7 @@ func cmdDoc(e *env, args []string) error {
 	fs := newFlagSet("doc", e)
 	update := fs.String("update", "", "rewrite the generated reference section of this Markdown `file` (e.g. WORKFLOWS.md)")
 	if _, err := parseFlags(fs, args); err != nil {
-		return exitCode(2)
+		return flagError(err)
 	}
 	reg := builtins.NewRegistry()
 	if *update == "" {

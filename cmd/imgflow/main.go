@@ -18,6 +18,9 @@ const usage = `imgflow builds and publishes Azure VM images from Starlark workfl
 
 Usage:
   imgflow run FILE [--var k=v]… [--vars-file F] [--state DIR] [--outputs FILE] [--target local|azure]
+  imgflow run --resume RUN_ID [FILE] [--var k=v]…   resume a failed or interrupted run
+  imgflow runs                 list runs and whether they can be resumed
+  imgflow plan FILE [--var k=v]… [--output json]   what run would do; nothing changes
   imgflow test [PATH…]         run *_test.star files (default: workflows/)
   imgflow doc                  print the builtin reference (Markdown)
   imgflow state [--state DIR]  show what exists on the local target
@@ -51,6 +54,10 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdDoc(env, rest)
 	case "state":
 		err = cmdState(env, rest)
+	case "plan":
+		err = cmdPlan(ctx, env, rest)
+	case "runs":
+		err = cmdRuns(env, rest)
 	case "version":
 		fmt.Fprintln(stdout, "imgflow", version)
 	case "help", "-h", "--help":

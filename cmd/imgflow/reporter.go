@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,13 +16,15 @@ import (
 // consoleReporter prints each step when it finishes, with its outcome,
 // duration and the workflow line that asked for it.
 type consoleReporter struct {
-	e   *env
-	mu  sync.Mutex
-	n   int
-	dim func(string) string
-	ok  func(string) string
-	upd func(string) string
-	bad func(string) string
+	e *env
+	// planning words outcomes as intentions (create, not created).
+	planning bool
+	mu       sync.Mutex
+	n        int
+	dim      func(string) string
+	ok       func(string) string
+	upd      func(string) string
+	bad      func(string) string
 }
 
 func newConsoleReporter(e *env) *consoleReporter {
@@ -41,12 +44,15 @@ func (r *consoleReporter) StepFinished(s *builtins.Step) {
 	defer r.mu.Unlock()
 	r.n++
 	var outcome string
+	if r.planning {
+		s = planned(s)
+	}
 	switch {
 	case s.Err != nil:
 		outcome = r.bad("failed")
-	case s.Outcome == cloud.Created:
+	case s.Outcome == cloud.Created || s.Outcome == "create":
 		outcome = r.ok(string(s.Outcome))
-	case s.Outcome == cloud.Updated:
+	case s.Outcome == cloud.Updated || s.Outcome == "update":
 		outcome = r.upd(string(s.Outcome))
 	default:
 		outcome = r.dim(string(s.Outcome))
@@ -68,6 +74,13 @@ func stepPos(s *builtins.Step) string {
 	return top + " (" + s.Pos + ")"
 }
 
+// planned is the step with its outcome worded as an intention.
+func planned(s *builtins.Step) *builtins.Step {
+	c := *s
+	c.Outcome = cloud.Outcome(planAction(string(s.Outcome)))
+	return &c
+}
+
 func (r *consoleReporter) Print(pos, msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -80,8 +93,7 @@ func (r *consoleReporter) printOutputs(outputs []builtins.Output) {
 	}
 	fmt.Fprintln(r.e.stdout, "Outputs:")
 	for _, o := range outputs {
-		v, _ := json.Marshal(o.Value)
-		fmt.Fprintf(r.e.stdout, "  %s = %s\n", o.Name, v)
+		fmt.Fprintf(r.e.stdout, "  %s = %s\n", o.Name, jsonText(o.Value))
 	}
 }
 
@@ -93,4 +105,16 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%dms", d.Milliseconds())
 	}
 	return d.Round(100 * time.Millisecond).String()
+}
+
+// jsonText is v as compact JSON, without HTML escaping ("<pending guid>"
+// stays readable).
+func jsonText(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -9,11 +9,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/interp"
+	"github.com/imgflow/imgflow/journal"
 )
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
@@ -22,26 +26,23 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.Var(vars, "var", "set a workflow param: `name=value` (repeatable)")
 	varsFile := fs.String("vars-file", "", "JSON `file` of param values")
 	root := fs.String("root", ".", "workspace root `dir`: load() and file reads stay inside it")
-	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
+	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow); run journals are kept in its runs/")
 	outputs := fs.String("outputs", "", "write the workflow outputs as JSON to `file`")
 	target := fs.String("target", "local", "where to run: local or azure")
+	resume := fs.String("resume", "", "resume the run with this `id` (see imgflow runs): journaled steps are not redone")
 	maxSteps := fs.Uint64("max-steps", interp.DefaultMaxSteps, "Starlark step limit per thread")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return exitCode(2)
+		return flagError(err)
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("run takes one workflow file, got %d: imgflow run workflows/flatcar.star --var name=value", len(pos))
+	if len(pos) > 1 || (len(pos) == 0 && *resume == "") {
+		return fmt.Errorf("run takes one workflow file: imgflow run workflows/flatcar.star --var name=value (or --resume RUN_ID)")
 	}
 	values, err := loadVars(*varsFile, vars)
 	if err != nil {
 		return err
 	}
 	ws, err := builtins.NewWorkspace(*root)
-	if err != nil {
-		return err
-	}
-	file, err := workspacePath(ws, pos[0])
 	if err != nil {
 		return err
 	}
@@ -60,17 +61,30 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	defer p.Close()
 
-	info := newRunInfo()
+	j, info, file, err := openJournal(ws, filepath.Join(*stateDir, "runs"), *resume, pos, values, *target)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+
 	rep := newConsoleReporter(e)
-	fmt.Fprintf(e.stdout, "%s %s %s\n", e.paint()("imgflow run"), file, rep.dim(fmt.Sprintf("(target local, run %s)", info.ID)))
+	verb := "imgflow run"
+	if *resume != "" {
+		verb = "imgflow run --resume"
+	}
+	fmt.Fprintf(e.stdout, "%s %s %s\n", verb, file, rep.dim(fmt.Sprintf("(target %s, run %s)", *target, info.ID)))
 	res := interp.Run(ctx, "//"+file, interp.Config{
-		Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: info, MaxSteps: *maxSteps, Reporter: rep,
+		Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: info, MaxSteps: *maxSteps, Reporter: rep, Journal: j,
 	}, interp.Target{Apply: p, Validate: p.DryRun()})
+	if err := endJournal(ctx, j, res); err != nil {
+		return err
+	}
 	if res.Err != nil {
-		if res.Pass == "validate" {
+		switch {
+		case res.Pass == "validate":
 			e.errorf("%v\n%s", res.Err, rep.dim("(found while validating the workflow: nothing was changed)"))
-		} else {
-			e.errorf("%v", res.Err)
+		default:
+			e.errorf("%v\n%s", res.Err, rep.dim(fmt.Sprintf("(resume with: imgflow run --resume %s)", info.ID)))
 		}
 		return exitCode(1)
 	}
@@ -81,6 +95,98 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// openJournal starts the journal of a new run, or reopens the one of the
+// run to resume: its run facts (id, time) and vars come back, and vars
+// given again override them.
+func openJournal(ws *builtins.Workspace, dir, resume string, pos []string, values map[string]starlark.Value, target string) (*journal.File, builtins.RunInfo, string, error) {
+	if resume == "" {
+		file, err := workspacePath(ws, pos[0])
+		if err != nil {
+			return nil, builtins.RunInfo{}, "", err
+		}
+		info := newRunInfo()
+		j, err := journal.Create(dir, journal.Record{RunID: info.ID, RunTime: &info.Time, Workflow: file, Target: target, Vars: varsToGo(values)})
+		return j, info, file, err
+	}
+	j, err := journal.Open(dir, resume)
+	if err != nil {
+		return nil, builtins.RunInfo{}, "", err
+	}
+	h := j.Header()
+	file := h.Workflow
+	if len(pos) == 1 {
+		if file, err = workspacePath(ws, pos[0]); err != nil {
+			j.Close()
+			return nil, builtins.RunInfo{}, "", err
+		}
+	}
+	for k, v := range lastVars(j.Records()) {
+		if _, given := values[k]; given {
+			continue
+		}
+		if s, ok := v.(string); ok && strings.Contains(s, "?<redacted>") {
+			j.Close()
+			return nil, builtins.RunInfo{}, "", fmt.Errorf("--var %s held a secret (a SAS) that the journal does not keep: pass it again with --var %s=…", k, k)
+		}
+		values[k] = builtins.FromGo(v)
+	}
+	info := builtins.RunInfo{ID: h.RunID, Time: h.Time}
+	if h.RunTime != nil {
+		info.Time = *h.RunTime
+	}
+	if err := j.Append(journal.Record{Type: journal.TypeResume, Workflow: file, Vars: varsToGo(values)}); err != nil {
+		j.Close()
+		return nil, builtins.RunInfo{}, "", err
+	}
+	return j, info, file, nil
+}
+
+// varsToGo are the vars as the journal keeps them: a URL's query (a SAS)
+// is redacted, so resuming needs it again.
+func varsToGo(values map[string]starlark.Value) map[string]any {
+	out := make(map[string]any, len(values))
+	for k, v := range values {
+		g, err := builtins.ToGo(v)
+		if err != nil {
+			g = v.String()
+		}
+		out[k] = builtins.RedactSecrets(g)
+	}
+	return out
+}
+
+// lastVars are the vars of the latest attempt of a run.
+func lastVars(records []journal.Record) map[string]any {
+	var vars map[string]any
+	for _, r := range records {
+		if r.Type == journal.TypeRun || r.Type == journal.TypeResume {
+			vars = r.Vars
+		}
+	}
+	return vars
+}
+
+// endJournal records how the run ended (a simulated crash records nothing,
+// like a dead process).
+func endJournal(ctx context.Context, j *journal.File, res *interp.Result) error {
+	if res.Crashed {
+		return nil
+	}
+	rec := journal.Record{Type: journal.TypeEnd, Status: journal.StatusSucceeded}
+	switch {
+	case ctx.Err() != nil:
+		rec.Status, rec.Error = journal.StatusCancelled, ctx.Err().Error()
+	case res.Err != nil:
+		rec.Status, rec.Error = journal.StatusFailed, firstLine(res.Err.Error())
+	}
+	return j.Append(rec)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // workspacePath makes a command-line path workspace-relative.

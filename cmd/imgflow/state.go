@@ -21,7 +21,7 @@ func cmdState(e *env, args []string) error {
 	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
 	asJSON := fs.Bool("json", false, "print the state as JSON")
 	if _, err := parseFlags(fs, args); err != nil {
-		return exitCode(2)
+		return flagError(err)
 	}
 	if *stateDir == "" {
 		ws, err := builtins.NewWorkspace(*root)

@@ -16,18 +16,19 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 	verbose := fs.Bool("v", false, "list every test, not only failures")
 	paths, err := parseFlags(fs, args)
 	if err != nil {
-		return exitCode(2)
+		return flagError(err)
 	}
 	ws, err := builtins.NewWorkspace(*root)
 	if err != nil {
 		return err
 	}
 	if len(paths) == 0 {
-		paths = []string{"workflows/..."}
-	}
-	for i, p := range paths {
-		if paths[i], err = workspacePathOrDir(ws, p); err != nil {
-			return err
+		paths = []string{"workflows/..."} // already workspace-relative
+	} else {
+		for i, p := range paths {
+			if paths[i], err = workspacePathOrDir(ws, p); err != nil {
+				return err
+			}
 		}
 	}
 	r := startest.NewRunner(ws)

@@ -8,8 +8,10 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/interp"
+	"github.com/imgflow/imgflow/journal"
 )
 
 // harness provides run() to a test file: it runs a workflow on the current
@@ -20,17 +22,21 @@ type harness struct {
 	testFile string
 	cloud    *local.Provider
 	runs     int
+	// journals holds the runs' journals for resume, per test.
+	journals string
 }
 
-func (h *harness) begin(c *local.Provider) {
+func (h *harness) begin(c *local.Provider, journals string) {
 	h.cloud = c
 	h.runs = 0
+	h.journals = journals
 }
 
 func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var workflow string
-	var vars *starlark.Dict
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "workflow", &workflow, "vars?", &vars); err != nil {
+	var vars, faults *starlark.Dict
+	var resume string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "workflow", &workflow, "vars?", &vars, "faults?", &faults, "resume?", &resume); err != nil {
 		return nil, err
 	}
 	if h.cloud == nil {
@@ -40,32 +46,126 @@ func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlar
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	values := map[string]starlark.Value{}
-	if vars != nil {
-		for _, kv := range vars.Items() {
-			k, ok := kv[0].(starlark.String)
-			if !ok {
-				return nil, fmt.Errorf("run: vars keys must be strings, got %s", kv[0].Type())
-			}
-			values[string(k)] = kv[1]
-		}
+	values, err := stringKeyed(vars, "vars")
+	if err != nil {
+		return nil, err
+	}
+	faultSet, err := parseFaults(faults)
+	if err != nil {
+		return nil, err
 	}
 	ctx, _ := thread.Local("context").(context.Context)
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	h.runs++
+	j, info, err := h.journal(resume)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	defer j.Close()
 	res := interp.Run(ctx, "//"+rel, interp.Config{
 		Workspace: h.runner.Workspace, Registry: h.runner.Registry, Vars: values,
-		Info:     builtins.RunInfo{ID: fmt.Sprintf("test-%d", h.runs), Time: h.runner.Time},
-		Reporter: h.runner.Reporter,
-	}, interp.Target{Apply: h.cloud, Validate: h.cloud.DryRun()})
-	return h.result(res)
+		Info: info, Reporter: h.runner.Reporter, Journal: j, Faults: faultSet,
+	}, interp.Target{Apply: cloud.WithFaults(h.cloud, faultSet), Validate: h.cloud.DryRun()})
+	if !res.Crashed {
+		status := journal.StatusSucceeded
+		if res.Err != nil {
+			status = journal.StatusFailed
+		}
+		if err := j.Append(journal.Record{Type: journal.TypeEnd, Status: status}); err != nil {
+			return nil, err
+		}
+	}
+	return h.result(res, info.ID)
 }
 
-// result is the value run() returns: struct(ok, error, phase, calls,
-// outputs, state).
-func (h *harness) result(res *interp.Result) (starlark.Value, error) {
+// journal starts a new run's journal, or reopens the one to resume.
+func (h *harness) journal(resume string) (*journal.File, builtins.RunInfo, error) {
+	if resume != "" {
+		j, err := journal.Open(h.journals, resume)
+		if err != nil {
+			return nil, builtins.RunInfo{}, err
+		}
+		hdr := j.Header()
+		if err := j.Append(journal.Record{Type: journal.TypeResume}); err != nil {
+			j.Close()
+			return nil, builtins.RunInfo{}, err
+		}
+		return j, builtins.RunInfo{ID: hdr.RunID, Time: *hdr.RunTime}, nil
+	}
+	h.runs++
+	info := builtins.RunInfo{ID: fmt.Sprintf("test-%d", h.runs), Time: h.runner.Time}
+	j, err := journal.Create(h.journals, journal.Record{RunID: info.ID, RunTime: &info.Time})
+	return j, info, err
+}
+
+func stringKeyed(d *starlark.Dict, what string) (map[string]starlark.Value, error) {
+	out := map[string]starlark.Value{}
+	if d == nil {
+		return out, nil
+	}
+	for _, kv := range d.Items() {
+		k, ok := kv[0].(starlark.String)
+		if !ok {
+			return nil, fmt.Errorf("run: %s keys must be strings, got %s", what, kv[0].Type())
+		}
+		out[string(k)] = kv[1]
+	}
+	return out, nil
+}
+
+// parseFaults reads faults={"image_version": "crash", "CreateImageVersion":
+// {"status": 500, "code": "InternalError", "message": "…", "times": 1}}.
+// Lowercase names are builtins, capitalised ones Provider operations.
+func parseFaults(d *starlark.Dict) (*cloud.Faults, error) {
+	m, err := stringKeyed(d, "faults")
+	if err != nil {
+		return nil, err
+	}
+	faults := map[string]cloud.Fault{}
+	for name, v := range m {
+		if s, ok := v.(starlark.String); ok {
+			if s != "crash" {
+				return nil, fmt.Errorf("run: fault %s: want \"crash\" or a dict(status=, code=, message=, times=)", name)
+			}
+			faults[name] = cloud.Fault{Crash: true}
+			continue
+		}
+		g, err := builtins.ToGo(v)
+		spec, ok := g.(map[string]any)
+		if err != nil || !ok {
+			return nil, fmt.Errorf("run: fault %s: want \"crash\" or a dict(status=, code=, message=, times=)", name)
+		}
+		f := cloud.Fault{}
+		for k, val := range spec {
+			switch k {
+			case "status":
+				f.StatusCode = int(asInt(val))
+			case "code":
+				f.Code, _ = val.(string)
+			case "message":
+				f.Message, _ = val.(string)
+			case "times":
+				f.Times = int(asInt(val))
+			case "skip":
+				f.Skip = int(asInt(val))
+			default:
+				return nil, fmt.Errorf("run: fault %s: unknown field %q (status, code, message, times, skip)", name, k)
+			}
+		}
+		faults[name] = f
+	}
+	return cloud.NewFaults(faults), nil
+}
+
+func asInt(v any) int64 {
+	n, _ := v.(int64)
+	return n
+}
+
+// result is the value run() returns: struct(ok, error, phase, run_id,
+// crashed, calls, outputs, state).
+func (h *harness) result(res *interp.Result, runID string) (starlark.Value, error) {
 	var errVal any
 	if res.Err != nil {
 		errVal = res.Err.Error()
@@ -90,7 +190,7 @@ func (h *harness) result(res *interp.Result) (starlark.Value, error) {
 		return nil, err
 	}
 	return builtins.MakeStruct("run_result", map[string]any{
-		"ok": res.Err == nil, "error": errVal, "phase": res.Pass, "calls": calls, "outputs": outputs, "state": state,
+		"ok": res.Err == nil, "error": errVal, "run_id": runID, "crashed": res.Crashed, "phase": res.Pass, "calls": calls, "outputs": outputs, "state": state,
 	}), nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -120,7 +121,13 @@ func (r *Runner) runTest(ctx context.Context, cfg interp.Config, file, name stri
 		return res
 	}
 	defer cloud.Close()
-	h.begin(cloud)
+	journals, err := os.MkdirTemp("", "imgflow-test-runs-")
+	if err != nil {
+		res.Failures = []string{err.Error()}
+		return res
+	}
+	defer os.RemoveAll(journals)
+	h.begin(cloud, journals)
 	rep := &collector{}
 	th, stop := interp.NewThread(ctx, cfg, file+":"+name)
 	starlarktest.SetReporter(th, rep)

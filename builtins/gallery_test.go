@@ -1,0 +1,290 @@
+package builtins_test
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.starlark.net/starlark"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/local"
+)
+
+// versionPrelude makes image version 1.0.0 of gal/def in westeurope from an
+// uploaded VHD.
+const versionPrelude = `
+rg = resource_group("rg", location = "westeurope")
+sa = storage_account("imgflowtest", resource_group = rg)
+up = vhd_upload("disk.vhd", dest = blob(sa, container = "vhds", name = "disk.vhd"))
+g = gallery("gal", resource_group = rg)
+d = image_definition(g, name = "def", publisher = "p", offer = "o", sku = "s")
+v = image_version(d, version = "1.0.0", source = vhd(up, storage_account = sa))
+`
+
+// newReplicationSandbox is a sandbox whose apply pass counts version
+// updates, with version 1.0.0 created.
+func newReplicationSandbox(t *testing.T) (*snippetSandbox, *countingProvider) {
+	t.Helper()
+	s := newSnippetSandbox(t)
+	counter := &countingProvider{Provider: s.cloud}
+	s.apply = counter
+	s.fixedVHD("disk.vhd", 1, "flatcar")
+	res := s.mustRun(versionPrelude, nil)
+	require.Equal(t, cloud.Created, lastOutcome(t, res, "image_version"))
+	require.Zero(t, counter.updateCount())
+	return s, counter
+}
+
+func versionState(t *testing.T, p *local.Provider) *cloud.ImageVersion {
+	t.Helper()
+	v := p.Snapshot().ResourceGroups["rg"].Galleries["gal"].Definitions["def"].Versions["1.0.0"]
+	require.NotNil(t, v)
+	return v
+}
+
+func targetNames(v *cloud.ImageVersion) []string { return v.RegionNames() }
+
+const replicateOutputs = `
+output("regions", [s.name for s in r.regions])
+output("states", [s.state for s in r.regions])
+output("version_regions", r.version.regions)
+`
+
+func TestReplicateGrowsTheRegionListInOneUpdate(t *testing.T) {
+	s, counter := newReplicationSandbox(t)
+	res := s.mustRun(versionPrelude+`r = replicate(v, regions = ["eastus", "northeurope"])`+replicateOutputs, nil)
+
+	assert.Equal(t, cloud.Updated, lastOutcome(t, res, "replicate"))
+	assert.Equal(t, 1, counter.updateCount(), "one update of the target list")
+	require.Len(t, counter.updates, 1)
+	assert.Equal(t, []string{"westeurope", "eastus", "northeurope"}, counter.updates[0].RegionNames())
+
+	out := outputsOf(res)
+	assert.Equal(t, []any{"westeurope", "eastus", "northeurope"}, out["version_regions"])
+	assert.ElementsMatch(t, []any{"westeurope", "eastus", "northeurope"}, out["regions"])
+	assert.Equal(t, []any{"Completed", "Completed", "Completed"}, out["states"])
+	assert.Equal(t, []string{"westeurope", "eastus", "northeurope"}, targetNames(versionState(t, s.cloud)))
+
+	step := stepsOf(res, "replicate")[0]
+	assert.Contains(t, step.Summary, "3 region(s)")
+	assert.Equal(t, "main.star:8:14", step.Pos)
+}
+
+// A workflow that makes a version with image_version() (default regions)
+// and then replicates it must change nothing when rerun. Today the rerun's
+// image_version() shrinks the target list back to the gallery region (an
+// update) and replicate() grows it again (another update): in Azure that
+// drops and re-replicates every region on every run.
+func TestImageVersionThenReplicateRerunChangesNothing(t *testing.T) {
+	s, counter := newReplicationSandbox(t)
+	src := versionPrelude + `r = replicate(v, regions = ["eastus", "northeurope"])` + replicateOutputs
+	s.mustRun(src, nil)
+	require.Equal(t, 1, counter.updateCount())
+	res := s.mustRun(src, nil)
+	assert.Equal(t, cloud.Exists, lastOutcome(t, res, "replicate"))
+	assert.Equal(t, 1, counter.updateCount(), "no second update")
+}
+
+// replicateDirect calls replicate() on version 1.0.0 from Go, so that no
+// image_version() call runs before it.
+func replicateDirect(t *testing.T, s *snippetSandbox, kwargs ...starlark.Tuple) (*builtins.Step, starlark.Value, error) {
+	t.Helper()
+	c := newBuiltinCaller(t, s)
+	gal := builtins.MakeStruct("gallery", map[string]any{"name": "gal", "resource_group": "rg"})
+	def := builtins.MakeStruct("image_definition", map[string]any{"name": "def", "resource_group": "rg", "gallery": gal})
+	version := builtins.MakeStruct("image_version", map[string]any{"name": "1.0.0", "definition": def})
+	v, err := c.call("replicate", []starlark.Value{version}, kwargs...)
+	steps := c.run.Steps()
+	require.Len(t, steps, 1)
+	return steps[0], v, err
+}
+
+func stringList(names ...string) starlark.Value {
+	items := make([]starlark.Value, len(names))
+	for i, n := range names {
+		items[i] = starlark.String(n)
+	}
+	return starlark.NewList(items)
+}
+
+func TestReplicateKeepsTheSourceRegion(t *testing.T) {
+	s, counter := newReplicationSandbox(t)
+	step, _, err := replicateDirect(t, s, kw("regions", stringList("eastus", "northeurope")))
+	require.NoError(t, err)
+	assert.Equal(t, cloud.Updated, step.Outcome)
+
+	// The source region listed in the middle stays first, once.
+	step, v, err := replicateDirect(t, s, kw("regions", stringList("eastus", "WestEurope")))
+	require.NoError(t, err)
+	assert.Equal(t, cloud.Updated, step.Outcome)
+	assert.Equal(t, []string{"westeurope", "eastus"}, targetNames(versionState(t, s.cloud)))
+	result, err := builtins.ToGo(v)
+	require.NoError(t, err)
+	assert.Equal(t, []any{"westeurope", "eastus"}, result.(map[string]any)["version"].(map[string]any)["regions"])
+
+	// An empty list shrinks to the source region, which is never dropped.
+	step, _, err = replicateDirect(t, s, kw("regions", stringList()))
+	require.NoError(t, err)
+	assert.Equal(t, cloud.Updated, step.Outcome)
+	assert.Equal(t, []string{"westeurope"}, targetNames(versionState(t, s.cloud)))
+
+	// The same list again is no update.
+	step, _, err = replicateDirect(t, s, kw("regions", stringList("westeurope")))
+	require.NoError(t, err)
+	assert.Equal(t, cloud.Exists, step.Outcome)
+	assert.Equal(t, 3, counter.updateCount())
+}
+
+func TestReplicateRefusesDuplicates(t *testing.T) {
+	s, counter := newReplicationSandbox(t)
+	step, _, err := replicateDirect(t, s, kw("regions", stringList("eastus", "northeurope", "EastUS")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "replicate def/1.0.0")
+	assert.Contains(t, err.Error(), `"EastUS"`)
+	assert.Contains(t, err.Error(), "is listed twice")
+	assert.Error(t, step.Err)
+	assert.Zero(t, counter.updateCount())
+	assert.Equal(t, []string{"westeurope"}, targetNames(versionState(t, s.cloud)))
+
+	// Through a workflow: the error points at the workflow line.
+	msg := s.mustFail(versionPrelude+`replicate(v, regions = ["eastus", "eastus"])`, nil)
+	assert.Contains(t, msg, "is listed twice")
+	assert.Contains(t, msg, "main.star:8:")
+	assert.Zero(t, counter.updateCount())
+}
+
+func TestReplicateRefusesRegionsNotInTheSubscription(t *testing.T) {
+	s, counter := newReplicationSandbox(t)
+	_, _, err := replicateDirect(t, s, kw("regions", stringList("eastus", "northeurop")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `invalid target region "northeurop": is not a location of this subscription`)
+	assert.Contains(t, err.Error(), "did you mean northeurope?")
+
+	_, _, err = replicateDirect(t, s, kw("regions", stringList("europe")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"europe"`)
+	assert.Contains(t, err.Error(), "is a geography, not a region")
+
+	_, _, err = replicateDirect(t, s, kw("regions", stringList("West Europe")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"West Europe"`)
+	assert.Contains(t, err.Error(), "westeurope")
+
+	assert.Zero(t, counter.updateCount())
+	assert.Equal(t, []string{"westeurope"}, targetNames(versionState(t, s.cloud)))
+}
+
+func TestReplicateReplicaCount(t *testing.T) {
+	s, counter := newReplicationSandbox(t)
+	_, _, err := replicateDirect(t, s, kw("regions", stringList("eastus")), kw("replica_count", starlark.MakeInt(3)))
+	require.NoError(t, err)
+	require.Equal(t, 1, counter.updateCount())
+	for _, r := range versionState(t, s.cloud).TargetRegions {
+		assert.Equal(t, 3, r.ReplicaCount, r.Name)
+	}
+	_, _, err = replicateDirect(t, s, kw("regions", stringList("eastus")), kw("replica_count", starlark.MakeInt(101)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "replica count")
+	assert.Equal(t, 1, counter.updateCount())
+}
+
+func physicalRegions() []string {
+	var out []string
+	for _, l := range local.DefaultLocations() {
+		if l.RegionType == cloud.RegionTypePhysical {
+			out = append(out, l.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func anyStrings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, len(list))
+	for i, e := range list {
+		out[i], _ = e.(string)
+	}
+	return out
+}
+
+func TestRegionsAreSortedPhysicalRegions(t *testing.T) {
+	s := newSnippetSandbox(t)
+	res := s.mustRun(`output("all", regions())`, nil)
+	all := anyStrings(outputsOf(res)["all"])
+	assert.True(t, sort.StringsAreSorted(all), "sorted: %v", all)
+	assert.Equal(t, physicalRegions(), all)
+	for _, geography := range []string{"europe", "global", "unitedstates", "asiapacific"} {
+		assert.NotContains(t, all, geography)
+	}
+	assert.Contains(t, all, "westeurope")
+	assert.Empty(t, stepsOf(res, "regions")[0].Outcome)
+}
+
+func TestRegionsExclude(t *testing.T) {
+	s := newSnippetSandbox(t)
+	res := s.mustRun(`
+output("rest", regions(exclude = ["westeurope", "eastus", "polandcentral", "brazilus"]))
+`, nil)
+	rest := anyStrings(outputsOf(res)["rest"])
+	assert.Len(t, rest, len(physicalRegions())-3, "unknown names in exclude are ignored")
+	for _, gone := range []string{"westeurope", "eastus", "polandcentral"} {
+		assert.NotContains(t, rest, gone)
+	}
+	assert.Contains(t, rest, "eastus2")
+	assert.True(t, sort.StringsAreSorted(rest))
+
+	msg := s.mustFail(`regions(exclude = ["West Europe"])`, nil)
+	assert.Contains(t, msg, "regions: exclude:")
+	assert.Contains(t, msg, `so here "westeurope"`)
+}
+
+func TestGalleryFlowIsIdempotent(t *testing.T) {
+	s := newSnippetSandbox(t)
+	s.fixedVHD("disk.vhd", 1, "flatcar")
+	const src = versionPrelude + `
+shared = share_community(g, prefix = "imgflow", publisher_uri = "https://example.org", publisher_email = "images@example.org", eula = "https://example.org/eula")
+output("public_name", shared.public_name)
+output("unshared_before", g.public_name == None)
+`
+	first := s.mustRun(src, nil)
+	for _, b := range []string{"resource_group", "storage_account", "vhd_upload", "gallery", "image_definition", "image_version", "share_community"} {
+		assert.Equal(t, cloud.Created, lastOutcome(t, first, b), b)
+	}
+	public, _ := outputsOf(first)["public_name"].(string)
+	assert.Regexp(t, `^imgflow-[0-9a-f-]{36}$`, public)
+	assert.Equal(t, true, outputsOf(first)["unshared_before"])
+
+	second := s.mustRun(src, nil)
+	for _, step := range second.Steps {
+		if step.Effect == builtins.Changes {
+			assert.Equal(t, cloud.Exists, step.Outcome, "%s on the rerun", step.Builtin)
+		}
+	}
+	assert.Equal(t, public, outputsOf(second)["public_name"])
+
+	msg := s.mustFail(versionPrelude+`
+share_community(g, prefix = "other", publisher_uri = "https://example.org", publisher_email = "images@example.org", eula = "https://example.org/eula")
+`, nil)
+	assert.Contains(t, msg, "prefix cannot change")
+}
+
+func TestImageDefinitionImmutableFields(t *testing.T) {
+	s := newSnippetSandbox(t)
+	const base = `
+rg = resource_group("rg", location = "westeurope")
+g = gallery("gal", resource_group = rg)
+image_definition(g, name = "def", publisher = "p", offer = "o", sku = "s"%s)
+`
+	s.mustRun(fmt.Sprintf(base, ""), nil)
+	msg := s.mustFail(fmt.Sprintf(base, `, architecture = "Arm64"`), nil)
+	assert.Contains(t, msg, "already exists with different immutable properties")
+	assert.Contains(t, msg, "architecture x64 → Arm64")
+
+	res := s.mustRun(fmt.Sprintf(base, `, description = "new words"`), nil)
+	assert.Equal(t, cloud.Updated, lastOutcome(t, res, "image_definition"))
+}

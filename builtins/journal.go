@@ -1,0 +1,124 @@
+package builtins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"go.starlark.net/starlark"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/journal"
+)
+
+// Journal is what a run needs of its journal: journaled steps to replay,
+// and somewhere to record new ones (interp/journal implements it).
+type Journal interface {
+	// Lookup returns the journaled step for key, if the run may reuse it.
+	Lookup(key string) (*journal.Step, bool)
+	// RecordStep durably appends a finished step.
+	RecordStep(s journal.Step) error
+	// CleanupDone reports whether a cleanup already ran in an earlier attempt.
+	CleanupDone(id string) bool
+	// RecordCleanupDone durably notes that a cleanup ran.
+	RecordCleanupDone(id string) error
+}
+
+// StepKey identifies a builtin call by its name and canonical arguments
+// (JSON with sorted keys), so a resumed run recognises the same call.
+func StepKey(builtin string, args map[string]any) string {
+	data, err := json.Marshal(args) // maps marshal with sorted keys
+	if err != nil {
+		data = []byte(fmt.Sprint(args))
+	}
+	sum := sha256.Sum256(append([]byte(builtin+"\x00"), data...))
+	return builtin + ":" + hex.EncodeToString(sum[:12])
+}
+
+// CleanupFunc undoes a temporary resource; args come from the journal on
+// resume, so they are JSON-like values.
+type CleanupFunc func(ctx context.Context, p cloud.Provider, args map[string]any) error
+
+// cleanupKinds are the cleanups builtins register for temporary resources.
+// Each is idempotent: a resource already gone is not an error.
+func cleanupKinds() map[string]CleanupFunc {
+	str := func(args map[string]any, k string) string { s, _ := args[k].(string); return s }
+	ignoreMissing := func(err error) error {
+		if cloud.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	return map[string]CleanupFunc{
+		"revoke_disk_access": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			return ignoreMissing(p.RevokeDiskAccess(ctx, str(a, "resource_group"), str(a, "name")))
+		},
+		"delete_disk": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			return ignoreMissing(p.DeleteDisk(ctx, str(a, "resource_group"), str(a, "name")))
+		},
+		"delete_managed_image": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			return ignoreMissing(p.DeleteManagedImage(ctx, str(a, "resource_group"), str(a, "name")))
+		},
+		"delete_image_version": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			return ignoreMissing(p.DeleteImageVersion(ctx, str(a, "resource_group"), str(a, "gallery"), str(a, "definition"), str(a, "version")))
+		},
+		"delete_image_definition": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			return ignoreMissing(p.DeleteImageDefinition(ctx, str(a, "resource_group"), str(a, "gallery"), str(a, "name")))
+		},
+		"delete_blob": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			ref := cloud.BlobRef{Account: str(a, "account"), Container: str(a, "container"), Name: str(a, "name"), Endpoint: str(a, "endpoint")}
+			return ignoreMissing(p.DeleteBlob(ctx, ref))
+		},
+	}
+}
+
+// AddCleanup registers the cleanup of a temporary resource this call made.
+// It runs when the workflow ends, and is journaled with the step so a
+// resumed run still runs it.
+func (c *Call) AddCleanup(kind, name string, args map[string]any) error {
+	if _, ok := c.Run.Registry.cleanupKinds[kind]; !ok {
+		return fmt.Errorf("internal error: unknown cleanup kind %q", kind)
+	}
+	spec := journal.Cleanup{Kind: kind, Name: name, Pos: c.Pos(), Args: args}
+	spec.ID = fmt.Sprintf("%s#%d", c.stepKeyOrPos(), len(c.cleanups))
+	c.cleanups = append(c.cleanups, spec)
+	c.Run.PushCleanup(c.Run.cleanupFromSpec(spec))
+	return nil
+}
+
+func (c *Call) stepKeyOrPos() string {
+	if c.key != "" {
+		return c.key
+	}
+	return c.Spec.Name + "@" + c.Pos()
+}
+
+// cleanupFromSpec turns a journaled cleanup into a runnable one.
+func (r *Run) cleanupFromSpec(spec journal.Cleanup) Cleanup {
+	fn := r.Registry.cleanupKinds[spec.Kind]
+	return Cleanup{
+		ID: spec.ID, Name: spec.Name, Pos: spec.Pos,
+		Fn: func(ctx context.Context, _ *starlark.Thread) error {
+			if fn == nil {
+				return fmt.Errorf("unknown cleanup kind %q in the journal", spec.Kind)
+			}
+			return fn(ctx, r.Provider, spec.Args)
+		},
+	}
+}
+
+// replay returns a journaled step's result without calling the cloud, and
+// re-registers the cleanups that step had registered.
+func (c *Call) replay(rec *journal.Step) (starlark.Value, error) {
+	v, err := DecodeValue(rec.Result)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Spec.Name, err)
+	}
+	for _, spec := range rec.Cleanups {
+		c.Run.PushCleanup(c.Run.cleanupFromSpec(spec))
+	}
+	c.Report(cloud.Outcome("replayed"), "from the journal ("+rec.Outcome+" earlier)")
+	return v, nil
+}

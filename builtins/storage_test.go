@@ -1,0 +1,283 @@
+package builtins_test
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/local"
+)
+
+const storagePrelude = `
+rg = resource_group("rg", location = "westeurope")
+sa = storage_account("imgflowtest", resource_group = rg)
+dest = blob(sa, container = "vhds", name = "disk.vhd")
+`
+
+var diskRef = cloud.BlobRef{Account: "imgflowtest", Container: "vhds", Name: "disk.vhd"}
+
+// uploadSrc uploads path to dest and outputs the result.
+func uploadSrc(path, extra string) string {
+	return storagePrelude + fmt.Sprintf(`
+up = vhd_upload(%q, dest = dest%s)
+output("url", up.url)
+output("md5", up.md5)
+output("size", up.size)
+`, path, extra)
+}
+
+func fileMD5(t *testing.T, s *snippetSandbox, rel string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(s.ws.Root, filepath.FromSlash(rel)))
+	require.NoError(t, err)
+	sum := md5.Sum(data)
+	return hex.EncodeToString(sum[:])
+}
+
+func blobState(t *testing.T, p *local.Provider, ref cloud.BlobRef) *local.BlobState {
+	t.Helper()
+	rg := p.Snapshot().ResourceGroups["rg"]
+	require.NotNil(t, rg, "resource group rg")
+	sa := rg.StorageAccounts[ref.Account]
+	require.NotNil(t, sa, "storage account %s", ref.Account)
+	c := sa.Containers[ref.Container]
+	require.NotNil(t, c, "container %s", ref.Container)
+	b := c.Blobs[ref.Name]
+	require.NotNil(t, b, "blob %s", ref.Name)
+	return b
+}
+
+func TestVHDUploadCreatesThenExists(t *testing.T) {
+	s := newSnippetSandbox(t)
+	s.fixedVHD("images/disk.vhd", 2, "flatcar")
+	want := fileMD5(t, s, "images/disk.vhd")
+
+	first := s.mustRun(uploadSrc("//images/disk.vhd", ""), nil)
+	assert.Equal(t, cloud.Created, lastOutcome(t, first, "vhd_upload"))
+	out := outputsOf(first)
+	assert.Equal(t, "https://imgflowtest.blob.core.windows.net/vhds/disk.vhd", out["url"])
+	assert.Equal(t, want, out["md5"])
+	assert.Equal(t, int64(2<<20+512), out["size"])
+
+	b := blobState(t, s.cloud, diskRef)
+	assert.Equal(t, cloud.BlobTypePage, b.Type)
+	assert.Equal(t, want, b.MD5)
+	assert.False(t, b.NoData)
+	data, err := os.ReadFile(s.cloud.BlobPath(diskRef))
+	require.NoError(t, err)
+	src, err := os.ReadFile(filepath.Join(s.ws.Root, "images", "disk.vhd"))
+	require.NoError(t, err)
+	assert.True(t, string(data) == string(src), "the blob holds the file's bytes")
+
+	// A relative path resolves against the calling file.
+	second := s.mustRun(uploadSrc("images/disk.vhd", ""), nil)
+	assert.Equal(t, cloud.Exists, lastOutcome(t, second, "vhd_upload"))
+	assert.Equal(t, want, outputsOf(second)["md5"])
+	assert.Equal(t, b.Created, blobState(t, s.cloud, diskRef).Created, "the blob was not rewritten")
+}
+
+func TestVHDUploadOtherContentNeedsOverwrite(t *testing.T) {
+	s := newSnippetSandbox(t)
+	s.fixedVHD("disk.vhd", 1, "first")
+	s.mustRun(uploadSrc("disk.vhd", ""), nil)
+	firstMD5 := blobState(t, s.cloud, diskRef).MD5
+
+	s.fixedVHD("disk.vhd", 1, "second")
+	secondMD5 := fileMD5(t, s, "disk.vhd")
+	require.NotEqual(t, firstMD5, secondMD5)
+
+	msg := s.mustFail(uploadSrc("disk.vhd", ""), nil)
+	assert.Contains(t, msg, "already exists with other content")
+	assert.Contains(t, msg, "overwrite=True")
+	assert.Contains(t, msg, "main.star:6:")
+	assert.Equal(t, firstMD5, blobState(t, s.cloud, diskRef).MD5, "the blob is unchanged")
+
+	res := s.mustRun(uploadSrc("disk.vhd", ", overwrite = True"), nil)
+	assert.Equal(t, cloud.Updated, lastOutcome(t, res, "vhd_upload"))
+	assert.Equal(t, secondMD5, outputsOf(res)["md5"])
+	assert.Equal(t, secondMD5, blobState(t, s.cloud, diskRef).MD5)
+
+	// Overwrite with the same content changes nothing.
+	res = s.mustRun(uploadSrc("disk.vhd", ", overwrite = True"), nil)
+	assert.Equal(t, cloud.Exists, lastOutcome(t, res, "vhd_upload"))
+}
+
+func TestVHDUploadRefusesFilesThatAreNotFixedVHDs(t *testing.T) {
+	s := newSnippetSandbox(t)
+	s.write("raw.img", strings.Repeat("\x00", 1<<20))
+	msg := s.mustFail(uploadSrc("raw.img", ""), nil)
+	assert.Contains(t, msg, "vhd_upload raw.img")
+	assert.Contains(t, msg, "no VHD footer")
+	assert.Empty(t, s.cloud.Snapshot().ResourceGroups, "refused before anything was created")
+
+	dynamic, err := os.ReadFile("../testdata/vhd/dynamic-2m.vhd")
+	require.NoError(t, err)
+	s.write("dynamic.vhd", string(dynamic))
+	msg = s.mustFail(uploadSrc("dynamic.vhd", ""), nil)
+	assert.Contains(t, msg, "vhd_upload dynamic.vhd")
+	assert.Contains(t, strings.ToLower(msg), "dynamic")
+	assert.Empty(t, s.cloud.Snapshot().ResourceGroups)
+}
+
+func TestVHDUploadStaysInsideTheWorkspace(t *testing.T) {
+	s := newSnippetSandbox(t)
+	// A VHD next to the workspace: reachable with ../ but refused.
+	outside := filepath.Join(filepath.Dir(s.ws.Root), "x.vhd")
+	s.fixedVHD("x.vhd", 1, "")
+	data, err := os.ReadFile(filepath.Join(s.ws.Root, "x.vhd"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(outside, data, 0o644))
+	t.Cleanup(func() { os.Remove(outside) })
+
+	msg := s.mustFail(uploadSrc("../x.vhd", ""), nil)
+	assert.Contains(t, msg, "vhd_upload")
+	assert.Contains(t, msg, "outside the workspace")
+
+	msg = s.mustFail(uploadSrc(outside, ""), nil)
+	assert.Contains(t, msg, "is absolute")
+
+	msg = s.mustFail(uploadSrc("missing.vhd", ""), nil)
+	assert.Contains(t, msg, "vhd_upload")
+	assert.Contains(t, msg, "missing.vhd")
+	assert.Empty(t, s.cloud.Snapshot().ResourceGroups)
+}
+
+// Uploading the same file to the same blob twice in one run is fine: the
+// second call finds identical content. The validation pass must agree with
+// the apply pass (a dry-run upload records no MD5, so without one the
+// second call looks like "other content" there).
+func TestVHDUploadTwiceInOneRun(t *testing.T) {
+	s := newSnippetSandbox(t)
+	s.fixedVHD("disk.vhd", 1, "flatcar")
+	src := storagePrelude + `
+a = vhd_upload("disk.vhd", dest = dest)
+b = vhd_upload("disk.vhd", dest = dest)
+output("same", a.md5 == b.md5)
+`
+	applied := s.execApply(src, nil)
+	require.NoError(t, applied.Err, "apply pass alone")
+	steps := stepsOf(applied, "vhd_upload")
+	require.Len(t, steps, 2)
+	assert.Equal(t, cloud.Created, steps[0].Outcome)
+	assert.Equal(t, cloud.Exists, steps[1].Outcome)
+
+	fresh := newSnippetSandbox(t)
+	fresh.fixedVHD("disk.vhd", 1, "flatcar")
+	res := fresh.exec(src, nil)
+	require.NoError(t, res.Err, "with the validation pass")
+	assert.Equal(t, true, outputsOf(res)["same"])
+}
+
+func TestBlobCopyThenRerunExists(t *testing.T) {
+	s := newSnippetSandbox(t)
+	s.fixedVHD("disk.vhd", 1, "base")
+	src := storagePrelude + `
+up = vhd_upload("disk.vhd", dest = dest)
+copied = blob_copy(up, dest = blob(sa, container = "copies", name = "base.vhd"))
+output("url", copied.url)
+output("md5", copied.md5)
+`
+	first := s.mustRun(src, nil)
+	assert.Equal(t, cloud.Created, lastOutcome(t, first, "blob_copy"))
+	copyRef := cloud.BlobRef{Account: "imgflowtest", Container: "copies", Name: "base.vhd"}
+	assert.Equal(t, "https://imgflowtest.blob.core.windows.net/copies/base.vhd", outputsOf(first)["url"])
+	assert.Equal(t, fileMD5(t, s, "disk.vhd"), blobState(t, s.cloud, copyRef).MD5)
+	created := blobState(t, s.cloud, copyRef).Created
+
+	second := s.mustRun(src, nil)
+	assert.Equal(t, cloud.Exists, lastOutcome(t, second, "vhd_upload"))
+	assert.Equal(t, cloud.Exists, lastOutcome(t, second, "blob_copy"))
+	assert.Equal(t, created, blobState(t, s.cloud, copyRef).Created)
+
+	// The source by URL works as well.
+	third := s.mustRun(storagePrelude+`
+blob_copy("https://imgflowtest.blob.core.windows.net/vhds/disk.vhd", dest = blob(sa, container = "copies", name = "base.vhd"))
+`, nil)
+	assert.Equal(t, cloud.Exists, lastOutcome(t, third, "blob_copy"))
+}
+
+func TestBlobCopyOverOtherContent(t *testing.T) {
+	s := newSnippetSandbox(t)
+	s.fixedVHD("a.vhd", 1, "a")
+	s.fixedVHD("b.vhd", 1, "b")
+	s.mustRun(storagePrelude+`
+vhd_upload("a.vhd", dest = blob(sa, container = "vhds", name = "a.vhd"))
+vhd_upload("b.vhd", dest = blob(sa, container = "vhds", name = "b.vhd"))
+blob_copy(blob(sa, container = "vhds", name = "a.vhd"), dest = blob(sa, container = "copies", name = "x.vhd"))
+`, nil)
+	copyRef := cloud.BlobRef{Account: "imgflowtest", Container: "copies", Name: "x.vhd"}
+	require.Equal(t, fileMD5(t, s, "a.vhd"), blobState(t, s.cloud, copyRef).MD5)
+
+	const copyB = storagePrelude + `
+blob_copy(blob(sa, container = "vhds", name = "b.vhd"), dest = blob(sa, container = "copies", name = "x.vhd")%s)
+`
+	msg := s.mustFail(fmt.Sprintf(copyB, ""), nil)
+	assert.Contains(t, msg, "already exists with other content")
+	assert.Contains(t, msg, "overwrite=True")
+	assert.Equal(t, fileMD5(t, s, "a.vhd"), blobState(t, s.cloud, copyRef).MD5)
+
+	res := s.mustRun(fmt.Sprintf(copyB, ", overwrite = True"), nil)
+	assert.Equal(t, fileMD5(t, s, "b.vhd"), blobState(t, s.cloud, copyRef).MD5)
+	// Replacing an existing blob is an update, as for vhd_upload.
+	assert.Equal(t, cloud.Updated, lastOutcome(t, res, "blob_copy"))
+}
+
+func TestBlobCopyMissingSource(t *testing.T) {
+	s := newSnippetSandbox(t)
+	msg := s.mustFail(storagePrelude+`
+blob_copy(blob(sa, container = "vhds", name = "nothing.vhd"), dest = dest)
+`, nil)
+	assert.Contains(t, msg, "blob_copy")
+	assert.Contains(t, msg, "source")
+	assert.Empty(t, s.cloud.Snapshot().ResourceGroups)
+}
+
+// A SAS in a source URL is a secret: it must not reach the recorded calls
+// (plan, journal, test results), only its redacted form.
+func TestBlobCopySASNeverRecorded(t *testing.T) {
+	s := newSnippetSandbox(t)
+	s.fixedVHD("disk.vhd", 1, "base")
+	const secret = "sig=TOPSECRETSIGNATURE"
+	res := s.mustRun(storagePrelude+`
+vhd_upload("disk.vhd", dest = dest)
+blob_copy("https://imgflowtest.blob.core.windows.net/vhds/disk.vhd?sv=2022-11-02&`+secret+`", dest = blob(sa, container = "copies", name = "c.vhd"))
+`, nil)
+	steps := stepsOf(res, "blob_copy")
+	require.Len(t, steps, 1)
+	step := steps[0]
+	assert.NotContains(t, step.Summary, secret)
+	assert.NotContains(t, fmt.Sprint(step.Result), secret)
+	assert.NotContains(t, fmt.Sprint(step.Args), secret, "the SAS reached the recorded arguments")
+}
+
+func TestBlobAndVHDValues(t *testing.T) {
+	s := newSnippetSandbox(t)
+	res := s.mustRun(storagePrelude+`
+b = blob("imgflowtest", container = "vhds", name = "disk.vhd")
+output("same", b == dest)
+output("url", b.url)
+v = vhd(dest, storage_account = sa)
+output("vhd_url", v.url)
+output("vhd_account", v.storage_account_id)
+`, nil)
+	out := outputsOf(res)
+	assert.Equal(t, true, out["same"])
+	assert.Equal(t, "https://imgflowtest.blob.core.windows.net/vhds/disk.vhd", out["url"])
+	assert.Equal(t, out["url"], out["vhd_url"])
+	assert.True(t, strings.HasSuffix(out["vhd_account"].(string), "/providers/Microsoft.Storage/storageAccounts/imgflowtest"), out["vhd_account"])
+
+	msg := s.mustFail(`blob("Bad_Account", container = "vhds", name = "x.vhd")`, nil)
+	assert.Contains(t, msg, "blob:")
+	assert.Contains(t, msg, "Bad_Account")
+
+	msg = s.mustFail(storagePrelude+`vhd(dest, storage_account = "not-an-id")`, nil)
+	assert.Contains(t, msg, "is not a storage account id")
+}

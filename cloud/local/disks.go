@@ -1,0 +1,385 @@
+package local
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// Managed disks, as sig_to_vhd uses them to export a gallery image
+// version: create a disk from the version, grant read access (a SAS URL),
+// copy that URL into a page blob, revoke, delete. A disk holds a copy of
+// its version's content (see updateWithData); a granted disk's SAS URL is
+// readable through GetBlob, ReadBlob and CopyBlob.
+
+const (
+	// Disk security types (DiskSecurityTypes).
+	securityTrustedLaunch  = "TrustedLaunch"
+	securityConfidentialVM = "ConfidentialVM"
+
+	// diskAccountPrefix starts the host label of a disk's SAS URL. Storage
+	// account names are lowercase letters and digits only, so such a host
+	// can never name an account.
+	diskAccountPrefix = "md-"
+	// diskBlobName is the blob name of every disk SAS URL.
+	diskBlobName = "abcd"
+	// diskSASVersion is the sv of disk SAS URLs.
+	diskSASVersion = "2018-03-28"
+
+	minGrant = time.Second
+	maxGrant = 24 * time.Hour
+)
+
+func isDiskAccount(account string) bool {
+	return strings.HasPrefix(strings.ToLower(account), diskAccountPrefix)
+}
+
+// diskAccount is the SAS host label of a disk: md- and 12 characters of
+// the hash of its id.
+func diskAccount(id string) string {
+	sum := sha256.Sum256([]byte(key(id)))
+	return diskAccountPrefix + hex.EncodeToString(sum[:])[:12]
+}
+
+func hashSig(sig string) string {
+	sum := sha256.Sum256([]byte(sig))
+	return hex.EncodeToString(sum[:])
+}
+
+func (p *Provider) lookupDisk(st *State, rgName, name string) (*ResourceGroupState, *cloud.Disk, error) {
+	rg, err := p.lookupRG(st, rgName)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, ok := rg.Disks[key(name)]
+	if !ok {
+		return nil, nil, resourceNotFound(cloud.DiskID(st.SubscriptionID, rg.Name, name), "Microsoft.Compute/disks", name, rg.Name)
+	}
+	return rg, d, nil
+}
+
+// activeGrant returns the disk's grant unless it was revoked or expired.
+func (p *Provider) activeGrant(rg *ResourceGroupState, name string) *DiskGrantState {
+	g := rg.DiskGrants[key(name)]
+	if g == nil || p.now().After(g.Expires) {
+		return nil
+	}
+	return g
+}
+
+// diskOut is the disk as returned: a deep copy whose AccessGranted is
+// false once the grant expired.
+func (p *Provider) diskOut(rg *ResourceGroupState, d *cloud.Disk) cloud.Disk {
+	out := copyDisk(*d)
+	out.AccessGranted = p.activeGrant(rg, d.Name) != nil
+	return out
+}
+
+// GetDisk implements cloud.Provider.
+func (p *Provider) GetDisk(ctx context.Context, rgName, name string) (*cloud.Disk, error) {
+	var out cloud.Disk
+	err := p.view(ctx, func(st *State) error {
+		rg, d, err := p.lookupDisk(st, rgName, name)
+		if err != nil {
+			return err
+		}
+		out = p.diskOut(rg, d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateDiskFromImageVersion implements cloud.Provider: a PUT creating the
+// disk from a gallery image version replicated to the disk's location (by
+// default the version's), with the version's content and Hyper-V
+// generation. A PUT of an existing disk with the same source updates its
+// tags; another source is refused.
+func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk) (*cloud.Disk, error) {
+	var out cloud.Disk
+	err := p.updateWithData(ctx, func(st *State) (*dataCopy, error) {
+		rg, err := p.lookupRG(st, in.ResourceGroup)
+		if err != nil {
+			return nil, err
+		}
+		id := cloud.DiskID(st.SubscriptionID, rg.Name, in.Name)
+		security, err := diskSecurityType(id, in.SecurityType)
+		if err != nil {
+			return nil, err
+		}
+		if d, ok := rg.Disks[key(in.Name)]; ok {
+			if in.Location != "" {
+				loc, err := p.resolveLocation(in.Location, "Microsoft.Compute/disks", id)
+				if err != nil {
+					return nil, err
+				}
+				if loc != d.Location {
+					return nil, locationChanged(d.ID, d.Name, rg.Name, d.Location, loc)
+				}
+			}
+			if !strings.EqualFold(d.SourceImageVersionID, in.SourceImageVersionID) {
+				return nil, propertyChange(d.ID, "creationData.galleryImageReference")
+			}
+			if security != d.SecurityType {
+				return nil, propertyChange(d.ID, "securityProfile.securityType")
+			}
+			d.Tags = copyTags(in.Tags)
+			out = p.diskOut(rg, d)
+			return nil, nil
+		}
+		def, v, err := p.versionByID(st, in.SourceImageVersionID, id)
+		if err != nil {
+			return nil, err
+		}
+		want := in.Location
+		if want == "" {
+			want = v.Location
+		}
+		loc, err := p.resolveLocation(want, "Microsoft.Compute/disks", id)
+		if err != nil {
+			return nil, err
+		}
+		if !replicatedTo(v, loc) {
+			return nil, invalidParameter(id, "Gallery image version %s is not available in %s: replicate it there first (it is replicated to %s).",
+				v.ID, loc, strings.Join(completedRegions(v), ", "))
+		}
+		if security != "" && strings.EqualFold(def.HyperVGeneration, cloud.HyperVGenV1) {
+			return nil, invalidParameter(id, "Security type '%s' requires a Hyper-V generation V2 image, but gallery image version %s is %s.",
+				security, v.ID, def.HyperVGeneration)
+		}
+		src, err := p.resourceContent(st, v.ID, v.Source, v.SizeBytes, 0)
+		if err != nil {
+			return nil, err
+		}
+		d := &cloud.Disk{
+			ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc,
+			SourceImageVersionID: v.ID, SecurityType: security,
+			HyperVGeneration: def.HyperVGeneration,
+			// An exported disk is a fixed VHD: the virtual size and a footer.
+			SizeBytes: v.SizeBytes + vhdFooterSize,
+			Tags:      copyTags(in.Tags),
+		}
+		rg.Disks[key(in.Name)] = d
+		out = p.diskOut(rg, d)
+		return &dataCopy{id: id, src: src}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// diskSecurityType canonicalises a disk security type.
+func diskSecurityType(id, s string) (string, error) {
+	switch {
+	case s == "":
+		return "", nil
+	case strings.EqualFold(s, securityTrustedLaunch):
+		return securityTrustedLaunch, nil
+	case strings.EqualFold(s, securityConfidentialVM):
+		return securityConfidentialVM, nil
+	}
+	return "", invalidParameter(id, "The value '%s' of securityProfile.securityType is not supported; use %s or %s, or none for a standard disk.",
+		s, securityTrustedLaunch, securityConfidentialVM)
+}
+
+// replicatedTo reports whether the version's replica in loc is complete.
+func replicatedTo(v *cloud.ImageVersion, loc string) bool {
+	for _, r := range v.Replication {
+		if r.Region == loc && r.State == cloud.ReplicationCompleted {
+			return true
+		}
+	}
+	return false
+}
+
+func completedRegions(v *cloud.ImageVersion) []string {
+	var out []string
+	for _, r := range v.Replication {
+		if r.State == cloud.ReplicationCompleted {
+			out = append(out, r.Region)
+		}
+	}
+	if len(out) == 0 {
+		return []string{"no region"}
+	}
+	return out
+}
+
+// GrantDiskAccess implements cloud.Provider. The URL has the shape of
+// Azure's (https://md-….blob.core.windows.net/<container>/abcd?sv=…&sr=b&si=…&sig=…);
+// only the hash of its signature is kept. A disk with an open grant
+// cannot be granted again until it is revoked or expires.
+func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, duration time.Duration) (string, error) {
+	var sas string
+	err := p.update(ctx, func(st *State) error {
+		rg, d, err := p.lookupDisk(st, rgName, name)
+		if err != nil {
+			return err
+		}
+		if duration < minGrant || duration > maxGrant {
+			return invalidParameter(d.ID, "The access duration %s is invalid: it must be between %s and %s.", duration, minGrant, maxGrant)
+		}
+		if g := p.activeGrant(rg, d.Name); g != nil {
+			return cloud.Conflict(cloud.CodeOperationNotAllowed, d.ID,
+				"Operation 'GrantAccess' is not allowed on disk '%s': access is already granted until %s. Revoke access first.",
+				d.Name, g.Expires.Format(time.RFC3339))
+		}
+		container, err := p.randomAlnum(12)
+		if err != nil {
+			return err
+		}
+		si, err := p.rand.guid()
+		if err != nil {
+			return err
+		}
+		raw, err := p.rand.read(32)
+		if err != nil {
+			return err
+		}
+		sig := base64.RawURLEncoding.EncodeToString(raw)
+		now := p.stamp()
+		g := &DiskGrantState{
+			Account: diskAccount(d.ID), Container: container, SignedIdentifier: si,
+			SigSHA256: hashSig(sig), Granted: now, Expires: now.Add(duration),
+		}
+		rg.DiskGrants[key(d.Name)] = g
+		d.AccessGranted = true
+		ref := cloud.BlobRef{Account: g.Account, Container: g.Container, Name: diskBlobName}
+		sas = fmt.Sprintf("%s?sv=%s&sr=b&si=%s&sig=%s", ref.URL(), diskSASVersion, si, sig)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return sas, nil
+}
+
+// RevokeDiskAccess implements cloud.Provider; revoking a disk without a
+// grant is fine.
+func (p *Provider) RevokeDiskAccess(ctx context.Context, rgName, name string) error {
+	return p.update(ctx, func(st *State) error {
+		rg, d, err := p.lookupDisk(st, rgName, name)
+		if err != nil {
+			return err
+		}
+		delete(rg.DiskGrants, key(d.Name))
+		d.AccessGranted = false
+		return nil
+	})
+}
+
+// DeleteDisk implements cloud.Provider. A disk with an open grant cannot
+// be deleted.
+func (p *Provider) DeleteDisk(ctx context.Context, rgName, name string) error {
+	return p.update(ctx, func(st *State) error {
+		rg, d, err := p.lookupDisk(st, rgName, name)
+		if err != nil {
+			return err
+		}
+		if p.activeGrant(rg, d.Name) != nil {
+			return cloud.Conflict(cloud.CodeOperationNotAllowed, d.ID,
+				"Operation 'Delete' is not allowed on disk '%s': its access (SAS) is still granted; revoke access first.", d.Name)
+		}
+		if err := p.removeData(st, d.ID); err != nil {
+			return err
+		}
+		delete(rg.DiskGrants, key(d.Name))
+		delete(rg.Disks, key(d.Name))
+		return nil
+	})
+}
+
+// splitDiskRef separates the SAS a BlobRef of a disk URL carries after
+// its name (cloud.BlobRef has no SAS field): ref.Name "abcd?sv=…&sig=…".
+// It returns the ref without the SAS, which can be printed.
+func splitDiskRef(ref cloud.BlobRef) (cloud.BlobRef, url.Values) {
+	name, rawQuery, _ := strings.Cut(ref.Name, "?")
+	ref.Name = name
+	q, _ := url.ParseQuery(rawQuery)
+	return ref, q
+}
+
+// grantedDisk authorises a read of a disk's SAS URL (ref without the SAS,
+// q its query) and returns the disk and its content. Every refusal is
+// Storage's 403 AuthenticationFailed.
+func (p *Provider) grantedDisk(st *State, ref cloud.BlobRef, q url.Values) (*cloud.Disk, content, error) {
+	resource := ref.URL()
+	var rg *ResourceGroupState
+	var g *DiskGrantState
+	var diskKey string
+	for _, r := range st.ResourceGroups {
+		for k, cand := range r.DiskGrants {
+			if strings.EqualFold(cand.Account, ref.Account) {
+				rg, g, diskKey = r, cand, k
+			}
+		}
+	}
+	if g == nil {
+		return nil, content{}, authenticationFailed(resource, "No access is granted to this disk (never granted, or revoked).")
+	}
+	if p.now().After(g.Expires) {
+		return nil, content{}, authenticationFailed(resource, fmt.Sprintf("The SAS expired at %s.", g.Expires.Format(time.RFC3339)))
+	}
+	sig := q.Get("sig")
+	if sig == "" {
+		return nil, content{}, authenticationFailed(resource, "The SAS has no signature (sig).")
+	}
+	match := subtle.ConstantTimeCompare([]byte(hashSig(sig)), []byte(g.SigSHA256)) == 1
+	if !match || q.Get("si") != g.SignedIdentifier || ref.Container != g.Container || ref.Name != diskBlobName {
+		return nil, content{}, authenticationFailed(resource, "Signature did not match.")
+	}
+	d, ok := rg.Disks[diskKey]
+	if !ok {
+		return nil, content{}, authenticationFailed(resource, "No access is granted to this disk.")
+	}
+	if st.NoData[key(d.ID)] {
+		return d, content{size: d.SizeBytes}, nil
+	}
+	return d, content{path: p.dataFile(d.ID), size: d.SizeBytes}, nil
+}
+
+// diskWriteRefused is the answer to a write through a disk URL: its SAS
+// grants read access only. The resource is the URL without the SAS.
+func diskWriteRefused(ref cloud.BlobRef) error {
+	clean, _ := splitDiskRef(ref)
+	return &cloud.Error{StatusCode: http.StatusForbidden, Code: CodeAuthorizationPermissionMismatch, Resource: clean.URL(),
+		Message: "This request is not authorized to perform this operation using this permission: a managed disk's SAS grants read access only."}
+}
+
+const alnum = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+// randomAlnum returns n random lowercase letters and digits from Rand.
+func (p *Provider) randomAlnum(n int) (string, error) {
+	b, err := p.rand.read(n)
+	if err != nil {
+		return "", err
+	}
+	for i := range b {
+		b[i] = alnum[int(b[i])%len(alnum)]
+	}
+	return string(b), nil
+}
+
+// read returns n bytes of Rand.
+func (l *lockedReader) read(n int) ([]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := make([]byte, n)
+	if _, err := io.ReadFull(l.r, b); err != nil {
+		return nil, fmt.Errorf("read random bytes: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/interp"
+)
+
+// PlanStep is one operation of a plan, as `imgflow plan --output json`
+// prints it. The schema is stable: fields are only ever added.
+type PlanStep struct {
+	Builtin string `json:"builtin"`
+	// Action is create, exists or update.
+	Action  string         `json:"action"`
+	Summary string         `json:"summary"`
+	Pos     string         `json:"pos"`
+	Args    map[string]any `json:"args"`
+}
+
+// Plan is the whole plan of a workflow.
+type Plan struct {
+	Workflow string         `json:"workflow"`
+	Target   string         `json:"target"`
+	Steps    []PlanStep     `json:"steps"`
+	Outputs  map[string]any `json:"outputs"`
+}
+
+func cmdPlan(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("plan", e)
+	vars := varsFlag{}
+	fs.Var(vars, "var", "set a workflow param: `name=value` (repeatable)")
+	varsFile := fs.String("vars-file", "", "JSON `file` of param values")
+	root := fs.String("root", ".", "workspace root `dir`")
+	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
+	output := fs.String("output", "text", "text or json")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagError(err)
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("plan takes one workflow file: imgflow plan workflows/flatcar.star --var name=value")
+	}
+	if *output != "text" && *output != "json" {
+		return fmt.Errorf("--output %q: use text or json", *output)
+	}
+	values, err := loadVars(*varsFile, vars)
+	if err != nil {
+		return err
+	}
+	ws, err := builtins.NewWorkspace(*root)
+	if err != nil {
+		return err
+	}
+	file, err := workspacePath(ws, pos[0])
+	if err != nil {
+		return err
+	}
+	if *stateDir == "" {
+		*stateDir = filepath.Join(ws.Root, ".imgflow")
+	}
+	p, err := local.Open(*stateDir, local.Options{})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: newRunInfo()}
+	if *output == "text" {
+		rep := newConsoleReporter(e)
+		rep.planning = true
+		cfg.Reporter = rep
+		fmt.Fprintf(e.stdout, "imgflow plan %s %s\n", file, rep.dim("(target local: nothing will be changed)"))
+	}
+	res := interp.Plan(ctx, "//"+file, cfg, p.DryRun())
+	if res.Err != nil {
+		e.errorf("%v", res.Err)
+		return exitCode(1)
+	}
+	if *output == "json" {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(MakePlan(file, "local", res))
+	}
+	newConsoleReporter(e).printOutputs(res.Outputs)
+	return nil
+}
+
+// MakePlan turns a plan pass's result into the stable JSON plan.
+func MakePlan(file, target string, res *interp.Result) Plan {
+	plan := Plan{Workflow: file, Target: target, Steps: []PlanStep{}, Outputs: map[string]any{}}
+	for _, s := range res.Steps {
+		if s.Effect != builtins.Changes {
+			continue
+		}
+		plan.Steps = append(plan.Steps, PlanStep{Builtin: s.Builtin, Action: planAction(string(s.Outcome)), Summary: s.Summary, Pos: stepPos(s), Args: s.Args})
+	}
+	for _, o := range res.Outputs {
+		plan.Outputs[o.Name] = o.Value
+	}
+	return plan
+}
+
+// planAction words an outcome as what the run would do.
+func planAction(outcome string) string {
+	switch outcome {
+	case "created":
+		return "create"
+	case "updated":
+		return "update"
+	}
+	return outcome
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/journal"
+)
+
+func cmdRuns(e *env, args []string) error {
+	fs := newFlagSet("runs", e)
+	root := fs.String("root", ".", "workspace root `dir`")
+	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
+	asJSON := fs.Bool("json", false, "print the runs as JSON")
+	if _, err := parseFlags(fs, args); err != nil {
+		return flagError(err)
+	}
+	if *stateDir == "" {
+		ws, err := builtins.NewWorkspace(*root)
+		if err != nil {
+			return err
+		}
+		*stateDir = filepath.Join(ws.Root, ".imgflow")
+	}
+	runs, err := journal.List(filepath.Join(*stateDir, "runs"))
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if runs == nil {
+			runs = []journal.Summary{}
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(runs)
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(e.stdout, "no runs yet")
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATUS\tSTEPS\tSTARTED\tERROR")
+	for _, r := range runs {
+		status := r.Status
+		if r.Resumable {
+			status += " (resumable)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.RunID, r.Workflow, status, r.Steps, r.Started.Format("2006-01-02 15:04:05"), r.Error)
+	}
+	return tw.Flush()
+}

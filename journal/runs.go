@@ -1,0 +1,90 @@
+package journal
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Run statuses as `imgflow runs` shows them.
+const (
+	StatusRunning     = "running"
+	StatusSucceeded   = "succeeded"
+	StatusFailed      = "failed"
+	StatusCancelled   = "cancelled"
+	StatusInterrupted = "interrupted" // no end record and nobody holds it: the process died
+)
+
+// Summary describes one run from its journal.
+type Summary struct {
+	RunID    string    `json:"run_id"`
+	Workflow string    `json:"workflow"`
+	Target   string    `json:"target"`
+	Started  time.Time `json:"started"`
+	Updated  time.Time `json:"updated"`
+	Status   string    `json:"status"`
+	Steps    int       `json:"steps"`
+	Error    string    `json:"error,omitempty"`
+	// Resumable is true for failed, cancelled and interrupted runs.
+	Resumable bool `json:"resumable"`
+}
+
+// List summarises the runs journaled in dir, newest first.
+func List(dir string) ([]Summary, error) {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Summary
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		records, err := Read(path)
+		if err != nil || len(records) == 0 {
+			continue
+		}
+		out = append(out, summarize(records, held(path)))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	return out, nil
+}
+
+func summarize(records []Record, running bool) Summary {
+	h := records[0]
+	s := Summary{RunID: h.RunID, Workflow: h.Workflow, Target: h.Target, Started: h.Time, Status: StatusInterrupted}
+	keys := map[string]bool{}
+	for _, r := range records {
+		s.Updated = r.Time
+		switch r.Type {
+		case TypeStep:
+			keys[r.Step.Key] = true
+		case TypeResume:
+			s.Status, s.Error = StatusInterrupted, ""
+		case TypeEnd:
+			s.Status, s.Error = r.Status, r.Error
+		}
+	}
+	s.Steps = len(keys)
+	if running {
+		s.Status = StatusRunning
+	}
+	s.Resumable = s.Status == StatusFailed || s.Status == StatusCancelled || s.Status == StatusInterrupted
+	return s
+}
+
+// held reports whether another process holds the journal's lock.
+func held(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return lock(f) != nil
+}

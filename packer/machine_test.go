@@ -1,0 +1,134 @@
+package packer
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseLine(t *testing.T) {
+	l, err := ParseLine("1796207296,,ui,message,    nullb: line%!(PACKER_COMMA) with comma")
+	require.NoError(t, err)
+	assert.Equal(t, time.Unix(1796207296, 0), l.Timestamp)
+	assert.Equal(t, "", l.Target)
+	assert.Equal(t, "ui", l.Type)
+	assert.Equal(t, []string{"message", "    nullb: line, with comma"}, l.Data)
+
+	l, err = ParseLine("1796207296,fileb,artifact,0,file,0,/tmp/a%!(PACKER_COMMA)b.txt\n")
+	require.NoError(t, err)
+	assert.Equal(t, "fileb", l.Target)
+	assert.Equal(t, []string{"0", "file", "0", "/tmp/a,b.txt"}, l.Data)
+
+	l, err = ParseLine("1796207296,,version-prelease,")
+	require.NoError(t, err)
+	assert.Equal(t, []string{""}, l.Data)
+
+	for _, bad := range []string{"", "hello", "panic: runtime error, oops", "abc,,ui,say,x", "1,x,"} {
+		_, err := ParseLine(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestUnescape(t *testing.T) {
+	assert.Equal(t, "a,b\nc\r\n\td", Unescape(`a%!(PACKER_COMMA)b\nc\r\n`+"\td"))
+	assert.Equal(t, "plain", Unescape("plain"))
+}
+
+// A failing real packer 1.6.6 run (null builder with a shell-local
+// provisioner exiting 3), plus the multi-line error of a missing required
+// variable, as packer printed them on this machine.
+const failingRun = `1796210375,,ui,say,Build 'fileb' finished after 2 milliseconds 338 microseconds.
+1796210375,,ui,say,==> nullb: Running local shell script: /tmp/packer-shell2312714500
+1796210375,,ui,message,    nullb: provisioning nullb
+1796210375,,ui,message,    nullb: line%!(PACKER_COMMA) with comma
+1796210375,,ui,say,==> nullb: Provisioning step had errors: Running the cleanup provisioner%!(PACKER_COMMA) if present...
+1796210375,,ui,error,Build 'nullb' errored after 12 milliseconds 135 microseconds: Script exited with non-zero exit status: 3.Allowed exit codes are: [0]
+1796210375,,ui,say,\n==> Wait completed after 12 milliseconds 182 microseconds
+1796210375,,error-count,1
+1796210375,,ui,error,\n==> Some builds didn't complete successfully and had errors:
+1796210375,nullb,error,Script exited with non-zero exit status: 3.Allowed exit codes are: [0]
+1796210375,,ui,error,--> nullb: Script exited with non-zero exit status: 3.Allowed exit codes are: [0]
+1796210375,,ui,say,\n==> Builds finished. The artifacts of successful builds are:
+1796210375,fileb,artifact-count,1
+1796210375,fileb,artifact,0,builder-id,packer.file
+1796210375,fileb,artifact,0,id,File
+1796210375,fileb,artifact,0,string,Stored file: /tmp/pk/out.txt
+1796210375,fileb,artifact,0,files-count,1
+1796210375,fileb,artifact,0,file,0,/tmp/pk/out.txt
+1796210375,fileb,artifact,0,end
+1796210375,,ui,say,--> fileb: Stored file: /tmp/pk/out.txt
+`
+
+func feed(c *collector, text string) {
+	for _, line := range strings.Split(text, "\n") {
+		c.handle(line)
+	}
+}
+
+func TestCollectorFailingRun(t *testing.T) {
+	var shown []string
+	c := newCollector(func(s string) { shown = append(shown, "[p] "+s) }, newRedactor(nil))
+	feed(c, failingRun)
+
+	assert.Contains(t, shown, "[p]     nullb: line, with comma")
+	assert.Contains(t, shown, "[p] ==> Wait completed after 12 milliseconds 182 microseconds", "leading \\n is dropped")
+	assert.Contains(t, shown, "[p] --> nullb: Script exited with non-zero exit status: 3.Allowed exit codes are: [0]", "ui errors are shown too")
+	for _, s := range shown {
+		assert.NotContains(t, s, "PACKER_COMMA")
+		assert.NotContains(t, s, `\n`)
+	}
+
+	errs := c.errorLines()
+	assert.Equal(t, []string{
+		"Build 'nullb' errored after 12 milliseconds 135 microseconds: Script exited with non-zero exit status: 3.Allowed exit codes are: [0]",
+		"==> Some builds didn't complete successfully and had errors:",
+		"--> nullb: Script exited with non-zero exit status: 3.Allowed exit codes are: [0]",
+	}, errs, "the nullb error line duplicates the --> ui error and is dropped")
+
+	res := c.result()
+	require.Len(t, res.Builds, 2, "builds in order of appearance")
+	assert.Equal(t, "nullb", res.Builds[0].Name)
+	assert.Equal(t, []string{"Script exited with non-zero exit status: 3.Allowed exit codes are: [0]"}, res.Builds[0].Errors)
+	assert.Empty(t, res.Builds[0].Artifacts)
+	assert.Equal(t, "fileb", res.Builds[1].Name)
+	assert.Equal(t, []Artifact{{Index: 0, BuilderID: FileBuilderID, ID: "File", String: "Stored file: /tmp/pk/out.txt", Files: []string{"/tmp/pk/out.txt"}}}, res.Builds[1].Artifacts)
+}
+
+func TestCollectorMultiLineUIError(t *testing.T) {
+	var shown []string
+	c := newCollector(func(s string) { shown = append(shown, s) }, nil)
+	c.handle("1796210375,,ui,error,Error: \\n\\n1 error occurred:\\n\t* required variable not set: req\\n\\n\\n\\n")
+	assert.Equal(t, []string{"Error: ", "", "1 error occurred:", "\t* required variable not set: req"}, shown)
+	require.Len(t, c.errorLines(), 1)
+	assert.Equal(t, "Error: \n\n1 error occurred:\n\t* required variable not set: req", c.errorLines()[0])
+
+	be := &BuildError{Template: "t.json", ExitCode: 1, Errors: c.errorLines()}
+	assert.Equal(t, "packer build t.json failed (exit status 1):\n  Error:\n    1 error occurred:\n    \t* required variable not set: req", be.Error())
+}
+
+func TestCollectorUnparsedAndVersion(t *testing.T) {
+	var shown []string
+	c := newCollector(func(s string) { shown = append(shown, s) }, nil)
+	c.handle("panic: something broke")
+	c.handle("1796210521,,version,1.6.6")
+	c.handle("")
+	assert.Equal(t, []string{"panic: something broke"}, shown)
+	assert.Equal(t, []string{"panic: something broke"}, c.unparsed)
+	assert.Equal(t, "1.6.6", c.version)
+}
+
+func TestLineWriter(t *testing.T) {
+	var got []string
+	w := &lineWriter{fn: func(s string) { got = append(got, s) }}
+	for _, chunk := range []string{"a,b", "c\nd\n\ne", "f"} {
+		n, err := w.Write([]byte(chunk))
+		require.NoError(t, err)
+		assert.Equal(t, len(chunk), n)
+	}
+	assert.Equal(t, []string{"a,bc", "d", ""}, got)
+	w.flush()
+	assert.Equal(t, []string{"a,bc", "d", "", "ef"}, got)
+}

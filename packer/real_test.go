@@ -1,0 +1,173 @@
+//go:build unix
+
+package packer
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests run the real packer 1.6.6 (Debian's package) with the null
+// and file builders and a shell-local provisioner, to pin the parser to
+// real output. They never run the azure-arm builder.
+
+const nullFileTemplate = "../testdata/packer/null-file.json"
+
+// requirePacker skips without packer, except in CI where its absence is a
+// failure: the parser must be checked against the real binary there.
+func requirePacker(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("packer"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("packer is not on PATH but CI=true: CI must install it (`make deps` installs Debian's packer 1.6.6)")
+		}
+		t.Skip("packer not on PATH; install it with `make deps` (apt-get install packer) to run the real-binary tests")
+	}
+}
+
+func realRunner(out *syncBuffer) *Runner {
+	return &Runner{Stdout: out, Prefix: "[packer] ", KillGrace: 5 * time.Second}
+}
+
+func realVars(t *testing.T, extra map[string]string) (map[string]string, string) {
+	dir := t.TempDir()
+	vars := map[string]string{"outdir": dir, "token": secret, "sleep": "0"}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	return vars, dir
+}
+
+func TestRealPackerVersion(t *testing.T) {
+	requirePacker(t)
+	v, err := (&Runner{}).Version(context.Background())
+	require.NoError(t, err)
+	assert.Regexp(t, regexp.MustCompile(`^\d+\.\d+\.\d+`), v)
+	t.Logf("packer version %s", v)
+}
+
+func TestRealPackerBuildSuccess(t *testing.T) {
+	requirePacker(t)
+	out := &syncBuffer{}
+	// "sleep" is not declared in the template: packer 1.6.6 accepts
+	// undeclared var-file keys and {{user}} sees them.
+	vars, dir := realVars(t, nil)
+	res, err := realRunner(out).Build(context.Background(), BuildRequest{TemplatePath: nullFileTemplate, Vars: vars})
+	require.NoError(t, err, out.String())
+
+	byName := map[string]BuildArtifacts{}
+	for _, b := range res.Builds {
+		byName[b.Name] = b
+	}
+	require.Contains(t, byName, "fileb")
+	require.Len(t, byName["fileb"].Artifacts, 1)
+	fa := byName["fileb"].Artifacts[0]
+	target := filepath.Join(dir, "out.txt")
+	assert.Equal(t, FileBuilderID, fa.BuilderID)
+	assert.Equal(t, "File", fa.ID)
+	assert.Equal(t, "Stored file: "+target, fa.String)
+	assert.Equal(t, []string{target}, fa.Files)
+	content, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, "hello, world", string(content))
+
+	require.Contains(t, byName, "nullb")
+	require.Len(t, byName["nullb"].Artifacts, 1)
+	assert.Equal(t, NullBuilderID, byName["nullb"].Artifacts[0].BuilderID)
+	assert.Empty(t, byName["nullb"].Artifacts[0].Files)
+
+	text := out.String()
+	assert.Contains(t, text, "[packer]     nullb: provisioning nullb, greeting=hello\n", "comma unescaped")
+	// packer 1.6.6 masks sensitive-variables only in its human UI; in
+	// machine-readable output the Runner does it.
+	assert.Contains(t, text, "[packer]     nullb: token=<sensitive>\n")
+	assertNoSecret(t, "stdout", text)
+	assert.Empty(t, res.ManagedImageID)
+}
+
+func TestRealPackerBuildOnly(t *testing.T) {
+	requirePacker(t)
+	vars, _ := realVars(t, nil)
+	res, err := realRunner(&syncBuffer{}).Build(context.Background(), BuildRequest{TemplatePath: nullFileTemplate, Vars: vars, Only: []string{"fileb"}})
+	require.NoError(t, err)
+	require.Len(t, res.Builds, 1)
+	assert.Equal(t, "fileb", res.Builds[0].Name)
+}
+
+func TestRealPackerBuildFailure(t *testing.T) {
+	requirePacker(t)
+	out := &syncBuffer{}
+	vars, _ := realVars(t, map[string]string{"code": "3"})
+	res, err := realRunner(out).Build(context.Background(), BuildRequest{TemplatePath: nullFileTemplate, Vars: vars})
+	require.Error(t, err)
+	var be *BuildError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, 1, be.ExitCode)
+	assert.Contains(t, err.Error(), "non-zero exit status: 3")
+	assert.Contains(t, err.Error(), "Build 'nullb' errored")
+	assertNoSecret(t, "error", err.Error())
+	// The file build succeeded; its artifact is still reported.
+	require.NotNil(t, res)
+	var names []string
+	for _, b := range res.Builds {
+		if len(b.Artifacts) > 0 {
+			names = append(names, b.Name)
+		}
+	}
+	assert.Equal(t, []string{"fileb"}, names)
+}
+
+func TestRealPackerRequiredVariableMissing(t *testing.T) {
+	requirePacker(t)
+	dir := t.TempDir()
+	req := BuildRequest{TemplatePath: "../testdata/packer/required.json", Vars: map[string]string{"outdir": dir}}
+
+	// imgflow refuses before packer starts…
+	_, err := realRunner(&syncBuffer{}).Build(context.Background(), req)
+	var mv *MissingVariablesError
+	require.ErrorAs(t, err, &mv)
+	assert.Equal(t, []string{"req"}, mv.Names())
+
+	// …and packer's own refusal, parsed from its real output, says the same.
+	p, err := prepare(req, false)
+	require.NoError(t, err)
+	out := &syncBuffer{}
+	_, err = realRunner(out).run(context.Background(), p)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "required variable not set: req")
+	assert.Contains(t, out.String(), "[packer] \t* required variable not set: req\n", "multi-line ui error split into lines")
+}
+
+func TestRealPackerCancel(t *testing.T) {
+	requirePacker(t)
+	out := &syncBuffer{}
+	vars, _ := realVars(t, map[string]string{"sleep": "60"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := realRunner(out).Build(ctx, BuildRequest{TemplatePath: nullFileTemplate, Vars: vars, Only: []string{"nullb"}})
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "token=") }, 15*time.Second, 20*time.Millisecond)
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Less(t, time.Since(start), 4*time.Second, "packer stops on SIGINT, long before the 60 s sleep")
+		assert.Contains(t, out.String(), "Cancelling build after receiving interrupt")
+	case <-time.After(20 * time.Second):
+		t.Fatal("Build did not return after cancellation")
+	}
+}

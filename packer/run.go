@@ -1,0 +1,465 @@
+package packer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultKillGrace is how long a cancelled packer gets between SIGINT and
+// SIGKILL when Runner.KillGrace is zero.
+const DefaultKillGrace = 10 * time.Second
+
+// Runner runs the packer binary. The zero value runs "packer" from PATH and
+// discards its ui output. A Runner holds no state between calls and may be
+// used concurrently.
+type Runner struct {
+	// Binary is the packer executable: a path, or a name looked up in PATH.
+	// Default "packer".
+	Binary string
+	// Stdout receives packer's ui lines (say, message, error) as they
+	// stream, one display line per write, each starting with Prefix. Secrets
+	// and SAS signatures are redacted. Nil discards them.
+	Stdout io.Writer
+	// Prefix starts every line written to Stdout, e.g. "[packer] ".
+	Prefix string
+	// Env is added to this process's environment for packer ("K=V"; later
+	// entries win). CHECKPOINT_DISABLE=1 is set unless Env overrides it, so
+	// packer does not phone home for version checks.
+	Env []string
+	// KillGrace is how long packer gets to stop after SIGINT before the
+	// process group is killed. Default DefaultKillGrace.
+	KillGrace time.Duration
+}
+
+// BuildRequest is one `packer build`.
+type BuildRequest struct {
+	// TemplatePath is the JSON template; relative paths are relative to WorkDir.
+	TemplatePath string
+	// Vars are user variables, passed to packer in a temporary 0600
+	// var-file (never on the command line). They override VarFiles.
+	Vars map[string]string
+	// Sensitive names the Vars (or VarFiles keys) whose values are secrets;
+	// the template's "sensitive-variables" are added. Their values are
+	// redacted from everything printed or returned.
+	Sensitive []string
+	// VarFiles are extra JSON var-files, passed before the Vars file;
+	// relative paths are relative to WorkDir.
+	VarFiles []string
+	// Only restricts the build to these build names (-only).
+	Only []string
+	// WorkDir is packer's working directory (relative paths inside the
+	// template resolve against it). Default: the current directory.
+	WorkDir string
+}
+
+// BuildError is a packer build that failed or was cancelled. Its message
+// carries packer's own error lines, redacted.
+type BuildError struct {
+	Template string
+	// ExitCode is packer's exit status, -1 when it was killed by a signal.
+	ExitCode int
+	// Errors are packer's ui error lines and per-build error lines.
+	Errors []string
+	// Output is the tail of output that was not machine-readable (stderr,
+	// crashes), used when packer printed no error line.
+	Output []string
+	// Cancelled reports that the context ended the build.
+	Cancelled bool
+	cause     error
+}
+
+// Error says how the build ended, followed by packer's error lines.
+func (e *BuildError) Error() string {
+	var b strings.Builder
+	if e.Cancelled {
+		fmt.Fprintf(&b, "packer build %s cancelled (%v)", e.Template, e.cause)
+	} else {
+		fmt.Fprintf(&b, "packer build %s failed (exit status %d)", e.Template, e.ExitCode)
+	}
+	lines := e.Errors
+	if len(lines) == 0 {
+		lines = e.Output
+	}
+	if len(lines) == 0 {
+		if !e.Cancelled {
+			b.WriteString(": packer printed no error")
+		}
+		return b.String()
+	}
+	b.WriteString(":")
+	for _, l := range lines {
+		first := true
+		for _, part := range strings.Split(l, "\n") {
+			if strings.TrimSpace(part) == "" {
+				continue
+			}
+			if first {
+				b.WriteString("\n  ")
+				first = false
+			} else {
+				b.WriteString("\n    ")
+			}
+			b.WriteString(strings.TrimRight(part, " \t\r"))
+		}
+	}
+	return b.String()
+}
+
+// Unwrap returns the context's error for a cancelled build, or exec's.
+func (e *BuildError) Unwrap() error { return e.cause }
+
+// Build runs `packer build -machine-readable` for req.
+//
+// Before packer starts, Build loads the template, fails with a
+// *MissingVariablesError naming every variable that has no value (see
+// Template.CheckVariables; VarFiles and Vars both count), and rejects Only
+// names that match no builder (packer would silently build nothing).
+//
+// Cancelling ctx sends SIGINT to packer's process group and SIGKILL after
+// KillGrace. On failure Build returns a *BuildError and, when packer ran,
+// the partial Result (artifacts of the builds that succeeded).
+func (r *Runner) Build(ctx context.Context, req BuildRequest) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
+	}
+	p, err := prepare(req, true)
+	if err != nil {
+		return nil, err
+	}
+	return r.run(ctx, p)
+}
+
+// prepared is a validated BuildRequest with absolute paths.
+type prepared struct {
+	template string
+	tpl      *Template
+	vars     map[string]string
+	varFiles []string
+	only     []string
+	workDir  string
+	secrets  []string
+}
+
+func prepare(req BuildRequest, check bool) (*prepared, error) {
+	if req.TemplatePath == "" {
+		return nil, errors.New("packer build: no template path")
+	}
+	p := &prepared{vars: req.Vars, only: req.Only, workDir: req.WorkDir}
+	p.template = resolvePath(req.WorkDir, req.TemplatePath)
+	tpl, err := LoadTemplate(p.template)
+	if err != nil {
+		return nil, err
+	}
+	p.tpl = tpl
+
+	// What packer will see: var-files in order, then our Vars file.
+	values := map[string]string{}
+	for _, f := range req.VarFiles {
+		abs := resolvePath(req.WorkDir, f)
+		vf, err := readVarFile(abs)
+		if err != nil {
+			return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
+		}
+		for k, v := range vf {
+			values[k] = v
+		}
+		p.varFiles = append(p.varFiles, abs)
+	}
+	for k, v := range req.Vars {
+		values[k] = v
+	}
+
+	for _, name := range req.Only {
+		if _, ok := tpl.Builder(name); !ok {
+			return nil, fmt.Errorf("packer build %s: -only %q matches no builder (builders: %s); packer 1.6.6 would build nothing and succeed",
+				req.TemplatePath, name, strings.Join(tpl.BuilderNames(), ", "))
+		}
+	}
+	if check {
+		if err := tpl.CheckVariables(values); err != nil {
+			return nil, err
+		}
+	}
+
+	sensitive := slices.Concat(req.Sensitive, tpl.SensitiveVariables)
+	for _, name := range sensitive {
+		if v := values[name]; v != "" {
+			p.secrets = append(p.secrets, v)
+		}
+	}
+	return p, nil
+}
+
+func resolvePath(dir, p string) string {
+	if !filepath.IsAbs(p) && dir != "" {
+		p = filepath.Join(dir, p)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// readVarFile reads a packer 1.6.6 var-file: a JSON object of strings
+// (packer rejects other value types).
+func readVarFile(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("var-file: %w", err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("var-file %s: %w", path, err)
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("var-file %s: %s is %s; packer 1.6.6 accepts only strings", path, k, jsonKind(v))
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// writeVarFile writes vars to a new 0600 temporary file and returns its
+// path; the caller removes it.
+func writeVarFile(vars map[string]string) (string, error) {
+	data, err := json.MarshalIndent(vars, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encode var-file: %w", err)
+	}
+	f, err := os.CreateTemp("", "imgflow-packer-vars-*.json")
+	if err != nil {
+		return "", fmt.Errorf("create var-file: %w", err)
+	}
+	name := f.Name()
+	// CreateTemp already uses 0600; say so explicitly, the file holds secrets.
+	err = f.Chmod(0o600)
+	if err == nil {
+		_, err = f.Write(append(data, '\n'))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(name)
+		return "", fmt.Errorf("write var-file: %w", err)
+	}
+	return name, nil
+}
+
+// run executes a prepared build.
+func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
+	red := newRedactor(p.secrets)
+	args := []string{"build", "-machine-readable"}
+	if len(p.only) > 0 {
+		args = append(args, "-only="+strings.Join(p.only, ","))
+	}
+	for _, f := range p.varFiles {
+		args = append(args, "-var-file="+f)
+	}
+	if len(p.vars) > 0 {
+		vf, err := writeVarFile(p.vars)
+		if err != nil {
+			return nil, fmt.Errorf("packer build %s: %w", p.template, err)
+		}
+		defer os.Remove(vf)
+		args = append(args, "-var-file="+vf)
+	}
+	args = append(args, p.template)
+
+	out := r.printer()
+	out(red.redact("packer " + strings.Join(args, " ")))
+	col := newCollector(out, red)
+	errs := &plainLines{print: out, redact: red}
+	ran, err := r.exec(ctx, p.workDir, args, col.handle, errs.handle)
+	if err != nil {
+		return nil, fmt.Errorf("packer build %s: %w", p.template, err)
+	}
+	res := col.result()
+	cancelled := ctx.Err() != nil
+	// ErrWaitDelay with exit 0: packer finished, but a child kept its
+	// stdout open past KillGrace; the output is complete.
+	if !cancelled && ran.code == 0 && (ran.waitErr == nil || errors.Is(ran.waitErr, exec.ErrWaitDelay)) {
+		return res, nil
+	}
+	be := &BuildError{Template: p.template, ExitCode: ran.code, Errors: col.errorLines(), Output: append(col.unparsed, errs.tail...)}
+	switch {
+	case cancelled:
+		be.Cancelled, be.cause = true, ctx.Err()
+	case ran.waitErr != nil:
+		be.cause = ran.waitErr
+	}
+	return res, be
+}
+
+// Version returns packer's version, e.g. "1.6.6".
+func (r *Runner) Version(ctx context.Context) (string, error) {
+	col := newCollector(nil, nil)
+	errs := &plainLines{redact: nil}
+	ran, err := r.exec(ctx, "", []string{"version", "-machine-readable"}, col.handle, errs.handle)
+	if err != nil {
+		return "", fmt.Errorf("packer version: %w", err)
+	}
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("packer version: %w", ctx.Err())
+	}
+	if ran.code != 0 || ran.waitErr != nil {
+		msg := strings.Join(slices.Concat(col.errorLines(), col.unparsed, errs.tail), "; ")
+		return "", fmt.Errorf("packer version: exit status %d: %s", ran.code, msg)
+	}
+	if col.version == "" {
+		return "", errors.New("packer version: no version line in its machine-readable output")
+	}
+	return col.version, nil
+}
+
+// plainLines handles packer's stderr: plain text (packer 1.6.6 writes all
+// machine-readable output to stdout), shown and kept for error messages.
+// Only exec's stderr goroutine uses it until Wait returns.
+type plainLines struct {
+	print  func(string)
+	redact *redactor
+	tail   []string
+}
+
+func (p *plainLines) handle(line string) {
+	if strings.TrimSpace(line) == "" {
+		return
+	}
+	line = p.redact.redact(line)
+	if p.print != nil {
+		p.print(line)
+	}
+	p.tail = append(p.tail, line)
+	if len(p.tail) > 20 {
+		p.tail = p.tail[1:]
+	}
+}
+
+// printer returns a function that writes one prefixed line to r.Stdout.
+// stdout and stderr are copied by two goroutines, hence the lock.
+func (r *Runner) printer() func(string) {
+	if r.Stdout == nil {
+		return func(string) {}
+	}
+	var mu sync.Mutex
+	return func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		_, _ = io.WriteString(r.Stdout, r.Prefix+line+"\n")
+	}
+}
+
+func (r *Runner) binary() (string, error) {
+	bin := r.Binary
+	if bin == "" {
+		bin = "packer"
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return "", fmt.Errorf("packer binary %q not found (install packer 1.6.6: `make deps`, or `apt-get install packer`): %w", bin, err)
+	}
+	return path, nil
+}
+
+// execResult is how a packer process ended.
+type execResult struct {
+	// code is the exit status, -1 when killed by a signal.
+	code int
+	// waitErr is an error from Wait other than a non-zero exit: the Cancel
+	// function's, or exec.ErrWaitDelay.
+	waitErr error
+}
+
+// exec runs packer with args, feeding each stdout and stderr line to the
+// callbacks as it arrives (each from its own goroutine). On ctx
+// cancellation packer's process group gets SIGINT, then SIGKILL after
+// KillGrace. The error is only for a packer that could not start.
+func (r *Runner) exec(ctx context.Context, dir string, args []string, onStdout, onStderr func(string)) (execResult, error) {
+	bin, err := r.binary()
+	if err != nil {
+		return execResult{code: -1}, err
+	}
+	grace := r.KillGrace
+	if grace <= 0 {
+		grace = DefaultKillGrace
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "CHECKPOINT_DISABLE=1"), r.Env...)
+	ownProcessGroup(cmd)
+	// SIGTERM would be ignored by packer while it retries, and exec's
+	// default (SIGKILL) would leave its plugins and scripts running and its
+	// resources uncleaned: SIGINT makes packer cancel and clean up.
+	cmd.Cancel = func() error { return interruptGroup(cmd.Process) }
+	// After the grace period exec kills packer and closes its pipes.
+	cmd.WaitDelay = grace
+	stdout := &lineWriter{fn: onStdout}
+	stderr := &lineWriter{fn: onStderr}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		return execResult{code: -1}, fmt.Errorf("start %s: %w", bin, err)
+	}
+	pid := cmd.Process.Pid
+	waitErr := cmd.Wait()
+	// Wait has joined exec's copying goroutines: the writers are ours now.
+	stdout.flush()
+	stderr.flush()
+	if ctx.Err() != nil {
+		// exec's WaitDelay kill reaches only packer itself; plugins or
+		// scripts that outlived it would keep running.
+		killGroup(pid)
+	}
+	res := execResult{code: -1}
+	if cmd.ProcessState != nil {
+		res.code = cmd.ProcessState.ExitCode()
+	}
+	var exitErr *exec.ExitError
+	if !errors.As(waitErr, &exitErr) {
+		res.waitErr = waitErr // the exit code already says the rest
+	}
+	return res, nil
+}
+
+// lineWriter splits a byte stream into lines for fn.
+type lineWriter struct {
+	buf []byte
+	fn  func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	start := 0
+	for {
+		i := bytes.IndexByte(w.buf[start:], '\n')
+		if i < 0 {
+			break
+		}
+		w.fn(string(w.buf[start : start+i]))
+		start += i + 1
+	}
+	if start > 0 {
+		w.buf = append(w.buf[:0], w.buf[start:]...)
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) flush() {
+	if len(w.buf) > 0 {
+		w.fn(string(w.buf))
+		w.buf = nil
+	}
+}

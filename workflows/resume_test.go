@@ -1,0 +1,169 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.starlark.net/starlark"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/interp"
+	"github.com/imgflow/imgflow/journal"
+)
+
+// durableCases are the workflows whose every cloud-changing step is
+// crashed, failed and resumed, with the vars they run with.
+var durableCases = map[string]map[string]string{
+	"workflows/flatcar.star": {"version": "4152.2.3", "vhd": "//testdata/flatcar/flatcar-linux-test-amd64.vhd"},
+}
+
+var runTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// harness runs one workflow repeatedly against one fake cloud.
+type harness struct {
+	t        *testing.T
+	ws       *builtins.Workspace
+	reg      *builtins.Registry
+	cloud    *local.Provider
+	journals string
+	file     string
+	vars     map[string]starlark.Value
+}
+
+func newHarness(t *testing.T, file string, vars map[string]string) *harness {
+	ws, err := builtins.NewWorkspace("..")
+	require.NoError(t, err)
+	p, err := local.NewMemory(local.Options{Now: func() time.Time { return runTime }, Rand: rand.New(rand.NewSource(1))})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	values := map[string]starlark.Value{}
+	for k, v := range vars {
+		values[k] = starlark.String(v)
+	}
+	return &harness{t: t, ws: ws, reg: builtins.NewRegistry(), cloud: p, journals: t.TempDir(), file: "//" + file, vars: values}
+}
+
+// run runs (or resumes) the run id with the given faults.
+func (h *harness) run(id string, resume bool, faults map[string]cloud.Fault) *interp.Result {
+	h.t.Helper()
+	var j *journal.File
+	var err error
+	if resume {
+		j, err = journal.Open(h.journals, id)
+	} else {
+		t := runTime
+		j, err = journal.Create(h.journals, journal.Record{RunID: id, RunTime: &t})
+	}
+	require.NoError(h.t, err)
+	defer j.Close()
+	fs := cloud.NewFaults(faults)
+	res := interp.Run(context.Background(), h.file, interp.Config{
+		Workspace: h.ws, Registry: h.reg, Vars: h.vars, Info: builtins.RunInfo{ID: id, Time: runTime}, Journal: j, Faults: fs,
+	}, interp.Target{Apply: cloud.WithFaults(h.cloud, fs), Validate: h.cloud.DryRun()})
+	return res
+}
+
+// state is the cloud's state with the platform-generated GUIDs masked,
+// so two clouds that did the same things compare equal.
+func (h *harness) state() string {
+	data, err := json.Marshal(h.cloud.Snapshot())
+	require.NoError(h.t, err)
+	guid := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	return guid.ReplaceAllString(string(data), "<guid>")
+}
+
+type change struct {
+	builtin    string
+	occurrence int // how many calls of the same builtin came before
+}
+
+func cloudChanges(steps []*builtins.Step) []change {
+	var out []change
+	seen := map[string]int{}
+	for _, s := range steps {
+		if s.Effect == builtins.Changes {
+			out = append(out, change{s.Builtin, seen[s.Builtin]})
+			seen[s.Builtin]++
+		}
+	}
+	return out
+}
+
+func outcomes(steps []*builtins.Step) []string {
+	var out []string
+	for _, s := range steps {
+		if s.Effect == builtins.Changes {
+			out = append(out, s.Builtin+":"+string(s.Outcome))
+		}
+	}
+	return out
+}
+
+// TestCrashAtEveryStepThenResume crashes a run right after each
+// cloud-changing step (the change made, not journaled), resumes it, and
+// checks the resumed run completes the same as an uninterrupted one
+// without redoing any journaled step.
+func TestCrashAtEveryStepThenResume(t *testing.T) {
+	for file, vars := range durableCases {
+		reference := newHarness(t, file, vars)
+		want := reference.run("ref", false, nil)
+		require.NoError(t, want.Err)
+		changes := cloudChanges(want.Steps)
+		require.NotEmpty(t, changes)
+		for i, c := range changes {
+			t.Run(fmt.Sprintf("%s/%d-%s", file, i, c.builtin), func(t *testing.T) {
+				h := newHarness(t, file, vars)
+				crashed := h.run("ref", false, map[string]cloud.Fault{c.builtin: {Crash: true, Skip: c.occurrence, Times: 1}})
+				require.True(t, crashed.Crashed, "the run must crash at step %d: %v", i, crashed.Err)
+
+				resumed := h.run("ref", true, nil)
+				require.NoError(t, resumed.Err)
+				got := outcomes(resumed.Steps)
+				require.Len(t, got, len(changes))
+				for k := 0; k < i; k++ {
+					assert.Equal(t, changes[k].builtin+":replayed", got[k], "step %d ran again after the resume", k)
+				}
+				assert.Equal(t, changes[i].builtin+":exists", got[i], "the crashed step was made; the resume finds it")
+				assert.Equal(t, outputsOf(want), outputsOf(resumed))
+				assert.Equal(t, reference.state(), h.state())
+			})
+		}
+	}
+}
+
+// TestInjectedFailureAtEveryStepKeepsWhatExisted fails each cloud-changing
+// step of a rerun over a finished run: the rerun fails with the error, and
+// nothing that existed before is deleted or changed.
+func TestInjectedFailureAtEveryStepKeepsWhatExisted(t *testing.T) {
+	for file, vars := range durableCases {
+		h := newHarness(t, file, vars)
+		first := h.run("first", false, nil)
+		require.NoError(t, first.Err)
+		before := h.state()
+		for i, c := range cloudChanges(first.Steps) {
+			res := h.run(fmt.Sprintf("fail-%d", i), false, map[string]cloud.Fault{c.builtin: {StatusCode: 500, Code: "InternalServerError", Message: "injected", Skip: c.occurrence, Times: 1}})
+			require.Error(t, res.Err, "step %d (%s) must fail", i, c.builtin)
+			assert.Contains(t, res.Err.Error(), "InternalServerError")
+			assert.Equal(t, "apply", res.Pass)
+			assert.Equal(t, before, h.state(), "a failed rerun at step %d changed what existed", i)
+		}
+	}
+}
+
+func outputsOf(res *interp.Result) string {
+	m := map[string]any{}
+	for _, o := range res.Outputs {
+		m[o.Name] = o.Value
+	}
+	data, _ := json.Marshal(m)
+	return regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).ReplaceAllString(string(data), "<guid>")
+}
