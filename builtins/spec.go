@@ -63,6 +63,7 @@ func NewRegistry() *Registry {
 	registerCore(r)
 	registerGallery(r)
 	registerStorage(r)
+	registerExport(r)
 	return r
 }
 

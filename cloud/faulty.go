@@ -352,3 +352,13 @@ func (x *faulty) DeleteBlob(ctx context.Context, ref BlobRef) error {
 	}
 	return x.f.After("DeleteBlob")
 }
+
+func (x *faulty) SetBlobMetadata(ctx context.Context, ref BlobRef, metadata map[string]string) error {
+	if err := x.f.Before("SetBlobMetadata"); err != nil {
+		return err
+	}
+	if err := x.p.SetBlobMetadata(ctx, ref, metadata); err != nil {
+		return err
+	}
+	return x.f.After("SetBlobMetadata")
+}

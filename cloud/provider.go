@@ -88,6 +88,8 @@ type Provider interface {
 	UploadPageBlob(ctx context.Context, ref BlobRef, src PageSource, overwrite bool) (*Blob, error)
 	// CopyBlob copies the blob at srcURL (which may carry a SAS) to dest.
 	CopyBlob(ctx context.Context, srcURL string, dest BlobRef, overwrite bool) (*Blob, error)
+	// SetBlobMetadata replaces a blob's user metadata.
+	SetBlobMetadata(ctx context.Context, ref BlobRef, metadata map[string]string) error
 	DeleteBlob(ctx context.Context, ref BlobRef) error
 }
 

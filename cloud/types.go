@@ -203,6 +203,8 @@ type Blob struct {
 	Size int64  `json:"size"`
 	// MD5 is the hex content MD5 when known.
 	MD5 string `json:"md5,omitempty"`
+	// Metadata are the blob's user metadata (imgflow marks its exports).
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // ByteRange is a half-open range [Offset, Offset+Length) of a blob or file.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -64,7 +65,7 @@ func (p *Provider) lookupBlob(st *State, ref cloud.BlobRef) (*StorageAccountStat
 
 func blobInfo(ref cloud.BlobRef, sa *StorageAccountState, b *BlobState) *cloud.Blob {
 	r := cloud.BlobRef{Account: sa.Name, Container: ref.Container, Name: b.Name, Endpoint: ref.Endpoint}
-	return &cloud.Blob{BlobRef: r, URL: r.URL(), Type: b.Type, Size: b.Size, MD5: b.MD5}
+	return &cloud.Blob{BlobRef: r, URL: r.URL(), Type: b.Type, Size: b.Size, MD5: b.MD5, Metadata: maps.Clone(b.Metadata)}
 }
 
 // GetBlob implements cloud.Provider. A managed disk's SAS URL is a page
@@ -90,6 +91,21 @@ func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob,
 		return nil
 	})
 	return out, err
+}
+
+// SetBlobMetadata implements cloud.Provider.
+func (p *Provider) SetBlobMetadata(ctx context.Context, ref cloud.BlobRef, metadata map[string]string) error {
+	if isDiskAccount(ref.Account) {
+		return diskWriteRefused(ref)
+	}
+	return p.update(ctx, func(st *State) error {
+		_, _, b, err := p.lookupBlob(st, ref)
+		if err != nil {
+			return err
+		}
+		b.Metadata = maps.Clone(metadata)
+		return nil
+	})
 }
 
 // EnsureContainer implements cloud.Provider.

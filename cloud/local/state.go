@@ -92,6 +92,8 @@ type BlobState struct {
 	Size    int64     `json:"size"`
 	MD5     string    `json:"md5,omitempty"`
 	Created time.Time `json:"created"`
+	// Metadata are the blob's user metadata.
+	Metadata map[string]string `json:"metadata,omitempty"`
 	// NoData marks a blob written by a dry run: it has no file, reads as
 	// zeros and its VHD footer is not checked.
 	NoData bool `json:"no_data,omitempty"`

@@ -76,6 +76,10 @@ func printTree(e *env, st *local.State) {
 				}
 			}
 		}
+		for _, dKey := range sortedKeys(rg.Disks) {
+			d := rg.Disks[dKey]
+			fmt.Fprintf(w, "  └ disk %s %s\n", bold(d.Name), dim(d.Location+" from "+d.SourceImageVersionID))
+		}
 		for _, iKey := range sortedKeys(rg.Images) {
 			img := rg.Images[iKey]
 			fmt.Fprintf(w, "  └ managed image %s %s\n", bold(img.Name), dim(img.Location))

@@ -1,0 +1,168 @@
+package builtins
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
+)
+
+// sourceMetadataKey marks a VHD exported by sig_to_vhd with the version it
+// came from, so a rerun recognises its own export.
+const sourceMetadataKey = "imgflowsource"
+
+func registerExport(r *Registry) {
+	r.add("Exporting VHDs",
+		&Spec{
+			Name: "sig_to_vhd", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "version", Kind: kindVersion, Doc: "the image_version() to export"},
+				{Name: "dest", Kind: kindBlob, Doc: "the blob() to write the VHD to"},
+				{Name: "location", Kind: KindString, Default: "None", Doc: "region of the temporary disk; default: the version's region (it must be replicated there)"},
+				{Name: "security_type", Kind: KindString, Default: "None", Doc: "TrustedLaunch or ConfidentialVM for images that need a secure disk"},
+				{Name: "sas_duration", Kind: KindDuration, Default: `"1h"`, Doc: "how long the disk's read access stays open"},
+				{Name: "overwrite", Kind: KindBool, Default: "False", Doc: "replace an existing blob that is not this version's export"},
+			},
+			Returns: "blob struct with url and size",
+			Doc: "Exports a gallery image version to a VHD page blob: a temporary managed disk from the version, read access (SAS), " +
+				"a copy into `dest`, verification (size and VHD footer), then access revoked and the disk deleted. Revoke and delete " +
+				"are on the cleanup stack from the moment the disk exists, so they also happen on failure and cancel; a failure of " +
+				"either fails the run. A failed copy always fails the workflow. An existing blob is never overwritten unless " +
+				"`overwrite`, except that a rerun finds its own earlier export and leaves it.",
+			Example: `exported = sig_to_vhd(v, dest = blob(sa, container = "vhds", name = "2204gen2-%s.vhd" % v.name))`,
+			Impl:    sigToVHDImpl,
+		},
+	)
+}
+
+func sigToVHDImpl(c *Call) (starlark.Value, error) {
+	vs := c.Struct("version")
+	ds := attrStruct(vs, "definition")
+	versionID := attrString(vs, "id")
+	rg := attrString(ds, "resource_group")
+	dest, _, _ := c.blobRefArg("dest")
+	overwrite := c.Bool("overwrite", false)
+	location := c.String("location", attrString(vs, "location"))
+	securityType := c.String("security_type", "")
+	if securityType != "" && securityType != "TrustedLaunch" && securityType != "ConfidentialVM" {
+		return nil, fmt.Errorf("sig_to_vhd: security_type %q: use TrustedLaunch or ConfidentialVM (or leave it unset)", securityType)
+	}
+	if err := cloud.ValidateVHDBlobName(dest.Name); err != nil {
+		return nil, fmt.Errorf("sig_to_vhd: %w", err)
+	}
+	ctx, p := c.Ctx(), c.Run.Provider
+
+	existing, err := p.GetBlob(ctx, dest)
+	switch {
+	case err == nil:
+		if existing.Metadata[sourceMetadataKey] == versionID && !overwrite {
+			c.Report(cloud.Exists, dest.URL()+" (exported earlier)")
+			return blobValue(dest, existing), nil
+		}
+		if !overwrite {
+			return nil, fmt.Errorf("sig_to_vhd: %s already exists and is not an export of %s: pass overwrite=True to replace it, or export to another name", dest.URL(), attrString(vs, "name"))
+		}
+	case !cloud.IsNotFound(err):
+		return nil, fmt.Errorf("sig_to_vhd: %w", err)
+	}
+
+	disk, err := c.exportDisk(rg, location, versionID, securityType, dest)
+	if err != nil {
+		return nil, err
+	}
+	sas, err := p.GrantDiskAccess(ctx, rg, disk.Name, c.Duration("sas_duration", time.Hour))
+	if err != nil {
+		return nil, fmt.Errorf("sig_to_vhd: grant read access to disk %s: %w", disk.Name, err)
+	}
+	if err := c.AddCleanup("revoke_disk_access", "revoke access to disk "+disk.Name, map[string]any{"resource_group": rg, "name": disk.Name}); err != nil {
+		return nil, err
+	}
+	if err := p.EnsureContainer(ctx, dest.Account, dest.Container); err != nil {
+		return nil, fmt.Errorf("sig_to_vhd: %w", err)
+	}
+	b, err := p.CopyBlob(ctx, sas, dest, overwrite || existing != nil)
+	if err != nil {
+		return nil, fmt.Errorf("sig_to_vhd: copy disk %s to %s: %w", disk.Name, dest.URL(), err)
+	}
+	if err := verifyExport(c, dest, b, disk); err != nil {
+		return nil, err
+	}
+	if err := p.SetBlobMetadata(ctx, dest, map[string]string{sourceMetadataKey: versionID}); err != nil {
+		return nil, fmt.Errorf("sig_to_vhd: mark %s: %w", dest.URL(), err)
+	}
+	// The copy is verified: the disk can go now rather than at the end of
+	// the workflow (the cleanups registered above then find nothing to do).
+	if err := p.RevokeDiskAccess(ctx, rg, disk.Name); err != nil {
+		return nil, fmt.Errorf("sig_to_vhd: revoke access to disk %s: %w", disk.Name, err)
+	}
+	if err := p.DeleteDisk(ctx, rg, disk.Name); err != nil {
+		return nil, fmt.Errorf("sig_to_vhd: delete disk %s: %w", disk.Name, err)
+	}
+	outcome := cloud.Created
+	if existing != nil {
+		outcome = cloud.Updated
+	}
+	c.Report(outcome, fmt.Sprintf("%s → %s (%d MiB)", attrString(vs, "name"), dest.URL(), b.Size>>20))
+	b.Metadata = map[string]string{sourceMetadataKey: versionID}
+	return blobValue(dest, b), nil
+}
+
+// exportDisk creates the temporary disk and registers its deletion at once.
+// Its name is derived from the version and destination, so a resumed run
+// finds the same disk.
+func (c *Call) exportDisk(rg, location, versionID, securityType string, dest cloud.BlobRef) (*cloud.Disk, error) {
+	sum := sha256.Sum256([]byte(versionID + "\x00" + dest.URL()))
+	name := "imgflow-export-" + hex.EncodeToString(sum[:6])
+	disk, err := c.Run.Provider.CreateDiskFromImageVersion(c.Ctx(), cloud.Disk{
+		Name: name, ResourceGroup: rg, Location: location, SourceImageVersionID: versionID,
+		SecurityType: securityType, Tags: c.temporaryTags(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sig_to_vhd: create disk %s from %s in %s: %w", name, versionID, location, err)
+	}
+	if err := c.AddCleanup("delete_disk", "delete disk "+name, map[string]any{"resource_group": rg, "name": name}); err != nil {
+		return nil, err
+	}
+	return disk, nil
+}
+
+// temporaryTags mark resources imgflow deletes itself, for garbage
+// collection of what a dead run left.
+func (c *Call) temporaryTags() cloud.Tags {
+	tags := c.standardTags(nil)
+	tags["imgflowTemporary"] = "true"
+	return tags
+}
+
+// verifyExport checks the copy before anything is deleted: the size of the
+// disk, and a fixed VHD footer describing that size.
+func verifyExport(c *Call, dest cloud.BlobRef, b *cloud.Blob, disk *cloud.Disk) error {
+	if disk.SizeBytes > 0 && b.Size != disk.SizeBytes {
+		return fmt.Errorf("sig_to_vhd: copy of disk %s to %s has %d bytes, the disk %d: the copy is incomplete", disk.Name, dest.URL(), b.Size, disk.SizeBytes)
+	}
+	if c.Run.Validating {
+		return nil // a dry run has no data to read
+	}
+	if b.Size < vhd.FooterSize {
+		return fmt.Errorf("sig_to_vhd: %s is too small to be a VHD (%d bytes)", dest.URL(), b.Size)
+	}
+	footer, err := c.Run.Provider.ReadBlob(c.Ctx(), dest, b.Size-vhd.FooterSize, vhd.FooterSize)
+	if err != nil {
+		return fmt.Errorf("sig_to_vhd: read the footer of %s: %w", dest.URL(), err)
+	}
+	f, err := vhd.ParseFooter(footer)
+	if err != nil {
+		return fmt.Errorf("sig_to_vhd: %s is not a valid VHD after the copy: %w", dest.URL(), err)
+	}
+	if f.DiskType != vhd.DiskTypeFixed || int64(f.CurrentSize)+vhd.FooterSize != b.Size {
+		return fmt.Errorf("sig_to_vhd: %s is a %s VHD of %d bytes in a blob of %d: not the fixed VHD a disk export gives", dest.URL(),
+			strings.ToLower(f.DiskType.String()), f.CurrentSize, b.Size)
+	}
+	return nil
+}
