@@ -196,7 +196,14 @@ func RedactSecrets(v any) any {
 }
 
 // Ctx is the run's context.
-func (c *Call) Ctx() context.Context { return c.Run.Ctx }
+// Ctx is the context of the calling thread: the run's, or that of a
+// parallel() branch, which is cancelled when another branch fails.
+func (c *Call) Ctx() context.Context {
+	if ctx, ok := c.Thread.Local(contextKey).(context.Context); ok {
+		return ctx
+	}
+	return c.Run.Ctx
+}
 
 // Pos is the caller's file:line:col.
 func (c *Call) Pos() string { return c.step.Pos }

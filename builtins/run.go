@@ -99,6 +99,10 @@ type Run struct {
 	Journal Journal
 	// Faults injects failures into builtins (tests).
 	Faults *cloud.Faults
+	// Spawn makes a thread of this run for a parallel() branch, cancelled
+	// when ctx is done (call stop when the branch ends). The interpreter
+	// sets it.
+	Spawn func(ctx context.Context, name string) (thread *starlark.Thread, stop func())
 	// ParamHints are the param names found in the workflow's source, so
 	// errors can list params not yet declared.
 	ParamHints []string
@@ -118,6 +122,9 @@ func (r *Run) Attach(thread *starlark.Thread) {
 	thread.SetLocal(runKey, r)
 	thread.SetLocal(contextKey, r.Ctx)
 }
+
+// AttachContext makes ctx the context builtins called on thread use.
+func AttachContext(thread *starlark.Thread, ctx context.Context) { thread.SetLocal(contextKey, ctx) }
 
 // RunOf returns the run a thread belongs to, or nil.
 func RunOf(thread *starlark.Thread) *Run {

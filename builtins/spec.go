@@ -64,6 +64,7 @@ func NewRegistry() *Registry {
 	registerGallery(r)
 	registerStorage(r)
 	registerExport(r)
+	registerControl(r)
 	return r
 }
 

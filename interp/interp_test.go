@@ -188,3 +188,31 @@ func TestAFailingCleanupFailsTheRun(t *testing.T) {
 	assert.Contains(t, res.Err.Error(), "cleanup broken registered at testdata/interp/cleanup_fails.star:4:8 failed")
 	assert.Contains(t, res.Err.Error(), "cleanup broke")
 }
+
+func TestParallelReturnsResultsInOrder(t *testing.T) {
+	f := newFixture(t)
+	res := f.run(t, "//testdata/interp/parallel_ok.star")
+	require.NoError(t, res.Err)
+	require.Len(t, res.Outputs, 1)
+	assert.Equal(t, []any{"rg-a", "rg-b", "rg-c"}, res.Outputs[0].Value)
+	assert.Len(t, f.cloud.Snapshot().ResourceGroups, 3)
+}
+
+func TestParallelFirstFailureCancelsTheOthersAndKeepsTheStack(t *testing.T) {
+	f := newFixture(t)
+	start := time.Now()
+	res := interp.Run(context.Background(), "//testdata/interp/parallel_fail.star", f.cfg, interp.Target{Apply: f.cloud})
+	ie := requireInterpError(t, res.Err)
+	assert.Less(t, time.Since(start), 20*time.Second, "the spinning branches must be cancelled")
+	assert.Contains(t, ie.Msg, "branch broke")
+	assert.Equal(t, "testdata/interp/parallel_fail.star:8:9", ie.Pos)
+	assert.Contains(t, ie.Backtrace, "testdata/interp/parallel_fail.star:10:9: in <toplevel>", "the parallel() call")
+	assert.Contains(t, ie.Backtrace, "testdata/interp/parallel_fail.star:8:9: in broken", "the failing branch")
+}
+
+func TestParallelFreezesSharedValues(t *testing.T) {
+	f := newFixture(t)
+	ie := requireInterpError(t, f.run(t, "//testdata/interp/parallel_mutation.star").Err)
+	assert.Contains(t, ie.Msg, "frozen")
+	assert.Equal(t, "testdata/interp/parallel_mutation.star:4:18", ie.Pos)
+}

@@ -104,6 +104,11 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	}
 	predeclared := Predeclared(cfg.Registry)
 	ld := newLoader(ctx, cfg.Workspace, run, predeclared, maxSteps, rel)
+	run.Spawn = func(ctx context.Context, name string) (*starlark.Thread, func()) {
+		th := newThread(name, run, ld, maxSteps)
+		builtins.AttachContext(th, ctx)
+		return th, watchCancel(ctx, th)
+	}
 	th := newThread("workflow "+rel, run, ld, maxSteps)
 	stop := watchCancel(ctx, th)
 	_, err = starlark.ExecFileOptions(FileOptions(), th, rel, src, predeclared)
