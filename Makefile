@@ -15,9 +15,11 @@ run: build
 	$(BIN) run workflows/flatcar.star $(FLATCAR_VARS)
 	$(BIN) state
 
-# Tools the tests need, installed when missing (qemu-img for the VHD tests).
+# Tools the tests need, installed when missing (qemu-img for the VHD tests,
+# packer for the parser tests against real output).
 deps:
 	@scripts/deps.sh
+	@echo "tools: $$(packer version) / $$(qemu-img --version | head -1)"
 
 vet:
 	$(GO) vet ./...
