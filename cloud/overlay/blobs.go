@@ -1,0 +1,404 @@
+package overlay
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/md5"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/local"
+)
+
+const (
+	pageSize      = 512
+	vhdFooterSize = 512
+	chunkSize     = 4 << 20
+	mib           = 1 << 20
+
+	// probeContainer and probeBlob name a blob nobody has, to learn from
+	// base's answer whether an account or container exists.
+	probeContainer = "imgflow-overlay-probe"
+	probeBlob      = ".imgflow-overlay-probe"
+)
+
+// blobEntry is a blob the overlay holds: properties only, no data.
+type blobEntry struct {
+	b       cloud.Blob
+	deleted bool
+	// data is the base blob holding this blob's content (a base blob
+	// whose metadata the overlay changed, or the source of a copy); nil
+	// means the content is unknown and reads as zeros.
+	data *cloud.BlobRef
+}
+
+func blobKey(ref cloud.BlobRef) string {
+	return strings.ToLower(ref.Account) + "/" + ref.Container + "/" + ref.Name
+}
+
+func containerKey(account, container string) string {
+	return strings.ToLower(account) + "/" + container
+}
+
+func asCloudError(err error, ce **cloud.Error) bool { return errors.As(err, ce) }
+
+func blobNotFound(ref cloud.BlobRef) error {
+	return cloud.NotFound(cloud.CodeBlobNotFound, ref.URL(), "The specified blob does not exist.")
+}
+
+func containerNotFound(ref cloud.BlobRef) error {
+	return cloud.NotFound(cloud.CodeContainerNotFound, ref.URL(), "The specified container does not exist.")
+}
+
+// diskWriteRefused is the answer to a write through a managed disk URL.
+func diskWriteRefused(ref cloud.BlobRef) error {
+	ref.Name, _, _ = strings.Cut(ref.Name, "?")
+	return &cloud.Error{StatusCode: http.StatusForbidden, Code: local.CodeAuthorizationPermissionMismatch, Resource: ref.URL(),
+		Message: "This request is not authorized to perform this operation using this permission: a managed disk's SAS grants read access only."}
+}
+
+// blob answers GetBlob, and says where the content is: in base at the
+// returned ref, or unknown (nil: zeros).
+func (p *Provider) blob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, *cloud.BlobRef, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if isDiskAccount(ref.Account) {
+		clean := ref
+		clean.Name, _, _ = strings.Cut(ref.Name, "?")
+		if !isPending(ref.Account) {
+			b, err := p.base.GetBlob(ctx, ref) // a real disk SAS: read only
+			return b, &ref, err
+		}
+		d, err := p.pendingDisk(clean)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &cloud.Blob{BlobRef: clean, URL: clean.URL(), Type: cloud.BlobTypePage, Size: d.SizeBytes}, nil, nil
+	}
+	p.mu.Lock()
+	e := p.blobs[blobKey(ref)]
+	var out cloud.Blob
+	if e != nil && !e.deleted {
+		out = clone(e.b)
+	}
+	inOverlay := p.containers[containerKey(ref.Account, ref.Container)]
+	p.mu.Unlock()
+	switch {
+	case e != nil && e.deleted:
+		return nil, nil, blobNotFound(ref)
+	case e != nil:
+		out.BlobRef = cloud.BlobRef{Account: out.Account, Container: ref.Container, Name: ref.Name, Endpoint: ref.Endpoint}
+		out.URL = out.BlobRef.URL()
+		return &out, e.data, nil
+	case inOverlay:
+		return nil, nil, blobNotFound(ref)
+	}
+	if a := p.overlayAccount(ref.Account); a != nil && a.fresh {
+		return nil, nil, containerNotFound(ref)
+	}
+	b, err := p.base.GetBlob(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, &ref, nil
+}
+
+// GetBlob implements cloud.Provider. The placeholder SAS URL of a disk the
+// overlay granted is a page blob of the disk's size.
+func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, error) {
+	b, _, err := p.blob(ctx, ref)
+	return b, err
+}
+
+// EnsureContainer implements cloud.Provider: a container that neither the
+// overlay nor base has is recorded. Base has it unless its answer for a
+// blob in it is ContainerNotFound (or no such account).
+func (p *Provider) EnsureContainer(ctx context.Context, account, container string) error {
+	resource := cloud.DefaultBlobEndpoint(account) + "/" + container
+	if isDiskAccount(account) {
+		return cloud.NotFound(cloud.CodeResourceNotFound, resource, "storage account %s not found", account)
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	p.mu.Lock()
+	has := p.containers[containerKey(account, container)]
+	p.mu.Unlock()
+	if has {
+		return nil
+	}
+	if a := p.overlayAccount(account); a == nil || !a.fresh {
+		_, err := p.base.GetBlob(ctx, cloud.BlobRef{Account: account, Container: container, Name: probeBlob})
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case cloud.HasCode(err, cloud.CodeContainerNotFound):
+		case a == nil && cloud.IsNotFound(err) && !cloud.HasCode(err, cloud.CodeBlobNotFound):
+			return cloud.NotFound(cloud.CodeResourceNotFound, resource, "storage account %s not found", account)
+		default:
+			return nil
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.containers[containerKey(account, container)] = true
+	p.changes = append(p.changes, Change{Op: OpCreate, Kind: KindContainer, ID: resource})
+	return nil
+}
+
+// writable checks that a blob can be written at ref and reports whether
+// one exists there.
+func (p *Provider) writable(ctx context.Context, ref cloud.BlobRef, overwrite bool) (bool, error) {
+	if isDiskAccount(ref.Account) {
+		return false, diskWriteRefused(ref)
+	}
+	_, _, err := p.blob(ctx, ref)
+	switch {
+	case err == nil && !overwrite:
+		return true, cloud.Conflict(cloud.CodeBlobAlreadyExists, ref.URL(), "The specified blob already exists.")
+	case err == nil:
+		return true, nil
+	case cloud.HasCode(err, cloud.CodeBlobNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+// putBlob records b at ref (content in base at data, or zeros).
+func (p *Provider) putBlob(ref cloud.BlobRef, b cloud.Blob, data *cloud.BlobRef, ch Change) *cloud.Blob {
+	b.BlobRef = cloud.BlobRef{Account: ref.Account, Container: ref.Container, Name: ref.Name, Endpoint: ref.Endpoint}
+	b.URL = b.BlobRef.URL()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.blobs[blobKey(ref)] = &blobEntry{b: clone(b), data: data}
+	p.changes = append(p.changes, ch)
+	out := clone(b)
+	return &out
+}
+
+// UploadPageBlob implements cloud.Provider: it records the blob's size
+// and the MD5 of the content it would have (the data ranges, zeros
+// elsewhere), so identical content is recognised later; no data is kept.
+func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cloud.PageSource, overwrite bool) (*cloud.Blob, error) {
+	if isDiskAccount(ref.Account) {
+		return nil, diskWriteRefused(ref)
+	}
+	if src.Size < 0 || src.Size%pageSize != 0 {
+		return nil, invalidParameter(ref.URL(), "The page blob size %d must be a multiple of 512 bytes.", src.Size)
+	}
+	sum, err := contentMD5(ctx, src, ref)
+	if err != nil {
+		return nil, err
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	exists, err := p.writable(ctx, ref, overwrite)
+	if err != nil {
+		return nil, err
+	}
+	b := cloud.Blob{Type: cloud.BlobTypePage, Size: src.Size, MD5: sum}
+	return p.putBlob(ref, b, nil, change(exists, KindBlob, ref.URL())), nil
+}
+
+// contentMD5 is the hex MD5 of a page blob uploaded from src: its data
+// ranges (checked as the target does), zeros in between.
+func contentMD5(ctx context.Context, src cloud.PageSource, ref cloud.BlobRef) (string, error) {
+	ranges := src.Ranges
+	if ranges == nil && src.Size > 0 {
+		ranges = []cloud.ByteRange{{Offset: 0, Length: src.Size}}
+	}
+	ranges = slices.Clone(ranges)
+	slices.SortFunc(ranges, func(a, b cloud.ByteRange) int { return cmp.Compare(a.Offset, b.Offset) })
+	h := md5.New()
+	zeros := make([]byte, chunkSize)
+	hashZeros := func(n int64) {
+		for ; n > 0; n -= min(n, chunkSize) {
+			h.Write(zeros[:min(n, chunkSize)])
+		}
+	}
+	buf := make([]byte, chunkSize)
+	pos := int64(0)
+	for _, r := range ranges {
+		if r.Offset < 0 || r.Length < 0 || r.Offset+r.Length > src.Size {
+			return "", invalidParameter(ref.URL(), "page range [%d, +%d) is outside the blob of %d bytes", r.Offset, r.Length, src.Size)
+		}
+		if r.Length == 0 {
+			continue
+		}
+		if src.Reader == nil {
+			return "", invalidParameter(ref.URL(), "page source with data ranges has no reader")
+		}
+		start := max(r.Offset, pos) // overlapping ranges are merged
+		hashZeros(start - pos)
+		for off := start; off < r.Offset+r.Length; {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+			b := buf[:min(chunkSize, r.Offset+r.Length-off)]
+			if n, err := src.Reader.ReadAt(b, off); n < len(b) {
+				if err == nil || err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				return "", fmt.Errorf("read %s source at %d: %w", ref.URL(), off, err)
+			}
+			h.Write(b)
+			off += int64(len(b))
+		}
+		pos = max(pos, r.Offset+r.Length)
+	}
+	hashZeros(src.Size - pos)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CopyBlob implements cloud.Provider: it records dest with the source's
+// type, size and MD5. The source is read through the overlay: an overlay
+// or base blob, or a disk the overlay granted (its placeholder URL).
+func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
+	srcRef, err := cloud.ParseBlobURL(srcURL)
+	if err != nil {
+		return nil, invalidParameter(cloud.RedactURL(srcURL), "invalid copy source: %v", err)
+	}
+	if isDiskAccount(srcRef.Account) && !isPending(srcRef.Account) {
+		if u, err := url.Parse(srcURL); err == nil && u.RawQuery != "" {
+			srcRef.Name += "?" + u.RawQuery // a real disk SAS, as base reads it
+		}
+	}
+	if isDiskAccount(dest.Account) {
+		return nil, diskWriteRefused(dest)
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	src, data, err := p.blob(ctx, srcRef)
+	if err != nil {
+		if isDiskAccount(srcRef.Account) || !cloud.IsNotFound(err) {
+			return nil, err
+		}
+		return nil, cloud.NotFound(local.CodeCannotVerifyCopySource, srcRef.URL(),
+			"The specified resource does not exist: copy source %s is not a blob of this subscription (%v).", srcRef.URL(), err)
+	}
+	exists, err := p.writable(ctx, dest, overwrite)
+	if err != nil {
+		return nil, err
+	}
+	b := cloud.Blob{Type: src.Type, Size: src.Size, MD5: src.MD5}
+	return p.putBlob(dest, b, data, change(exists, KindBlob, dest.URL())), nil
+}
+
+// ReadBlob implements cloud.Provider. Content the overlay does not know
+// (uploads, copies of disks) reads as zeros; a blob whose content is in
+// base reads from base.
+func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, length int64) ([]byte, error) {
+	b, data, err := p.blob(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if data != nil {
+		return p.base.ReadBlob(ctx, *data, offset, length)
+	}
+	resource := b.URL
+	switch {
+	case offset < 0 || length < 0:
+		return nil, invalidParameter(resource, "invalid range: offset %d, length %d", offset, length)
+	case length == 0:
+		return []byte{}, nil
+	case offset >= b.Size:
+		return nil, &cloud.Error{StatusCode: http.StatusRequestedRangeNotSatisfiable, Code: local.CodeInvalidRange,
+			Resource: resource, Message: "The range specified is invalid for the current size of the resource."}
+	}
+	return make([]byte, min(length, b.Size-offset)), nil
+}
+
+// SetBlobMetadata implements cloud.Provider: the overlay's copy of the
+// blob (a base blob's properties imported first) gets the metadata.
+func (p *Provider) SetBlobMetadata(ctx context.Context, ref cloud.BlobRef, metadata map[string]string) error {
+	if isDiskAccount(ref.Account) {
+		return diskWriteRefused(ref)
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	b, data, err := p.blob(ctx, ref)
+	if err != nil {
+		return err
+	}
+	b.Metadata = metadata
+	p.putBlob(ref, *b, data, Change{Op: OpUpdate, Kind: KindBlob, ID: ref.URL()})
+	return nil
+}
+
+// DeleteBlob implements cloud.Provider.
+func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
+	if isDiskAccount(ref.Account) {
+		return diskWriteRefused(ref)
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if _, _, err := p.blob(ctx, ref); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.blobs[blobKey(ref)] = &blobEntry{deleted: true}
+	p.changes = append(p.changes, Change{Op: OpDelete, Kind: KindBlob, ID: ref.URL()})
+	return nil
+}
+
+// vhdSize checks that uri names a page blob (overlay or base) holding a
+// fixed VHD whose virtual size Azure accepts, and returns that size and
+// the blob's ref. A blob whose content the overlay does not know is
+// assumed to be a fixed VHD of its size.
+func (p *Provider) vhdSize(ctx context.Context, uri, resource string) (int64, cloud.BlobRef, error) {
+	ref, err := cloud.ParseBlobURL(uri)
+	if err != nil {
+		return 0, ref, invalidParameter(resource, "%v", err)
+	}
+	if isDiskAccount(ref.Account) {
+		return 0, ref, cloud.NotFound(cloud.CodeResourceNotFound, ref.URL(), "storage account %s not found", ref.Account)
+	}
+	b, data, err := p.blob(ctx, ref)
+	if err != nil {
+		return 0, ref, err
+	}
+	disk := path.Base(ref.Name)
+	if b.Type != cloud.BlobTypePage {
+		return 0, ref, invalidParameter(resource, "Disk '%s' with blob %s is a %s; a VHD source must be a page blob.", disk, ref.URL(), b.Type)
+	}
+	if data == nil {
+		return max(b.Size-vhdFooterSize, 0), ref, nil
+	}
+	notVHD := invalidParameter(resource,
+		"The specified cookie value in VHD footer indicates that disk '%s' with blob %s is not a supported VHD. Disk is expected to have cookie value 'conectix'.",
+		disk, ref.URL())
+	if b.Size < vhdFooterSize {
+		return 0, ref, notVHD
+	}
+	footer, err := p.base.ReadBlob(ctx, *data, b.Size-vhdFooterSize, vhdFooterSize)
+	if err != nil {
+		return 0, ref, fmt.Errorf("read VHD footer of %s: %w", ref.URL(), err)
+	}
+	if len(footer) < vhdFooterSize || !bytes.HasPrefix(footer, []byte("conectix")) {
+		return 0, ref, notVHD
+	}
+	switch t := binary.BigEndian.Uint32(footer[60:]); t {
+	case 2: // fixed
+	case 3, 4:
+		kind := map[uint32]string{3: "Dynamic", 4: "Differencing"}[t]
+		return 0, ref, invalidParameter(resource, "Disk '%s' with blob %s is of %s VHD type. Please retry with fixed VHD type.", disk, ref.URL(), kind)
+	default:
+		return 0, ref, invalidParameter(resource, "Disk '%s' with blob %s has unknown VHD disk type %d. Please retry with fixed VHD type.", disk, ref.URL(), t)
+	}
+	size := binary.BigEndian.Uint64(footer[48:])
+	if size == 0 || size%mib != 0 || size > 1<<62 {
+		return 0, ref, invalidParameter(resource, "The VHD %s has an unsupported virtual size of %d bytes. The size must be a whole number (in MBs).", ref.URL(), size)
+	}
+	return int64(size), ref, nil
+}

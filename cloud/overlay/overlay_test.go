@@ -1,0 +1,734 @@
+package overlay_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
+)
+
+var (
+	ctx = context.Background()
+	now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+)
+
+const (
+	account  = "imgflowstore"
+	vhdBytes = 4 << 20
+)
+
+// readOnly is a base that fails the test on any write reaching it.
+type readOnly struct {
+	*local.Provider
+	t *testing.T
+}
+
+func (r readOnly) write(name string) error {
+	r.t.Errorf("write %s reached the base provider", name)
+	return fmt.Errorf("write %s reached the base provider", name)
+}
+
+func (r readOnly) CreateResourceGroup(context.Context, cloud.ResourceGroup) (*cloud.ResourceGroup, error) {
+	return nil, r.write("CreateResourceGroup")
+}
+func (r readOnly) CreateGallery(context.Context, cloud.Gallery) (*cloud.Gallery, error) {
+	return nil, r.write("CreateGallery")
+}
+func (r readOnly) ShareCommunity(context.Context, string, string, cloud.CommunityInfo) (*cloud.Gallery, error) {
+	return nil, r.write("ShareCommunity")
+}
+func (r readOnly) CreateImageDefinition(context.Context, cloud.ImageDefinition) (*cloud.ImageDefinition, error) {
+	return nil, r.write("CreateImageDefinition")
+}
+func (r readOnly) DeleteImageDefinition(context.Context, string, string, string) error {
+	return r.write("DeleteImageDefinition")
+}
+func (r readOnly) CreateImageVersion(context.Context, cloud.ImageVersion) (*cloud.ImageVersion, error) {
+	return nil, r.write("CreateImageVersion")
+}
+func (r readOnly) UpdateImageVersion(context.Context, cloud.ImageVersion) (*cloud.ImageVersion, error) {
+	return nil, r.write("UpdateImageVersion")
+}
+func (r readOnly) DeleteImageVersion(context.Context, string, string, string, string) error {
+	return r.write("DeleteImageVersion")
+}
+func (r readOnly) CreateManagedImage(context.Context, cloud.ManagedImage) (*cloud.ManagedImage, error) {
+	return nil, r.write("CreateManagedImage")
+}
+func (r readOnly) DeleteManagedImage(context.Context, string, string) error {
+	return r.write("DeleteManagedImage")
+}
+func (r readOnly) CreateStorageAccount(context.Context, cloud.StorageAccount) (*cloud.StorageAccount, error) {
+	return nil, r.write("CreateStorageAccount")
+}
+func (r readOnly) CreateDiskFromImageVersion(context.Context, cloud.Disk) (*cloud.Disk, error) {
+	return nil, r.write("CreateDiskFromImageVersion")
+}
+func (r readOnly) GrantDiskAccess(context.Context, string, string, time.Duration) (string, error) {
+	return "", r.write("GrantDiskAccess")
+}
+func (r readOnly) RevokeDiskAccess(context.Context, string, string) error {
+	return r.write("RevokeDiskAccess")
+}
+func (r readOnly) DeleteDisk(context.Context, string, string) error { return r.write("DeleteDisk") }
+func (r readOnly) EnsureContainer(context.Context, string, string) error {
+	return r.write("EnsureContainer")
+}
+func (r readOnly) UploadPageBlob(context.Context, cloud.BlobRef, cloud.PageSource, bool) (*cloud.Blob, error) {
+	return nil, r.write("UploadPageBlob")
+}
+func (r readOnly) CopyBlob(context.Context, string, cloud.BlobRef, bool) (*cloud.Blob, error) {
+	return nil, r.write("CopyBlob")
+}
+func (r readOnly) SetBlobMetadata(context.Context, cloud.BlobRef, map[string]string) error {
+	return r.write("SetBlobMetadata")
+}
+func (r readOnly) DeleteBlob(context.Context, cloud.BlobRef) error { return r.write("DeleteBlob") }
+
+// fixture is a seeded base: rg1 with gallery gal1 (Gen2 definition
+// flatcar, version 1.0.0 from a VHD), storage account imgflowstore with
+// container vhds holding that VHD; rg2 with gallery other and gallery
+// shared, shared with the community under prefix flatcar.
+type fixture struct {
+	base   *local.Provider
+	sub    string
+	vhd    cloud.BlobRef
+	def    cloud.ImageDefinition
+	v1     *cloud.ImageVersion
+	shared *cloud.Gallery
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	base, err := local.NewMemory(local.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, base.Close()) })
+	f := &fixture{base: base, sub: base.SubscriptionID(), vhd: cloud.BlobRef{Account: account, Container: "vhds", Name: "flatcar.vhd"}}
+	must := func(_ any, err error) { t.Helper(); require.NoError(t, err) }
+	must(base.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg1", Location: "westeurope"}))
+	must(base.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg2", Location: "westeurope"}))
+	must(base.CreateGallery(ctx, cloud.Gallery{Name: "gal1", ResourceGroup: "rg1", Location: "westeurope"}))
+	must(base.CreateGallery(ctx, cloud.Gallery{Name: "other", ResourceGroup: "rg2", Location: "westeurope"}))
+	must(base.CreateGallery(ctx, cloud.Gallery{Name: "shared", ResourceGroup: "rg2", Location: "westeurope"}))
+	f.shared, err = base.ShareCommunity(ctx, "rg2", "shared", communityInfo("flatcar"))
+	require.NoError(t, err)
+	f.def = cloud.ImageDefinition{
+		Name: "flatcar", ResourceGroup: "rg1", Gallery: "gal1", Publisher: "kinvolk", Offer: "stable", SKU: "flatcar",
+		OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized, HyperVGeneration: cloud.HyperVGenV2, Architecture: cloud.ArchX64,
+	}
+	must(base.CreateImageDefinition(ctx, f.def))
+	must(base.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: "rg1", Location: "westeurope"}))
+	require.NoError(t, base.EnsureContainer(ctx, account, "vhds"))
+	must(base.UploadPageBlob(ctx, f.vhd, pageSource(vhdImage(vhdBytes)), false))
+	f.v1, err = base.CreateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(f.vhd)})
+	require.NoError(t, err)
+	return f
+}
+
+// overlay returns an overlay over the fixture's base that fails the test
+// on any write reaching the base.
+func (f *fixture) overlay(t *testing.T) *overlay.Provider {
+	return overlay.New(readOnly{f.base, t})
+}
+
+func (f *fixture) vhdSource(ref cloud.BlobRef) cloud.ImageSource {
+	return cloud.ImageSource{Kind: cloud.SourceVHD, URI: ref.URL(), StorageAccountID: cloud.StorageAccountID(f.sub, "rg1", account)}
+}
+
+func (f *fixture) snapshot(t *testing.T) string {
+	t.Helper()
+	data, err := json.Marshal(f.base.Snapshot())
+	require.NoError(t, err)
+	blob, err := os.ReadFile(f.base.BlobPath(f.vhd))
+	require.NoError(t, err)
+	return string(data) + fmt.Sprintf("%x", blob)
+}
+
+func communityInfo(prefix string) cloud.CommunityInfo {
+	return cloud.CommunityInfo{PublicNamePrefix: prefix, PublisherURI: "https://example.com", PublisherContact: "ops@example.com", EULA: "https://example.com/eula"}
+}
+
+func pageSource(data []byte) cloud.PageSource {
+	return cloud.PageSource{Reader: bytes.NewReader(data), Size: int64(len(data))}
+}
+
+// vhdImage is a fixed VHD of the given virtual size: some data, a footer.
+func vhdImage(size int) []byte {
+	data := make([]byte, size+512)
+	copy(data, "boot sector")
+	footer := data[size:]
+	copy(footer, "conectix")
+	binary.BigEndian.PutUint64(footer[40:], uint64(size))
+	binary.BigEndian.PutUint64(footer[48:], uint64(size))
+	binary.BigEndian.PutUint32(footer[60:], 2)
+	return data
+}
+
+func requireCode(t *testing.T, err error, status int, code string) {
+	t.Helper()
+	var ce *cloud.Error
+	require.ErrorAs(t, err, &ce, "want %d %s, got %v", status, code, err)
+	assert.Equal(t, status, ce.StatusCode, "%v", err)
+	assert.Equal(t, code, ce.Code, "%v", err)
+}
+
+func definition(rg, gallery, name, sku string) cloud.ImageDefinition {
+	return cloud.ImageDefinition{
+		Name: name, ResourceGroup: rg, Gallery: gallery, Publisher: "kinvolk", Offer: "stable", SKU: sku,
+		OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized, HyperVGeneration: cloud.HyperVGenV2, Architecture: cloud.ArchX64,
+	}
+}
+
+// scenario runs ensures and writes through p and logs each step's outcome
+// and result (or error), so two providers can be compared.
+func scenario(t *testing.T, f *fixture, p cloud.Provider) map[string]string {
+	log := map[string]string{}
+	step := func(name string, v any, out cloud.Outcome, err error) {
+		var ce *cloud.Error
+		switch {
+		case errors.As(err, &ce):
+			log[name] = fmt.Sprintf("error %d %s", ce.StatusCode, ce.Code)
+		case err != nil:
+			log[name] = "error " + err.Error()
+		default:
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			require.NoError(t, enc.Encode(v))
+			log[name] = string(out) + " " + strings.TrimSpace(buf.String())
+		}
+	}
+	do := func(name string, fn func() (any, cloud.Outcome, error)) {
+		v, out, err := fn()
+		step(name, v, out, err)
+	}
+	upload := cloud.BlobRef{Account: account, Container: "vhds", Name: "uploaded.vhd"}
+
+	do("rg create", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg-new", Location: "westeurope"})
+	})
+	do("rg again", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg-new", Location: "westeurope"})
+	})
+	do("rg base other location", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg1", Location: "eastus"})
+	})
+	do("gallery create", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "galnew", ResourceGroup: "rg-new", Location: "westeurope"})
+	})
+	do("gallery again", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "galnew", ResourceGroup: "rg-new", Location: "westeurope"})
+	})
+	do("gallery name in other rg", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "other", ResourceGroup: "rg1", Location: "westeurope"})
+	})
+	do("gallery base description", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "gal1", ResourceGroup: "rg1", Location: "westeurope", Description: "images"})
+	})
+	do("list galleries", func() (any, cloud.Outcome, error) { v, err := p.ListGalleries(ctx); return v, "", err })
+	do("definition in overlay gallery", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureImageDefinition(ctx, p, definition("rg-new", "galnew", "flatcar", "flatcar"), now)
+	})
+	do("definition again", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureImageDefinition(ctx, p, definition("rg-new", "galnew", "flatcar", "flatcar"), now)
+	})
+	do("definition base immutable conflict", func() (any, cloud.Outcome, error) {
+		d := definition("rg1", "gal1", "flatcar", "flatcar")
+		d.OSState = cloud.OSStateSpecialized
+		return cloud.EnsureImageDefinition(ctx, p, d, now)
+	})
+	do("definition base feature update", func() (any, cloud.Outcome, error) {
+		d := definition("rg1", "gal1", "flatcar", "flatcar")
+		d.Features = map[string]string{"IsAcceleratedNetworkSupported": "true"}
+		return cloud.EnsureImageDefinition(ctx, p, d, now)
+	})
+	do("definition triple taken", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureImageDefinition(ctx, p, definition("rg1", "gal1", "flatcar2", "flatcar"), now)
+	})
+	do("list definitions overlay gallery", func() (any, cloud.Outcome, error) {
+		v, err := p.ListImageDefinitions(ctx, "rg-new", "galnew")
+		return v, "", err
+	})
+	do("list definitions base gallery", func() (any, cloud.Outcome, error) {
+		v, err := p.ListImageDefinitions(ctx, "rg1", "gal1")
+		return v, "", err
+	})
+	do("upload vhd", func() (any, cloud.Outcome, error) {
+		v, err := p.UploadPageBlob(ctx, upload, pageSource(vhdImage(2*vhdBytes)), false)
+		return v, "", err
+	})
+	do("upload again without overwrite", func() (any, cloud.Outcome, error) {
+		v, err := p.UploadPageBlob(ctx, upload, pageSource(vhdImage(2*vhdBytes)), false)
+		return v, "", err
+	})
+	do("version from uploaded vhd", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar", Source: f.vhdSource(upload)}, now)
+	})
+	do("version from uploaded vhd again", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar", Source: f.vhdSource(upload)}, now)
+	})
+	do("version from base version", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "2.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar",
+			Source: cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: f.v1.ID}, TargetRegions: []cloud.TargetRegion{{Name: "westeurope"}, {Name: "northeurope"}}}, now)
+	})
+	do("version from base vhd", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "3.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar", Source: f.vhdSource(f.vhd)}, now)
+	})
+	do("version from missing blob", func() (any, cloud.Outcome, error) {
+		src := f.vhdSource(cloud.BlobRef{Account: account, Container: "vhds", Name: "missing.vhd"})
+		return cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "4.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar", Source: src}, now)
+	})
+	do("version base other source", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(upload)}, now)
+	})
+	do("replicate base version", func() (any, cloud.Outcome, error) {
+		return cloud.Replicate(ctx, p, cloud.ReplicateRequest{ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Version: "1.0.0", Regions: []string{"northeurope", "eastus"}})
+	})
+	do("wait replicated", func() (any, cloud.Outcome, error) {
+		v, err := cloud.WaitReplicated(ctx, p, f.v1, time.Second, time.Millisecond, nil)
+		return v, "", err
+	})
+	do("replicate again", func() (any, cloud.Outcome, error) {
+		return cloud.Replicate(ctx, p, cloud.ReplicateRequest{ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Version: "1.0.0", Regions: []string{"northeurope", "eastus"}})
+	})
+	do("community overlay gallery", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureCommunity(ctx, p, "rg-new", "galnew", communityInfo("imgflow"))
+	})
+	do("community again", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureCommunity(ctx, p, "rg-new", "galnew", communityInfo("imgflow"))
+	})
+	do("community other prefix", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureCommunity(ctx, p, "rg-new", "galnew", communityInfo("other"))
+	})
+	do("community base shared, new contact", func() (any, cloud.Outcome, error) {
+		info := communityInfo("flatcar")
+		info.PublisherContact = "new@example.com"
+		return cloud.EnsureCommunity(ctx, p, "rg2", "shared", info)
+	})
+	do("storage account create", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "planstore", ResourceGroup: "rg-new", Location: "westeurope"})
+	})
+	do("storage account name taken", func() (any, cloud.Outcome, error) {
+		v, err := p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: "rg2"})
+		return v, "", err
+	})
+	do("container in new account", func() (any, cloud.Outcome, error) {
+		return nil, "", p.EnsureContainer(ctx, "planstore", "vhds")
+	})
+	do("blob in new container", func() (any, cloud.Outcome, error) {
+		v, err := p.GetBlob(ctx, cloud.BlobRef{Account: "planstore", Container: "vhds", Name: "x.vhd"})
+		return v, "", err
+	})
+	do("blob in container nobody has", func() (any, cloud.Outcome, error) {
+		v, err := p.GetBlob(ctx, cloud.BlobRef{Account: account, Container: "nope", Name: "x.vhd"})
+		return v, "", err
+	})
+	do("copy base vhd to new account", func() (any, cloud.Outcome, error) {
+		v, err := p.CopyBlob(ctx, f.vhd.URL()+"?sv=1&sig=secret", cloud.BlobRef{Account: "planstore", Container: "vhds", Name: "copy.vhd"}, false)
+		return v, "", err
+	})
+	do("managed image from base version", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureManagedImage(ctx, p, cloud.ManagedImage{Name: "img", ResourceGroup: "rg-new", Location: "westeurope", OSType: cloud.OSTypeLinux, HyperVGeneration: cloud.HyperVGenV2,
+			Source: cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: f.v1.ID}})
+	})
+	do("managed image again", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureManagedImage(ctx, p, cloud.ManagedImage{Name: "img", ResourceGroup: "rg-new", Location: "westeurope", OSType: cloud.OSTypeLinux, HyperVGeneration: cloud.HyperVGenV2,
+			Source: cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: f.v1.ID}})
+	})
+	do("definition missing gallery", func() (any, cloud.Outcome, error) {
+		v, err := p.CreateImageDefinition(ctx, definition("rg-new", "nogallery", "d", "d"))
+		return v, "", err
+	})
+	do("definition missing rg", func() (any, cloud.Outcome, error) {
+		v, err := p.CreateImageDefinition(ctx, definition("norg", "nogallery", "d", "d"))
+		return v, "", err
+	})
+	do("version missing definition", func() (any, cloud.Outcome, error) {
+		v, err := p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "nodef", Source: f.vhdSource(f.vhd)})
+		return v, "", err
+	})
+	do("get version in rg without gallery", func() (any, cloud.Outcome, error) {
+		v, err := p.GetImageVersion(ctx, "rg-new", "nogallery", "d", "1.0.0")
+		return v, "", err
+	})
+	do("get definition missing in overlay gallery", func() (any, cloud.Outcome, error) {
+		v, err := p.GetImageDefinition(ctx, "rg-new", "galnew", "nodef")
+		return v, "", err
+	})
+	do("delete base version", func() (any, cloud.Outcome, error) {
+		return nil, "", p.DeleteImageVersion(ctx, "rg1", "gal1", "flatcar", "1.0.0")
+	})
+	do("get deleted base version", func() (any, cloud.Outcome, error) {
+		v, err := p.GetImageVersion(ctx, "rg1", "gal1", "flatcar", "1.0.0")
+		return v, "", err
+	})
+	return log
+}
+
+// TestEnsureMatchesLocalDryRun runs the same ensures through the overlay
+// and through local's own dry run of the same base: every outcome, result
+// and error code is the same, and the base is untouched.
+func TestEnsureMatchesLocalDryRun(t *testing.T) {
+	f := newFixture(t)
+	before := f.snapshot(t)
+	p := f.overlay(t)
+	got := scenario(t, f, p)
+	want := scenario(t, f, f.base.DryRun())
+	for name, w := range want {
+		assert.Equal(t, w, got[name], "step %q", name)
+	}
+	assert.Equal(t, before, f.snapshot(t), "base changed")
+
+	prefix := func(step, want string) {
+		t.Helper()
+		assert.True(t, strings.HasPrefix(got[step], want), "step %q: want %q…, got %s", step, want, got[step])
+	}
+	prefix("rg create", "created ")
+	prefix("rg again", "exists ")
+	prefix("rg base other location", "error resource group \"rg1\" already exists in westeurope")
+	prefix("gallery create", "created ")
+	prefix("gallery again", "exists ")
+	prefix("gallery name in other rg", "error gallery \"other\" already exists in resource group \"rg2\"")
+	prefix("gallery base description", "updated ")
+	prefix("definition in overlay gallery", "created ")
+	prefix("definition again", "exists ")
+	prefix("definition base immutable conflict", "error image definition \"flatcar\" already exists with different immutable properties (os_state")
+	prefix("definition base feature update", "updated ")
+	prefix("upload again without overwrite", "error 409 BlobAlreadyExists")
+	prefix("version from uploaded vhd", "created ")
+	prefix("version from uploaded vhd again", "exists ")
+	prefix("version from base version", "created ")
+	prefix("version from base vhd", "created ")
+	prefix("version from missing blob", "error 404 BlobNotFound")
+	prefix("version base other source", "error image version 1.0.0 of flatcar already exists from another source")
+	prefix("replicate base version", "updated ")
+	prefix("wait replicated", " ")
+	prefix("replicate again", "exists ")
+	prefix("community overlay gallery", "created ")
+	assert.Contains(t, got["community overlay gallery"], `"public_names":["imgflow-`+local.PendingGUID+`"]`)
+	prefix("community again", "exists ")
+	prefix("community other prefix", "error gallery \"galnew\" is already shared")
+	prefix("community base shared, new contact", "updated ")
+	assert.Contains(t, got["community base shared, new contact"], `"public_names":["`+f.shared.PublicName()+`"]`)
+	prefix("storage account name taken", "error 409 StorageAccountAlreadyTaken")
+	prefix("blob in new container", "error 404 BlobNotFound")
+	prefix("blob in container nobody has", "error 404 ContainerNotFound")
+	prefix("managed image again", "exists ")
+	prefix("definition missing gallery", "error 404 ParentResourceNotFound")
+	prefix("definition missing rg", "error 404 ResourceGroupNotFound")
+	prefix("version missing definition", "error 404 ParentResourceNotFound")
+	prefix("get version in rg without gallery", "error 404 ParentResourceNotFound")
+	prefix("get definition missing in overlay gallery", "error 404 ResourceNotFound")
+	prefix("get deleted base version", "error 404 ResourceNotFound")
+
+	// The base still has what the overlay deleted.
+	_, err := f.base.GetImageVersion(ctx, "rg1", "gal1", "flatcar", "1.0.0")
+	require.NoError(t, err)
+}
+
+// TestBaseNeverChanged calls every write method through the overlay, on
+// overlay and base resources: nothing reaches the base (the readOnly
+// wrapper fails the test otherwise) and its state and data are unchanged.
+func TestBaseNeverChanged(t *testing.T) {
+	f := newFixture(t)
+	before := f.snapshot(t)
+	p := f.overlay(t)
+	scenario(t, f, p)
+
+	must := func(_ any, err error) { t.Helper(); require.NoError(t, err) }
+	must(p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg1", Location: "westeurope", Tags: cloud.Tags{"a": "b"}}))
+	must(p.CreateGallery(ctx, cloud.Gallery{Name: "gal2", ResourceGroup: "rg1"}))
+	must(p.ShareCommunity(ctx, "rg1", "gal1", communityInfo("gal1")))
+	must(p.CreateImageDefinition(ctx, definition("rg1", "gal1", "extra", "extra")))
+	require.NoError(t, p.DeleteImageDefinition(ctx, "rg1", "gal1", "extra"))
+	must(p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.1", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(f.vhd)}))
+	must(p.UpdateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.1", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", ExcludeFromLatest: true}))
+	require.NoError(t, p.DeleteImageVersion(ctx, "rg1", "gal1", "flatcar", "1.0.1"))
+	must(p.CreateManagedImage(ctx, cloud.ManagedImage{Name: "img1", ResourceGroup: "rg1", OSType: cloud.OSTypeLinux, Source: f.vhdSource(f.vhd)}))
+	require.NoError(t, p.DeleteManagedImage(ctx, "rg1", "img1"))
+	must(p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: "rg1", Tags: cloud.Tags{"a": "b"}}))
+	// The definition made from a base definition and deleted from base.
+	must(p.CreateImageDefinition(ctx, definition("rg1", "gal1", "gone", "gone")))
+	// Blob writes on base blobs.
+	require.NoError(t, p.EnsureContainer(ctx, account, "vhds"))
+	require.NoError(t, p.SetBlobMetadata(ctx, f.vhd, map[string]string{"exported": "yes"}))
+	must(p.UploadPageBlob(ctx, f.vhd, pageSource(make([]byte, 1024)), true))
+	must(p.CopyBlob(ctx, f.vhd.URL(), cloud.BlobRef{Account: account, Container: "vhds", Name: "copy.vhd"}, false))
+	require.NoError(t, p.DeleteBlob(ctx, f.vhd))
+	_, err := p.GetBlob(ctx, f.vhd)
+	requireCode(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
+	// Disks.
+	_, err = p.CreateDiskFromImageVersion(ctx, cloud.Disk{Name: "disk1", ResourceGroup: "rg1", SourceImageVersionID: f.v1.ID})
+	requireCode(t, err, http.StatusNotFound, cloud.CodeResourceNotFound) // deleted in the overlay by the scenario
+	must(p.CreateDiskFromImageVersion(ctx, cloud.Disk{Name: "disk1", ResourceGroup: "rg1",
+		SourceImageVersionID: cloud.ImageVersionID(f.sub, "rg-new", "galnew", "flatcar", "2.0.0")}))
+	must(p.GrantDiskAccess(ctx, "rg1", "disk1", time.Hour))
+	require.NoError(t, p.RevokeDiskAccess(ctx, "rg1", "disk1"))
+	require.NoError(t, p.DeleteDisk(ctx, "rg1", "disk1"))
+
+	assert.Equal(t, before, f.snapshot(t), "base changed")
+	_, err = f.base.GetBlob(ctx, f.vhd)
+	require.NoError(t, err, "the base blob is still there")
+
+	changes := p.Changes()
+	require.NotEmpty(t, changes)
+	assert.Equal(t, overlay.Change{Op: overlay.OpCreate, Kind: overlay.KindResourceGroup, ID: cloud.ResourceGroupID(f.sub, "rg-new")}, changes[0])
+	assert.Equal(t, overlay.Change{Op: overlay.OpDelete, Kind: overlay.KindDisk, ID: cloud.DiskID(f.sub, "rg1", "disk1")}, changes[len(changes)-1])
+	for _, c := range changes {
+		assert.Contains(t, []string{overlay.OpCreate, overlay.OpUpdate, overlay.OpDelete}, c.Op)
+		assert.NotEmpty(t, c.Kind)
+		assert.NotContains(t, c.ID, "secret")
+	}
+}
+
+// TestDiskExport is sig_to_vhd's path over the overlay: a disk from a base
+// version, a grant, a copy of the placeholder URL into a blob.
+func TestDiskExport(t *testing.T) {
+	f := newFixture(t)
+	before := f.snapshot(t)
+	p := f.overlay(t)
+
+	disk, err := p.CreateDiskFromImageVersion(ctx, cloud.Disk{Name: "export", ResourceGroup: "rg1", SourceImageVersionID: f.v1.ID})
+	require.NoError(t, err)
+	assert.Equal(t, int64(vhdBytes+512), disk.SizeBytes)
+	assert.Equal(t, "westeurope", disk.Location)
+	assert.Equal(t, cloud.HyperVGenV2, disk.HyperVGeneration)
+
+	_, err = p.CreateDiskFromImageVersion(ctx, cloud.Disk{Name: "elsewhere", ResourceGroup: "rg1", Location: "eastus", SourceImageVersionID: f.v1.ID})
+	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+
+	sas, err := p.GrantDiskAccess(ctx, "rg1", "export", time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, "https://md-pending.blob.core.windows.net/export/abcd?sig=<pending>", sas)
+	_, err = p.GrantDiskAccess(ctx, "rg1", "export", time.Hour)
+	requireCode(t, err, http.StatusConflict, cloud.CodeOperationNotAllowed)
+	got, err := p.GetDisk(ctx, "rg1", "export")
+	require.NoError(t, err)
+	assert.True(t, got.AccessGranted)
+
+	srcRef, err := cloud.ParseBlobURL(sas)
+	require.NoError(t, err)
+	src, err := p.GetBlob(ctx, srcRef)
+	require.NoError(t, err)
+	assert.Equal(t, disk.SizeBytes, src.Size)
+
+	require.NoError(t, p.EnsureContainer(ctx, account, "exports"))
+	dest := cloud.BlobRef{Account: account, Container: "exports", Name: "export.vhd"}
+	_, err = p.GetBlob(ctx, dest)
+	requireCode(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
+	copied, err := p.CopyBlob(ctx, sas, dest, false)
+	require.NoError(t, err)
+	assert.Equal(t, disk.SizeBytes, copied.Size)
+	b, err := p.GetBlob(ctx, dest)
+	require.NoError(t, err)
+	assert.Equal(t, disk.SizeBytes, b.Size)
+	assert.Equal(t, cloud.BlobTypePage, b.Type)
+	footer, err := p.ReadBlob(ctx, dest, b.Size-512, 4096)
+	require.NoError(t, err)
+	assert.Equal(t, make([]byte, 512), footer, "overlay data reads as zeros, capped at the blob's end")
+	_, err = p.ReadBlob(ctx, dest, b.Size, 1)
+	requireCode(t, err, http.StatusRequestedRangeNotSatisfiable, local.CodeInvalidRange)
+	require.NoError(t, p.SetBlobMetadata(ctx, dest, map[string]string{"imgflow": "export"}))
+
+	// A version from the exported VHD works too.
+	_, out, err := cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "9.0.0", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(dest)}, now)
+	require.NoError(t, err)
+	assert.Equal(t, cloud.Created, out)
+
+	_, err = p.GetBlob(ctx, cloud.BlobRef{Account: "md-pending", Container: "other", Name: "abcd"})
+	requireCode(t, err, http.StatusForbidden, local.CodeAuthenticationFailed)
+	require.ErrorContains(t, p.DeleteDisk(ctx, "rg1", "export"), "revoke access first")
+	require.NoError(t, p.RevokeDiskAccess(ctx, "rg1", "export"))
+	_, err = p.CopyBlob(ctx, sas, cloud.BlobRef{Account: account, Container: "exports", Name: "again.vhd"}, false)
+	requireCode(t, err, http.StatusForbidden, local.CodeAuthenticationFailed)
+	require.NoError(t, p.DeleteDisk(ctx, "rg1", "export"))
+	_, err = p.GetDisk(ctx, "rg1", "export")
+	requireCode(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+
+	diskID := cloud.DiskID(f.sub, "rg1", "export")
+	exportsURL := cloud.DefaultBlobEndpoint(account) + "/exports"
+	assert.Equal(t, []overlay.Change{
+		{Op: overlay.OpCreate, Kind: overlay.KindDisk, ID: diskID},
+		{Op: overlay.OpCreate, Kind: overlay.KindDiskAccess, ID: diskID},
+		{Op: overlay.OpCreate, Kind: overlay.KindContainer, ID: exportsURL},
+		{Op: overlay.OpCreate, Kind: overlay.KindBlob, ID: dest.URL()},
+		{Op: overlay.OpUpdate, Kind: overlay.KindBlob, ID: dest.URL()},
+		{Op: overlay.OpCreate, Kind: overlay.KindImageVersion, ID: cloud.ImageVersionID(f.sub, "rg1", "gal1", "flatcar", "9.0.0")},
+		{Op: overlay.OpDelete, Kind: overlay.KindDiskAccess, ID: diskID},
+		{Op: overlay.OpDelete, Kind: overlay.KindDisk, ID: diskID},
+	}, p.Changes())
+	assert.Equal(t, before, f.snapshot(t), "base changed")
+}
+
+func TestBlobs(t *testing.T) {
+	f := newFixture(t)
+	p := f.overlay(t)
+	baseBlob, err := f.base.GetBlob(ctx, f.vhd)
+	require.NoError(t, err)
+	require.NotEmpty(t, baseBlob.MD5)
+
+	// Identical content gets the MD5 the target computes, without data.
+	ref := cloud.BlobRef{Account: account, Container: "vhds", Name: "same.vhd"}
+	up, err := p.UploadPageBlob(ctx, ref, pageSource(vhdImage(vhdBytes)), false)
+	require.NoError(t, err)
+	assert.Equal(t, baseBlob.MD5, up.MD5)
+	assert.Equal(t, baseBlob.Size, up.Size)
+	// Sparse: only the ranges hold data, the rest is zeros.
+	data := vhdImage(vhdBytes)
+	sparse := cloud.PageSource{Reader: bytes.NewReader(data), Size: int64(len(data)),
+		Ranges: []cloud.ByteRange{{Offset: 0, Length: 512}, {Offset: vhdBytes, Length: 512}}}
+	up2, err := p.UploadPageBlob(ctx, cloud.BlobRef{Account: account, Container: "vhds", Name: "sparse.vhd"}, sparse, false)
+	require.NoError(t, err)
+	assert.Equal(t, baseBlob.MD5, up2.MD5)
+	_, err = p.UploadPageBlob(ctx, ref, cloud.PageSource{Size: 1000}, true)
+	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+
+	// Metadata on a base blob: the overlay's copy has it and still reads
+	// the base's content.
+	require.NoError(t, p.SetBlobMetadata(ctx, f.vhd, map[string]string{"k": "v"}))
+	b, err := p.GetBlob(ctx, f.vhd)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"k": "v"}, b.Metadata)
+	assert.Equal(t, baseBlob.MD5, b.MD5)
+	head, err := p.ReadBlob(ctx, f.vhd, 0, 11)
+	require.NoError(t, err)
+	assert.Equal(t, "boot sector", string(head))
+	bb, err := f.base.GetBlob(ctx, f.vhd)
+	require.NoError(t, err)
+	assert.Empty(t, bb.Metadata)
+
+	// Containers: a base container is not recorded again; one in an
+	// account nobody has fails.
+	require.NoError(t, p.EnsureContainer(ctx, account, "vhds"))
+	assert.Empty(t, changesOf(p, overlay.KindContainer))
+	requireCode(t, p.EnsureContainer(ctx, "nosuchaccount", "c"), http.StatusNotFound, cloud.CodeResourceNotFound)
+	_, err = p.CopyBlob(ctx, cloud.BlobRef{Account: account, Container: "vhds", Name: "missing"}.URL(), cloud.BlobRef{Account: account, Container: "vhds", Name: "x"}, false)
+	requireCode(t, err, http.StatusNotFound, local.CodeCannotVerifyCopySource)
+	_, err = p.UploadPageBlob(ctx, cloud.BlobRef{Account: account, Container: "nope", Name: "x"}, pageSource(make([]byte, 512)), false)
+	requireCode(t, err, http.StatusNotFound, cloud.CodeContainerNotFound)
+}
+
+func changesOf(p *overlay.Provider, kind string) []overlay.Change {
+	var out []overlay.Change
+	for _, c := range p.Changes() {
+		if c.Kind == kind {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func TestListsAndDeletes(t *testing.T) {
+	f := newFixture(t)
+	p := f.overlay(t)
+	_, err := p.CreateGallery(ctx, cloud.Gallery{Name: "Alpha", ResourceGroup: "rg1"})
+	require.NoError(t, err)
+	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: "GAL1", ResourceGroup: "rg1", Description: "renamed? no: same gallery"})
+	require.NoError(t, err)
+	all, err := p.ListGalleries(ctx)
+	require.NoError(t, err)
+	var names []string
+	for _, g := range all {
+		names = append(names, g.Name)
+	}
+	assert.Equal(t, []string{"Alpha", "gal1", "other", "shared"}, names, "merged, sorted, the base's spelling kept")
+	assert.Equal(t, "renamed? no: same gallery", all[1].Description)
+
+	// A definition deleted in the overlay disappears from lists; one
+	// holding overlay versions cannot be deleted.
+	_, err = p.CreateImageDefinition(ctx, definition("rg1", "gal1", "extra", "extra"))
+	require.NoError(t, err)
+	_, err = p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg1", Gallery: "gal1", Definition: "extra", Source: f.vhdSource(f.vhd)})
+	require.NoError(t, err)
+	requireCode(t, p.DeleteImageDefinition(ctx, "rg1", "gal1", "extra"), http.StatusConflict, cloud.CodeConflict)
+	require.NoError(t, p.DeleteImageVersion(ctx, "rg1", "gal1", "extra", "1.0.0"))
+	require.NoError(t, p.DeleteImageDefinition(ctx, "rg1", "gal1", "extra"))
+	defs, err := p.ListImageDefinitions(ctx, "rg1", "gal1")
+	require.NoError(t, err)
+	require.Len(t, defs, 1)
+	assert.Equal(t, "flatcar", defs[0].Name)
+	_, err = p.GetImageVersion(ctx, "rg1", "gal1", "extra", "1.0.0")
+	requireCode(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
+	_, err = p.ListImageDefinitions(ctx, "rg1", "nogallery")
+	requireCode(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
+
+	// Definition identity is immutable at the provider level too.
+	d := f.def
+	d.Architecture = cloud.ArchArm64
+	_, err = p.CreateImageDefinition(ctx, d)
+	requireCode(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed)
+	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: "gal1", ResourceGroup: "rg1", Location: "eastus"})
+	requireCode(t, err, http.StatusConflict, local.CodeInvalidResourceLocation)
+	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rgx", Location: "europe"})
+	requireCode(t, err, http.StatusBadRequest, local.CodeLocationNotAvailableForResourceType)
+}
+
+// TestConcurrentEnsures runs ensures in parallel, as parallel() branches
+// do; run with -race.
+func TestConcurrentEnsures(t *testing.T) {
+	f := newFixture(t)
+	before := f.snapshot(t)
+	p := f.overlay(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 16 {
+		wg.Go(func() {
+			run := func() error {
+				if _, _, err := cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rgpar", Location: "westeurope"}); err != nil {
+					return err
+				}
+				if _, _, err := cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "galpar", ResourceGroup: "rgpar", Location: "westeurope"}); err != nil {
+					return err
+				}
+				name := fmt.Sprintf("def%d", i%4)
+				if _, _, err := cloud.EnsureImageDefinition(ctx, p, definition("rgpar", "galpar", name, name), now); err != nil {
+					return err
+				}
+				v := cloud.ImageVersion{Name: fmt.Sprintf("1.0.%d", i), ResourceGroup: "rgpar", Gallery: "galpar", Definition: name,
+					Source: cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: f.v1.ID}}
+				if _, _, err := cloud.EnsureImageVersion(ctx, p, v, now); err != nil {
+					return err
+				}
+				ref := cloud.BlobRef{Account: account, Container: "vhds", Name: fmt.Sprintf("b%d.vhd", i)}
+				if _, err := p.UploadPageBlob(ctx, ref, pageSource(vhdImage(1<<20)), false); err != nil {
+					return err
+				}
+				_, err := p.ListGalleries(ctx)
+				return err
+			}
+			if err := run(); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	defs, err := p.ListImageDefinitions(ctx, "rgpar", "galpar")
+	require.NoError(t, err)
+	assert.Len(t, defs, 4)
+	for i := range 16 {
+		v, err := p.GetImageVersion(ctx, "rgpar", "galpar", fmt.Sprintf("def%d", i%4), fmt.Sprintf("1.0.%d", i))
+		require.NoError(t, err)
+		assert.Equal(t, f.v1.SizeBytes, v.SizeBytes)
+	}
+	assert.Len(t, changesOf(p, overlay.KindImageVersion), 16)
+	assert.Equal(t, before, f.snapshot(t), "base changed")
+}
