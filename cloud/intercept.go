@@ -1,0 +1,70 @@
+package cloud
+
+import (
+	"context"
+	"time"
+)
+
+//go:generate python3 ../scripts/gen-intercept.py
+
+// Hooks run around every Provider operation of an intercepted provider,
+// named by method ("CreateImageVersion"). Before may fail the call (it then
+// does not reach the target); After may fail a call that succeeded.
+type Hooks struct {
+	Before func(ctx context.Context, op string) error
+	After  func(ctx context.Context, op string) error
+}
+
+// Intercept wraps p so that hooks run around each of its operations. Tests
+// use it for injected faults and simulated latency on any target.
+func Intercept(p Provider, h Hooks) Provider { return &intercepted{p: p, h: h} }
+
+type intercepted struct {
+	p Provider
+	h Hooks
+}
+
+func (x *intercepted) Target() string         { return x.p.Target() }
+func (x *intercepted) SubscriptionID() string { return x.p.SubscriptionID() }
+
+func (x *intercepted) before(ctx context.Context, op string) error {
+	if x.h.Before == nil {
+		return nil
+	}
+	return x.h.Before(ctx, op)
+}
+
+func (x *intercepted) after(ctx context.Context, op string) error {
+	if x.h.After == nil {
+		return nil
+	}
+	return x.h.After(ctx, op)
+}
+
+// WithFaults wraps p so that the Provider methods named in f fail (or
+// crash after running) as the faults say.
+func WithFaults(p Provider, f *Faults) Provider {
+	return Intercept(p, Hooks{
+		Before: func(_ context.Context, op string) error { return f.Before(op) },
+		After:  func(_ context.Context, op string) error { return f.After(op) },
+	})
+}
+
+// WithLatency wraps p so that each named operation takes at least the given
+// time, as a real cloud's would (benchmarks of pipeline concurrency).
+func WithLatency(p Provider, latency map[string]time.Duration) Provider {
+	return Intercept(p, Hooks{Before: func(ctx context.Context, op string) error {
+		d, ok := latency[op]
+		if !ok || d <= 0 {
+			return nil
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}})
+}
