@@ -3,7 +3,7 @@ GO    ?= go
 BIN   := bin/imgflow
 FLATCAR_VARS := --var version=4152.2.3 --var vhd=//testdata/flatcar/flatcar-linux-test-amd64.vhd
 
-.PHONY: build run test deps vet fmt-check docs clean
+.PHONY: build run test deps vet fmt-check lint docs clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/imgflow
@@ -28,8 +28,14 @@ fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# Workflows and libraries: formatted as buildifier does, and lint-clean
+# (buildifier's warnings plus imgflow's checks against the builtins).
+lint: build
+	$(BIN) fmt -check workflows lib
+	$(BIN) lint workflows lib
+
 # The README's second command: everything, set-up included.
-test: deps fmt-check vet build
+test: deps fmt-check vet build lint
 	$(GO) test -race -count=1 ./...
 	$(BIN) test workflows
 

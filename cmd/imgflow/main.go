@@ -19,12 +19,19 @@ const usage = `imgflow builds and publishes Azure VM images from Starlark workfl
 Usage:
   imgflow run FILE [--var k=v]… [--vars-file F] [--state DIR] [--outputs FILE] [--target local|azure]
   imgflow run --resume RUN_ID [FILE] [--var k=v]…   resume a failed or interrupted run
-  imgflow runs                 list runs and whether they can be resumed
+  imgflow runs [--output json] list runs and whether they can be resumed
   imgflow plan FILE [--var k=v]… [--output json]   what run would do; nothing changes
-  imgflow test [PATH…]         run *_test.star files (default: workflows/)
-  imgflow doc                  print the builtin reference (Markdown)
-  imgflow state [--state DIR]  show what exists on the local target
+  imgflow test [PATH…] [--junit FILE] [--output json]   run *_test.star files (default: workflows/)
+  imgflow check FILE…          parse, resolve, follow loads and lint; nothing runs
+  imgflow fmt [-check] [PATH…] format .star files like buildifier (default: workflows lib)
+  imgflow lint [PATH…]         buildifier warnings and imgflow's checks (default: workflows lib)
+  imgflow doc [--markdown | --stubs DIR]   builtin reference (Markdown) or editor stubs (imgflow.pyi)
+  imgflow state [--state DIR] [--output json]   show what exists on the local target
+  imgflow completion bash|zsh  shell completion script
   imgflow version
+
+run and plan also take --output json; in Azure Pipelines (TF_BUILD) and GitHub
+Actions (GITHUB_ACTIONS) their logs are grouped and errors become annotations.
 
 Run 'imgflow COMMAND -h' for a command's flags.
 `
@@ -58,6 +65,16 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdPlan(ctx, env, rest)
 	case "runs":
 		err = cmdRuns(env, rest)
+	case "fmt":
+		err = cmdFmt(env, rest)
+	case "lint":
+		err = cmdLint(env, rest)
+	case "check":
+		err = cmdCheck(env, rest)
+	case "completion":
+		err = cmdCompletion(env, rest)
+	case "__complete-params":
+		err = cmdCompleteParams(env, rest)
 	case "version":
 		fmt.Fprintln(stdout, "imgflow", version)
 	case "help", "-h", "--help":

@@ -15,7 +15,8 @@ import (
 // prints it. The schema is stable: fields are only ever added.
 type PlanStep struct {
 	Builtin string `json:"builtin"`
-	// Action is create, exists or update.
+	// Action is create, exists or update (failed for the step a failed
+	// plan stopped at).
 	Action  string         `json:"action"`
 	Summary string         `json:"summary"`
 	Pos     string         `json:"pos"`
@@ -28,6 +29,9 @@ type Plan struct {
 	Target   string         `json:"target"`
 	Steps    []PlanStep     `json:"steps"`
 	Outputs  map[string]any `json:"outputs"`
+	// Error is why planning failed (steps are those before it), null when
+	// it did not.
+	Error *ErrorReport `json:"error"`
 }
 
 func cmdPlan(ctx context.Context, e *env, args []string) error {
@@ -69,22 +73,30 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	}
 	defer p.Close()
 	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: newRunInfo()}
+	logCI := detectCI()
 	if *output == "text" {
 		rep := newConsoleReporter(e)
 		rep.planning = true
 		cfg.Reporter = rep
-		fmt.Fprintf(e.stdout, "imgflow plan %s %s\n", file, rep.dim("(target local: nothing will be changed)"))
+		fmt.Fprintf(e.stdout, "%simgflow plan %s %s\n", logCI.groupStart(), file, rep.dim("(target local: nothing will be changed)"))
+	} else {
+		logCI = ciNone // stdout is one JSON document
+		cfg.Reporter = &printReporter{w: e.stderr}
 	}
 	res := interp.Plan(ctx, "//"+file, cfg, p.DryRun())
-	if res.Err != nil {
-		e.errorf("%v", res.Err)
-		return exitCode(1)
-	}
+	logCI.endGroup(e.stdout)
 	if *output == "json" {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(MakePlan(file, "local", res))
+		if err := enc.Encode(MakePlan(file, "local", res)); err != nil || res.Err == nil {
+			return err
+		}
+	}
+	if res.Err != nil {
+		logCI.annotateError(e.stdout, res.Err)
+		e.errorf("%v", res.Err)
+		return exitCode(1)
 	}
 	newConsoleReporter(e).printOutputs(res.Outputs)
 	return nil
@@ -97,10 +109,17 @@ func MakePlan(file, target string, res *interp.Result) Plan {
 		if s.Effect != builtins.Changes {
 			continue
 		}
-		plan.Steps = append(plan.Steps, PlanStep{Builtin: s.Builtin, Action: planAction(string(s.Outcome)), Summary: s.Summary, Pos: stepPos(s), Args: s.Args})
+		action := planAction(string(s.Outcome))
+		if s.Err != nil {
+			action = "failed"
+		}
+		plan.Steps = append(plan.Steps, PlanStep{Builtin: s.Builtin, Action: action, Summary: s.Summary, Pos: stepPos(s), Args: s.Args})
 	}
 	for _, o := range res.Outputs {
 		plan.Outputs[o.Name] = o.Value
+	}
+	if res.Err != nil {
+		plan.Error = &errorReports(res.Err)[0]
 	}
 	return plan
 }

@@ -31,9 +31,26 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	target := fs.String("target", "local", "where to run: local or azure")
 	resume := fs.String("resume", "", "resume the run with this `id` (see imgflow runs): journaled steps are not redone")
 	maxSteps := fs.Uint64("max-steps", interp.DefaultMaxSteps, "Starlark step limit per thread")
+	output := fs.String("output", "text", "text or json (one run report on stdout, see docs/output-schemas.md)")
+	exportOutputs := fs.Bool("export-outputs", false, "set the outputs as pipeline variables (Azure Pipelines, GitHub Actions)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagError(err)
+	}
+	if err := checkOutputFlag(*output); err != nil {
+		return err
+	}
+	ci, logCI := detectCI(), detectCI()
+	if *exportOutputs {
+		if err := ci.canExport(); err != nil {
+			return err
+		}
+	}
+	if *output == "json" {
+		logCI = ciNone // stdout is one JSON document
+		if *exportOutputs && ci == ciAzure {
+			return errors.New("--export-outputs with --output json: Azure Pipelines reads variables from logging commands on stdout, which holds the JSON report; use --output text there")
+		}
 	}
 	if len(pos) > 1 || (len(pos) == 0 && *resume == "") {
 		return fmt.Errorf("run takes one workflow file: imgflow run workflows/flatcar.star --var name=value (or --resume RUN_ID)")
@@ -72,14 +89,26 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if *resume != "" {
 		verb = "imgflow run --resume"
 	}
-	fmt.Fprintf(e.stdout, "%s %s %s\n", verb, file, rep.dim(fmt.Sprintf("(target %s, run %s)", *target, info.ID)))
+	var reporter builtins.Reporter = rep
+	if *output == "json" {
+		reporter = &printReporter{w: e.stderr}
+	} else {
+		fmt.Fprintf(e.stdout, "%s%s %s %s\n", logCI.groupStart(), verb, file, rep.dim(fmt.Sprintf("(target %s, run %s)", *target, info.ID)))
+	}
 	res := interp.Run(ctx, "//"+file, interp.Config{
-		Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: info, MaxSteps: *maxSteps, Reporter: rep, Journal: j,
+		Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: info, MaxSteps: *maxSteps, Reporter: reporter, Journal: j,
 	}, interp.Target{Apply: p, Validate: p.DryRun()})
+	logCI.endGroup(e.stdout)
 	if err := endJournal(ctx, j, res); err != nil {
 		return err
 	}
+	if *output == "json" {
+		if err := writeJSON(e.stdout, makeRunReport(ctx, file, *target, info.ID, res)); err != nil {
+			return err
+		}
+	}
 	if res.Err != nil {
+		logCI.annotateError(e.stdout, res.Err)
 		switch {
 		case res.Pass == "validate":
 			e.errorf("%v\n%s", res.Err, rep.dim("(found while validating the workflow: nothing was changed)"))
@@ -88,11 +117,16 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		}
 		return exitCode(1)
 	}
-	rep.printOutputs(res.Outputs)
+	if *output != "json" {
+		rep.printOutputs(res.Outputs)
+	}
 	if *outputs != "" {
 		if err := writeOutputs(*outputs, res.Outputs); err != nil {
 			return err
 		}
+	}
+	if *exportOutputs {
+		return ci.exportOutputs(e.stdout, res.Outputs)
 	}
 	return nil
 }

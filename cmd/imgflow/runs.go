@@ -15,9 +15,14 @@ func cmdRuns(e *env, args []string) error {
 	root := fs.String("root", ".", "workspace root `dir`")
 	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
 	asJSON := fs.Bool("json", false, "print the runs as JSON")
+	output := fs.String("output", "text", "text or json (json is the same as --json)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return flagError(err)
 	}
+	if err := checkOutputFlag(*output); err != nil {
+		return err
+	}
+	*asJSON = *asJSON || *output == "json"
 	if *stateDir == "" {
 		ws, err := builtins.NewWorkspace(*root)
 		if err != nil {

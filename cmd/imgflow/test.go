@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/fatih/color"
 
@@ -14,9 +15,14 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("test", e)
 	root := fs.String("root", ".", "workspace root `dir`")
 	verbose := fs.Bool("v", false, "list every test, not only failures")
+	junit := fs.String("junit", "", "also write the results as JUnit XML to `file` (for CI test reporters)")
+	output := fs.String("output", "text", "text or json (the results as one JSON document, see docs/output-schemas.md)")
 	paths, err := parseFlags(fs, args)
 	if err != nil {
 		return flagError(err)
+	}
+	if err := checkOutputFlag(*output); err != nil {
+		return err
 	}
 	ws, err := builtins.NewWorkspace(*root)
 	if err != nil {
@@ -31,6 +37,7 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
+	start := time.Now()
 	r := startest.NewRunner(ws)
 	files, err := r.Discover(paths)
 	if err != nil {
@@ -41,8 +48,14 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 	}
 	ok, bad, dim := e.paint(color.FgGreen), e.paint(color.FgRed, color.Bold), e.paint(color.Faint)
 	passed, failed := 0, 0
+	var all []startest.Result
 	for _, f := range files {
-		for _, res := range r.RunFile(ctx, f) {
+		results := r.RunFile(ctx, f)
+		all = append(all, results...)
+		if *output == "json" {
+			continue
+		}
+		for _, res := range results {
 			if res.Passed() {
 				passed++
 				if *verbose {
@@ -57,7 +70,20 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	fmt.Fprintf(e.stdout, "%d passed, %d failed\n", passed, failed)
+	if *junit != "" {
+		if err := writeJUnit(*junit, files, all, start); err != nil {
+			return err
+		}
+	}
+	if *output == "json" {
+		report := makeTestReport(all)
+		if err := writeJSON(e.stdout, report); err != nil {
+			return err
+		}
+		passed, failed = report.Passed, report.Failed
+	} else {
+		fmt.Fprintf(e.stdout, "%d passed, %d failed\n", passed, failed)
+	}
 	if failed > 0 {
 		return exitCode(1)
 	}
