@@ -1,0 +1,429 @@
+package azure
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+const (
+	pageSize = 512
+	// chunkSize is Azure's maximum Put Page (and Put Page From URL) size,
+	// and the unit in which all-zero data is skipped.
+	chunkSize = 4 << 20
+	// cleanupTimeout bounds best-effort deletes after a failure.
+	cleanupTimeout = time.Minute
+)
+
+// blobEndpoint is the blob service URL of an account: Options.BlobEndpoint,
+// else what ARM reported for it, else the public-cloud default.
+func (p *Provider) blobEndpoint(account string) string {
+	if p.opts.BlobEndpoint != nil {
+		if ep := p.opts.BlobEndpoint(account); ep != "" {
+			return strings.TrimRight(ep, "/")
+		}
+	}
+	return cloud.DefaultBlobEndpoint(account)
+}
+
+// resolve fills the endpoint of a blob reference.
+func (p *Provider) resolve(ref cloud.BlobRef) cloud.BlobRef {
+	if ref.Endpoint == "" {
+		if ep := p.blobEndpoint(ref.Account); ep != cloud.DefaultBlobEndpoint(ref.Account) {
+			ref.Endpoint = ep
+		}
+	}
+	return ref
+}
+
+func (p *Provider) blobOptions() *azblob.ClientOptions {
+	if p.opts.Blob != nil {
+		o := *p.opts.Blob
+		return &o
+	}
+	return &azblob.ClientOptions{}
+}
+
+// sharedKey returns the account's shared key credential, or nil when blob
+// calls use the token credential.
+func (p *Provider) sharedKey(account string) (*azblob.SharedKeyCredential, error) {
+	if p.opts.StorageKey == nil {
+		return nil, nil
+	}
+	p.blobMu.Lock()
+	defer p.blobMu.Unlock()
+	if c, ok := p.blobCreds[account]; ok {
+		return c, nil
+	}
+	key, err := p.opts.StorageKey(account)
+	if err != nil {
+		return nil, fmt.Errorf("key of storage account %s: %w", account, err)
+	}
+	c, err := azblob.NewSharedKeyCredential(account, key)
+	if err != nil {
+		return nil, fmt.Errorf("key of storage account %s: %w", account, err)
+	}
+	p.blobCreds[account] = c
+	return c, nil
+}
+
+func (p *Provider) containerClient(account, endpoint, name string) (*container.Client, error) {
+	if endpoint == "" {
+		endpoint = p.blobEndpoint(account)
+	}
+	u := strings.TrimRight(endpoint, "/") + "/" + url.PathEscape(name)
+	opts := (*container.ClientOptions)(p.blobOptions())
+	cred, err := p.sharedKey(account)
+	if err != nil {
+		return nil, err
+	}
+	if cred != nil {
+		return container.NewClientWithSharedKeyCredential(u, cred, opts)
+	}
+	return container.NewClient(u, p.cred, opts)
+}
+
+// pageClient is a client for the blob. A name carrying a query ("abcd?sv=…&sig=…",
+// a managed disk's SAS) is read through that SAS.
+func (p *Provider) pageClient(ref cloud.BlobRef) (*pageblob.Client, error) {
+	if name, query, ok := strings.Cut(ref.Name, "?"); ok {
+		ep := ref.Endpoint
+		if ep == "" {
+			ep = p.blobEndpoint(ref.Account)
+		}
+		u := strings.TrimRight(ep, "/") + "/" + url.PathEscape(ref.Container) + "/" + escapeBlobName(name) + "?" + query
+		return pageblob.NewClientWithNoCredential(u, (*pageblob.ClientOptions)(p.blobOptions()))
+	}
+	cc, err := p.containerClient(ref.Account, ref.Endpoint, ref.Container)
+	if err != nil {
+		return nil, err
+	}
+	return cc.NewPageBlobClient(ref.Name), nil
+}
+
+// escapeBlobName escapes each "/"-separated part of a blob name.
+func escapeBlobName(name string) string {
+	parts := strings.Split(name, "/")
+	for i, s := range parts {
+		parts[i] = url.PathEscape(s)
+	}
+	return strings.Join(parts, "/")
+}
+
+// shown is a blob's URL as errors and logs print it: never a SAS.
+func shown(ref cloud.BlobRef) string { return cloud.RedactURL(ref.URL()) }
+
+// GetBlob implements cloud.Provider.
+func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, error) {
+	full := p.resolve(ref)
+	pc, err := p.pageClient(full)
+	if err != nil {
+		return nil, opError("get blob", shown(full), err)
+	}
+	props, err := pc.GetProperties(ctx, nil)
+	if err != nil {
+		return nil, opError("get blob", shown(full), blobErr(err, shown(full)))
+	}
+	return blobOut(ref, full, props), nil
+}
+
+func blobOut(ref, full cloud.BlobRef, props blob.GetPropertiesResponse) *cloud.Blob {
+	b := &cloud.Blob{BlobRef: ref, URL: shown(full), Type: strOf(props.BlobType), Size: deref(props.ContentLength)}
+	if len(props.ContentMD5) > 0 {
+		b.MD5 = hex.EncodeToString(props.ContentMD5)
+	}
+	for k, v := range props.Metadata {
+		if b.Metadata == nil {
+			b.Metadata = map[string]string{}
+		}
+		// Metadata names are case-insensitive; HTTP canonicalises them.
+		b.Metadata[strings.ToLower(k)] = deref(v)
+	}
+	return b
+}
+
+// SetBlobMetadata implements cloud.Provider: the blob's user metadata is
+// replaced.
+func (p *Provider) SetBlobMetadata(ctx context.Context, ref cloud.BlobRef, metadata map[string]string) error {
+	full := p.resolve(ref)
+	u := shown(full)
+	pc, err := p.pageClient(full)
+	if err != nil {
+		return opError("set blob metadata", u, err)
+	}
+	md := make(map[string]*string, len(metadata))
+	for k, v := range metadata {
+		md[k] = to(v)
+	}
+	_, err = pc.SetMetadata(ctx, md, nil)
+	return opError("set blob metadata", u, blobErr(err, u))
+}
+
+// blobErr converts a storage error; a 404 without a code (HEAD answers
+// carry no body) is BlobNotFound.
+func blobErr(err error, resource string) error {
+	err = azErr(err, resource)
+	var ce *cloud.Error
+	if errors.As(err, &ce) && ce.StatusCode == http.StatusNotFound && (ce.Code == "" || ce.Code == "NotFound") {
+		ce.Code = cloud.CodeBlobNotFound
+		if ce.Message == "" {
+			ce.Message = "The specified blob does not exist."
+		}
+	}
+	return err
+}
+
+// EnsureContainer implements cloud.Provider.
+func (p *Provider) EnsureContainer(ctx context.Context, account, name string) error {
+	ep := p.blobEndpoint(account)
+	shown := ep + "/" + name
+	cc, err := p.containerClient(account, ep, name)
+	if err != nil {
+		return opError("create container", shown, err)
+	}
+	if _, err := cc.Create(ctx, nil); err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
+		return opError("create container", shown, azErr(err, shown))
+	}
+	return nil
+}
+
+// ReadBlob implements cloud.Provider: a ranged download, clamped to the
+// blob's end; a read starting past it is InvalidRange (416).
+func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, length int64) ([]byte, error) {
+	full := p.resolve(ref)
+	u := shown(full)
+	if offset < 0 || length < 0 {
+		return nil, opError("read blob", u, cloud.BadRequest(cloud.CodeInvalidParameter, u, "invalid range: offset %d, length %d", offset, length))
+	}
+	pc, err := p.pageClient(full)
+	if err != nil {
+		return nil, opError("read blob", u, err)
+	}
+	if length == 0 {
+		if _, err := pc.GetProperties(ctx, nil); err != nil {
+			return nil, opError("read blob", u, blobErr(err, u))
+		}
+		return []byte{}, nil
+	}
+	res, err := pc.DownloadStream(ctx, &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: offset, Count: length}})
+	if err != nil {
+		return nil, opError("read blob", u, blobErr(err, u))
+	}
+	body := res.NewRetryReader(ctx, nil)
+	defer body.Close()
+	data, err := io.ReadAll(io.LimitReader(body, length))
+	if err != nil {
+		return nil, opError("read blob", u, redactErr(err))
+	}
+	if len(data) == 0 {
+		// Azure answers a range past the end with 416; emulators may
+		// answer it empty.
+		props, err := pc.GetProperties(ctx, nil)
+		if err != nil {
+			return nil, opError("read blob", u, blobErr(err, u))
+		}
+		if offset >= deref(props.ContentLength) {
+			return nil, opError("read blob", u, &cloud.Error{StatusCode: http.StatusRequestedRangeNotSatisfiable, Code: CodeInvalidRange,
+				Resource: u, Message: "The range specified is invalid for the current size of the resource."})
+		}
+	}
+	return data, nil
+}
+
+// DeleteBlob implements cloud.Provider (snapshots included).
+func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
+	full := p.resolve(ref)
+	pc, err := p.pageClient(full)
+	if err != nil {
+		return opError("delete blob", shown(full), err)
+	}
+	_, err = pc.Delete(ctx, &blob.DeleteOptions{DeleteSnapshots: to(blob.DeleteSnapshotsOptionTypeInclude)})
+	return opError("delete blob", shown(full), blobErr(err, shown(full)))
+}
+
+// UploadPageBlob implements cloud.Provider: the page blob is created with
+// its full size, then only the data ranges are sent with Put Page in
+// ≤4 MiB chunks (all-zero chunks skipped), several at once; the MD5 of
+// the whole content is computed on the way and set as Content-MD5. A
+// failed upload deletes the blob it created.
+func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cloud.PageSource, overwrite bool) (*cloud.Blob, error) {
+	full := p.resolve(ref)
+	u := shown(full)
+	fail := func(err error) (*cloud.Blob, error) { return nil, opError("upload page blob", u, err) }
+	if src.Size < 0 || src.Size%pageSize != 0 {
+		return fail(cloud.BadRequest(cloud.CodeInvalidParameter, u, "The page blob size %d must be a multiple of 512 bytes.", src.Size))
+	}
+	ranges, err := pageRanges(src, u)
+	if err != nil {
+		return fail(err)
+	}
+	pc, err := p.pageClient(full)
+	if err != nil {
+		return fail(err)
+	}
+	if err := p.createPageBlob(ctx, pc, u, src.Size, overwrite); err != nil {
+		return fail(err)
+	}
+	sum, err := p.transfer(ctx, "upload "+u, chunked(ranges), src.Size,
+		func(_ context.Context, off int64, buf []byte) error { return readFull(src.Reader, buf, off) },
+		func(ctx context.Context, off int64, data []byte) error { return uploadPages(ctx, pc, off, data) })
+	if err == nil {
+		err = setMD5(ctx, pc, sum)
+	}
+	if err != nil {
+		p.deleteQuietly(ctx, pc, u)
+		return fail(blobErr(err, u))
+	}
+	props, err := pc.GetProperties(ctx, nil)
+	if err != nil {
+		return fail(blobErr(err, u))
+	}
+	return blobOut(ref, full, props), nil
+}
+
+// createPageBlob creates (or, with overwrite, replaces) an empty page blob
+// of size bytes; without overwrite an existing blob is BlobAlreadyExists.
+func (p *Provider) createPageBlob(ctx context.Context, pc *pageblob.Client, u string, size int64, overwrite bool) error {
+	opts := &pageblob.CreateOptions{}
+	if !overwrite {
+		if _, err := pc.GetProperties(ctx, nil); err == nil {
+			return alreadyExists(u)
+		} else if err := blobErr(err, u); !cloud.HasCode(err, cloud.CodeBlobNotFound) {
+			return err
+		}
+		opts.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to(azcore.ETagAny)}}
+	}
+	if _, err := pc.Create(ctx, size, opts); err != nil {
+		if !overwrite && (bloberror.HasCode(err, bloberror.BlobAlreadyExists, bloberror.ConditionNotMet) || isStatus(err, http.StatusPreconditionFailed)) {
+			return alreadyExists(u)
+		}
+		return blobErr(err, u)
+	}
+	return nil
+}
+
+func alreadyExists(u string) error {
+	return cloud.Conflict(cloud.CodeBlobAlreadyExists, u, "The specified blob already exists.")
+}
+
+func uploadPages(ctx context.Context, pc *pageblob.Client, off int64, data []byte) error {
+	sum := md5.Sum(data)
+	_, err := pc.UploadPages(ctx, streaming.NopCloser(bytes.NewReader(data)),
+		blob.HTTPRange{Offset: off, Count: int64(len(data))},
+		&pageblob.UploadPagesOptions{TransactionalValidation: blob.TransferValidationTypeMD5(sum[:])})
+	return err
+}
+
+func setMD5(ctx context.Context, pc *pageblob.Client, sum []byte) error {
+	_, err := pc.SetHTTPHeaders(ctx, blob.HTTPHeaders{BlobContentMD5: sum, BlobContentType: to("application/octet-stream")}, nil)
+	return err
+}
+
+// deleteQuietly removes a blob left by a failed transfer; a failure is
+// only logged (the transfer's error is what matters).
+func (p *Provider) deleteQuietly(ctx context.Context, pc *pageblob.Client, u string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if _, err := pc.Delete(ctx, nil); err != nil && !bloberror.HasCode(err, bloberror.BlobNotFound) {
+		p.logf("delete incomplete blob %s: %v", u, redactErr(err))
+	}
+}
+
+// pageRanges returns the source's data ranges sorted, checked against its
+// size, widened to 512-byte pages and merged; nil Ranges mean everything.
+func pageRanges(src cloud.PageSource, u string) ([]cloud.ByteRange, error) {
+	if src.Ranges == nil {
+		if src.Size == 0 {
+			return nil, nil
+		}
+		if src.Reader == nil {
+			return nil, cloud.BadRequest(cloud.CodeInvalidParameter, u, "page source of %d bytes has no reader", src.Size)
+		}
+		return []cloud.ByteRange{{Offset: 0, Length: src.Size}}, nil
+	}
+	rs := make([]cloud.ByteRange, 0, len(src.Ranges))
+	for _, r := range src.Ranges {
+		if r.Offset < 0 || r.Length < 0 || r.Offset+r.Length > src.Size {
+			return nil, cloud.BadRequest(cloud.CodeInvalidParameter, u, "page range [%d, +%d) is outside the blob of %d bytes", r.Offset, r.Length, src.Size)
+		}
+		if r.Length == 0 {
+			continue
+		}
+		start := r.Offset / pageSize * pageSize
+		end := (r.Offset + r.Length + pageSize - 1) / pageSize * pageSize
+		rs = append(rs, cloud.ByteRange{Offset: start, Length: end - start})
+	}
+	if len(rs) > 0 && src.Reader == nil {
+		return nil, cloud.BadRequest(cloud.CodeInvalidParameter, u, "page source with data ranges has no reader")
+	}
+	return mergeRanges(rs), nil
+}
+
+// mergeRanges sorts ranges and merges overlapping or adjacent ones.
+func mergeRanges(rs []cloud.ByteRange) []cloud.ByteRange {
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(a, b cloud.ByteRange) int {
+		switch {
+		case a.Offset < b.Offset:
+			return -1
+		case a.Offset > b.Offset:
+			return 1
+		}
+		return 0
+	})
+	var out []cloud.ByteRange
+	for _, r := range rs {
+		if r.Length <= 0 {
+			continue
+		}
+		if n := len(out); n > 0 && r.Offset <= out[n-1].Offset+out[n-1].Length {
+			last := &out[n-1]
+			last.Length = max(last.Offset+last.Length, r.Offset+r.Length) - last.Offset
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// chunked splits ranges into pieces of at most chunkSize bytes.
+func chunked(ranges []cloud.ByteRange) []cloud.ByteRange {
+	var out []cloud.ByteRange
+	for _, r := range ranges {
+		for off := r.Offset; off < r.Offset+r.Length; off += chunkSize {
+			out = append(out, cloud.ByteRange{Offset: off, Length: min(chunkSize, r.Offset+r.Length-off)})
+		}
+	}
+	return out
+}
+
+// readFull reads len(b) bytes at off; a source ending early is an error.
+func readFull(r io.ReaderAt, b []byte, off int64) error {
+	n, err := r.ReadAt(b, off)
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("read source at %d: %w", off, err)
+}

@@ -1,0 +1,458 @@
+package azure
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// copySASLifetime is how long a SAS the provider signs for a server-side
+// copy source stays valid: long enough for a slow multi-GiB copy.
+const copySASLifetime = 48 * time.Hour
+
+// copyJob is one CopyBlob call.
+type copyJob struct {
+	srcURL    string // with its SAS, if any: never printed
+	shown     string // srcURL redacted
+	srcRef    cloud.BlobRef
+	src       *pageblob.Client
+	size      int64
+	srcMD5    []byte
+	page      bool
+	dest      cloud.BlobRef // resolved
+	dst       *pageblob.Client
+	overwrite bool
+	created   bool // the destination was created by this copy
+}
+
+// CopyBlob implements cloud.Provider. The source may be any blob URL with
+// a SAS (a managed disk's md-….blob.core.windows.net or
+// ….blob.storage.azure.net access URL) or a blob of an account this
+// provider can read. Data moves as Options.CopyMode says (default: a
+// server-side copy with status polling; Put Page From URL by ranges where
+// the service cannot reach the source; a streamed download/upload of the
+// source's page ranges where Put Page From URL is not implemented, as on
+// Azurite). The result is checked: same size and, when both are known,
+// same MD5.
+func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
+	j := &copyJob{srcURL: srcURL, shown: cloud.RedactURL(srcURL), overwrite: overwrite}
+	j.dest = p.resolve(dest)
+	du := shown(j.dest)
+	what := j.shown + " to " + du
+	fail := func(err error) (*cloud.Blob, error) { return nil, opError("copy blob", what, err) }
+
+	ref, err := cloud.ParseBlobURL(srcURL)
+	if err != nil {
+		return fail(cloud.BadRequest(cloud.CodeInvalidParameter, j.shown, "invalid copy source: %v", redactErr(err)))
+	}
+	j.srcRef = ref
+	if j.src, err = p.sourceClient(srcURL, ref); err != nil {
+		return fail(err)
+	}
+	props, err := j.src.GetProperties(ctx, nil)
+	if err != nil {
+		err = azErr(err, j.shown)
+		if isStatus(err, http.StatusNotFound, http.StatusForbidden) {
+			var ce *cloud.Error
+			errors.As(err, &ce)
+			return fail(cloud.NotFound(CodeCannotVerifyCopySource, j.shown,
+				"The specified resource does not exist: copy source %s cannot be read (%s).", j.shown, ce.Code))
+		}
+		return fail(err)
+	}
+	j.size = deref(props.ContentLength)
+	j.srcMD5 = props.ContentMD5
+	j.page = strOf(props.BlobType) == string(blob.BlobTypePageBlob)
+	if j.dst, err = p.pageClient(j.dest); err != nil {
+		return fail(err)
+	}
+	if !overwrite {
+		if _, err := j.dst.GetProperties(ctx, nil); err == nil {
+			return fail(alreadyExists(du))
+		} else if err := blobErr(err, du); !cloud.HasCode(err, cloud.CodeBlobNotFound) {
+			return fail(err)
+		}
+	}
+
+	err = p.runCopy(ctx, j)
+	if err == nil {
+		err = p.verifyCopy(ctx, j)
+	}
+	if err != nil {
+		if j.created && !cloud.HasCode(err, cloud.CodeBlobAlreadyExists) {
+			p.deleteQuietly(ctx, j.dst, du)
+		}
+		return fail(err)
+	}
+	got, err := j.dst.GetProperties(ctx, nil)
+	if err != nil {
+		return fail(blobErr(err, du))
+	}
+	return blobOut(dest, j.dest, got), nil
+}
+
+// runCopy moves the data with the configured mode and its fallbacks.
+func (p *Provider) runCopy(ctx context.Context, j *copyJob) error {
+	mode := p.opts.CopyMode
+	if mode == CopyAuto || mode == CopyServer {
+		err := p.serverCopy(ctx, j)
+		if err == nil || mode == CopyServer || !serverCopyUnsupported(err) {
+			return err
+		}
+		p.logf("copy %s: server-side copy not possible (%v); copying by ranges", j.shown, err)
+		mode = CopyRanges
+	}
+	if !j.page {
+		return p.streamBlockCopy(ctx, j)
+	}
+	if mode == CopyRanges {
+		err := p.rangeCopy(ctx, j)
+		if err == nil || !isStatus(err, http.StatusNotImplemented) {
+			return err
+		}
+		p.logf("copy %s: Put Page From URL not implemented by the service; streaming the data", j.shown)
+	}
+	return p.streamCopy(ctx, j)
+}
+
+// serverCopyUnsupported tells a server-side copy the service refused to
+// do (not implemented, or it could not reach a source we can read) from a
+// real failure.
+func serverCopyUnsupported(err error) bool {
+	if isStatus(err, http.StatusNotImplemented) {
+		return true
+	}
+	return cloud.HasCode(err, CodeCannotVerifyCopySource) || cloud.HasCode(err, "FeatureNotSupported") || cloud.HasCode(err, "NotImplemented")
+}
+
+// sourceClient reads the copy source: through its SAS when it has one,
+// else with this provider's credentials for the account.
+func (p *Provider) sourceClient(srcURL string, ref cloud.BlobRef) (*pageblob.Client, error) {
+	if strings.Contains(srcURL, "?") {
+		return pageblob.NewClientWithNoCredential(srcURL, (*pageblob.ClientOptions)(p.blobOptions()))
+	}
+	return p.pageClient(ref)
+}
+
+// copySource is the URL the storage service reads a server-side copy
+// from: the caller's SAS URL, or the blob with a read SAS signed with the
+// account key (or a user delegation key), or the bare URL as a last
+// resort (a public blob or one in the destination account).
+func (p *Provider) copySource(ctx context.Context, j *copyJob) string {
+	if strings.Contains(j.srcURL, "?") {
+		return j.srcURL
+	}
+	base := j.srcRef.URL()
+	vals := sas.BlobSignatureValues{
+		Protocol:      sas.ProtocolHTTPS,
+		StartTime:     time.Now().Add(-5 * time.Minute).UTC(),
+		ExpiryTime:    time.Now().Add(copySASLifetime).UTC(),
+		Permissions:   (&sas.BlobPermissions{Read: true}).String(),
+		ContainerName: j.srcRef.Container,
+		BlobName:      j.srcRef.Name,
+	}
+	if strings.HasPrefix(base, "http://") {
+		vals.Protocol = sas.ProtocolHTTPSandHTTP
+	}
+	if cred, err := p.sharedKey(j.srcRef.Account); err == nil && cred != nil {
+		if qp, err := vals.SignWithSharedKey(cred); err == nil {
+			return base + "?" + qp.Encode()
+		}
+	}
+	if p.opts.StorageKey == nil {
+		ep := j.srcRef.Endpoint
+		if ep == "" {
+			ep = p.blobEndpoint(j.srcRef.Account)
+		}
+		svc, err := service.NewClient(ep, p.cred, (*service.ClientOptions)(p.blobOptions()))
+		if err == nil {
+			udc, err := svc.GetUserDelegationCredential(ctx, service.KeyInfo{
+				Start:  to(vals.StartTime.Format(sas.TimeFormat)),
+				Expiry: to(vals.ExpiryTime.Format(sas.TimeFormat)),
+			}, nil)
+			if err == nil {
+				if qp, err := vals.SignWithUserDelegation(udc); err == nil {
+					return base + "?" + qp.Encode()
+				}
+			}
+		}
+	}
+	return base
+}
+
+// serverCopy is StartCopyFromURL with status polling; cancelling ctx
+// aborts the copy.
+func (p *Provider) serverCopy(ctx context.Context, j *copyJob) error {
+	du := shown(j.dest)
+	opts := &blob.StartCopyFromURLOptions{}
+	if !j.overwrite {
+		opts.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to(azcore.ETagAny)}}
+	}
+	res, err := j.dst.StartCopyFromURL(ctx, p.copySource(ctx, j), opts)
+	if err != nil {
+		if !j.overwrite && isStatus(err, http.StatusConflict, http.StatusPreconditionFailed) && !isCopySourceError(err) {
+			return alreadyExists(du)
+		}
+		return blobErr(err, du)
+	}
+	j.created = true
+	status, id := strOf(res.CopyStatus), deref(res.CopyID)
+	op := "copy " + j.shown + " to " + du
+	p.progress(op, 0)
+	for status == string(blob.CopyStatusTypePending) {
+		select {
+		case <-ctx.Done():
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			if _, err := j.dst.AbortCopyFromURL(actx, id, nil); err != nil {
+				p.logf("abort copy to %s: %v", du, redactErr(err))
+			}
+			cancel()
+			return ctx.Err()
+		case <-time.After(p.opts.PollFrequency):
+		}
+		props, err := j.dst.GetProperties(ctx, nil)
+		if err != nil {
+			return blobErr(err, du)
+		}
+		status = strOf(props.CopyStatus)
+		if pct, ok := copyPercent(deref(props.CopyProgress)); ok {
+			p.progress(op, pct)
+		}
+		if status != string(blob.CopyStatusTypePending) && status != string(blob.CopyStatusTypeSuccess) {
+			return &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeCopyFailed, Resource: du,
+				Message: redactSAS(fmt.Sprintf("copy %s: %s", status, deref(props.CopyStatusDescription)))}
+		}
+	}
+	if status != string(blob.CopyStatusTypeSuccess) {
+		return &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeCopyFailed, Resource: du,
+			Message: "copy ended " + status}
+	}
+	p.progress(op, 100)
+	return nil
+}
+
+func isCopySourceError(err error) bool {
+	return cloud.HasCode(err, CodeCannotVerifyCopySource)
+}
+
+// copyPercent parses x-ms-copy-progress ("copied/total").
+func copyPercent(s string) (int, bool) {
+	a, b, ok := strings.Cut(s, "/")
+	if !ok {
+		return 0, false
+	}
+	done, err1 := strconv.ParseInt(a, 10, 64)
+	total, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil || total <= 0 {
+		return 0, false
+	}
+	return int(done * 100 / total), true
+}
+
+// sourceRanges lists the source's written pages (GetPageRanges), merged:
+// empty ranges are never moved.
+func (p *Provider) sourceRanges(ctx context.Context, j *copyJob) ([]cloud.ByteRange, error) {
+	pager := j.src.NewGetPageRangesPager(nil)
+	var rs []cloud.ByteRange
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, azErr(err, j.shown)
+		}
+		for _, r := range page.PageList.PageRange {
+			if r == nil || r.Start == nil || r.End == nil {
+				continue
+			}
+			rs = append(rs, cloud.ByteRange{Offset: *r.Start, Length: *r.End - *r.Start + 1})
+		}
+	}
+	return mergeRanges(rs), nil
+}
+
+// createDest creates the destination page blob once.
+func (p *Provider) createDest(ctx context.Context, j *copyJob) error {
+	if j.created {
+		return nil
+	}
+	if err := p.createPageBlob(ctx, j.dst, shown(j.dest), j.size, j.overwrite); err != nil {
+		return err
+	}
+	j.created = true
+	return nil
+}
+
+// rangeCopy copies the source's page ranges with Put Page From URL in
+// ≤4 MiB chunks, Parallel at once; the service reads the source itself.
+func (p *Provider) rangeCopy(ctx context.Context, j *copyJob) error {
+	if err := p.createDest(ctx, j); err != nil {
+		return err
+	}
+	ranges, err := p.sourceRanges(ctx, j)
+	if err != nil {
+		return err
+	}
+	src := p.copySource(ctx, j)
+	chunks := chunked(ranges)
+	op := "copy " + j.shown + " to " + shown(j.dest)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, p.opts.Parallel)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var copied, total int64
+	for _, c := range chunks {
+		total += c.Length
+	}
+	for _, c := range chunks {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func(c cloud.ByteRange) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := j.dst.UploadPagesFromURL(ctx, src, c.Offset, c.Offset, c.Length, nil); err != nil {
+				cancel(blobErr(err, shown(j.dest)))
+				return
+			}
+			mu.Lock()
+			copied += c.Length
+			pct := int(copied * 100 / max(total, 1))
+			mu.Unlock()
+			p.progress(op, pct)
+		}(c)
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	if len(j.srcMD5) > 0 {
+		return setMD5(ctx, j.dst, j.srcMD5)
+	}
+	return nil
+}
+
+// streamCopy downloads the source's page ranges in ≤4 MiB chunks and
+// uploads the non-zero ones, Parallel at once, hashing the content on the
+// way: the result's MD5 is set and checked against the source's.
+func (p *Provider) streamCopy(ctx context.Context, j *copyJob) error {
+	if err := p.createDest(ctx, j); err != nil {
+		return err
+	}
+	ranges, err := p.sourceRanges(ctx, j)
+	if err != nil {
+		// Not every source lists its pages (a disk SAS may refuse): copy
+		// everything, zero chunks are still skipped.
+		p.logf("copy %s: page ranges unavailable (%v); reading the whole blob", j.shown, err)
+		ranges = []cloud.ByteRange{{Offset: 0, Length: j.size}}
+	}
+	sum, err := p.transfer(ctx, "copy "+j.shown+" to "+shown(j.dest), chunked(ranges), j.size,
+		func(ctx context.Context, off int64, buf []byte) error { return downloadRange(ctx, j.src, off, buf) },
+		func(ctx context.Context, off int64, data []byte) error { return uploadPages(ctx, j.dst, off, data) })
+	if err != nil {
+		return blobErr(err, shown(j.dest))
+	}
+	if len(j.srcMD5) > 0 && !bytes.Equal(sum, j.srcMD5) {
+		return md5Mismatch(j, sum)
+	}
+	return setMD5(ctx, j.dst, sum)
+}
+
+// streamBlockCopy streams a block blob source into a block blob.
+func (p *Provider) streamBlockCopy(ctx context.Context, j *copyJob) error {
+	res, err := j.src.DownloadStream(ctx, nil)
+	if err != nil {
+		return azErr(err, j.shown)
+	}
+	body := res.NewRetryReader(ctx, nil)
+	defer body.Close()
+	h := md5.New()
+	bb, err := p.blockClient(j.dest)
+	if err != nil {
+		return err
+	}
+	opts := &blockblob.UploadStreamOptions{Concurrency: p.opts.Parallel}
+	if !j.overwrite {
+		opts.AccessConditions = &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to(azcore.ETagAny)}}
+	}
+	if _, err := bb.UploadStream(ctx, io.TeeReader(body, h), opts); err != nil {
+		if !j.overwrite && isStatus(err, http.StatusConflict, http.StatusPreconditionFailed) {
+			return alreadyExists(shown(j.dest))
+		}
+		return blobErr(err, shown(j.dest))
+	}
+	j.created = true
+	sum := h.Sum(nil)
+	if len(j.srcMD5) > 0 && !bytes.Equal(sum, j.srcMD5) {
+		return md5Mismatch(j, sum)
+	}
+	_, err = bb.SetHTTPHeaders(ctx, blob.HTTPHeaders{BlobContentMD5: sum, BlobContentType: to("application/octet-stream")}, nil)
+	return err
+}
+
+func (p *Provider) blockClient(ref cloud.BlobRef) (*blockblob.Client, error) {
+	cc, err := p.containerClient(ref.Account, ref.Endpoint, ref.Container)
+	if err != nil {
+		return nil, err
+	}
+	return cc.NewBlockBlobClient(ref.Name), nil
+}
+
+func md5Mismatch(j *copyJob, got []byte) error {
+	return &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeMD5Mismatch, Resource: shown(j.dest),
+		Message: fmt.Sprintf("the copy's MD5 %s differs from the source's %s", hex.EncodeToString(got), hex.EncodeToString(j.srcMD5))}
+}
+
+// downloadRange fills buf from the blob at off.
+func downloadRange(ctx context.Context, c *pageblob.Client, off int64, buf []byte) error {
+	res, err := c.DownloadStream(ctx, &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: off, Count: int64(len(buf))}})
+	if err != nil {
+		return err
+	}
+	body := res.NewRetryReader(ctx, nil)
+	defer body.Close()
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return redactErr(fmt.Errorf("read source at %d: %w", off, err))
+	}
+	return nil
+}
+
+// verifyCopy checks the destination against the source: same type and
+// size, and the same MD5 when both are known.
+func (p *Provider) verifyCopy(ctx context.Context, j *copyJob) error {
+	du := shown(j.dest)
+	got, err := j.dst.GetProperties(ctx, nil)
+	if err != nil {
+		return blobErr(err, du)
+	}
+	if n := deref(got.ContentLength); n != j.size {
+		return &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeCopyFailed, Resource: du,
+			Message: fmt.Sprintf("the copy has %d bytes, the source %d", n, j.size)}
+	}
+	if len(got.ContentMD5) > 0 && len(j.srcMD5) > 0 && !bytes.Equal(got.ContentMD5, j.srcMD5) {
+		return md5Mismatch(j, got.ContentMD5)
+	}
+	return nil
+}

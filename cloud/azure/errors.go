@@ -1,0 +1,182 @@
+package azure
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// Error codes the Azure target answers with besides those in package cloud.
+const (
+	// CodeCannotVerifyCopySource: a copy source that does not exist or
+	// cannot be read (404), as the storage service and the local target
+	// report it.
+	CodeCannotVerifyCopySource = "CannotVerifyCopySource"
+	// CodeInvalidRange: a blob read starting past its end (416).
+	CodeInvalidRange = "InvalidRange"
+	// CodeCopyFailed: a server-side copy that ended failed or aborted.
+	CodeCopyFailed = "CopyFailed"
+	// CodeMD5Mismatch: a copy whose content MD5 differs from the source's.
+	CodeMD5Mismatch = "Md5Mismatch"
+)
+
+// opError wraps err (already converted by azErr) with the operation, the
+// way every provider method reports failures: "create image version
+// gal/def/1.0.0: Conflict: … (id)".
+func opError(op, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w", op, redactSAS(what), err)
+}
+
+// azErr converts an SDK error into a *cloud.Error carrying the service's
+// status, error code and message, and naming resource; other errors
+// (network, context) come back with any SAS removed from their text.
+func azErr(err error, resource string) error {
+	if err == nil {
+		return nil
+	}
+	var ce *cloud.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		out := &cloud.Error{StatusCode: re.StatusCode, Code: re.ErrorCode, Resource: redactSAS(resource)}
+		code, msg := responseDetails(re.RawResponse)
+		if out.Code == "" {
+			out.Code = code
+		}
+		if out.Code == "" {
+			out.Code = strings.ReplaceAll(http.StatusText(re.StatusCode), " ", "")
+		}
+		if out.StatusCode < 400 {
+			// A long operation that failed: its status poll answered 2xx
+			// with the failure in the body. The service failed it.
+			out.StatusCode = http.StatusInternalServerError
+		}
+		out.Message = redactSAS(msg)
+		return out
+	}
+	return redactErr(err)
+}
+
+// responseDetails reads the error code and message from an ARM (JSON) or
+// storage (XML) error body.
+func responseDetails(resp *http.Response) (code, msg string) {
+	if resp == nil {
+		return "", ""
+	}
+	body, err := runtime.Payload(resp)
+	if err != nil || len(body) == 0 {
+		return "", ""
+	}
+	trimmed := strings.TrimSpace(string(body))
+	if strings.HasPrefix(trimmed, "{") {
+		type detail struct {
+			Code    string   `json:"code"`
+			Message string   `json:"message"`
+			Details []detail `json:"details"`
+		}
+		var env struct {
+			Error *detail `json:"error"`
+			detail
+		}
+		if json.Unmarshal(body, &env) != nil {
+			return "", ""
+		}
+		d := env.detail
+		if env.Error != nil {
+			d = *env.Error
+		}
+		msgs := []string{d.Message}
+		for _, sub := range d.Details {
+			if sub.Message != "" && sub.Message != d.Message {
+				msgs = append(msgs, sub.Message)
+			}
+		}
+		return d.Code, strings.TrimSpace(strings.Join(msgs, " "))
+	}
+	if strings.HasPrefix(trimmed, "<") {
+		var x struct {
+			Code    string `xml:"Code"`
+			Message string `xml:"Message"`
+		}
+		if xml.Unmarshal(body, &x) == nil {
+			// Storage messages end with "RequestId:… Time:…" lines.
+			m, _, _ := strings.Cut(x.Message, "\n")
+			return x.Code, strings.TrimSpace(m)
+		}
+	}
+	return "", ""
+}
+
+// redactedError keeps an error's chain but prints it without SAS.
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactErr returns err, or a wrapper printing it without any SAS.
+func redactErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = cloud.RedactURL(ue.URL)
+	}
+	msg := err.Error()
+	if r := redactSAS(msg); r != msg {
+		return &redactedError{err: err, msg: r}
+	}
+	return err
+}
+
+var (
+	// A URL query carrying a signature: drop the whole query.
+	sasQuery = regexp.MustCompile(`(?i)\?([^\s"'<>]*?&)?sig(=|%3D)[^\s"'<>]*`)
+	// A signature parameter anywhere else (also URL-encoded).
+	sasParam = regexp.MustCompile(`(?i)(^|[?&\s"';]|%26|%3F)sig(=|%3D)[^&\s"'<>]*`)
+)
+
+// redactSAS removes SAS signatures from a text (error message, log line,
+// URL): a query holding sig= becomes ?<redacted>.
+func redactSAS(s string) string {
+	if !strings.Contains(strings.ToLower(s), "sig") {
+		return s
+	}
+	s = sasQuery.ReplaceAllString(s, "?<redacted>")
+	return sasParam.ReplaceAllString(s, "${1}<redacted>")
+}
+
+func isStatus(err error, codes ...int) bool {
+	var ce *cloud.Error
+	if !errors.As(err, &ce) {
+		var re *azcore.ResponseError
+		if !errors.As(err, &re) {
+			return false
+		}
+		ce = &cloud.Error{StatusCode: re.StatusCode}
+	}
+	for _, c := range codes {
+		if ce.StatusCode == c {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,456 @@
+package fakearm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"time"
+
+	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+	computefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7/fake"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// CodeOperationNotAllowed answers deleting a disk with an open SAS.
+const CodeOperationNotAllowed = cloud.CodeOperationNotAllowed
+
+// managedImage is a managed image as the fake keeps it.
+type managedImage struct {
+	img     *armcompute.Image
+	source  cloud.ImageSource // vhd (blob URI) or a disk id (Kind "")
+	osType  string
+	hyperV  string
+	size    int64
+	content string
+}
+
+// disk is a managed disk as the fake keeps it.
+type disk struct {
+	d       *armcompute.Disk
+	size    int64
+	content string // the blob its data was made from
+	// data is the blob holding the disk's data in the blob backend
+	// (account, container md-…, blob "abcd"), "" without a backend.
+	data    string
+	policy  string // stored access policy id of the open SAS
+	granted bool
+}
+
+func (f *Fake) imagesServer() computefake.ImagesServer {
+	return computefake.ImagesServer{
+		Get: func(ctx context.Context, rg, name string, _ *armcompute.ImagesClientGetOptions) (resp azfake.Responder[armcompute.ImagesClientGetResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			m, err := f.image(rg, name)
+			if err != nil {
+				errResp.SetError(err)
+				return
+			}
+			resp.SetResponse(http.StatusOK, armcompute.ImagesClientGetResponse{Image: clone(*m.img)}, nil)
+			return
+		},
+		BeginCreateOrUpdate: func(ctx context.Context, rg, name string, in armcompute.Image, _ *armcompute.ImagesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.ImagesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			out, err := f.putImage(ctx, rg, name, in)
+			if err != nil {
+				errResp.SetError(err)
+				return
+			}
+			resp = accept(f, http.StatusCreated, armcompute.ImagesClientCreateOrUpdateResponse{Image: out})
+			return
+		},
+		BeginUpdate: func(ctx context.Context, rg, name string, in armcompute.ImageUpdate, _ *armcompute.ImagesClientBeginUpdateOptions) (resp azfake.PollerResponder[armcompute.ImagesClientUpdateResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			m, err := f.image(rg, name)
+			if err != nil {
+				errResp.SetError(err)
+				return
+			}
+			if in.Properties != nil && in.Properties.StorageProfile != nil {
+				errResp.SetError(propertyChange("storageProfile"))
+				return
+			}
+			if in.Tags != nil {
+				m.img.Tags = copyTags(in.Tags)
+			}
+			resp = accept(f, http.StatusOK, armcompute.ImagesClientUpdateResponse{Image: clone(*m.img)})
+			return
+		},
+		BeginDelete: func(ctx context.Context, rg, name string, _ *armcompute.ImagesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.ImagesClientDeleteResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			m, err := f.image(rg, name)
+			if err != nil {
+				errResp.SetError(err)
+				return
+			}
+			if fe := f.lroFault(ctx, http.MethodDelete, deref(m.img.ID)); fe == nil {
+				delete(f.images, key(deref(m.img.ID)))
+			}
+			resp = accept(f, http.StatusAccepted, armcompute.ImagesClientDeleteResponse{})
+			return
+		},
+	}
+}
+
+func (f *Fake) image(rg, name string) (*managedImage, *Error) {
+	g, err := f.group(rg)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := f.images[key(cloud.ManagedImageID(f.sub, rg, name))]
+	if !ok {
+		return nil, resourceNotFound("Microsoft.Compute/images", name, deref(g.Name))
+	}
+	return m, nil
+}
+
+func imageSource(in armcompute.Image) cloud.ImageSource {
+	if in.Properties == nil || in.Properties.StorageProfile == nil || in.Properties.StorageProfile.OSDisk == nil {
+		return cloud.ImageSource{}
+	}
+	d := in.Properties.StorageProfile.OSDisk
+	switch {
+	case deref(d.BlobURI) != "":
+		return cloud.ImageSource{Kind: cloud.SourceVHD, URI: *d.BlobURI}
+	case d.ManagedDisk != nil:
+		return cloud.ImageSource{ID: deref(d.ManagedDisk.ID)}
+	}
+	return cloud.ImageSource{}
+}
+
+func (f *Fake) putImage(ctx context.Context, rg, name string, in armcompute.Image) (armcompute.Image, *Error) {
+	g, err := f.group(rg)
+	if err != nil {
+		return armcompute.Image{}, err
+	}
+	id := cloud.ManagedImageID(f.sub, deref(g.Name), name)
+	want := deref(in.Location)
+	if want == "" {
+		want = deref(g.Location)
+	}
+	loc, lerr := f.resolveLocation(want, "Microsoft.Compute/images")
+	if lerr != nil {
+		return armcompute.Image{}, lerr
+	}
+	src := imageSource(in)
+	if m, ok := f.images[key(id)]; ok {
+		if deref(m.img.Location) != loc {
+			return armcompute.Image{}, locationChanged(name, deref(g.Name), deref(m.img.Location), loc)
+		}
+		if !sameSource(m.source, src) {
+			return armcompute.Image{}, propertyChange("source")
+		}
+		m.img.Tags = copyTags(in.Tags)
+		return clone(*m.img), nil
+	}
+	m := &managedImage{source: src}
+	osDisk := in.Properties.StorageProfile.OSDisk
+	m.osType = strOf(osDisk.OSType)
+	m.hyperV = strOf(in.Properties.HyperVGeneration)
+	switch {
+	case src.Kind == cloud.SourceVHD:
+		size, _, err := f.checkVHD(src.URI)
+		if err != nil {
+			return armcompute.Image{}, err
+		}
+		m.size, m.content = size, stripQuery(src.URI)
+	case src.ID != "":
+		dk, ok := f.disks[key(src.ID)]
+		if !ok {
+			rid, _ := cloud.ParseResourceID(src.ID)
+			name := src.ID
+			if rid != nil && len(rid.Names) > 0 {
+				name = rid.Names[0]
+			}
+			return armcompute.Image{}, resourceNotFound("Microsoft.Compute/disks", name, rgOf(src.ID))
+		}
+		m.size, m.content = dk.size, dk.content
+		if m.hyperV == "" {
+			m.hyperV = strOf(dk.d.Properties.HyperVGeneration)
+		}
+		if m.osType == "" {
+			m.osType = strOf(dk.d.Properties.OSType)
+		}
+	default:
+		return armcompute.Image{}, invalidParameter("Managed image '%s' needs a source: storageProfile.osDisk.blobUri or managedDisk.", name)
+	}
+	if m.hyperV == "" {
+		m.hyperV = cloud.HyperVGenV1 // Azure's default for images
+	}
+	if fe := f.lroFault(ctx, http.MethodPut, id); fe != nil {
+		return armcompute.Image{}, nil
+	}
+	od := clone(*osDisk)
+	od.OSType = optEnum[armcompute.OperatingSystemTypes](m.osType)
+	if m.size > 0 {
+		od.DiskSizeGB = to(int32((m.size + gib - 1) / gib))
+	}
+	m.img = &armcompute.Image{
+		ID: to(id), Name: to(name), Location: to(loc), Type: to("Microsoft.Compute/images"), Tags: copyTags(in.Tags),
+		Properties: &armcompute.ImageProperties{
+			HyperVGeneration:  to(armcompute.HyperVGenerationTypes(m.hyperV)),
+			ProvisioningState: to("Succeeded"),
+			StorageProfile:    &armcompute.ImageStorageProfile{OSDisk: &od},
+		},
+	}
+	f.images[key(id)] = m
+	return clone(*m.img), nil
+}
+
+func optEnum[T ~string](s string) *T {
+	if s == "" {
+		return nil
+	}
+	v := T(s)
+	return &v
+}
+
+func (f *Fake) disk(rg, name string) (*disk, *Error) {
+	g, err := f.group(rg)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := f.disks[key(cloud.DiskID(f.sub, rg, name))]
+	if !ok {
+		return nil, resourceNotFound("Microsoft.Compute/disks", name, deref(g.Name))
+	}
+	return d, nil
+}
+
+func (f *Fake) disksServer() computefake.DisksServer {
+	return computefake.DisksServer{
+		Get: func(ctx context.Context, rg, name string, _ *armcompute.DisksClientGetOptions) (resp azfake.Responder[armcompute.DisksClientGetResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			d, err := f.disk(rg, name)
+			if err != nil {
+				errResp.SetError(err)
+				return
+			}
+			resp.SetResponse(http.StatusOK, armcompute.DisksClientGetResponse{Disk: clone(*d.d)}, nil)
+			return
+		},
+		BeginCreateOrUpdate: func(ctx context.Context, rg, name string, in armcompute.Disk, _ *armcompute.DisksClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.DisksClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			out, err := f.putDisk(ctx, rg, name, in)
+			if err != nil {
+				errResp.SetError(err)
+				return
+			}
+			resp = accept(f, http.StatusAccepted, armcompute.DisksClientCreateOrUpdateResponse{Disk: out})
+			return
+		},
+		BeginGrantAccess: func(ctx context.Context, rg, name string, in armcompute.GrantAccessData, _ *armcompute.DisksClientBeginGrantAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientGrantAccessResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			d, err := f.disk(rg, name)
+			if err != nil {
+				errResp.SetError(err)
+				return
+			}
+			if a := strOf(in.Access); a != string(armcompute.AccessLevelRead) && a != string(armcompute.AccessLevelWrite) {
+				errResp.SetError(invalidParameter("Access level '%s' is invalid: use Read or Write.", a))
+				return
+			}
+			if d.granted {
+				errResp.SetError(newErr(http.StatusConflict, CodeOperationNotAllowed,
+					"Operation 'GrantAccess' is not allowed on disk '%s': access is already granted. Revoke access first.", name))
+				return
+			}
+			secs := int(deref(in.DurationInSeconds))
+			if secs <= 0 {
+				errResp.SetError(invalidParameter("durationInSeconds must be positive."))
+				return
+			}
+			if fe := f.lroFault(ctx, http.MethodPost, deref(d.d.ID)+"/beginGetAccess"); fe != nil {
+				resp = accept(f, http.StatusAccepted, armcompute.DisksClientGrantAccessResponse{})
+				return
+			}
+			sasURL, gerr := f.grant(d, time.Duration(secs)*time.Second)
+			if gerr != nil {
+				errResp.SetError(gerr)
+				return
+			}
+			d.granted = true
+			d.d.Properties.DiskState = to(armcompute.DiskStateActiveSAS)
+			resp = accept(f, http.StatusAccepted, armcompute.DisksClientGrantAccessResponse{AccessURI: armcompute.AccessURI{AccessSAS: to(sasURL)}})
+			return
+		},
+		BeginRevokeAccess: func(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginRevokeAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientRevokeAccessResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			d, err := f.disk(rg, name)
+			if err != nil {
+				errResp.SetError(err)
+				return
+			}
+			if fe := f.lroFault(ctx, http.MethodPost, deref(d.d.ID)+"/endGetAccess"); fe == nil {
+				if rerr := f.revoke(d); rerr != nil {
+					errResp.SetError(rerr)
+					return
+				}
+				d.granted = false
+				d.d.Properties.DiskState = to(armcompute.DiskStateUnattached)
+			}
+			resp = accept(f, http.StatusAccepted, armcompute.DisksClientRevokeAccessResponse{})
+			return
+		},
+		BeginDelete: func(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.DisksClientDeleteResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			d, err := f.disk(rg, name)
+			if err != nil {
+				errResp.SetError(err)
+				return
+			}
+			if d.granted {
+				errResp.SetError(newErr(http.StatusConflict, CodeOperationNotAllowed,
+					"Disk '%s' has an active shared access signature (SAS); revoke access before deleting it.", name))
+				return
+			}
+			if fe := f.lroFault(ctx, http.MethodDelete, deref(d.d.ID)); fe == nil {
+				f.dropDiskData(d)
+				delete(f.disks, key(deref(d.d.ID)))
+			}
+			resp = accept(f, http.StatusAccepted, armcompute.DisksClientDeleteResponse{})
+			return
+		},
+	}
+}
+
+func (f *Fake) putDisk(ctx context.Context, rg, name string, in armcompute.Disk) (armcompute.Disk, *Error) {
+	g, err := f.group(rg)
+	if err != nil {
+		return armcompute.Disk{}, err
+	}
+	id := cloud.DiskID(f.sub, deref(g.Name), name)
+	loc, lerr := f.resolveLocation(deref(in.Location), "Microsoft.Compute/disks")
+	if lerr != nil {
+		return armcompute.Disk{}, lerr
+	}
+	p := in.Properties
+	if p == nil || p.CreationData == nil || strOf(p.CreationData.CreateOption) != string(armcompute.DiskCreateOptionFromImage) ||
+		p.CreationData.GalleryImageReference == nil || deref(p.CreationData.GalleryImageReference.ID) == "" {
+		return armcompute.Disk{}, invalidParameter("This fake creates disks FromImage with a galleryImageReference id only.")
+	}
+	srcID := *p.CreationData.GalleryImageReference.ID
+	if d, ok := f.disks[key(id)]; ok {
+		if !strings.EqualFold(deref(d.d.Properties.CreationData.GalleryImageReference.ID), srcID) {
+			return armcompute.Disk{}, propertyChange("creationData")
+		}
+		if deref(d.d.Location) != loc {
+			return armcompute.Disk{}, locationChanged(name, deref(g.Name), deref(d.d.Location), loc)
+		}
+		d.d.Tags = copyTags(in.Tags)
+		return clone(*d.d), nil
+	}
+	v, ok := f.versions[key(srcID)]
+	if !ok {
+		rid, perr := cloud.ParseResourceID(srcID)
+		if perr != nil || !rid.Is("Microsoft.Compute", "galleries", "images", "versions") {
+			return armcompute.Disk{}, invalidParameter("'%s' is not a gallery image version id.", srcID)
+		}
+		return armcompute.Disk{}, resourceNotFound("Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup)
+	}
+	if st := v.regions[loc]; st == nil || st.state != armcompute.ReplicationStateCompleted {
+		return armcompute.Disk{}, invalidParameter("Gallery image version '%s' is not available in region '%s': replicate it there first (its target regions must include the region and replication must be Completed).", v.id, loc)
+	}
+	dp := v.def.Properties
+	hyperV := strOf(p.HyperVGeneration)
+	if hyperV == "" {
+		hyperV = strOf(dp.HyperVGeneration)
+	}
+	if !strings.EqualFold(hyperV, strOf(dp.HyperVGeneration)) {
+		return armcompute.Disk{}, invalidParameter("The Hyper-V generation '%s' of the disk does not match the '%s' of gallery image definition '%s'.", hyperV, strOf(dp.HyperVGeneration), deref(v.def.Name))
+	}
+	if p.SecurityProfile != nil && p.SecurityProfile.SecurityType != nil && !strings.EqualFold(hyperV, cloud.HyperVGenV2) {
+		return armcompute.Disk{}, invalidParameter("Security type '%s' requires a Hyper-V generation V2 image.", *p.SecurityProfile.SecurityType)
+	}
+	if fe := f.lroFault(ctx, http.MethodPut, id); fe != nil {
+		return armcompute.Disk{}, nil
+	}
+	d := &disk{size: v.size, content: v.content}
+	if d.size == 0 {
+		d.size = 30 * gib
+	}
+	gb := int32((d.size + gib - 1) / gib)
+	props := &armcompute.DiskProperties{
+		CreationData:      &armcompute.CreationData{CreateOption: to(armcompute.DiskCreateOptionFromImage), GalleryImageReference: &armcompute.ImageDiskReference{ID: to(srcID)}},
+		HyperVGeneration:  to(armcompute.HyperVGeneration(hyperV)),
+		OSType:            dp.OSType,
+		SecurityProfile:   p.SecurityProfile,
+		DiskSizeGB:        to(gb),
+		DiskSizeBytes:     to(d.size),
+		DiskState:         to(armcompute.DiskStateUnattached),
+		ProvisioningState: to("Succeeded"),
+		TimeCreated:       to(time.Now().UTC()),
+		UniqueID:          to(f.guid()),
+	}
+	d.d = &armcompute.Disk{ID: to(id), Name: to(name), Location: to(loc), Type: to("Microsoft.Compute/disks"),
+		Tags: copyTags(in.Tags), SKU: in.SKU, Properties: props}
+	if berr := f.materialize(d); berr != nil {
+		return armcompute.Disk{}, berr
+	}
+	f.disks[key(id)] = d
+	return clone(*d.d), nil
+}
+
+// diskContainer is the container holding a disk's data in the blob
+// backend, named like a managed disk's storage ("md-…").
+func diskContainer(id string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(id)))
+	return "md-" + hex.EncodeToString(sum[:6])
+}
+
+// grant returns the disk's read SAS URL: a real SAS of its data blob in
+// the blob backend, else a well-formed managed-disk SAS URL (which reads
+// nothing).
+func (f *Fake) grant(d *disk, dur time.Duration) (string, *Error) {
+	if f.opts.Blob != nil && d.data != "" {
+		u, err := f.opts.Blob.grant(d, f.guid(), dur)
+		if err != nil {
+			return "", newErr(http.StatusInternalServerError, "InternalExecutionError", "fake disk SAS: %v", err)
+		}
+		return u, nil
+	}
+	c := diskContainer(deref(d.d.ID))
+	sig := strings.ReplaceAll(f.guid(), "-", "")
+	return "https://" + c + ".z7.blob.storage.azure.net/" + strings.TrimPrefix(c, "md-") + "/abcd?sv=2018-03-28&sr=b&si=" + f.guid() + "&sig=" + sig, nil
+}
+
+func (f *Fake) revoke(d *disk) *Error {
+	if f.opts.Blob != nil && d.data != "" {
+		if err := f.opts.Blob.revoke(d); err != nil {
+			return newErr(http.StatusInternalServerError, "InternalExecutionError", "fake disk revoke: %v", err)
+		}
+	}
+	return nil
+}
+
+// materialize puts a new disk's data in the blob backend: a copy of its
+// version's VHD.
+func (f *Fake) materialize(d *disk) *Error {
+	if f.opts.Blob == nil || d.content == "" {
+		return nil
+	}
+	data, err := f.opts.Blob.copyToDisk(d.content, diskContainer(deref(d.d.ID)))
+	if err != nil {
+		return newErr(http.StatusInternalServerError, "InternalExecutionError", "fake disk data: %v", err)
+	}
+	d.data = data
+	return nil
+}
+
+func (f *Fake) dropDiskData(d *disk) {
+	if f.opts.Blob != nil && d.data != "" {
+		f.opts.Blob.dropDisk(d)
+	}
+}

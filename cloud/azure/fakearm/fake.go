@@ -1,0 +1,533 @@
+// Package fakearm is a stateful fake of the Azure Resource Manager APIs
+// imgflow's Azure target calls, for tests.
+//
+// It is built on the SDK's own fake servers (armcompute/v7/fake,
+// armresources/v3/fake, armstorage/v2/fake, armsubscriptions/fake): their
+// handlers are backed by maps with the semantics of the local target
+// (parents, conflicts, immutable fields, community public names), long
+// operations report InProgress before completing (azfake.PollerResponder),
+// and faults can be injected: any status with Retry-After answered before
+// the request reaches the handler (429 then success after the SDK's
+// retry, 409, 500…), a long operation failing on its last poll, and a
+// replication region ending Failed.
+//
+// Use Transport in arm.ClientOptions to drive the real SDK clients in
+// process, or NewServer to serve the same fake over HTTP (for `imgflow run
+// --target azure` with IMGFLOW_AZURE_ARM_ENDPOINT). With a BlobBackend
+// (Azurite) VHD sources are checked for real and managed disks hold data
+// that their access SAS can read.
+package fakearm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+	computefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7/fake"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3"
+	resourcesfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3/fake"
+	subsfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armsubscriptions/fake"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2"
+	storagefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2/fake"
+	"github.com/google/uuid"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// DefaultSubscriptionID is the subscription of a Fake made without one.
+const DefaultSubscriptionID = "00000000-0000-4000-8000-00000000f0a1"
+
+// Options configure a Fake. The zero value is ready to use.
+type Options struct {
+	// SubscriptionID is the fake subscription (default DefaultSubscriptionID).
+	SubscriptionID string
+	// Locations are the subscription's locations (default: a built-in
+	// table of public-cloud regions and logical geographies).
+	Locations []cloud.Location
+	// Rand is the source of GUIDs (public names, disk SAS ids); nil means
+	// crypto/rand.
+	Rand io.Reader
+	// LROPolls is how many status polls of a long operation answer
+	// InProgress after its accepted (InProgress) first answer; by default
+	// none: the operation reports InProgress once and the first poll
+	// completes it.
+	LROPolls int
+	// ReplicationPolls is how many replication status reads ($expand=
+	// ReplicationStatus) report a newly added target region Replicating
+	// before Completed. 0 completes at once, as the local target does.
+	ReplicationPolls int
+	// Blob, when set, is the blob service behind the fake's storage
+	// accounts (Azurite): VHD sources are read and checked, and managed
+	// disks get their data there.
+	Blob *BlobBackend
+}
+
+// Fake is the fake ARM. It is safe for concurrent use.
+type Fake struct {
+	opts Options
+	sub  string
+	rand io.Reader
+
+	mu        sync.Mutex
+	groups    map[string]*armresources.ResourceGroup // lower(name)
+	accounts  map[string]*armstorage.Account         // lower(id)
+	galleries map[string]*armcompute.Gallery         // lower(id)
+	defs      map[string]*armcompute.GalleryImage    // lower(id)
+	versions  map[string]*version                    // lower(id)
+	images    map[string]*managedImage               // lower(id)
+	disks     map[string]*disk                       // lower(id)
+
+	locations []cloud.Location
+	locIndex  map[string]cloud.Location
+
+	faults      []*Fault
+	lroFail     map[string]*Error // lower(request path) → terminal failure
+	pageFail    map[string]*Error // lower(request path) → list failure
+	failRegions map[string]string // region → details
+	requests    []Request
+
+	compute   *computefake.ServerFactoryTransport
+	resources *resourcesfake.ServerFactoryTransport
+	storage   *storagefake.ServerFactoryTransport
+	subs      *subsfake.ServerFactoryTransport
+
+	// inflight maps an LRO's path to its API name, for the HTTP server
+	// to dispatch polls.
+	inflight map[string]string
+}
+
+// New returns an empty fake subscription.
+func New(opts Options) *Fake {
+	f := &Fake{
+		opts:        opts,
+		sub:         opts.SubscriptionID,
+		rand:        opts.Rand,
+		groups:      map[string]*armresources.ResourceGroup{},
+		accounts:    map[string]*armstorage.Account{},
+		galleries:   map[string]*armcompute.Gallery{},
+		defs:        map[string]*armcompute.GalleryImage{},
+		versions:    map[string]*version{},
+		images:      map[string]*managedImage{},
+		disks:       map[string]*disk{},
+		lroFail:     map[string]*Error{},
+		pageFail:    map[string]*Error{},
+		failRegions: map[string]string{},
+		inflight:    map[string]string{},
+	}
+	if f.sub == "" {
+		f.sub = DefaultSubscriptionID
+	}
+	if f.rand == nil {
+		f.rand = rand.Reader
+	}
+	f.locations = opts.Locations
+	if f.locations == nil {
+		f.locations = DefaultLocations()
+	}
+	f.locIndex = map[string]cloud.Location{}
+	for _, l := range f.locations {
+		f.locIndex[fold(l.Name)] = l
+		if l.DisplayName != "" {
+			f.locIndex[fold(l.DisplayName)] = l
+		}
+	}
+	f.compute = computefake.NewServerFactoryTransport(f.computeServers())
+	f.resources = resourcesfake.NewServerFactoryTransport(&resourcesfake.ServerFactory{ResourceGroupsServer: f.resourceGroupServer()})
+	f.storage = storagefake.NewServerFactoryTransport(&storagefake.ServerFactory{AccountsServer: f.accountsServer()})
+	f.subs = subsfake.NewServerFactoryTransport(&subsfake.ServerFactory{Server: f.subscriptionServer()})
+	return f
+}
+
+// SubscriptionID is the fake subscription's id.
+func (f *Fake) SubscriptionID() string { return f.sub }
+
+// Credential is a credential the SDK clients accept with the fake.
+func (f *Fake) Credential() *azfake.TokenCredential { return &azfake.TokenCredential{} }
+
+func (f *Fake) computeServers() *computefake.ServerFactory {
+	return &computefake.ServerFactory{
+		GalleriesServer:             f.galleriesServer(),
+		GallerySharingProfileServer: f.sharingServer(),
+		CommunityGalleriesServer:    f.communityServer(),
+		GalleryImagesServer:         f.definitionsServer(),
+		GalleryImageVersionsServer:  f.versionsServer(),
+		ImagesServer:                f.imagesServer(),
+		DisksServer:                 f.disksServer(),
+	}
+}
+
+// Error is an ARM error answer: an HTTP status with a JSON body
+// {"error":{"code","message"}} and the x-ms-error-code header.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
+
+func (e *Error) response(req *http.Request, header http.Header) *http.Response {
+	body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": e.Code, "message": e.Message}})
+	h := http.Header{}
+	for k, v := range header {
+		h[k] = v
+	}
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("x-ms-error-code", e.Code)
+	return &http.Response{
+		StatusCode:    e.Status,
+		Status:        fmt.Sprintf("%d %s", e.Status, http.StatusText(e.Status)),
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Body:          io.NopCloser(strings.NewReader(string(body))),
+		ContentLength: int64(len(body)),
+		Request:       req,
+	}
+}
+
+func newErr(status int, code, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Fault is an injected failure. A request fault answers matching requests
+// itself (before the handler), Times times; with LRO the operation is
+// accepted, reports InProgress and fails on its last poll instead.
+type Fault struct {
+	// API is the SDK operation, e.g. "GalleryImageVersionsClient.BeginCreateOrUpdate"
+	// or "GalleriesClient.Get"; "" matches any.
+	API string
+	// Method is the HTTP method; "" matches any.
+	Method string
+	// Path is a case-insensitive substring of the request path (a
+	// resource name or id); "" matches any.
+	Path string
+	// Status and Code make the answer; Message defaults to a generic one.
+	Status  int
+	Code    string
+	Message string
+	// RetryAfter sets the Retry-After header (whole seconds, rounded up;
+	// retry-after-ms as well under a second).
+	RetryAfter time.Duration
+	// Times is how many requests the fault answers (0 means 1, negative
+	// means every matching request).
+	Times int
+	// Polls makes a request fault also answer LRO status polls.
+	Polls bool
+	// LRO makes the fault a long operation that fails on its last poll:
+	// that poll answers 200 with status Failed and the error (Code,
+	// Message) in its body, as Azure reports failed operations; Status is
+	// not used.
+	LRO bool
+}
+
+// Inject adds a fault. Faults are matched in the order they were added.
+func (f *Fake) Inject(fl Fault) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fl.Times == 0 {
+		fl.Times = 1
+	}
+	if fl.Message == "" {
+		fl.Message = fmt.Sprintf("Injected fault: %s.", http.StatusText(fl.Status))
+	}
+	if fl.Code == "" {
+		fl.Code = strings.ReplaceAll(http.StatusText(fl.Status), " ", "")
+	}
+	f.faults = append(f.faults, &fl)
+}
+
+// PendingFaults counts faults that have not answered all their requests.
+func (f *Fake) PendingFaults() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, fl := range f.faults {
+		if fl.Times != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// FailReplication makes replication to region (a name or display name)
+// end Failed with details, for versions that add it from now on.
+func (f *Fake) FailReplication(region, details string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failRegions[f.canonical(region)] = details
+}
+
+// Request is one request the fake answered.
+type Request struct {
+	Method string
+	Path   string
+	API    string
+	Status int
+	Poll   bool
+}
+
+// Requests returns every request answered so far.
+func (f *Fake) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.requests)
+}
+
+// matchFault finds and consumes a request fault for the request.
+func (f *Fake) matchFault(api, method, path string, poll bool, lro bool) *Fault {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, fl := range f.faults {
+		if fl.Times == 0 || fl.LRO != lro {
+			continue
+		}
+		if fl.API != "" && !strings.EqualFold(fl.API, api) {
+			continue
+		}
+		if fl.Method != "" && !strings.EqualFold(fl.Method, method) {
+			continue
+		}
+		if fl.Path != "" && !strings.Contains(strings.ToLower(path), strings.ToLower(fl.Path)) {
+			continue
+		}
+		if poll && !fl.Polls && !lro {
+			continue
+		}
+		if fl.Times > 0 {
+			fl.Times--
+		}
+		c := *fl
+		return &c
+	}
+	return nil
+}
+
+// lroFault is called by handlers under f.mu: a matching LRO fault makes
+// the operation fail on its last poll; the handler then changes nothing.
+func (f *Fake) lroFault(ctx context.Context, method, path string) *Error {
+	api, _ := ctx.Value(apiNameKey()).(string)
+	for _, fl := range f.faults {
+		if fl.Times == 0 || !fl.LRO {
+			continue
+		}
+		if fl.API != "" && !strings.EqualFold(fl.API, api) {
+			continue
+		}
+		if fl.Method != "" && !strings.EqualFold(fl.Method, method) {
+			continue
+		}
+		if fl.Path != "" && !strings.Contains(strings.ToLower(path), strings.ToLower(fl.Path)) {
+			continue
+		}
+		if fl.Times > 0 {
+			fl.Times--
+		}
+		e := &Error{Status: fl.Status, Code: fl.Code, Message: fl.Message}
+		f.lroFail[strings.ToLower(path)] = e
+		return e
+	}
+	return nil
+}
+
+// Transport is the fake as a policy.Transporter: put it in
+// arm.ClientOptions.Transport (with any credential, e.g. Credential()) and
+// every armcompute, armresources, armstorage and armsubscriptions client
+// made with those options talks to this fake.
+func (f *Fake) Transport() policy.Transporter { return transport{f} }
+
+type transport struct{ f *Fake }
+
+func (t transport) Do(req *http.Request) (*http.Response, error) { return t.f.do(req) }
+
+const pollSuffix = "/get/fake/status"
+
+func (f *Fake) do(req *http.Request) (*http.Response, error) {
+	api, _ := req.Context().Value(apiNameKey()).(string)
+	path := req.URL.Path
+	poll := strings.HasSuffix(path, pollSuffix)
+	base := strings.TrimSuffix(path, pollSuffix)
+	record := func(resp *http.Response) {
+		f.mu.Lock()
+		f.requests = append(f.requests, Request{Method: req.Method, Path: path, API: api, Status: resp.StatusCode, Poll: poll})
+		f.mu.Unlock()
+	}
+	if fl := f.matchFault(api, req.Method, base, poll, false); fl != nil {
+		h := http.Header{}
+		if fl.RetryAfter > 0 {
+			secs := int((fl.RetryAfter + time.Second - 1) / time.Second)
+			h.Set("Retry-After", fmt.Sprint(secs))
+			if fl.RetryAfter < time.Second {
+				h.Set("retry-after-ms", fmt.Sprint(fl.RetryAfter.Milliseconds()))
+			}
+		}
+		resp := (&Error{Status: fl.Status, Code: fl.Code, Message: fl.Message}).response(req, h)
+		record(resp)
+		return resp, nil
+	}
+	var inner policy.Transporter
+	client, _, _ := strings.Cut(api, ".")
+	switch client {
+	case "":
+		return nil, fmt.Errorf("fakearm: request %s %s carries no API name", req.Method, path)
+	case "ResourceGroupsClient":
+		inner = f.resources
+	case "AccountsClient":
+		inner = f.storage
+	case "Client":
+		inner = f.subs
+	default:
+		inner = f.compute
+	}
+	// The SDK fakes panic ("send on closed channel") when the request's
+	// context ends while a handler runs: handlers never block, so they
+	// run to the end whatever the caller does.
+	resp, err := inner.Do(req.WithContext(context.WithoutCancel(req.Context())))
+	if err == nil && resp != nil {
+		resp.Request = req
+	}
+	if err != nil {
+		var ae *Error
+		if !asError(err, &ae) {
+			return nil, err
+		}
+		resp = ae.response(req, nil)
+	}
+	status := resp.Header.Get("Fake-Poller-Status")
+	key := strings.ToLower(base)
+	if req.Method == http.MethodGet && !poll {
+		f.mu.Lock()
+		if fe := f.pageFail[key]; fe != nil {
+			delete(f.pageFail, key)
+			resp = fe.response(req, nil)
+		}
+		f.mu.Unlock()
+	}
+	if status != "" {
+		f.mu.Lock()
+		if status == "InProgress" {
+			f.inflight[key] = api
+		} else {
+			delete(f.inflight, key)
+			if fe := f.lroFail[key]; fe != nil && status == "Succeeded" {
+				// As Azure reports a failed operation: the status poll
+				// answers 200 with the failure in its body.
+				delete(f.lroFail, key)
+				h := http.Header{}
+				h.Set("Fake-Poller-Status", "Failed")
+				resp = fe.response(req, h)
+				resp.StatusCode, resp.Status = http.StatusOK, "200 OK"
+				resp.Header.Del("x-ms-error-code")
+			}
+		}
+		f.mu.Unlock()
+	}
+	record(resp)
+	return resp, nil
+}
+
+// failPage makes the list request at path fail with err. Pager handlers
+// use it instead of PagerResponder.AddError, which would leave the SDK
+// fake's pager state behind and break the next list of that path: they
+// add an empty page and the transport answers err instead.
+func (f *Fake) failPage(path string, err *Error) {
+	f.pageFail[strings.ToLower(path)] = err
+}
+
+// lroAPI returns the API name of the LRO in flight at path (for polls
+// arriving over HTTP, which carry no API name).
+func (f *Fake) lroAPI(path string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inflight[strings.ToLower(strings.TrimSuffix(path, pollSuffix))]
+}
+
+// pollCount is the number of InProgress polls of a long operation.
+func (f *Fake) pollCount() int { return max(0, f.opts.LROPolls) }
+
+// accept queues a long operation's answers: accepted (InProgress), the
+// configured InProgress polls, then result. A failing LRO fault was
+// registered by lroFault and replaces the result on the last poll.
+func accept[T any](f *Fake, initial int, result T) (resp azfake.PollerResponder[T]) {
+	resp.AddNonTerminalResponse(initial, nil)
+	for range f.pollCount() {
+		resp.AddNonTerminalResponse(http.StatusOK, nil)
+	}
+	resp.SetTerminalResponse(http.StatusOK, result, nil)
+	return resp
+}
+
+// guid returns a random GUID from the fake's source.
+func (f *Fake) guid() string {
+	id, err := uuid.NewRandomFromReader(f.rand)
+	if err != nil {
+		panic(fmt.Sprintf("fakearm: GUID: %v", err))
+	}
+	return id.String()
+}
+
+// clone deep-copies a value through JSON, so answers never share memory
+// with the state.
+func clone[T any](v T) T {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("fakearm: clone: %v", err))
+	}
+	var out T
+	if err := json.Unmarshal(data, &out); err != nil {
+		panic(fmt.Sprintf("fakearm: clone: %v", err))
+	}
+	return out
+}
+
+func fold(s string) string { return strings.ToLower(strings.ReplaceAll(s, " ", "")) }
+
+func key(id string) string { return strings.ToLower(id) }
+
+func to[T any](v T) *T { return &v }
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func strOf[T ~string](p *T) string {
+	if p == nil {
+		return ""
+	}
+	return string(*p)
+}
+
+func copyTags(t map[string]*string) map[string]*string {
+	if t == nil {
+		return nil
+	}
+	return maps.Clone(t)
+}
+
+// sortedIDs returns a map's keys having prefix, sorted.
+func sortedIDs[V any](m map[string]V, prefix string) []string {
+	var out []string
+	for k := range m {
+		if strings.HasPrefix(k, strings.ToLower(prefix)) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

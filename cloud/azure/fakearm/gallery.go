@@ -1,0 +1,279 @@
+package fakearm
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+	computefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7/fake"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// gallery returns a gallery; a missing one is ResourceNotFound, or
+// ParentResourceNotFound when nested is set (the caller addresses a
+// resource inside it).
+func (f *Fake) gallery(rg, name string, nested bool) (*armcompute.Gallery, *Error) {
+	g, err := f.group(rg)
+	if err != nil {
+		return nil, err
+	}
+	gal, ok := f.galleries[key(cloud.GalleryID(f.sub, rg, name))]
+	if !ok {
+		if nested {
+			return nil, parentNotFound(name)
+		}
+		return nil, resourceNotFound("Microsoft.Compute/galleries", name, deref(g.Name))
+	}
+	return gal, nil
+}
+
+func communityInfo(g *armcompute.Gallery) *armcompute.CommunityGalleryInfo {
+	if g.Properties == nil || g.Properties.SharingProfile == nil {
+		return nil
+	}
+	return g.Properties.SharingProfile.CommunityGalleryInfo
+}
+
+func communityEnabled(g *armcompute.Gallery) bool {
+	ci := communityInfo(g)
+	return ci != nil && deref(ci.CommunityGalleryEnabled)
+}
+
+// galleryOut is the answer for a gallery; the community public names only
+// come with $expand=SharingProfile/Groups, as in Azure.
+func galleryOut(g *armcompute.Gallery, expand bool) armcompute.Gallery {
+	out := clone(*g)
+	if !expand {
+		if ci := communityInfo(&out); ci != nil {
+			ci.PublicNames = nil
+		}
+	}
+	return out
+}
+
+func (f *Fake) galleriesServer() computefake.GalleriesServer {
+	return computefake.GalleriesServer{
+		NewListPager: func(_ *armcompute.GalleriesClientListOptions) (resp azfake.PagerResponder[armcompute.GalleriesClientListResponse]) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			var page armcompute.GalleriesClientListResponse
+			for _, k := range sortedIDs(f.galleries, "") {
+				g := galleryOut(f.galleries[k], false)
+				page.Value = append(page.Value, &g)
+			}
+			resp.AddPage(http.StatusOK, page, nil)
+			return
+		},
+		Get: func(ctx context.Context, rg, name string, opts *armcompute.GalleriesClientGetOptions) (resp azfake.Responder[armcompute.GalleriesClientGetResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			g, err := f.gallery(rg, name, false)
+			if err != nil {
+				errResp.SetError(err)
+				return
+			}
+			expand := opts != nil && opts.Expand != nil && strings.EqualFold(string(*opts.Expand), string(armcompute.GalleryExpandParamsSharingProfileGroups))
+			resp.SetResponse(http.StatusOK, armcompute.GalleriesClientGetResponse{Gallery: galleryOut(g, expand)}, nil)
+			return
+		},
+		BeginCreateOrUpdate: func(ctx context.Context, rg, name string, in armcompute.Gallery, _ *armcompute.GalleriesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.GalleriesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			out, err := f.putGallery(ctx, rg, name, in)
+			if err != nil {
+				errResp.SetError(err)
+				return
+			}
+			resp = accept(f, http.StatusCreated, armcompute.GalleriesClientCreateOrUpdateResponse{Gallery: out})
+			return
+		},
+	}
+}
+
+// putGallery creates a gallery or updates its description, tags and
+// community sharing profile. A PUT without a sharing profile keeps the
+// current one.
+func (f *Fake) putGallery(ctx context.Context, rg, name string, in armcompute.Gallery) (armcompute.Gallery, *Error) {
+	grp, err := f.group(rg)
+	if err != nil {
+		return armcompute.Gallery{}, err
+	}
+	id := cloud.GalleryID(f.sub, deref(grp.Name), name)
+	for k, other := range f.galleries {
+		if strings.EqualFold(deref(other.Name), name) && k != key(id) {
+			return armcompute.Gallery{}, newErr(http.StatusConflict, cloud.CodeConflict,
+				"The gallery name '%s' is not unique within the subscription '%s'. Please pick another gallery name. (It exists in resource group '%s'.)",
+				name, f.sub, rgOf(deref(other.ID)))
+		}
+	}
+	want := deref(in.Location)
+	if want == "" {
+		want = deref(grp.Location)
+	}
+	loc, lerr := f.resolveLocation(want, "Microsoft.Compute/galleries")
+	if lerr != nil {
+		return armcompute.Gallery{}, lerr
+	}
+	g, exists := f.galleries[key(id)]
+	if exists && deref(g.Location) != loc {
+		return armcompute.Gallery{}, locationChanged(name, deref(grp.Name), deref(g.Location), loc)
+	}
+	var sp *armcompute.SharingProfile
+	if in.Properties != nil {
+		sp = in.Properties.SharingProfile
+	}
+	if sp != nil && sp.Permissions != nil && *sp.Permissions == armcompute.GallerySharingPermissionTypesCommunity {
+		ci := sp.CommunityGalleryInfo
+		if ci == nil || deref(ci.PublicNamePrefix) == "" || deref(ci.PublisherURI) == "" || deref(ci.PublisherContact) == "" || deref(ci.Eula) == "" {
+			return armcompute.Gallery{}, invalidParameter("The community gallery info of gallery '%s' must set publicNamePrefix, publisherUri, publisherContact and eula.", name)
+		}
+		if exists && communityEnabled(g) && !strings.EqualFold(deref(communityInfo(g).PublicNamePrefix), deref(ci.PublicNamePrefix)) {
+			return armcompute.Gallery{}, newErr(http.StatusConflict, cloud.CodeConflict,
+				"The public name prefix of gallery '%s' cannot change from '%s' to '%s' while it is shared with the community; reset sharing first (az sig share reset).",
+				name, deref(communityInfo(g).PublicNamePrefix), deref(ci.PublicNamePrefix))
+		}
+	}
+	if fe := f.lroFault(ctx, http.MethodPut, id); fe != nil {
+		return armcompute.Gallery{}, nil
+	}
+	if !exists {
+		g = &armcompute.Gallery{
+			ID: to(id), Name: to(name), Location: to(loc), Type: to("Microsoft.Compute/galleries"),
+			Properties: &armcompute.GalleryProperties{
+				ProvisioningState: to(armcompute.GalleryProvisioningStateSucceeded),
+				Identifier:        &armcompute.GalleryIdentifier{UniqueName: to(f.sub[:8] + "-" + strings.ToUpper(name))},
+				SharingProfile:    &armcompute.SharingProfile{Permissions: to(armcompute.GallerySharingPermissionTypesPrivate)},
+			},
+		}
+		f.galleries[key(id)] = g
+	}
+	g.Tags = copyTags(in.Tags)
+	g.Properties.Description = nil
+	if in.Properties != nil && deref(in.Properties.Description) != "" {
+		g.Properties.Description = to(*in.Properties.Description)
+	}
+	if sp != nil && sp.Permissions != nil && *sp.Permissions == armcompute.GallerySharingPermissionTypesCommunity {
+		cur := communityInfo(g)
+		ci := &armcompute.CommunityGalleryInfo{
+			PublicNamePrefix: sp.CommunityGalleryInfo.PublicNamePrefix,
+			PublisherURI:     sp.CommunityGalleryInfo.PublisherURI,
+			PublisherContact: sp.CommunityGalleryInfo.PublisherContact,
+			Eula:             sp.CommunityGalleryInfo.Eula,
+		}
+		if cur != nil {
+			ci.CommunityGalleryEnabled, ci.PublicNames = cur.CommunityGalleryEnabled, cur.PublicNames
+			ci.PublicNamePrefix = cur.PublicNamePrefix
+			if !deref(cur.CommunityGalleryEnabled) {
+				ci.PublicNamePrefix = sp.CommunityGalleryInfo.PublicNamePrefix
+			}
+		}
+		g.Properties.SharingProfile = &armcompute.SharingProfile{Permissions: sp.Permissions, CommunityGalleryInfo: ci}
+	}
+	return galleryOut(g, false), nil
+}
+
+func rgOf(id string) string {
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil {
+		return ""
+	}
+	return rid.ResourceGroup
+}
+
+func (f *Fake) sharingServer() computefake.GallerySharingProfileServer {
+	return computefake.GallerySharingProfileServer{
+		BeginUpdate: func(ctx context.Context, rg, name string, in armcompute.SharingUpdate, _ *armcompute.GallerySharingProfileClientBeginUpdateOptions) (resp azfake.PollerResponder[armcompute.GallerySharingProfileClientUpdateResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			g, err := f.gallery(rg, name, false)
+			if err != nil {
+				errResp.SetError(err)
+				return
+			}
+			op := strOf(in.OperationType)
+			switch op {
+			case string(armcompute.SharingUpdateOperationTypesEnableCommunity):
+				ci := communityInfo(g)
+				if ci == nil || deref(ci.PublicNamePrefix) == "" {
+					errResp.SetError(invalidParameter("Gallery '%s' has no community gallery info: set sharingProfile.permissions=Community with communityGalleryInfo on the gallery first.", name))
+					return
+				}
+				for _, k := range sortedIDs(f.defs, deref(g.ID)+"/images/") {
+					d := f.defs[k]
+					if sec, bad := privateOnlySecurityType(d); bad {
+						errResp.SetError(invalidParameter(
+							"Gallery '%s' cannot be shared with the community: image definition '%s' has SecurityType '%s', which is only supported in private galleries.",
+							name, deref(d.Name), sec))
+						return
+					}
+				}
+				if fe := f.lroFault(ctx, http.MethodPost, deref(g.ID)+"/share"); fe != nil {
+					resp = accept(f, http.StatusAccepted, armcompute.GallerySharingProfileClientUpdateResponse{})
+					return
+				}
+				if !deref(ci.CommunityGalleryEnabled) {
+					ci.CommunityGalleryEnabled = to(true)
+					ci.PublicNames = []*string{to(deref(ci.PublicNamePrefix) + "-" + f.guid())}
+				}
+			case string(armcompute.SharingUpdateOperationTypesReset):
+				g.Properties.SharingProfile = &armcompute.SharingProfile{Permissions: to(armcompute.GallerySharingPermissionTypesPrivate)}
+			default:
+				errResp.SetError(invalidParameter("The sharing operation '%s' is not supported by this fake.", op))
+				return
+			}
+			resp = accept(f, http.StatusAccepted, armcompute.GallerySharingProfileClientUpdateResponse{SharingUpdate: armcompute.SharingUpdate{OperationType: in.OperationType}})
+			return
+		},
+	}
+}
+
+func privateOnlySecurityType(d *armcompute.GalleryImage) (string, bool) {
+	if d.Properties == nil {
+		return "", false
+	}
+	for _, ft := range d.Properties.Features {
+		if ft == nil || !strings.EqualFold(deref(ft.Name), "SecurityType") {
+			continue
+		}
+		v := deref(ft.Value)
+		if strings.EqualFold(v, "TrustedLaunch") || strings.EqualFold(v, "ConfidentialVM") {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func (f *Fake) communityServer() computefake.CommunityGalleriesServer {
+	return computefake.CommunityGalleriesServer{
+		Get: func(ctx context.Context, location, public string, _ *armcompute.CommunityGalleriesClientGetOptions) (resp azfake.Responder[armcompute.CommunityGalleriesClientGetResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			for _, k := range sortedIDs(f.galleries, "") {
+				g := f.galleries[k]
+				ci := communityInfo(g)
+				if ci == nil || !deref(ci.CommunityGalleryEnabled) || len(ci.PublicNames) == 0 || !strings.EqualFold(deref(ci.PublicNames[0]), public) {
+					continue
+				}
+				if loc, ok := f.physical(location); !ok || loc != deref(g.Location) {
+					break
+				}
+				resp.SetResponse(http.StatusOK, armcompute.CommunityGalleriesClientGetResponse{CommunityGallery: armcompute.CommunityGallery{
+					Name: to(public), Location: g.Location, Type: to("Microsoft.Compute/locations/communityGalleries"),
+					Identifier: &armcompute.CommunityGalleryIdentifier{UniqueID: to("/CommunityGalleries/" + public)},
+					Properties: &armcompute.CommunityGalleryProperties{
+						CommunityMetadata: &armcompute.CommunityGalleryMetadata{
+							PublisherURI: ci.PublisherURI, PublisherContact: to(deref(ci.PublisherContact)), Eula: ci.Eula,
+							PublicNames: ci.PublicNames,
+						},
+					},
+				}}, nil)
+				return
+			}
+			errResp.SetError(newErr(http.StatusNotFound, "GalleryNotFound", "The community gallery '%s' was not found in location '%s'.", public, location))
+			return
+		},
+	}
+}

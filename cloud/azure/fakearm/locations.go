@@ -1,0 +1,94 @@
+package fakearm
+
+import "github.com/imgflow/imgflow/cloud"
+
+// DefaultLocations is the built-in location list: public-cloud physical
+// regions (Recommended or Other) and the logical geographies Azure lists
+// with them, as `az account list-locations` shows them.
+func DefaultLocations() []cloud.Location {
+	out := make([]cloud.Location, 0, len(locationTable))
+	for _, l := range locationTable {
+		rt := cloud.RegionTypePhysical
+		if l[3] == "logical" {
+			rt = cloud.RegionTypeLogical
+		}
+		out = append(out, cloud.Location{Name: l[0], DisplayName: l[1], Category: l[2], RegionType: rt})
+	}
+	return out
+}
+
+var locationTable = [][4]string{
+	{"eastus", "East US", "Recommended", ""},
+	{"southcentralus", "South Central US", "Recommended", ""},
+	{"westus2", "West US 2", "Recommended", ""},
+	{"westus3", "West US 3", "Recommended", ""},
+	{"australiaeast", "Australia East", "Recommended", ""},
+	{"southeastasia", "Southeast Asia", "Recommended", ""},
+	{"northeurope", "North Europe", "Recommended", ""},
+	{"swedencentral", "Sweden Central", "Recommended", ""},
+	{"uksouth", "UK South", "Recommended", ""},
+	{"westeurope", "West Europe", "Recommended", ""},
+	{"centralus", "Central US", "Recommended", ""},
+	{"southafricanorth", "South Africa North", "Recommended", ""},
+	{"centralindia", "Central India", "Recommended", ""},
+	{"eastasia", "East Asia", "Recommended", ""},
+	{"indonesiacentral", "Indonesia Central", "Recommended", ""},
+	{"japaneast", "Japan East", "Recommended", ""},
+	{"koreacentral", "Korea Central", "Recommended", ""},
+	{"newzealandnorth", "New Zealand North", "Recommended", ""},
+	{"canadacentral", "Canada Central", "Recommended", ""},
+	{"francecentral", "France Central", "Recommended", ""},
+	{"germanywestcentral", "Germany West Central", "Recommended", ""},
+	{"italynorth", "Italy North", "Recommended", ""},
+	{"norwayeast", "Norway East", "Recommended", ""},
+	{"polandcentral", "Poland Central", "Recommended", ""},
+	{"spaincentral", "Spain Central", "Recommended", ""},
+	{"switzerlandnorth", "Switzerland North", "Recommended", ""},
+	{"mexicocentral", "Mexico Central", "Recommended", ""},
+	{"uaenorth", "UAE North", "Recommended", ""},
+	{"brazilsouth", "Brazil South", "Recommended", ""},
+	{"chilecentral", "Chile Central", "Recommended", ""},
+	{"eastus2euap", "East US 2 EUAP", "Recommended", ""},
+	{"israelcentral", "Israel Central", "Recommended", ""},
+	{"qatarcentral", "Qatar Central", "Recommended", ""},
+	{"malaysiawest", "Malaysia West", "Recommended", ""},
+	{"eastus2", "East US 2", "Recommended", ""},
+	{"northcentralus", "North Central US", "Other", ""},
+	{"westus", "West US", "Other", ""},
+	{"japanwest", "Japan West", "Other", ""},
+	{"centraluseuap", "Central US EUAP", "Other", ""},
+	{"westcentralus", "West Central US", "Other", ""},
+	{"southafricawest", "South Africa West", "Other", ""},
+	{"australiacentral", "Australia Central", "Other", ""},
+	{"australiacentral2", "Australia Central 2", "Other", ""},
+	{"australiasoutheast", "Australia Southeast", "Other", ""},
+	{"jioindiacentral", "Jio India Central", "Other", ""},
+	{"jioindiawest", "Jio India West", "Other", ""},
+	{"koreasouth", "Korea South", "Other", ""},
+	{"southindia", "South India", "Other", ""},
+	{"westindia", "West India", "Other", ""},
+	{"canadaeast", "Canada East", "Other", ""},
+	{"francesouth", "France South", "Other", ""},
+	{"germanynorth", "Germany North", "Other", ""},
+	{"norwaywest", "Norway West", "Other", ""},
+	{"switzerlandwest", "Switzerland West", "Other", ""},
+	{"swedensouth", "Sweden South", "Other", ""},
+	{"ukwest", "UK West", "Other", ""},
+	{"uaecentral", "UAE Central", "Other", ""},
+	{"brazilsoutheast", "Brazil Southeast", "Other", ""},
+	{"asia", "Asia", "Other", "logical"},
+	{"asiapacific", "Asia Pacific", "Other", "logical"},
+	{"australia", "Australia", "Other", "logical"},
+	{"brazil", "Brazil", "Other", "logical"},
+	{"canada", "Canada", "Other", "logical"},
+	{"europe", "Europe", "Other", "logical"},
+	{"france", "France", "Other", "logical"},
+	{"germany", "Germany", "Other", "logical"},
+	{"global", "Global", "Other", "logical"},
+	{"india", "India", "Other", "logical"},
+	{"japan", "Japan", "Other", "logical"},
+	{"korea", "Korea", "Other", "logical"},
+	{"uk", "United Kingdom", "Other", "logical"},
+	{"unitedstates", "United States", "Other", "logical"},
+	{"unitedstateseuap", "United States EUAP", "Other", "logical"},
+}

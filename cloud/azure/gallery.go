@@ -1,0 +1,269 @@
+package azure
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// ListGalleries implements cloud.Provider: every gallery of the
+// subscription, sorted by name.
+func (p *Provider) ListGalleries(ctx context.Context) ([]cloud.Gallery, error) {
+	pager := p.galleries.NewListPager(nil)
+	var out []cloud.Gallery
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, opError("list galleries of subscription", p.sub, azErr(err, "/subscriptions/"+p.sub))
+		}
+		for _, g := range page.Value {
+			if g != nil {
+				out = append(out, *galleryOut(g, ""))
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.ToLower(out[i].Name) < strings.ToLower(out[j].Name) })
+	return out, nil
+}
+
+// GetGallery implements cloud.Provider; the sharing profile is expanded so
+// the community public names come back.
+func (p *Provider) GetGallery(ctx context.Context, rg, name string) (*cloud.Gallery, error) {
+	res, err := p.galleries.Get(ctx, rg, name, &armcompute.GalleriesClientGetOptions{Expand: to(armcompute.GalleryExpandParamsSharingProfileGroups)})
+	if err != nil {
+		return nil, opError("get gallery", name, azErr(err, cloud.GalleryID(p.sub, rg, name)))
+	}
+	return galleryOut(&res.Gallery, rg), nil
+}
+
+// CreateGallery implements cloud.Provider: a PUT creating the gallery or
+// updating its description and tags. The community fields of g are
+// written back only for a gallery already shared (so an update keeps the
+// share); sharing starts with ShareCommunity.
+func (p *Provider) CreateGallery(ctx context.Context, g cloud.Gallery) (*cloud.Gallery, error) {
+	id := cloud.GalleryID(p.sub, g.ResourceGroup, g.Name)
+	loc := g.Location
+	if loc == "" {
+		rg, err := p.GetResourceGroup(ctx, g.ResourceGroup)
+		if err != nil {
+			return nil, opError("create gallery", g.Name, err)
+		}
+		loc = rg.Location
+	}
+	body := armcompute.Gallery{Location: to(loc), Tags: tagsIn(g.Tags), Properties: &armcompute.GalleryProperties{Description: to(g.Description)}}
+	if g.CommunityEnabled && g.Community != nil {
+		body.Properties.SharingProfile = communityProfile(*g.Community)
+	}
+	if err := p.putGallery(ctx, g.ResourceGroup, g.Name, body); err != nil {
+		return nil, opError("create gallery", g.Name, azErr(err, id))
+	}
+	return p.GetGallery(ctx, g.ResourceGroup, g.Name)
+}
+
+func (p *Provider) putGallery(ctx context.Context, rg, name string, body armcompute.Gallery) error {
+	poller, err := p.galleries.BeginCreateOrUpdate(ctx, rg, name, body, nil)
+	if err != nil {
+		return err
+	}
+	_, err = wait(ctx, p, "create gallery "+name, poller)
+	return err
+}
+
+func communityProfile(c cloud.CommunityInfo) *armcompute.SharingProfile {
+	return &armcompute.SharingProfile{
+		Permissions: to(armcompute.GallerySharingPermissionTypesCommunity),
+		CommunityGalleryInfo: &armcompute.CommunityGalleryInfo{
+			PublicNamePrefix: to(c.PublicNamePrefix),
+			PublisherURI:     to(c.PublisherURI),
+			PublisherContact: to(c.PublisherContact),
+			Eula:             to(c.EULA),
+		},
+	}
+}
+
+// ShareCommunity implements cloud.Provider in Azure's two steps: the
+// community sharing profile is written on the gallery (a PUT), then
+// EnableCommunity is requested; the platform generates the public name,
+// read back with the expanded sharing profile.
+func (p *Provider) ShareCommunity(ctx context.Context, rg, name string, info cloud.CommunityInfo) (*cloud.Gallery, error) {
+	id := cloud.GalleryID(p.sub, rg, name)
+	g, err := p.GetGallery(ctx, rg, name)
+	if err != nil {
+		return nil, opError("share gallery", name, err)
+	}
+	if g.CommunityEnabled && g.Community != nil && !strings.EqualFold(g.Community.PublicNamePrefix, info.PublicNamePrefix) {
+		return nil, opError("share gallery", name, cloud.Conflict(cloud.CodeConflict, id,
+			"The public name prefix of gallery '%s' cannot change from '%s' to '%s' while it is shared with the community; reset sharing first (az sig share reset).",
+			name, g.Community.PublicNamePrefix, info.PublicNamePrefix))
+	}
+	body := armcompute.Gallery{
+		Location:   to(g.Location),
+		Tags:       tagsIn(g.Tags),
+		Properties: &armcompute.GalleryProperties{Description: to(g.Description), SharingProfile: communityProfile(info)},
+	}
+	if err := p.putGallery(ctx, rg, name, body); err != nil {
+		return nil, opError("write community sharing profile of gallery", name, azErr(err, id))
+	}
+	poller, err := p.sharing.BeginUpdate(ctx, rg, name, armcompute.SharingUpdate{OperationType: to(armcompute.SharingUpdateOperationTypesEnableCommunity)}, nil)
+	if err == nil {
+		_, err = wait(ctx, p, "enable community sharing of gallery "+name, poller)
+	}
+	if err != nil {
+		return nil, opError("enable community sharing of gallery", name, azErr(err, id))
+	}
+	return p.GetGallery(ctx, rg, name)
+}
+
+func galleryOut(g *armcompute.Gallery, rg string) *cloud.Gallery {
+	out := &cloud.Gallery{ID: deref(g.ID), Name: deref(g.Name), ResourceGroup: rg, Location: deref(g.Location), Tags: tagsOut(g.Tags)}
+	if r := rgFromID(out.ID); r != "" {
+		out.ResourceGroup = r
+	}
+	props := g.Properties
+	if props == nil {
+		return out
+	}
+	out.Description = deref(props.Description)
+	if sp := props.SharingProfile; sp != nil && sp.CommunityGalleryInfo != nil {
+		ci := sp.CommunityGalleryInfo
+		if deref(ci.PublicNamePrefix) != "" {
+			out.Community = &cloud.CommunityInfo{
+				PublicNamePrefix: deref(ci.PublicNamePrefix),
+				PublisherURI:     deref(ci.PublisherURI),
+				PublisherContact: deref(ci.PublisherContact),
+				EULA:             deref(ci.Eula),
+			}
+		}
+		out.CommunityEnabled = deref(ci.CommunityGalleryEnabled)
+		for _, n := range ci.PublicNames {
+			if n != nil && *n != "" {
+				out.PublicNames = append(out.PublicNames, *n)
+			}
+		}
+	}
+	return out
+}
+
+// ListImageDefinitions implements cloud.Provider, sorted by name.
+func (p *Provider) ListImageDefinitions(ctx context.Context, rg, gallery string) ([]cloud.ImageDefinition, error) {
+	pager := p.images.NewListByGalleryPager(rg, gallery, nil)
+	var out []cloud.ImageDefinition
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, opError("list image definitions of gallery", gallery, azErr(err, cloud.GalleryID(p.sub, rg, gallery)+"/images"))
+		}
+		for _, d := range page.Value {
+			if d != nil {
+				out = append(out, *definitionOut(d, rg, gallery))
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.ToLower(out[i].Name) < strings.ToLower(out[j].Name) })
+	return out, nil
+}
+
+// GetImageDefinition implements cloud.Provider.
+func (p *Provider) GetImageDefinition(ctx context.Context, rg, gallery, name string) (*cloud.ImageDefinition, error) {
+	res, err := p.images.Get(ctx, rg, gallery, name, nil)
+	if err != nil {
+		return nil, opError("get image definition", gallery+"/"+name, azErr(err, cloud.ImageDefinitionID(p.sub, rg, gallery, name)))
+	}
+	return definitionOut(&res.GalleryImage, rg, gallery), nil
+}
+
+// CreateImageDefinition implements cloud.Provider: a PUT creating the
+// definition or updating its mutable fields. An empty location is the
+// gallery's.
+func (p *Provider) CreateImageDefinition(ctx context.Context, d cloud.ImageDefinition) (*cloud.ImageDefinition, error) {
+	id := cloud.ImageDefinitionID(p.sub, d.ResourceGroup, d.Gallery, d.Name)
+	what := d.Gallery + "/" + d.Name
+	loc := d.Location
+	if loc == "" {
+		g, err := p.GetGallery(ctx, d.ResourceGroup, d.Gallery)
+		if err != nil {
+			if cloud.IsNotFound(err) && !cloud.HasCode(err, cloud.CodeResourceGroupNotFound) {
+				// As Azure answers a PUT under a missing gallery.
+				err = cloud.NotFound(cloud.CodeParentResourceNotFound, id,
+					"Can not perform requested operation on nested resource. Parent resource '%s' not found.", d.Gallery)
+			}
+			return nil, opError("create image definition", what, err)
+		}
+		loc = g.Location
+	}
+	props := &armcompute.GalleryImageProperties{
+		Identifier:       &armcompute.GalleryImageIdentifier{Publisher: to(d.Publisher), Offer: to(d.Offer), SKU: to(d.SKU)},
+		OSType:           to(armcompute.OperatingSystemTypes(d.OSType)),
+		OSState:          to(armcompute.OperatingSystemStateTypes(d.OSState)),
+		HyperVGeneration: optStr[armcompute.HyperVGeneration](d.HyperVGeneration),
+		Architecture:     optStr[armcompute.Architecture](d.Architecture),
+		EndOfLifeDate:    d.EndOfLife,
+	}
+	if d.Description != "" {
+		props.Description = to(d.Description)
+	}
+	names := make([]string, 0, len(d.Features))
+	for k := range d.Features {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		props.Features = append(props.Features, &armcompute.GalleryImageFeature{Name: to(k), Value: to(d.Features[k])})
+	}
+	body := armcompute.GalleryImage{Location: to(loc), Tags: tagsIn(d.Tags), Properties: props}
+	poller, err := p.images.BeginCreateOrUpdate(ctx, d.ResourceGroup, d.Gallery, d.Name, body, nil)
+	if err == nil {
+		_, err = wait(ctx, p, "create image definition "+what, poller)
+	}
+	if err != nil {
+		return nil, opError("create image definition", what, azErr(err, id))
+	}
+	return p.GetImageDefinition(ctx, d.ResourceGroup, d.Gallery, d.Name)
+}
+
+// DeleteImageDefinition implements cloud.Provider.
+func (p *Provider) DeleteImageDefinition(ctx context.Context, rg, gallery, name string) error {
+	id := cloud.ImageDefinitionID(p.sub, rg, gallery, name)
+	poller, err := p.images.BeginDelete(ctx, rg, gallery, name, nil)
+	if err == nil {
+		_, err = wait(ctx, p, "delete image definition "+gallery+"/"+name, poller)
+	}
+	return opError("delete image definition", gallery+"/"+name, azErr(err, id))
+}
+
+func definitionOut(g *armcompute.GalleryImage, rg, gallery string) *cloud.ImageDefinition {
+	out := &cloud.ImageDefinition{ID: deref(g.ID), Name: deref(g.Name), ResourceGroup: rg, Gallery: gallery, Location: deref(g.Location), Tags: tagsOut(g.Tags)}
+	if rid, err := cloud.ParseResourceID(out.ID); err == nil && len(rid.Names) == 2 {
+		out.ResourceGroup, out.Gallery = rid.ResourceGroup, rid.Names[0]
+	}
+	props := g.Properties
+	if props == nil {
+		return out
+	}
+	if id := props.Identifier; id != nil {
+		out.Publisher, out.Offer, out.SKU = deref(id.Publisher), deref(id.Offer), deref(id.SKU)
+	}
+	out.OSType = strOf(props.OSType)
+	out.OSState = strOf(props.OSState)
+	out.HyperVGeneration = strOf(props.HyperVGeneration)
+	out.Architecture = strOf(props.Architecture)
+	out.Description = deref(props.Description)
+	if props.EndOfLifeDate != nil {
+		t := props.EndOfLifeDate.UTC()
+		out.EndOfLife = &t
+	}
+	for _, f := range props.Features {
+		if f == nil || f.Name == nil {
+			continue
+		}
+		if out.Features == nil {
+			out.Features = map[string]string{}
+		}
+		out.Features[*f.Name] = deref(f.Value)
+	}
+	return out
+}

@@ -1,0 +1,118 @@
+package azure
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+func TestRedactSAS(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://md-abc.z7.blob.storage.azure.net/x/abcd?sv=2018-03-28&sr=b&si=1&sig=AbC%2Bd%3D": "https://md-abc.z7.blob.storage.azure.net/x/abcd?<redacted>",
+		`copy "http://127.0.0.1:1/a/c/b?sig=x&sv=1": dial tcp`:                                   `copy "http://127.0.0.1:1/a/c/b?<redacted>": dial tcp`,
+		"x-ms-copy-source: sig=abc&se=2020":                                                      "x-ms-copy-source: <redacted>&se=2020",
+		"nothing secret here, signal=1":                                                          "nothing secret here, signal=1",
+		"encoded http://h/a/c/b%3Fsv%3D1%26sig%3Dsecret end":                                     "encoded http://h/a/c/b%3Fsv%3D1%26<redacted> end",
+		"https://acct.blob.core.windows.net/c/b.vhd":                                             "https://acct.blob.core.windows.net/c/b.vhd",
+		"two: https://a/c/b?sig=1 and https://a/c/d?sv=2&SIG=3":                                  "two: https://a/c/b?<redacted> and https://a/c/d?<redacted>",
+	} {
+		got := redactSAS(in)
+		assert.Equal(t, want, got)
+		assert.NotContains(t, strings.ToLower(got), "sig=")
+	}
+}
+
+func TestRedactErr(t *testing.T) {
+	ue := &url.Error{Op: "Get", URL: "http://h/a/c/b?sv=1&sig=secret", Err: errors.New("refused")}
+	err := redactErr(ue)
+	assert.NotContains(t, err.Error(), "secret")
+	var got *url.Error
+	require.ErrorAs(t, err, &got, "the chain is kept")
+	wrapped := redactErr(errors.New("read https://a/c/b?sig=secret: EOF"))
+	assert.Equal(t, "read https://a/c/b?<redacted> EOF", wrapped.Error())
+}
+
+func response(status int, header http.Header, body string) *http.Response {
+	if header == nil {
+		header = http.Header{}
+	}
+	req, _ := http.NewRequest(http.MethodGet, "https://management.azure.com/x?sig=secret", nil)
+	return &http.Response{StatusCode: status, Header: header, Body: io.NopCloser(strings.NewReader(body)), Request: req}
+}
+
+func TestAzErr(t *testing.T) {
+	arm := runtime.NewResponseError(response(409, nil,
+		`{"error":{"code":"PropertyChangeNotAllowed","message":"Changing property 'osState' is not allowed.","details":[{"code":"x","message":"Also this."}]}}`))
+	err := azErr(arm, "/subscriptions/s/resourceGroups/rg")
+	var ce *cloud.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, 409, ce.StatusCode)
+	assert.Equal(t, "PropertyChangeNotAllowed", ce.Code)
+	assert.Equal(t, "Changing property 'osState' is not allowed. Also this.", ce.Message)
+
+	h := http.Header{}
+	h.Set("x-ms-error-code", "AuthenticationFailed")
+	storage := runtime.NewResponseError(response(403, h,
+		"<?xml version=\"1.0\"?><Error><Code>AuthenticationFailed</Code><Message>Signature did not match. sig=abc\nRequestId:1</Message></Error>"))
+	err = azErr(storage, "https://a/c/b?sig=zzz")
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "AuthenticationFailed", ce.Code)
+	assert.Equal(t, "Signature did not match. <redacted>", ce.Message)
+	assert.Equal(t, "https://a/c/b?<redacted>", ce.Resource)
+
+	// A failed long operation: its status poll answered 200.
+	lro := runtime.NewResponseError(response(200, nil, `{"status":"Failed","error":{"code":"ReplicationFailed","message":"Quota."}}`))
+	err = azErr(lro, "v")
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, http.StatusInternalServerError, ce.StatusCode)
+	assert.Equal(t, "ReplicationFailed", ce.Code)
+	assert.Equal(t, "Quota.", ce.Message)
+
+	// A 404 HEAD answer without a code.
+	var re *azcore.ResponseError
+	head := runtime.NewResponseError(response(404, nil, ""))
+	require.ErrorAs(t, head, &re)
+	err = blobErr(head, "https://a/c/b")
+	assert.True(t, cloud.HasCode(err, cloud.CodeBlobNotFound), "%v", err)
+}
+
+func TestPageRanges(t *testing.T) {
+	rs, err := pageRanges(cloud.PageSource{Reader: strings.NewReader(""), Size: 8192, Ranges: []cloud.ByteRange{
+		{Offset: 4000, Length: 100}, {Offset: 10, Length: 5}, {Offset: 500, Length: 20}, {Offset: 7680, Length: 0},
+	}}, "u")
+	require.NoError(t, err)
+	assert.Equal(t, []cloud.ByteRange{{Offset: 0, Length: 1024}, {Offset: 3584, Length: 1024}}, rs, "widened to pages, merged")
+	_, err = pageRanges(cloud.PageSource{Reader: strings.NewReader(""), Size: 1024, Ranges: []cloud.ByteRange{{Offset: 1000, Length: 100}}}, "u")
+	assert.True(t, cloud.HasCode(err, cloud.CodeInvalidParameter))
+	rs, err = pageRanges(cloud.PageSource{Reader: strings.NewReader(""), Size: 1024}, "u")
+	require.NoError(t, err)
+	assert.Equal(t, []cloud.ByteRange{{Offset: 0, Length: 1024}}, rs)
+
+	chunks := chunked([]cloud.ByteRange{{Offset: 0, Length: 9 << 20}, {Offset: 10 << 20, Length: 512}})
+	assert.Equal(t, []cloud.ByteRange{{Offset: 0, Length: 4 << 20}, {Offset: 4 << 20, Length: 4 << 20}, {Offset: 8 << 20, Length: 1 << 20}, {Offset: 10 << 20, Length: 512}}, chunks)
+}
+
+func TestCopyPercent(t *testing.T) {
+	pct, ok := copyPercent("512/2048")
+	assert.True(t, ok)
+	assert.Equal(t, 25, pct)
+	_, ok = copyPercent("")
+	assert.False(t, ok)
+}
+
+func TestWithRetryDefaults(t *testing.T) {
+	o := withRetryDefaults(nil)
+	assert.Equal(t, int32(DefaultMaxRetries), o.Retry.MaxRetries)
+	assert.Equal(t, DefaultRetryDelay, o.Retry.RetryDelay)
+	assert.Greater(t, o.Retry.MaxRetryDelay.Seconds(), 120.0, "gallery APIs ask for 120 s")
+}

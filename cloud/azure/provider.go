@@ -1,0 +1,336 @@
+// Package azure is imgflow's Azure target: cloud.Provider implemented with
+// the Azure SDK for Go (armcompute v7, armresources, armstorage,
+// armsubscriptions, azblob, azidentity).
+//
+// Operations are primitives with Azure's own semantics; the idempotent
+// ensure logic lives in package cloud. Long operations go through the SDK
+// pollers, 429 and 5xx answers are retried by the SDK retry policy
+// (honouring Retry-After), and every error is a *cloud.Error carrying
+// Azure's status and error code, wrapped with the operation and resource.
+// SAS query strings never reach an error or a log line.
+package azure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armsubscriptions"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// TargetName is the name of this target.
+const TargetName = "azure"
+
+// Retry defaults. Gallery APIs throttle with "try after 120 seconds", so
+// the longest Retry-After honoured is a little above that.
+const (
+	DefaultMaxRetries    = 6
+	DefaultRetryDelay    = 4 * time.Second
+	DefaultMaxRetryDelay = 2*time.Minute + 10*time.Second
+	// DefaultPollFrequency is how often long operations are polled when
+	// the service sends no Retry-After.
+	DefaultPollFrequency = 10 * time.Second
+	// DefaultParallel is how many 4 MiB page transfers run at once.
+	DefaultParallel = 8
+)
+
+// CopyMode selects how CopyBlob moves data.
+type CopyMode string
+
+const (
+	// CopyAuto tries a server-side copy (StartCopyFromURL), then Put Page
+	// From URL by ranges, then a streamed download/upload, each when the
+	// previous one is not supported by the service or cannot reach the
+	// source.
+	CopyAuto CopyMode = ""
+	// CopyServer only uses StartCopyFromURL with status polling.
+	CopyServer CopyMode = "server"
+	// CopyRanges copies the source's page ranges with Put Page From URL in
+	// ≤4 MiB chunks, falling back to streaming when the service answers
+	// 501 (Azurite).
+	CopyRanges CopyMode = "ranges"
+	// CopyStream downloads the source's page ranges and uploads them.
+	CopyStream CopyMode = "stream"
+)
+
+// Options configure a Provider.
+type Options struct {
+	// SubscriptionID is the subscription every resource lives in (required).
+	SubscriptionID string
+	// Credential authenticates ARM calls, and blob calls unless StorageKey
+	// is set (required).
+	Credential azcore.TokenCredential
+	// ARM are the options of every ARM client: cloud/endpoint override,
+	// transport (fakes), retry. Zero retry settings get imgflow's defaults
+	// (6 retries, Retry-After honoured up to two minutes).
+	ARM *arm.ClientOptions
+	// Blob are the options of every blob client.
+	Blob *azblob.ClientOptions
+	// BlobEndpoint maps a storage account to its blob service URL when a
+	// BlobRef carries no endpoint. Default https://<account>.blob.core.windows.net;
+	// Azurite: http://127.0.0.1:<port>/<account>.
+	BlobEndpoint func(account string) string
+	// StorageKey returns an account's shared key. When nil, blob calls
+	// authenticate with Credential (which needs a data-plane role).
+	StorageKey func(account string) (string, error)
+	// PollFrequency is the polling interval of long operations and blob
+	// copies (default 10 s; the SDK refuses less than 1 s outside tests).
+	PollFrequency time.Duration
+	// Progress, when set, sees long operations advance: op names the
+	// operation and resource, pct is 0…100.
+	Progress func(op string, pct int)
+	// OnPoller, when set, receives the resume token of every long
+	// operation once it started, so a caller can persist it and resume
+	// the operation with the SDK (Begin…Options.ResumeToken).
+	OnPoller func(op, token string)
+	// Log, when set, receives notable events (copy fallbacks, cleanup
+	// failures). Lines never contain a SAS.
+	Log func(msg string)
+	// CopyMode selects how CopyBlob moves data (default CopyAuto).
+	CopyMode CopyMode
+	// Parallel bounds concurrent page transfers (default 8).
+	Parallel int
+}
+
+// Provider is the Azure target. It is safe for concurrent use.
+type Provider struct {
+	opts Options
+	sub  string
+	cred azcore.TokenCredential
+
+	groups    *armresources.ResourceGroupsClient
+	accounts  *armstorage.AccountsClient
+	subs      *armsubscriptions.Client
+	galleries *armcompute.GalleriesClient
+	sharing   *armcompute.GallerySharingProfileClient
+	images    *armcompute.GalleryImagesClient
+	versions  *armcompute.GalleryImageVersionsClient
+	managed   *armcompute.ImagesClient
+	disks     *armcompute.DisksClient
+
+	locMu     sync.Mutex
+	locations []cloud.Location
+	locIndex  map[string]string // folded name or display name → name
+
+	blobMu    sync.Mutex
+	blobCreds map[string]*azblob.SharedKeyCredential
+}
+
+var _ cloud.Provider = (*Provider)(nil)
+
+// New builds a provider: one client of each kind, sharing the ARM options.
+// It makes no request (ctx is for future use); FromEnvironment checks the
+// credential and the subscription.
+func New(_ context.Context, opts Options) (*Provider, error) {
+	if opts.SubscriptionID == "" {
+		return nil, errors.New("azure: no subscription id: pass --subscription or set AZURE_SUBSCRIPTION_ID")
+	}
+	if opts.Credential == nil {
+		return nil, errors.New("azure: no credential")
+	}
+	if opts.PollFrequency <= 0 {
+		opts.PollFrequency = DefaultPollFrequency
+	}
+	if opts.Parallel <= 0 {
+		opts.Parallel = DefaultParallel
+	}
+	armOpts := withRetryDefaults(opts.ARM)
+	armOpts.Transport = redactTransport{next: orDefault(armOpts.Transport)}
+	blobOpts := azblob.ClientOptions{}
+	if opts.Blob != nil {
+		blobOpts = *opts.Blob
+	}
+	blobOpts.Transport = redactTransport{next: orDefault(blobOpts.Transport)}
+	opts.Blob = &blobOpts
+	p := &Provider{opts: opts, sub: opts.SubscriptionID, cred: opts.Credential, blobCreds: map[string]*azblob.SharedKeyCredential{}}
+	cf, err := armcompute.NewClientFactory(p.sub, p.cred, armOpts)
+	if err != nil {
+		return nil, fmt.Errorf("azure: compute clients: %w", err)
+	}
+	p.galleries = cf.NewGalleriesClient()
+	p.sharing = cf.NewGallerySharingProfileClient()
+	p.images = cf.NewGalleryImagesClient()
+	p.versions = cf.NewGalleryImageVersionsClient()
+	p.managed = cf.NewImagesClient()
+	p.disks = cf.NewDisksClient()
+	rf, err := armresources.NewClientFactory(p.sub, p.cred, armOpts)
+	if err != nil {
+		return nil, fmt.Errorf("azure: resource clients: %w", err)
+	}
+	p.groups = rf.NewResourceGroupsClient()
+	sf, err := armstorage.NewClientFactory(p.sub, p.cred, armOpts)
+	if err != nil {
+		return nil, fmt.Errorf("azure: storage clients: %w", err)
+	}
+	p.accounts = sf.NewAccountsClient()
+	if p.subs, err = armsubscriptions.NewClient(p.cred, armOpts); err != nil {
+		return nil, fmt.Errorf("azure: subscription client: %w", err)
+	}
+	return p, nil
+}
+
+// withRetryDefaults copies the ARM options and fills imgflow's retry
+// policy where the caller left zero values.
+func withRetryDefaults(in *arm.ClientOptions) *arm.ClientOptions {
+	var o arm.ClientOptions
+	if in != nil {
+		o = *in
+	}
+	r := &o.Retry
+	if r.MaxRetries == 0 {
+		r.MaxRetries = DefaultMaxRetries
+	}
+	if r.RetryDelay == 0 {
+		r.RetryDelay = DefaultRetryDelay
+	}
+	if r.MaxRetryDelay == 0 {
+		r.MaxRetryDelay = DefaultMaxRetryDelay
+	}
+	return &o
+}
+
+// redactTransport removes the query (a SAS) from the URL of transport
+// errors before any policy logs or returns them: Go's *url.Error quotes
+// the whole request URL.
+type redactTransport struct{ next policy.Transporter }
+
+func (t redactTransport) Do(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = cloud.RedactURL(ue.URL)
+		}
+	}
+	return resp, err
+}
+
+func orDefault(t policy.Transporter) policy.Transporter {
+	if t != nil {
+		return t
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 32
+	return &http.Client{Transport: tr}
+}
+
+// Target implements cloud.Provider.
+func (p *Provider) Target() string { return TargetName }
+
+// SubscriptionID implements cloud.Provider.
+func (p *Provider) SubscriptionID() string { return p.sub }
+
+func (p *Provider) logf(format string, args ...any) {
+	if p.opts.Log != nil {
+		p.opts.Log(redactSAS(fmt.Sprintf(format, args...)))
+	}
+}
+
+func (p *Provider) progress(op string, pct int) {
+	if p.opts.Progress != nil {
+		p.opts.Progress(redactSAS(op), pct)
+	}
+}
+
+// wait runs a started long operation to its end: it hands the resume
+// token to OnPoller, reports progress and polls at PollFrequency (or the
+// service's Retry-After).
+func wait[T any](ctx context.Context, p *Provider, op string, poller *runtime.Poller[T]) (T, error) {
+	if p.opts.OnPoller != nil && !poller.Done() {
+		if tok, err := poller.ResumeToken(); err == nil {
+			p.opts.OnPoller(op, tok)
+		}
+	}
+	p.progress(op, 0)
+	res, err := poller.PollUntilDone(ctx, &runtime.PollUntilDoneOptions{Frequency: p.opts.PollFrequency})
+	if err == nil {
+		p.progress(op, 100)
+	}
+	return res, err
+}
+
+// tagsIn converts tags for a request; nil stays nil.
+func tagsIn(t cloud.Tags) map[string]*string {
+	if t == nil {
+		return nil
+	}
+	out := make(map[string]*string, len(t))
+	for k, v := range t {
+		out[k] = to(v)
+	}
+	return out
+}
+
+func tagsOut(t map[string]*string) cloud.Tags {
+	if len(t) == 0 {
+		return nil
+	}
+	out := make(cloud.Tags, len(t))
+	for k, v := range t {
+		out[k] = deref(v)
+	}
+	return out
+}
+
+func to[T any](v T) *T { return &v }
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func strOf[T ~string](p *T) string {
+	if p == nil {
+		return ""
+	}
+	return string(*p)
+}
+
+// optStr is nil for "" so the service applies its default.
+func optStr[T ~string](s string) *T {
+	if s == "" {
+		return nil
+	}
+	v := T(s)
+	return &v
+}
+
+func optInt32(n int) *int32 {
+	if n <= 0 {
+		return nil
+	}
+	v := int32(n)
+	return &v
+}
+
+// rgFromID returns the resource group named in an ARM id ("" if none).
+func rgFromID(id string) string {
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil {
+		return ""
+	}
+	return rid.ResourceGroup
+}
+
+// foldLocation folds a location name or display name as ARM compares them.
+func foldLocation(s string) string {
+	return strings.ToLower(strings.ReplaceAll(s, " ", ""))
+}

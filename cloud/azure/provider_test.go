@@ -1,0 +1,256 @@
+package azure_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azure"
+	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+)
+
+func TestErrorShape(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	_, _, err := cloud.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
+	require.NoError(t, err)
+	_, err = w.p.GetGallery(w.ctx, "rg", "missing")
+	require.Error(t, err)
+	var ce *cloud.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, http.StatusNotFound, ce.StatusCode)
+	assert.Equal(t, cloud.CodeResourceNotFound, ce.Code)
+	assert.Contains(t, ce.Message, "was not found")
+	assert.Equal(t, cloud.GalleryID(w.f.SubscriptionID(), "rg", "missing"), ce.Resource)
+	assert.True(t, strings.HasPrefix(err.Error(), "get gallery missing: ResourceNotFound: "), err.Error())
+	assert.True(t, cloud.IsNotFound(err))
+}
+
+func TestRetryAfterHonoured(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	w.base("imgflowtest")
+	_, _, err := cloud.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+	require.NoError(t, err)
+	// Gallery APIs throttle with Retry-After; the SDK retry policy waits
+	// as told, then the request succeeds.
+	w.f.Inject(fakearm.Fault{API: "GalleriesClient.Get", Status: http.StatusTooManyRequests, Code: "TooManyRequests",
+		Message: "The request is being throttled; try after 1 second.", RetryAfter: time.Second})
+	start := time.Now()
+	g, err := w.p.GetGallery(w.ctx, "rg", "gal")
+	require.NoError(t, err)
+	assert.Equal(t, "gal", g.Name)
+	assert.GreaterOrEqual(t, time.Since(start), time.Second, "Retry-After: 1 was not honoured")
+	assert.Zero(t, w.f.PendingFaults())
+	var statuses []int
+	for _, r := range w.f.Requests() {
+		if r.API == "GalleriesClient.Get" {
+			statuses = append(statuses, r.Status)
+		}
+	}
+	assert.Equal(t, []int{429, 200}, statuses[len(statuses)-2:])
+}
+
+func TestRetryOnLongOperations(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	w.base("imgflowtest")
+	// A 429 on the PUT and a 503 on a status poll are both retried.
+	w.f.Inject(fakearm.Fault{API: "GalleriesClient.BeginCreateOrUpdate", Method: "PUT", Status: http.StatusTooManyRequests, RetryAfter: 10 * time.Millisecond})
+	w.f.Inject(fakearm.Fault{API: "GalleriesClient.BeginCreateOrUpdate", Method: "GET", Status: http.StatusServiceUnavailable, Polls: true})
+	g, err := w.p.CreateGallery(w.ctx, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+	require.NoError(t, err)
+	assert.Equal(t, loc, g.Location)
+	assert.Zero(t, w.f.PendingFaults())
+}
+
+func TestRetriesExhausted(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	w.base("imgflowtest")
+	w.f.Inject(fakearm.Fault{API: "GalleryImagesClient.Get", Status: http.StatusInternalServerError, Code: "InternalServerError", Times: -1})
+	_, err := w.p.GetImageDefinition(w.ctx, "rg", "gal", "def")
+	require.Error(t, err)
+	var ce *cloud.Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, 500, ce.StatusCode)
+	assert.Equal(t, "InternalServerError", ce.Code)
+	assert.Contains(t, err.Error(), "get image definition gal/def")
+	n := 0
+	for _, r := range w.f.Requests() {
+		if r.API == "GalleryImagesClient.Get" {
+			n++
+		}
+	}
+	assert.Equal(t, 1+azure.DefaultMaxRetries, n, "one try and six retries")
+}
+
+func TestRetryAfterBeyondCapIsNotWaited(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	w.base("imgflowtest")
+	w.f.Inject(fakearm.Fault{API: "GalleriesClient.Get", Status: http.StatusTooManyRequests, Code: "TooManyRequests", RetryAfter: 10 * time.Minute})
+	start := time.Now()
+	_, err := w.p.GetGallery(w.ctx, "rg", "gal")
+	require.Error(t, err)
+	assert.True(t, cloud.HasCode(err, "TooManyRequests"), "%v", err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+func TestInjectedConflict(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	w.base("imgflowtest")
+	w.f.Inject(fakearm.Fault{API: "GalleriesClient.BeginCreateOrUpdate", Method: "PUT", Status: http.StatusConflict, Code: "OperationNotAllowed",
+		Message: "Another operation is in progress on gallery 'gal'."})
+	_, err := w.p.CreateGallery(w.ctx, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+	require.Error(t, err)
+	assert.True(t, cloud.HasCode(err, "OperationNotAllowed"), "%v", err)
+	assert.Contains(t, err.Error(), "create gallery gal: OperationNotAllowed: Another operation is in progress")
+	// The fault answered; the next call goes through.
+	_, err = w.p.CreateGallery(w.ctx, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+	require.NoError(t, err)
+}
+
+func TestFailedLongOperation(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	sa, c := w.base("imgflowtest")
+	v, _ := w.version(sa, c)
+	w.f.Inject(fakearm.Fault{LRO: true, API: "GalleryImageVersionsClient.BeginCreateOrUpdate", Path: "/versions/2.0.0",
+		Status: http.StatusInternalServerError, Code: "InternalExecutionError", Message: "An internal execution error occurred."})
+	want := *v
+	want.Name = "2.0.0"
+	_, err := w.p.CreateImageVersion(w.ctx, want)
+	require.Error(t, err)
+	assert.True(t, cloud.HasCode(err, "InternalExecutionError"), "%v", err)
+	assert.Contains(t, err.Error(), "create image version gal/def/2.0.0")
+	polls := 0
+	for _, r := range w.f.Requests() {
+		if r.Poll && strings.Contains(r.Path, "/versions/2.0.0") {
+			polls++
+		}
+	}
+	assert.Positive(t, polls, "the failure came from a status poll")
+	_, err = w.p.GetImageVersion(w.ctx, "rg", "gal", "def", "2.0.0")
+	assert.True(t, cloud.IsNotFound(err), "a failed create leaves nothing: %v", err)
+	// Rerunning works: the fake keeps no stale operation.
+	got, err := w.p.CreateImageVersion(w.ctx, want)
+	require.NoError(t, err)
+	assert.Equal(t, "2.0.0", got.Name)
+}
+
+func TestReplicationFailedRegion(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	sa, c := w.base("imgflowtest")
+	v, _ := w.version(sa, c)
+	w.f.FailReplication("eastus", "Replication failed: storage quota exceeded in the target region.")
+	v, outcome, err := cloud.Replicate(w.ctx, w.p, cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
+		Regions: []string{"northeurope", "eastus"}})
+	require.NoError(t, err)
+	assert.Equal(t, cloud.Updated, outcome)
+	_, err = cloud.WaitReplicated(w.ctx, w.p, v, time.Minute, time.Millisecond, nil)
+	require.ErrorIs(t, err, cloud.ErrReplicationIncomplete)
+	assert.Contains(t, err.Error(), "failed to replicate to eastus (Replication failed: storage quota exceeded")
+	assert.NotContains(t, err.Error(), "northeurope")
+}
+
+func TestReplicationProgressAndRegionNames(t *testing.T) {
+	w := newWorld(t, fakearm.Options{ReplicationPolls: 3}, nil)
+	sa, c := w.base("imgflowtest")
+	v, _ := w.version(sa, c)
+	_, _, err := cloud.Replicate(w.ctx, w.p, cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
+		Regions: []string{"eastus2", "westus3"}, ReplicaCount: 3, StorageAccountType: cloud.StorageStandardZRS})
+	require.NoError(t, err)
+	var seen [][]cloud.RegionStatus
+	got, err := cloud.WaitReplicated(w.ctx, w.p, v, time.Minute, time.Millisecond, func(s []cloud.RegionStatus) { seen = append(seen, s) })
+	require.NoError(t, err)
+	require.Greater(t, len(seen), 2, "replication was reported in progress before completing")
+	var replicating bool
+	for _, s := range seen[0] {
+		replicating = replicating || s.State == cloud.ReplicationReplicating
+	}
+	assert.True(t, replicating, "%v", seen[0])
+	// Azure names regions by display name in versions ("East US 2"); the
+	// provider gives names back.
+	assert.Equal(t, []string{loc, "eastus2", "westus3"}, got.RegionNames())
+	for _, s := range got.Replication {
+		assert.Contains(t, []string{loc, "eastus2", "westus3"}, s.Region)
+	}
+	for _, r := range got.TargetRegions[1:] {
+		assert.Equal(t, 3, r.ReplicaCount)
+		assert.Equal(t, cloud.StorageStandardZRS, r.StorageAccountType)
+	}
+	// The raw answer does use display names.
+	cf, err := armcompute.NewClientFactory(w.f.SubscriptionID(), w.f.Credential(), w.f.ClientOptions())
+	require.NoError(t, err)
+	raw, err := cf.NewGalleryImageVersionsClient().Get(w.ctx, "rg", "gal", "def", "1.0.0", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "East US 2", *raw.Properties.PublishingProfile.TargetRegions[1].Name)
+}
+
+func TestResumeToken(t *testing.T) {
+	var mu sync.Mutex
+	tokens := map[string]string{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := newWorld(t, fakearm.Options{LROPolls: 2}, func(o *azure.Options) {
+		o.PollFrequency = 20 * time.Millisecond
+		o.OnPoller = func(op, tok string) {
+			mu.Lock()
+			defer mu.Unlock()
+			tokens[op] = tok
+			if strings.HasPrefix(op, "create gallery") {
+				cancel() // the run dies while the gallery is being created
+			}
+		}
+	})
+	w.base("imgflowtest")
+	_, err := w.p.CreateGallery(ctx, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+	require.ErrorIs(t, err, context.Canceled)
+	mu.Lock()
+	tok := tokens["create gallery gal"]
+	mu.Unlock()
+	require.NotEmpty(t, tok)
+	assert.NotContains(t, tok, "sig=")
+
+	// A new process resumes the operation from its token.
+	cf, err := armcompute.NewClientFactory(w.f.SubscriptionID(), w.f.Credential(), w.f.ClientOptions())
+	require.NoError(t, err)
+	poller, err := cf.NewGalleriesClient().BeginCreateOrUpdate(w.ctx, "rg", "gal", armcompute.Gallery{},
+		&armcompute.GalleriesClientBeginCreateOrUpdateOptions{ResumeToken: tok})
+	require.NoError(t, err)
+	res, err := poller.PollUntilDone(w.ctx, &runtime.PollUntilDoneOptions{Frequency: time.Millisecond})
+	require.NoError(t, err)
+	assert.Equal(t, "gal", *res.Name)
+}
+
+func TestProgressReported(t *testing.T) {
+	var mu sync.Mutex
+	last := map[string]int{}
+	w := newWorld(t, fakearm.Options{}, func(o *azure.Options) {
+		o.Progress = func(op string, pct int) {
+			mu.Lock()
+			defer mu.Unlock()
+			last[op] = pct
+		}
+	})
+	sa, c := w.base("imgflowtest")
+	img := makeVHD(t, 12<<20, 4<<20, 0, 8<<20)
+	r := ref(sa, c, "big.vhd")
+	w.upload(img, r)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 100, last["create storage account imgflowtest"])
+	assert.Equal(t, 100, last["upload "+r.URL()])
+}
+
+func TestBlobIdentityByEndpoint(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	sa, _ := w.base("imgflowtest")
+	// The fake reports Azurite's endpoint as the account's primary blob
+	// endpoint, as ARM reports the real one.
+	assert.Equal(t, w.az.Endpoint("imgflowtest"), sa.BlobEndpoint)
+}

@@ -1,0 +1,228 @@
+package azure
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+const gib = 1 << 30
+
+func versionWhat(gallery, def, version string) string {
+	return gallery + "/" + def + "/" + version
+}
+
+// GetImageVersion implements cloud.Provider, with the per-region
+// replication status ($expand=ReplicationStatus).
+func (p *Provider) GetImageVersion(ctx context.Context, rg, gallery, def, version string) (*cloud.ImageVersion, error) {
+	id := cloud.ImageVersionID(p.sub, rg, gallery, def, version)
+	res, err := p.versions.Get(ctx, rg, gallery, def, version,
+		&armcompute.GalleryImageVersionsClientGetOptions{Expand: to(armcompute.ReplicationStatusTypesReplicationStatus)})
+	if err != nil {
+		return nil, opError("get image version", versionWhat(gallery, def, version), azErr(err, id))
+	}
+	return p.versionOut(ctx, &res.GalleryImageVersion, rg, gallery, def), nil
+}
+
+// CreateImageVersion implements cloud.Provider: a PUT of the version with
+// its source (a managed image or gallery version by id, or a VHD with its
+// storage account) and full publishing profile. It returns once the
+// version exists; replication may go on (see GetImageVersion).
+func (p *Provider) CreateImageVersion(ctx context.Context, v cloud.ImageVersion) (*cloud.ImageVersion, error) {
+	id := cloud.ImageVersionID(p.sub, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
+	what := versionWhat(v.Gallery, v.Definition, v.Name)
+	loc := v.Location
+	if loc == "" {
+		d, err := p.GetImageDefinition(ctx, v.ResourceGroup, v.Gallery, v.Definition)
+		if err != nil {
+			if cloud.HasCode(err, cloud.CodeResourceNotFound) {
+				err = cloud.NotFound(cloud.CodeParentResourceNotFound, id,
+					"Can not perform requested operation on nested resource. Parent resource '%s' not found.", v.Definition)
+			}
+			return nil, opError("create image version", what, err)
+		}
+		loc = d.Location
+	}
+	storage, err := storageProfile(v.Source)
+	if err != nil {
+		return nil, opError("create image version", what, cloud.BadRequest(cloud.CodeInvalidParameter, id, "%v", err))
+	}
+	body := armcompute.GalleryImageVersion{
+		Location: to(loc),
+		Tags:     tagsIn(v.Tags),
+		Properties: &armcompute.GalleryImageVersionProperties{
+			StorageProfile:    storage,
+			PublishingProfile: publishingProfile(v, true),
+		},
+	}
+	poller, err := p.versions.BeginCreateOrUpdate(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name, body, nil)
+	if err == nil {
+		_, err = wait(ctx, p, "create image version "+what, poller)
+	}
+	if err != nil {
+		return nil, opError("create image version", what, azErr(err, id))
+	}
+	return p.GetImageVersion(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
+}
+
+// UpdateImageVersion implements cloud.Provider with one PATCH carrying the
+// FULL target region list (regions left out would be removed), the
+// replica count, exclude-from-latest, end of life and tags. The storage
+// profile is sent empty, as Azure's own example does: the source cannot
+// change.
+func (p *Provider) UpdateImageVersion(ctx context.Context, v cloud.ImageVersion) (*cloud.ImageVersion, error) {
+	id := cloud.ImageVersionID(p.sub, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
+	what := versionWhat(v.Gallery, v.Definition, v.Name)
+	body := armcompute.GalleryImageVersionUpdate{
+		Tags: tagsIn(v.Tags),
+		Properties: &armcompute.GalleryImageVersionProperties{
+			StorageProfile:    &armcompute.GalleryImageVersionStorageProfile{},
+			PublishingProfile: publishingProfile(v, false),
+		},
+	}
+	poller, err := p.versions.BeginUpdate(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name, body, nil)
+	if err == nil {
+		_, err = wait(ctx, p, "update image version "+what, poller)
+	}
+	if err != nil {
+		return nil, opError("update image version", what, azErr(err, id))
+	}
+	return p.GetImageVersion(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
+}
+
+// DeleteImageVersion implements cloud.Provider.
+func (p *Provider) DeleteImageVersion(ctx context.Context, rg, gallery, def, version string) error {
+	id := cloud.ImageVersionID(p.sub, rg, gallery, def, version)
+	what := versionWhat(gallery, def, version)
+	poller, err := p.versions.BeginDelete(ctx, rg, gallery, def, version, nil)
+	if err == nil {
+		_, err = wait(ctx, p, "delete image version "+what, poller)
+	}
+	return opError("delete image version", what, azErr(err, id))
+}
+
+// storageProfile is the version's source in Azure's three shapes.
+func storageProfile(src cloud.ImageSource) (*armcompute.GalleryImageVersionStorageProfile, error) {
+	switch src.Kind {
+	case cloud.SourceManagedImage, cloud.SourceImageVersion:
+		if src.ID == "" {
+			return nil, fmt.Errorf("the %s source has no id", src.Kind)
+		}
+		return &armcompute.GalleryImageVersionStorageProfile{Source: &armcompute.GalleryArtifactVersionFullSource{ID: to(src.ID)}}, nil
+	case cloud.SourceVHD:
+		if src.URI == "" {
+			return nil, fmt.Errorf("the VHD source has no URI")
+		}
+		s := &armcompute.GalleryDiskImageSource{URI: to(src.URI)}
+		if src.StorageAccountID != "" {
+			s.StorageAccountID = to(src.StorageAccountID)
+		}
+		return &armcompute.GalleryImageVersionStorageProfile{OSDiskImage: &armcompute.GalleryOSDiskImage{
+			HostCaching: to(armcompute.HostCachingReadOnly),
+			Source:      s,
+		}}, nil
+	}
+	return nil, fmt.Errorf("the image version source kind %q is not supported; use a managed image, an image version or a VHD", src.Kind)
+}
+
+// publishingProfile builds the publishing profile; create marks a PUT
+// (storage account type included), otherwise a PATCH.
+func publishingProfile(v cloud.ImageVersion, create bool) *armcompute.GalleryImageVersionPublishingProfile {
+	pp := &armcompute.GalleryImageVersionPublishingProfile{
+		ReplicaCount:      optInt32(v.ReplicaCount),
+		ExcludeFromLatest: to(v.ExcludeFromLatest),
+		EndOfLifeDate:     v.EndOfLife,
+	}
+	if create || v.StorageAccountType != "" {
+		pp.StorageAccountType = optStr[armcompute.StorageAccountType](v.StorageAccountType)
+	}
+	for _, r := range v.TargetRegions {
+		pp.TargetRegions = append(pp.TargetRegions, &armcompute.TargetRegion{
+			Name:                 to(r.Name),
+			RegionalReplicaCount: optInt32(r.ReplicaCount),
+			StorageAccountType:   optStr[armcompute.StorageAccountType](r.StorageAccountType),
+		})
+	}
+	return pp
+}
+
+func (p *Provider) versionOut(ctx context.Context, g *armcompute.GalleryImageVersion, rg, gallery, def string) *cloud.ImageVersion {
+	out := &cloud.ImageVersion{ID: deref(g.ID), Name: deref(g.Name), ResourceGroup: rg, Gallery: gallery, Definition: def,
+		Location: deref(g.Location), Tags: tagsOut(g.Tags)}
+	if rid, err := cloud.ParseResourceID(out.ID); err == nil && len(rid.Names) == 3 {
+		out.ResourceGroup, out.Gallery, out.Definition = rid.ResourceGroup, rid.Names[0], rid.Names[1]
+	}
+	props := g.Properties
+	if props == nil {
+		return out
+	}
+	if sp := props.StorageProfile; sp != nil {
+		switch {
+		case sp.Source != nil && deref(sp.Source.ID) != "":
+			out.Source = cloud.ImageSource{Kind: sourceKindOf(*sp.Source.ID), ID: *sp.Source.ID}
+		case sp.OSDiskImage != nil && sp.OSDiskImage.Source != nil:
+			s := sp.OSDiskImage.Source
+			if deref(s.URI) != "" {
+				out.Source = cloud.ImageSource{Kind: cloud.SourceVHD, URI: *s.URI, StorageAccountID: deref(s.StorageAccountID)}
+			} else if deref(s.ID) != "" {
+				out.Source = cloud.ImageSource{Kind: sourceKindOf(*s.ID), ID: *s.ID}
+			}
+		}
+		if sp.OSDiskImage != nil && sp.OSDiskImage.SizeInGB != nil {
+			out.SizeBytes = int64(*sp.OSDiskImage.SizeInGB) * gib
+		}
+	}
+	if pp := props.PublishingProfile; pp != nil {
+		out.ReplicaCount = int(deref(pp.ReplicaCount))
+		out.StorageAccountType = strOf(pp.StorageAccountType)
+		out.ExcludeFromLatest = deref(pp.ExcludeFromLatest)
+		if pp.EndOfLifeDate != nil {
+			t := pp.EndOfLifeDate.UTC()
+			out.EndOfLife = &t
+		}
+		for _, r := range pp.TargetRegions {
+			if r == nil || r.Name == nil {
+				continue
+			}
+			t := cloud.TargetRegion{Name: p.regionName(ctx, *r.Name), ReplicaCount: int(deref(r.RegionalReplicaCount)), StorageAccountType: strOf(r.StorageAccountType)}
+			if t.ReplicaCount == 0 {
+				t.ReplicaCount = out.ReplicaCount
+			}
+			if t.StorageAccountType == "" {
+				t.StorageAccountType = out.StorageAccountType
+			}
+			out.TargetRegions = append(out.TargetRegions, t)
+		}
+	}
+	if rs := props.ReplicationStatus; rs != nil {
+		for _, s := range rs.Summary {
+			if s == nil {
+				continue
+			}
+			out.Replication = append(out.Replication, cloud.RegionStatus{
+				Region:   p.regionName(ctx, deref(s.Region)),
+				State:    strOf(s.State),
+				Progress: int(deref(s.Progress)),
+				Details:  redactSAS(deref(s.Details)),
+			})
+		}
+	}
+	return out
+}
+
+// sourceKindOf tells a managed image id from a gallery version id.
+func sourceKindOf(id string) cloud.SourceKind {
+	rid, err := cloud.ParseResourceID(id)
+	switch {
+	case err != nil:
+		return ""
+	case rid.Is("Microsoft.Compute", "images"):
+		return cloud.SourceManagedImage
+	case rid.Is("Microsoft.Compute", "galleries", "images", "versions"):
+		return cloud.SourceImageVersion
+	}
+	return ""
+}

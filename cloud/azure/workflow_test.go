@@ -1,0 +1,106 @@
+package azure_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.starlark.net/starlark"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/interp"
+)
+
+// TestFlatcarWorkflow runs workflows/flatcar.star through the Azure
+// provider against the fake ARM and Azurite, with a throttled version
+// create answered after the retry, then reruns it: nothing changes.
+func TestFlatcarWorkflow(t *testing.T) {
+	w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations()}, nil)
+	ws, err := builtins.NewWorkspace("../..")
+	require.NoError(t, err)
+	run := func() *interp.Result {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return interp.Run(ctx, "//workflows/flatcar.star", interp.Config{
+			Workspace: ws, Registry: builtins.NewRegistry(),
+			Vars: map[string]starlark.Value{"version": starlark.String("4152.2.3"), "vhd": starlark.String("//testdata/flatcar/flatcar-linux-test-amd64.vhd")},
+			Info: builtins.RunInfo{ID: "azure-test", Time: time.Now()},
+		}, interp.Target{Apply: w.p})
+	}
+	w.f.Inject(fakearm.Fault{API: "GalleryImageVersionsClient.BeginCreateOrUpdate", Method: http.MethodPut, Status: http.StatusTooManyRequests,
+		Code: "TooManyRequests", RetryAfter: 10 * time.Millisecond})
+	res := run()
+	require.NoError(t, res.Err)
+	assert.Zero(t, w.f.PendingFaults())
+	outputs := map[string]string{}
+	for _, o := range res.Outputs {
+		outputs[o.Name] = starlarkString(o.Value)
+	}
+	assert.True(t, strings.HasPrefix(outputs["public_gallery_name"], "flatcar"), outputs["public_gallery_name"])
+	assert.Contains(t, outputs["community_image_id"], "/CommunityGalleries/")
+
+	puts := 0
+	for _, r := range w.f.Requests() {
+		if r.Method == http.MethodPut {
+			puts++
+		}
+	}
+	again := run()
+	require.NoError(t, again.Err)
+	for _, r := range w.f.Requests() {
+		if r.Method == http.MethodPut {
+			puts--
+		}
+	}
+	assert.Zero(t, puts, "a rerun changes nothing")
+}
+
+func starlarkString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+// TestExportWorkflow runs a gen2-shaped flow (testdata/azure/export.star:
+// VHD upload, version, replicate, sig_to_vhd, blob_copy across accounts,
+// managed image from the version) twice through the Azure provider; with a
+// replication region that fails, the run stops naming it.
+func TestExportWorkflow(t *testing.T) {
+	run := func(w *world) *interp.Result {
+		ws, err := builtins.NewWorkspace("../..")
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return interp.Run(ctx, "//testdata/azure/export.star", interp.Config{
+			Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "azure-export", Time: time.Now()},
+		}, interp.Target{Apply: w.p})
+	}
+	t.Run("twice", func(t *testing.T) {
+		w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations(), ReplicationPolls: 1}, nil)
+		res := run(w)
+		require.NoError(t, res.Err)
+		outputs := map[string]string{}
+		for _, o := range res.Outputs {
+			outputs[o.Name] = starlarkString(o.Value)
+		}
+		assert.Contains(t, outputs["exported"], "/export/2204gen2containerd-2026.1.2.vhd")
+		assert.Len(t, outputs["published_md5"], 32)
+		again := run(w)
+		require.NoError(t, again.Err)
+	})
+	t.Run("replication fails", func(t *testing.T) {
+		w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations()}, nil)
+		w.f.FailReplication("eastus", "Replication failed in East US.")
+		res := run(w)
+		require.Error(t, res.Err)
+		assert.Contains(t, res.Err.Error(), "eastus (Replication failed in East US.)")
+	})
+}
