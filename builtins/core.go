@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
 )
 
 func registerCore(r *Registry) {
@@ -230,6 +231,9 @@ func outputImpl(c *Call) (starlark.Value, error) {
 	if !paramNameRE.MatchString(name) {
 		return nil, fmt.Errorf("output: invalid name %q: use lowercase letters, digits and '_'", name)
 	}
+	if containsSecret(c.Value("value")) {
+		return nil, fmt.Errorf("output %q: outputs are printed and written to files; a secret() cannot be one", name)
+	}
 	v, err := ToGo(c.Value("value"))
 	if err != nil {
 		return nil, fmt.Errorf("output %q: %v", name, err)
@@ -268,4 +272,34 @@ func (c *Call) readFile() ([]byte, string, error) {
 		return nil, rel, fmt.Errorf("%s %s: %w", c.Spec.Name, rel, err)
 	}
 	return data, rel, nil
+}
+
+// containsSecret reports whether v is or holds a secret().
+func containsSecret(v starlark.Value) bool {
+	switch v := v.(type) {
+	case *Secret:
+		return true
+	case starlark.Indexable:
+		if _, isStr := v.(starlark.String); isStr {
+			return false
+		}
+		for i := 0; i < v.Len(); i++ {
+			if containsSecret(v.Index(i)) {
+				return true
+			}
+		}
+	case *starlark.Dict:
+		for _, kv := range v.Items() {
+			if containsSecret(kv[1]) {
+				return true
+			}
+		}
+	case *starlarkstruct.Struct:
+		for _, n := range v.AttrNames() {
+			if f, err := v.Attr(n); err == nil && containsSecret(f) {
+				return true
+			}
+		}
+	}
+	return false
 }

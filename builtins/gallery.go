@@ -95,9 +95,10 @@ func registerGallery(r *Registry) {
 				{Name: "exclude_from_latest", Kind: KindBool, Default: "False", Doc: "keep `latest` from resolving to this version"},
 				{Name: "end_of_life", Kind: KindString, Default: "None", Doc: "end-of-life date in the future"},
 				{Name: "tags", Kind: KindStringDict, Default: "{}", Doc: "tags added when created"},
+				{Name: "timeout", Kind: KindDuration, Default: `"6h"`, Doc: "how long to wait for every region to be Completed"},
 			},
 			Returns: "struct(id, name, definition, location, regions, exclude_from_latest, source, community_id)",
-			Doc:     "Ensures a gallery image version exists, made from `source` and replicated to `regions`. An existing version from another source is an error; its regions and exclude_from_latest are brought to what the workflow asks. `community_id` is the `/CommunityGalleries/…` id when the gallery is shared.",
+			Doc:     "Ensures a gallery image version exists, made from `source` and replicated to `regions`, and waits until every region reports Completed (failing with the regions that are not). An existing version from another source is an error; its regions and exclude_from_latest are brought to what the workflow asks. `community_id` is the `/CommunityGalleries/…` id when the gallery is shared.",
 			Example: `v = image_version(d, version = "4152.2.3", source = vhd(blob_url, storage_account = sa))`,
 			Impl:    imageVersionImpl,
 		},
@@ -300,6 +301,11 @@ func imageVersionImpl(c *Call) (starlark.Value, error) {
 	}
 	v, outcome, err := cloud.EnsureImageVersion(c.Ctx(), c.Run.Provider, want, c.Run.Info.Time)
 	if err != nil {
+		return nil, fmt.Errorf("image version %s of %s: %w", name, want.Definition, err)
+	}
+	// Azure accepts a version before every region has its replica: a
+	// version is only usable everywhere once each region is Completed.
+	if v, err = cloud.WaitReplicated(c.Ctx(), c.Run.Provider, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil); err != nil {
 		return nil, fmt.Errorf("image version %s of %s: %w", name, want.Definition, err)
 	}
 	c.Report(outcome, fmt.Sprintf("%s/%s/%s in %d region(s)", v.Gallery, v.Definition, v.Name, len(v.TargetRegions)))

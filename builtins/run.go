@@ -91,14 +91,18 @@ type Run struct {
 	// Vars are the --var / --vars-file values by name.
 	Vars     map[string]starlark.Value
 	Reporter Reporter
-	// Validating is true in the validation pass, which runs against a
-	// dry-run copy of the target before anything real is changed.
+	// Validating is true in the validation pass and in a plan, which run
+	// against a dry-run view of the target: nothing real may happen.
 	Validating bool
 	Registry   *Registry
 	// Journal, when set, replays journaled steps and records new ones.
 	Journal Journal
 	// Faults injects failures into builtins (tests).
 	Faults *cloud.Faults
+	// Packer runs packer_build's builds (the real packer.Runner on the
+	// Azure target). Nil, the validation pass and dry-run providers use
+	// the local simulation (packer/localsim) against Provider.
+	Packer PackerBuilder
 	// Spawn makes a thread of this run for a parallel() branch, cancelled
 	// when ctx is done (call stop when the branch ends). The interpreter
 	// sets it.

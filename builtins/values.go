@@ -14,6 +14,8 @@ import (
 // fields. Functions and other values are errors.
 func ToGo(v starlark.Value) (any, error) {
 	switch v := v.(type) {
+	case *Secret:
+		return v.String(), nil // "<secret NAME>": the value never leaves
 	case starlark.NoneType:
 		return nil, nil
 	case starlark.Bool:

@@ -29,6 +29,9 @@ type Config struct {
 	Journal *journal.File
 	// Faults injects failures into named builtins in the apply pass (tests).
 	Faults *cloud.Faults
+	// Packer runs packer_build in the apply pass (the real binary on the
+	// Azure target); nil simulates it against the target (local).
+	Packer builtins.PackerBuilder
 }
 
 // Target is where a run happens. Validate, when set, is a dry-run copy of
@@ -93,7 +96,10 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	}
 	run := &builtins.Run{
 		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars, Registry: cfg.Registry,
-		Reporter: cfg.Reporter, Validating: pass == "validate", ParamHints: scanParams(rel, src), Faults: cfg.Faults,
+		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: scanParams(rel, src), Faults: cfg.Faults,
+	}
+	if pass == "apply" {
+		run.Packer = cfg.Packer // validation and plan simulate packer
 	}
 	if cfg.Journal != nil {
 		var sink *journal.File

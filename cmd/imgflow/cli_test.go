@@ -440,10 +440,12 @@ func TestRunNeverStoresOrPrintsASAS(t *testing.T) {
 
 func TestRunTargets(t *testing.T) {
 	state := t.TempDir()
+	t.Setenv("AZURE_SUBSCRIPTION_ID", "")
+	t.Setenv("IMGFLOW_AZURE_ARM_ENDPOINT", "")
 	res := runParams(t, state, "--var", "name=x", "--target", "azure")
 	require.NotEqual(t, 0, res.code, res.String())
-	assert.Contains(t, res.stderr, "azure target is not available")
-	assert.Contains(t, res.stderr, "--target local")
+	assert.Contains(t, res.stderr, "no subscription: pass --subscription")
+	assert.Contains(t, res.stderr, "AZURE_SUBSCRIPTION_ID")
 	assert.Empty(t, res.stdout)
 
 	res = runParams(t, state, "--var", "name=x", "--target", "gcp")

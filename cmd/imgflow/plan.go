@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -41,6 +39,8 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	varsFile := fs.String("vars-file", "", "JSON `file` of param values")
 	root := fs.String("root", ".", "workspace root `dir`")
 	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
+	targetName := fs.String("target", "local", "what to plan against: local or azure (read, never changed)")
+	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
 	output := fs.String("output", "text", "text or json")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -64,32 +64,29 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *stateDir == "" {
-		*stateDir = filepath.Join(ws.Root, ".imgflow")
-	}
-	p, err := local.Open(*stateDir, local.Options{})
+	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription})
 	if err != nil {
 		return err
 	}
-	defer p.Close()
+	defer tgt.close()
 	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: newRunInfo()}
 	logCI := detectCI()
 	if *output == "text" {
 		rep := newConsoleReporter(e)
 		rep.planning = true
 		cfg.Reporter = rep
-		fmt.Fprintf(e.stdout, "%simgflow plan %s %s\n", logCI.groupStart(), file, rep.dim("(target local: nothing will be changed)"))
+		fmt.Fprintf(e.stdout, "%simgflow plan %s %s\n", logCI.groupStart(), file, rep.dim(fmt.Sprintf("(target %s: nothing will be changed)", tgt.name)))
 	} else {
 		logCI = ciNone // stdout is one JSON document
 		cfg.Reporter = &printReporter{w: e.stderr}
 	}
-	res := interp.Plan(ctx, "//"+file, cfg, p.DryRun())
+	res := interp.Plan(ctx, "//"+file, cfg, tgt.dryRun())
 	logCI.endGroup(e.stdout)
 	if *output == "json" {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(MakePlan(file, "local", res)); err != nil || res.Err == nil {
+		if err := enc.Encode(MakePlan(file, tgt.name, res)); err != nil || res.Err == nil {
 			return err
 		}
 	}

@@ -15,9 +15,9 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
+	"github.com/imgflow/imgflow/packer"
 )
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
@@ -26,9 +26,10 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs.Var(vars, "var", "set a workflow param: `name=value` (repeatable)")
 	varsFile := fs.String("vars-file", "", "JSON `file` of param values")
 	root := fs.String("root", ".", "workspace root `dir`: load() and file reads stay inside it")
-	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow); run journals are kept in its runs/")
+	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow); run journals are kept in its runs/ on every target")
 	outputs := fs.String("outputs", "", "write the workflow outputs as JSON to `file`")
-	target := fs.String("target", "local", "where to run: local or azure")
+	targetName := fs.String("target", "local", "where to run: local (simulated, under --state) or azure")
+	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
 	resume := fs.String("resume", "", "resume the run with this `id` (see imgflow runs): journaled steps are not redone")
 	maxSteps := fs.Uint64("max-steps", interp.DefaultMaxSteps, "Starlark step limit per thread")
 	output := fs.String("output", "text", "text or json (one run report on stdout, see docs/output-schemas.md)")
@@ -63,22 +64,13 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *target != "local" {
-		if *target == "azure" {
-			return errors.New("the azure target is not available in this version yet (it comes with the Azure provider); run on the local target: --target local")
-		}
-		return fmt.Errorf("unknown target %q: use local or azure", *target)
-	}
-	if *stateDir == "" {
-		*stateDir = filepath.Join(ws.Root, ".imgflow")
-	}
-	p, err := local.Open(*stateDir, local.Options{})
+	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription})
 	if err != nil {
 		return err
 	}
-	defer p.Close()
+	defer tgt.close()
 
-	j, info, file, err := openJournal(ws, filepath.Join(*stateDir, "runs"), *resume, pos, values, *target)
+	j, info, file, err := openJournal(ws, tgt.runsDir, *resume, pos, values, tgt.name)
 	if err != nil {
 		return err
 	}
@@ -92,18 +84,21 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	var reporter builtins.Reporter = rep
 	if *output == "json" {
 		reporter = &printReporter{w: e.stderr}
+		if r, ok := tgt.packer.(*packer.Runner); ok {
+			r.Stdout = e.stderr // stdout holds the JSON report
+		}
 	} else {
-		fmt.Fprintf(e.stdout, "%s%s %s %s\n", logCI.groupStart(), verb, file, rep.dim(fmt.Sprintf("(target %s, run %s)", *target, info.ID)))
+		fmt.Fprintf(e.stdout, "%s%s %s %s\n", logCI.groupStart(), verb, file, rep.dim(fmt.Sprintf("(target %s, run %s)", tgt.name, info.ID)))
 	}
 	res := interp.Run(ctx, "//"+file, interp.Config{
-		Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: info, MaxSteps: *maxSteps, Reporter: reporter, Journal: j,
-	}, interp.Target{Apply: p, Validate: p.DryRun()})
+		Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: info, MaxSteps: *maxSteps, Reporter: reporter, Journal: j, Packer: tgt.packer,
+	}, interp.Target{Apply: tgt.provider, Validate: tgt.dryRun()})
 	logCI.endGroup(e.stdout)
 	if err := endJournal(ctx, j, res); err != nil {
 		return err
 	}
 	if *output == "json" {
-		if err := writeJSON(e.stdout, makeRunReport(ctx, file, *target, info.ID, res)); err != nil {
+		if err := writeJSON(e.stdout, makeRunReport(ctx, file, tgt.name, info.ID, res)); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,676 @@
+package builtins
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/packer"
+	"github.com/imgflow/imgflow/packer/localsim"
+)
+
+// PackerBuilder runs packer builds: packer.Runner runs the real binary,
+// localsim.Builder simulates the azure-arm builder on a cloud.Provider.
+type PackerBuilder interface {
+	Build(ctx context.Context, req packer.BuildRequest) (*packer.Result, error)
+}
+
+// outcomeBuilder is a PackerBuilder that knows whether it created
+// anything (the simulation reuses what an earlier run made).
+type outcomeBuilder interface {
+	BuildOutcome(ctx context.Context, req packer.BuildRequest) (*packer.Result, cloud.Outcome, error)
+}
+
+// packerBuilder is the run's packer: Run.Packer (the real binary on the
+// Azure target), or nil for the local simulation.
+func (r *Run) packerBuilder() PackerBuilder { return r.Packer }
+
+// dryRun reports whether nothing real may happen: the validation pass, or
+// a plan (both run against a dry-run view of the target).
+func (r *Run) dryRun() bool { return r.Validating }
+
+var kindUploads Kind = &simpleKind{`list of struct(src, dest) or "src:dest" strings`, func(v starlark.Value) bool {
+	seq, ok := v.(starlark.Indexable)
+	if _, isStr := v.(starlark.String); !ok || isStr {
+		return false
+	}
+	for i := 0; i < seq.Len(); i++ {
+		switch seq.Index(i).(type) {
+		case starlark.String, *starlarkstruct.Struct:
+		default:
+			return false
+		}
+	}
+	return true
+}}
+
+func registerBuild(r *Registry) {
+	r.add("Builds",
+		&Spec{
+			Name: "packer_build", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "template", Kind: KindString, Doc: "packer 1.6.6 JSON template in the workspace, relative to the calling file or `//path`"},
+				{Name: "vars", Kind: KindDict, Default: "{}", Doc: "template variables: strings, or secret() values (sent in a 0600 var-file, never argv); quote numbers and booleans"},
+				{Name: "files", Kind: kindUploads, Default: "[]", Doc: "uploads for the template's file provisioner: `struct(src, dest)` (stage_cse_modules().uploads) or `\"src:dest\"` strings, src a workspace file, dest absolute; staged in a directory that mirrors dest, passed as the variable `imgflow_files_dir`. An entry with `generated = True` (made by an earlier command()) need not exist in the validation pass"},
+				{Name: "var_files", Kind: KindStringList, Default: "[]", Doc: "JSON var-files in the workspace (objects of strings), before `vars`"},
+				{Name: "only", Kind: KindStringList, Default: "[]", Doc: "build names to run (packer -only); unknown names are an error"},
+				{Name: "timeout", Kind: KindDuration, Default: `"3h"`, Doc: "how long the build may take"},
+			},
+			Returns: "struct(artifacts, managed_image, sig_version, vhd_url, resource_group)",
+			Doc: "Runs a packer build. Before anything runs, every `{{user}}` variable the template uses must have a value (one error names all that are missing). " +
+				"On the local target no VM boots: the azure-arm builder's products are created from the rendered template — the captured VHD (a sparse fixed VHD of `os_disk_size_gb`), " +
+				"the managed image, the gallery image version of `shared_image_gallery_destination` — and a rerun reuses them. On the Azure target the real `packer build -machine-readable` runs, " +
+				"its output streamed with a `[packer]` prefix. Results come from packer's artifact lines: `managed_image` is a managed_image() struct, `sig_version` an image_version() struct, " +
+				"`vhd_url` the OS disk VHD without SAS; each is None when the build made none. Journaled: a resumed run never rebuilds.",
+			Example: `build = packer_build("//artifacts/packer/sig-marketplace.json", vars = {"location": "westeurope"}, files = cse.uploads)`,
+			Impl:    packerBuildImpl,
+		},
+		&Spec{
+			Name: "command", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "argv", Kind: KindStringList, Doc: "program and arguments, no shell; a program with a `/` is a workspace file (`//path` from the root, else relative to cwd), otherwise it is looked up on PATH"},
+				{Name: "cwd", Kind: KindString, Default: `"."`, Doc: "working directory inside the workspace, relative to the calling file or `//path`"},
+				{Name: "env", Kind: KindDict, Default: "{}", Doc: "extra environment variables: strings or secret() values (IMGFLOW_SECRET_* variables are never inherited)"},
+				{Name: "timeout", Kind: KindDuration, Default: `"30m"`, Doc: "how long the command may run"},
+			},
+			Returns: "struct(exit_code, output) — output is the last 64 KiB",
+			Doc: "Runs a tool step before packer, such as building the binaries a template uploads. Output streams line by line with a `[program]` prefix; a non-zero exit is an error " +
+				"showing the last lines. Recorded and journaled like every step; the validation pass and plans only check that the program and cwd exist.",
+			Example: `command(["make", "build-tools"], cwd = "//artifacts/build-tools")`,
+			Impl:    commandImpl,
+		},
+		stageCSEModulesSpec(),
+	)
+	registerSecret(r)
+}
+
+// upload is one file for the template's file provisioner.
+type upload struct {
+	src, abs, dest string
+}
+
+func packerBuildImpl(c *Call) (starlark.Value, error) {
+	tplRel, tplAbs, err := c.resolve(c.String("template", ""))
+	if err != nil {
+		return nil, err
+	}
+	tpl, err := packer.LoadTemplate(tplAbs)
+	if err != nil {
+		return nil, fmt.Errorf("packer_build: %w", err)
+	}
+	secrets := secretValues(c.Value("vars"))
+	fail := func(err error) error {
+		return errors.New(redactValues(fmt.Sprintf("packer_build %s: %v", tplRel, err), secrets))
+	}
+	vars, sensitive, err := packerVars(c.Value("vars"))
+	if err != nil {
+		return nil, fail(err)
+	}
+	values := map[string]string{}
+	var varFiles []string
+	for _, f := range c.Strings("var_files") {
+		rel, abs, err := c.resolve(f)
+		if err != nil {
+			return nil, err
+		}
+		vf, err := readVarFile(abs, rel)
+		if err != nil {
+			return nil, fail(err)
+		}
+		for k, v := range vf {
+			values[k] = v
+		}
+		varFiles = append(varFiles, abs)
+	}
+	for k, v := range vars {
+		values[k] = v
+	}
+	uploads, err := c.uploads()
+	if err != nil {
+		return nil, fail(err)
+	}
+	if err := checkPackerInputs(tpl, values, vars, sensitive, uploads, c.Strings("only")); err != nil {
+		return nil, fail(err)
+	}
+	checked := copyMap(values)
+	if len(uploads) > 0 {
+		checked[localsim.FilesDirVar] = "(staged files)"
+	}
+	if err := tpl.CheckVariables(checked); err != nil {
+		var mv *packer.MissingVariablesError
+		if errors.As(err, &mv) {
+			mv.Template = tplRel
+		}
+		msg := err.Error()
+		if usesVar(tpl, localsim.FilesDirVar) && len(uploads) == 0 {
+			msg += fmt.Sprintf("\n(%s is set by packer_build from files=[…]: pass the uploads, e.g. files = cse.uploads)", localsim.FilesDirVar)
+		}
+		return nil, errors.New(redactValues(msg, secrets))
+	}
+
+	ctx, cancel := context.WithTimeout(c.Ctx(), c.Duration("timeout", 3*time.Hour))
+	defer cancel()
+	if len(uploads) > 0 {
+		dir, err := stageUploads(uploads)
+		if err != nil {
+			return nil, fail(err)
+		}
+		defer os.RemoveAll(dir)
+		vars[localsim.FilesDirVar] = dir
+	}
+	req := packer.BuildRequest{
+		TemplatePath: tplRel, Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
+		Only: c.Strings("only"), WorkDir: c.Run.Workspace.Root,
+	}
+	builder := c.Run.packerBuilder()
+	if builder == nil || c.Run.dryRun() {
+		builder = localsim.New(c.Run.Provider)
+	}
+	outcome := cloud.Created
+	var res *packer.Result
+	if ob, ok := builder.(outcomeBuilder); ok {
+		res, outcome, err = ob.BuildOutcome(ctx, req)
+	} else {
+		res, err = builder.Build(ctx, req)
+	}
+	if err != nil {
+		// The builders' errors name the template ("packer build <path> …").
+		return nil, errors.New(redactValues(strings.ReplaceAll(err.Error(), tplAbs, tplRel), secrets))
+	}
+	v, summary, err := c.buildResult(res)
+	if err != nil {
+		return nil, fail(err)
+	}
+	c.Report(outcome, summary)
+	return v, nil
+}
+
+// packerVars converts the vars dict: strings stay, secrets are revealed
+// and named sensitive; anything else is an error saying what to write.
+func packerVars(v starlark.Value) (map[string]string, []string, error) {
+	out := map[string]string{}
+	var sensitive []string
+	d, _ := v.(*starlark.Dict)
+	if d == nil {
+		return out, nil, nil
+	}
+	var errs []error
+	for _, kv := range d.Items() {
+		k, ok := kv[0].(starlark.String)
+		if !ok {
+			errs = append(errs, fmt.Errorf("vars: key %s is not a string", kv[0]))
+			continue
+		}
+		name := string(k)
+		switch val := kv[1].(type) {
+		case starlark.String:
+			out[name] = string(val)
+		case *Secret:
+			out[name] = val.reveal()
+			sensitive = append(sensitive, name)
+		case starlark.Int, starlark.Float, starlark.Bool:
+			errs = append(errs, fmt.Errorf("vars[%q] is the %s %s: packer 1.6.6 takes only strings; quote it: %q", name, val.Type(), val, quoteForPacker(val)))
+		default:
+			errs = append(errs, fmt.Errorf("vars[%q] is a %s: packer variables are strings (or secret() values)", name, describe(val)))
+		}
+	}
+	sort.Strings(sensitive)
+	return out, sensitive, errors.Join(errs...)
+}
+
+func quoteForPacker(v starlark.Value) string {
+	if b, ok := v.(starlark.Bool); ok {
+		return strings.ToLower(b.String())
+	}
+	return v.String()
+}
+
+// checkPackerInputs applies imgflow's rules before packer's: secrets come
+// from secret(), the staged-files variable is packer_build's, uploads need
+// a template that uploads them, -only names exist.
+func checkPackerInputs(tpl *packer.Template, values, vars map[string]string, secretVars []string, uploads []upload, only []string) error {
+	var errs []error
+	isSecret := map[string]bool{}
+	for _, n := range secretVars {
+		isSecret[n] = true
+	}
+	if _, ok := values[localsim.FilesDirVar]; ok {
+		errs = append(errs, fmt.Errorf("%s is set by packer_build from files=[…]; do not pass it in vars or var_files", localsim.FilesDirVar))
+	}
+	for _, name := range tpl.SensitiveVariables {
+		if values[name] != "" && !isSecret[name] {
+			errs = append(errs, fmt.Errorf("%s is a sensitive variable of the template: pass it as vars={%q: secret(%q)}, not as a plain string (which would reach the journal and plans)", name, name, name))
+		}
+	}
+	if len(uploads) > 0 && !usesVar(tpl, localsim.FilesDirVar) {
+		errs = append(errs, fmt.Errorf("files were given but the template never uses {{user `%s`}}: add a file provisioner {\"type\": \"file\", \"source\": \"{{user `%s`}}/home/packer/\", \"destination\": \"/home/packer/\"}",
+			localsim.FilesDirVar, localsim.FilesDirVar))
+	}
+	for _, name := range only {
+		if _, ok := tpl.Builder(name); !ok {
+			errs = append(errs, fmt.Errorf("only: %q matches no builder (builders: %s)", name, strings.Join(tpl.BuilderNames(), ", ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// usesVar reports whether the template uses {{user `name`}}.
+func usesVar(tpl *packer.Template, name string) bool {
+	for _, ref := range tpl.UsedVariables() {
+		if ref.Kind == packer.KindUser && ref.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// readVarFile reads a workspace var-file: a JSON object of strings.
+func readVarFile(abs, rel string) (map[string]string, error) {
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("var_files: %w", err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("var_files: %s is not a JSON object: %w", rel, err)
+	}
+	out := make(map[string]string, len(raw))
+	var errs []error
+	for k, v := range raw {
+		s, ok := v.(string)
+		if !ok {
+			errs = append(errs, fmt.Errorf("var_files: %s: %s is not a string: packer 1.6.6 takes only strings; quote it", rel, k))
+			continue
+		}
+		out[k] = s
+	}
+	return out, errors.Join(errs...)
+}
+
+// resolve resolves a workspace path as the calling file wrote it.
+func (c *Call) resolve(p string) (rel, abs string, err error) {
+	from := ""
+	if len(c.step.Stack) >= 2 {
+		from = c.step.Stack[len(c.step.Stack)-2].Pos.Filename()
+	}
+	rel, abs, err = c.Run.Workspace.Resolve(from, p)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", c.Spec.Name, err)
+	}
+	return rel, abs, nil
+}
+
+// uploads reads the files argument and checks every source exists.
+func (c *Call) uploads() ([]upload, error) {
+	seq, _ := c.Value("files").(starlark.Indexable)
+	if seq == nil {
+		return nil, nil
+	}
+	var out []upload
+	var errs []error
+	seen := map[string]string{}
+	for i := 0; i < seq.Len(); i++ {
+		var src, dest string
+		generated := false
+		switch e := seq.Index(i).(type) {
+		case starlark.String:
+			var ok bool
+			src, dest, ok = strings.Cut(string(e), ":")
+			if !ok {
+				errs = append(errs, fmt.Errorf("files[%d] %q: want \"src:dest\"", i, string(e)))
+				continue
+			}
+		case *starlarkstruct.Struct:
+			src, dest = attrString(e, "src"), attrString(e, "dest")
+			if g, err := e.Attr("generated"); err == nil {
+				generated = bool(g.Truth())
+			}
+		}
+		if src == "" || dest == "" {
+			errs = append(errs, fmt.Errorf("files[%d]: want a struct with src and dest, or \"src:dest\"", i))
+			continue
+		}
+		if !path.IsAbs(dest) || path.Clean(dest) != dest || dest == "/" {
+			errs = append(errs, fmt.Errorf("files[%d]: dest %q must be a clean absolute path on the VM, e.g. /home/packer/%s", i, dest, path.Base(src)))
+			continue
+		}
+		if prev, dup := seen[dest]; dup {
+			errs = append(errs, fmt.Errorf("files[%d]: %s and %s both go to %s", i, prev, src, dest))
+			continue
+		}
+		seen[dest] = src
+		rel, abs, err := c.resolve(src)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("files[%d]: %w", i, err))
+			continue
+		}
+		st, err := os.Stat(abs)
+		switch {
+		case err != nil && generated && c.Run.dryRun():
+			continue // made by an earlier command() step, which runs in the apply pass only
+		case err != nil && generated:
+			errs = append(errs, fmt.Errorf("files[%d]: %s does not exist: the step that generates it (command()) must run before packer_build", i, rel))
+			continue
+		case err != nil:
+			errs = append(errs, fmt.Errorf("files[%d]: %s does not exist in the workspace", i, rel))
+			continue
+		case !st.Mode().IsRegular():
+			errs = append(errs, fmt.Errorf("files[%d]: %s is not a regular file: list the files to upload one by one", i, rel))
+			continue
+		}
+		out = append(out, upload{src: rel, abs: abs, dest: dest})
+	}
+	return out, errors.Join(errs...)
+}
+
+// stageUploads copies the uploads into a new directory that mirrors their
+// destinations (dir/home/packer/x for /home/packer/x), keeping modes.
+func stageUploads(uploads []upload) (string, error) {
+	dir, err := os.MkdirTemp("", "imgflow-files-")
+	if err != nil {
+		return "", err
+	}
+	for _, u := range uploads {
+		dst := filepath.Join(dir, filepath.FromSlash(u.dest))
+		if err := copyFile(u.abs, dst); err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("stage %s: %w", u.src, err)
+		}
+	}
+	return dir, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// buildResult turns packer's result into packer_build's struct and a
+// summary line.
+func (c *Call) buildResult(res *packer.Result) (starlark.Value, string, error) {
+	var arts []any
+	var image *packer.AzureARMArtifact
+	for _, b := range res.Builds {
+		for _, a := range b.Artifacts {
+			files := a.Files
+			if files == nil {
+				files = []string{}
+			}
+			arts = append(arts, makeStruct("artifact", fields{"build": b.Name, "builder_id": a.BuilderID, "id": a.ID, "files": files, "string": a.String}))
+			if a.Azure != nil && a.Azure.ManagedImageID != "" && image == nil {
+				image = a.Azure
+			}
+		}
+	}
+	if arts == nil {
+		arts = []any{}
+	}
+	f := fields{"artifacts": arts, "managed_image": nil, "sig_version": nil, "vhd_url": nil, "resource_group": nil}
+	var summary []string
+	if image != nil {
+		f["managed_image"] = makeStruct("managed_image", fields{"id": image.ManagedImageID, "name": image.ManagedImageName,
+			"resource_group": image.ManagedImageResourceGroupName, "location": image.ManagedImageLocation})
+		summary = append(summary, "managed image "+image.ManagedImageName)
+	}
+	if res.ResourceGroup != "" {
+		f["resource_group"] = res.ResourceGroup
+	}
+	if res.OSDiskVHDURL != "" {
+		f["vhd_url"] = res.OSDiskVHDURL
+		summary = append(summary, "VHD "+res.OSDiskVHDURL)
+	}
+	if res.GalleryImageVersionID != "" {
+		v, err := c.galleryVersion(res.GalleryImageVersionID)
+		if err != nil {
+			return nil, "", err
+		}
+		f["sig_version"] = v
+		if rid, err := cloud.ParseResourceID(res.GalleryImageVersionID); err == nil && len(rid.Names) == 3 {
+			summary = append(summary, "version "+strings.Join(rid.Names, "/"))
+		}
+	}
+	if len(summary) == 0 {
+		summary = append(summary, fmt.Sprintf("%d artifact(s)", len(arts)))
+	}
+	return makeStruct("packer_build", f), strings.Join(summary, ", "), nil
+}
+
+// galleryVersion reads back the version packer published, as the
+// image_version() struct later steps (replicate, sig_to_vhd) take.
+func (c *Call) galleryVersion(id string) (starlark.Value, error) {
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil || !rid.Is("Microsoft.Compute", "galleries", "images", "versions") {
+		return nil, fmt.Errorf("packer reported %q, which is not a gallery image version id", id)
+	}
+	ctx, p := c.Ctx(), c.Run.Provider
+	g, err := p.GetGallery(ctx, rid.ResourceGroup, rid.Names[0])
+	if err != nil {
+		return nil, fmt.Errorf("read back the gallery of %s: %w", id, err)
+	}
+	d, err := p.GetImageDefinition(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1])
+	if err != nil {
+		return nil, fmt.Errorf("read back the definition of %s: %w", id, err)
+	}
+	v, err := p.GetImageVersion(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1], rid.Names[2])
+	if err != nil {
+		return nil, fmt.Errorf("read back %s: %w", id, err)
+	}
+	ds := makeStruct("image_definition", fields{
+		"id": d.ID, "name": d.Name, "gallery": galleryValue(g), "resource_group": d.ResourceGroup, "location": d.Location,
+		"publisher": d.Publisher, "offer": d.Offer, "sku": d.SKU, "os_type": d.OSType, "os_state": d.OSState,
+		"hyper_v_generation": d.HyperVGeneration, "architecture": d.Architecture, "features": mapOrEmpty(d.Features),
+	})
+	return versionValue(v, ds), nil
+}
+
+// commandOutputMax is how much of a command's output its result keeps.
+const commandOutputMax = 64 << 10
+
+// commandTailLines is how many output lines a failed command's error shows.
+const commandTailLines = 20
+
+func commandImpl(c *Call) (starlark.Value, error) {
+	argv := c.Strings("argv")
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New(`command: argv is empty: pass the program and its arguments, e.g. ["make", "build-tools"]`)
+	}
+	cwdRel, cwdAbs, err := c.resolve(c.String("cwd", "."))
+	if err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(cwdAbs); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("command: cwd %s is not a directory of the workspace", cwdRel)
+	}
+	env, secrets, err := commandEnv(c.Value("env"))
+	if err != nil {
+		return nil, err
+	}
+	bin, err := c.program(argv[0], cwdRel)
+	if err != nil {
+		return nil, err
+	}
+	display := strings.Join(argv, " ")
+	if c.Run.dryRun() {
+		c.Report(cloud.Outcome("run"), display+" in "+cwdRel)
+		return makeStruct("command", fields{"exit_code": 0, "output": ""}), nil
+	}
+
+	timeout := c.Duration("timeout", 30*time.Minute)
+	ctx, cancel := context.WithTimeout(c.Ctx(), timeout)
+	defer cancel()
+	cmd := execCommand(ctx, bin, argv[1:])
+	cmd.Dir = cwdAbs
+	cmd.Env = append(scrubSecretEnv(os.Environ()), env...)
+	out := &commandOutput{prefix: "[" + path.Base(argv[0]) + "] ", secrets: secrets, pos: c.Pos(), rep: c.Run.Reporter}
+	cmd.Stdout, cmd.Stderr = out, out
+	runErr := cmd.Run()
+	out.flush()
+	code := -1
+	if cmd.ProcessState != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		return nil, fmt.Errorf("command %s timed out after %s (in %s): raise timeout=… or make it faster%s", display, timeout, cwdRel, out.tailText())
+	case c.Ctx().Err() != nil:
+		return nil, fmt.Errorf("command %s interrupted: %w", display, c.Ctx().Err())
+	case code != 0:
+		return nil, fmt.Errorf("command %s exited with status %d (in %s)%s", display, code, cwdRel, out.tailText())
+	case runErr != nil:
+		return nil, fmt.Errorf("command %s: %w", display, runErr)
+	}
+	c.Report(cloud.Outcome("ran"), display+" in "+cwdRel)
+	return makeStruct("command", fields{"exit_code": code, "output": string(out.kept)}), nil
+}
+
+// commandEnv converts the env dict to K=V pairs; secret values are
+// revealed for the process and returned for redaction.
+func commandEnv(v starlark.Value) ([]string, []string, error) {
+	d, _ := v.(*starlark.Dict)
+	if d == nil {
+		return nil, nil, nil
+	}
+	var env []string
+	var errs []error
+	for _, kv := range d.Items() {
+		k, ok := kv[0].(starlark.String)
+		if !ok || !secretNameRE.MatchString(string(k)) {
+			errs = append(errs, fmt.Errorf("command: env key %s is not a variable name (letters, digits, _)", kv[0]))
+			continue
+		}
+		switch val := kv[1].(type) {
+		case starlark.String:
+			env = append(env, string(k)+"="+string(val))
+		case *Secret:
+			env = append(env, string(k)+"="+val.reveal())
+		default:
+			errs = append(errs, fmt.Errorf("command: env[%q] is a %s: want a string or secret()", string(k), describe(val)))
+		}
+	}
+	return env, secretValues(v), errors.Join(errs...)
+}
+
+// program finds argv[0]: a workspace file when it has a slash, else on PATH.
+func (c *Call) program(name, cwdRel string) (string, error) {
+	if !strings.Contains(name, "/") {
+		bin, err := exec.LookPath(name)
+		if err != nil {
+			return "", fmt.Errorf("command: %s is not on PATH: install it, or give a workspace path such as //tools/%s", name, name)
+		}
+		return bin, nil
+	}
+	rel, abs, err := c.Run.Workspace.Resolve(path.Join(cwdRel, "_"), name)
+	if err != nil {
+		return "", fmt.Errorf("command: %w", err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("command: %s is not an executable file of the workspace (chmod +x it, or fix the path)", rel)
+	}
+	return abs, nil
+}
+
+// commandOutput streams a command's output line by line to the reporter,
+// redacted, and keeps its tail.
+type commandOutput struct {
+	prefix  string
+	secrets []string
+	pos     string
+	rep     Reporter
+	partial []byte
+	kept    []byte   // last commandOutputMax bytes, redacted
+	tail    []string // last commandTailLines lines
+}
+
+func (o *commandOutput) Write(p []byte) (int, error) {
+	o.partial = append(o.partial, p...)
+	for {
+		i := bytes.IndexByte(o.partial, '\n')
+		if i < 0 {
+			break
+		}
+		o.line(string(o.partial[:i]))
+		o.partial = o.partial[i+1:]
+	}
+	return len(p), nil
+}
+
+func (o *commandOutput) flush() {
+	if len(o.partial) > 0 {
+		o.line(string(o.partial))
+		o.partial = nil
+	}
+}
+
+func (o *commandOutput) line(l string) {
+	l = redactValues(strings.TrimRight(l, "\r"), o.secrets)
+	if o.rep != nil {
+		o.rep.Print(o.pos, o.prefix+l)
+	}
+	o.kept = append(o.kept, l+"\n"...)
+	if over := len(o.kept) - commandOutputMax; over > 0 {
+		o.kept = o.kept[over:]
+	}
+	o.tail = append(o.tail, l)
+	if len(o.tail) > commandTailLines {
+		o.tail = o.tail[1:]
+	}
+}
+
+func (o *commandOutput) tailText() string {
+	if len(o.tail) == 0 {
+		return ": it printed nothing"
+	}
+	return "; last output:\n  " + strings.Join(o.tail, "\n  ")
+}
+
+// execCommand makes the process of a command step. Cancellation sends
+// SIGINT (make and most tools stop cleanly on it), then kills after a
+// grace period.
+func execCommand(ctx context.Context, bin string, args []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
+}

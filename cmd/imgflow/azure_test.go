@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azure"
+	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
+	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+)
+
+// azureTarget points `imgflow run --target azure` at a fake ARM served over
+// HTTP, with Azurite behind its storage accounts.
+func azureTarget(t *testing.T) *fakearm.Server {
+	t.Helper()
+	az := azuritetest.Shared(t)
+	srv := fakearm.NewServer(t, fakearm.Options{Blob: &fakearm.BlobBackend{Endpoint: az.Endpoint, Key: azuritetest.Key}})
+	for k, v := range srv.Env() {
+		t.Setenv(k, v)
+	}
+	t.Setenv("IMGFLOW_AZURE_BLOB_ENDPOINT", az.URL+"/{account}")
+	t.Setenv("IMGFLOW_AZURE_STORAGE_KEY", azuritetest.DevKey)
+	seedFlatcarStorage(t)
+	return srv
+}
+
+// seedFlatcarStorage creates Flatcar's release storage account, as it
+// exists in Flatcar's subscription: Azurite serves the account's blobs
+// already, so the account must exist in ARM too, or the plan would see a
+// name taken elsewhere.
+func seedFlatcarStorage(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := azure.FromEnvironment(ctx, "", nil)
+	require.NoError(t, err)
+	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "flatcar", Location: "westeurope"})
+	require.NoError(t, err)
+	_, err = p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "flatcar", ResourceGroup: "flatcar", Location: "westeurope"})
+	require.NoError(t, err)
+}
+
+func flatcarOnAzure(t *testing.T, state string, extra ...string) cliResult {
+	t.Helper()
+	root := repoRoot(t)
+	args := append([]string{"run", "--root", root, "--state", state, "--target", "azure",
+		filepath.Join(root, "workflows", "flatcar.star"),
+		"--var", "version=4152.2.3", "--var", "vhd=//testdata/flatcar/flatcar-linux-test-amd64.vhd"}, extra...)
+	return imgflow(t, args...)
+}
+
+func TestFlatcarRunsEndToEndOnTheAzureTarget(t *testing.T) {
+	srv := azureTarget(t)
+	// Gallery APIs throttle: the first create answers 429 and is retried.
+	srv.Inject(fakearm.Fault{API: "GalleriesClient.BeginCreateOrUpdate", Status: http.StatusTooManyRequests, RetryAfter: time.Millisecond})
+	state := t.TempDir()
+	outputs := filepath.Join(t.TempDir(), "outputs.json")
+	res := flatcarOnAzure(t, state, "--outputs", outputs)
+	require.Equal(t, 0, res.code, res.String())
+	assert.Equal(t, 0, srv.PendingFaults(), "the 429 was answered and retried")
+	assert.Contains(t, res.stdout, "(target azure, run ")
+	assert.Contains(t, res.stdout, "share_community")
+
+	data, err := os.ReadFile(outputs)
+	require.NoError(t, err)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal(data, &out))
+	public, _ := out["public_gallery_name"].(string)
+	assert.Regexp(t, `^flatcar-[0-9a-f-]{36}$`, public)
+	assert.Equal(t, "/CommunityGalleries/"+public+"/Images/flatcar-stable-amd64/Versions/4152.2.3", out["community_image_id"])
+	assert.Greater(t, len(out["regions"].([]any)), 30)
+
+	// A rerun changes nothing.
+	res = flatcarOnAzure(t, state)
+	require.Equal(t, 0, res.code, res.String())
+	for _, line := range strings.Split(res.stdout, "\n") {
+		for _, changed := range []string{" created ", " updated "} {
+			assert.NotContains(t, line, changed, "a rerun must change nothing")
+		}
+	}
+}
+
+func TestAFailedReplicationRegionIsNamedAndFailsTheRun(t *testing.T) {
+	srv := azureTarget(t)
+	srv.FailReplication("japaneast", "Replication failed: quota exceeded")
+	res := flatcarOnAzure(t, t.TempDir())
+	require.NotEqual(t, 0, res.code, res.String())
+	assert.Contains(t, res.stderr, "japaneast")
+	assert.Contains(t, res.stderr, "workflows/flatcar.star:")
+	assert.NotContains(t, res.stdout+res.stderr, "sig=")
+}
+
+func TestInvalidInputIsRefusedBeforeAnyAzureCall(t *testing.T) {
+	srv := azureTarget(t)
+	seeded := len(srv.Requests())
+	res := flatcarOnAzure(t, t.TempDir(), "--var", "channel=nightly")
+	require.NotEqual(t, 0, res.code, res.String())
+	assert.Contains(t, res.stderr, "not one of the choices")
+	assert.Contains(t, res.stderr, "nothing was changed")
+	for _, r := range srv.Requests()[seeded:] {
+		assert.Equal(t, http.MethodGet, r.Method, "no write may reach Azure: %s %s", r.Method, r.Path)
+	}
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azure"
+	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/packer"
+)
+
+// target is where a command runs: the provider that changes things, a
+// fresh dry-run view of it for the validation pass and plan, and where
+// run journals are kept.
+type target struct {
+	name     string
+	provider cloud.Provider
+	// dryRun returns a new dry-run view: reads see the target, changes are
+	// recorded only.
+	dryRun func() cloud.Provider
+	// runsDir holds the run journals.
+	runsDir string
+	// packer runs packer_build for real; nil simulates it (local target).
+	packer builtins.PackerBuilder
+	close   func() error
+}
+
+// targetFlags are the flags that choose and reach a target.
+type targetFlags struct {
+	name         string
+	stateDir     string
+	subscription string
+}
+
+// openTarget connects to the chosen target. The Azure target checks its
+// credential and subscription here, before any workflow step runs.
+func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFlags) (*target, error) {
+	if f.stateDir == "" {
+		f.stateDir = filepath.Join(ws.Root, ".imgflow")
+	}
+	runs := filepath.Join(f.stateDir, "runs")
+	switch f.name {
+	case "local":
+		p, err := local.Open(f.stateDir, local.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return &target{name: f.name, provider: p, dryRun: func() cloud.Provider { return p.DryRun() }, runsDir: runs, close: p.Close}, nil
+	case "azure":
+		p, err := azure.FromEnvironment(ctx, f.subscription, &azure.Options{
+			Log: func(msg string) { fmt.Fprintln(e.stderr, msg) },
+		})
+		if err != nil {
+			return nil, err
+		}
+		return &target{name: f.name, provider: p, dryRun: func() cloud.Provider { return overlay.New(p) }, runsDir: runs,
+			packer: &packer.Runner{Stdout: e.stdout, Prefix: "[packer] "}, close: func() error { return nil }}, nil
+	}
+	return nil, fmt.Errorf("unknown target %q: use local or azure", f.name)
+}

@@ -1,0 +1,300 @@
+package localsim
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// azureConfig is the part of a rendered azure-arm builder configuration the
+// simulation reads. Field names follow packer 1.6.6's JSON keys.
+type azureConfig struct {
+	build string
+
+	subscription string
+	location     string
+	osType       string
+	// osDiskGB is os_disk_size_gb; 0 when the template leaves it to the
+	// source image.
+	osDiskGB int64
+
+	// VHD output.
+	storageAccount   string
+	resourceGroup    string
+	captureContainer string
+	capturePrefix    string
+
+	// Managed image output.
+	imageName          string
+	imageResourceGroup string
+	buildResourceGroup string
+
+	// Sources: marketplace, image_url or shared_image_gallery.
+	publisher, offer, sku, version string
+	imageURL                       string
+	sigSource                      *sigRef
+
+	// shared_image_gallery_destination and its version settings.
+	sigDest           *sigRef
+	regions           []string
+	replicaCount      int
+	excludeFromLatest bool
+	endOfLife         *time.Time
+
+	tags map[string]string
+}
+
+// sigRef is a shared_image_gallery source or destination block.
+type sigRef struct {
+	subscription, resourceGroup, gallery, image, version string
+}
+
+func (s *sigRef) String() string {
+	return fmt.Sprintf("%s/%s/%s (resource group %s)", s.gallery, s.image, s.version, s.resourceGroup)
+}
+
+func (c *azureConfig) vhdMode() bool     { return c.captureContainer != "" || c.capturePrefix != "" }
+func (c *azureConfig) managedMode() bool { return c.imageName != "" || c.imageResourceGroup != "" }
+
+// parseConfig reads a rendered builder configuration. Values may be JSON
+// strings where packer expects numbers or booleans: packer decodes them
+// weakly typed, and templates pass them through {{user}}.
+func parseConfig(build string, raw map[string]any) (*azureConfig, error) {
+	var errs []error
+	r := &reader{m: raw, path: build, errs: &errs}
+	c := &azureConfig{build: build}
+	c.subscription = r.str("subscription_id")
+	c.location = r.str("location")
+	c.osType = r.str("os_type")
+	c.osDiskGB = int64(r.int("os_disk_size_gb"))
+	c.storageAccount = r.str("storage_account")
+	c.resourceGroup = r.str("resource_group_name")
+	c.captureContainer = r.str("capture_container_name")
+	c.capturePrefix = r.str("capture_name_prefix")
+	c.imageName = r.str("managed_image_name")
+	c.imageResourceGroup = r.str("managed_image_resource_group_name")
+	c.buildResourceGroup = r.str("build_resource_group_name")
+	c.publisher, c.offer, c.sku, c.version = r.str("image_publisher"), r.str("image_offer"), r.str("image_sku"), r.str("image_version")
+	c.imageURL = r.str("image_url")
+	if sub := r.obj("shared_image_gallery"); sub != nil {
+		c.sigSource = &sigRef{sub.str("subscription"), sub.str("resource_group"), sub.str("gallery_name"), sub.str("image_name"), sub.str("image_version")}
+	}
+	if sub := r.obj("shared_image_gallery_destination"); sub != nil {
+		c.sigDest = &sigRef{sub.str("subscription"), sub.str("resource_group"), sub.str("gallery_name"), sub.str("image_name"), sub.str("image_version")}
+		c.regions = sub.strList("replication_regions")
+	}
+	c.replicaCount = r.int("shared_image_gallery_replica_count")
+	c.excludeFromLatest = r.bool("shared_gallery_image_version_exclude_from_latest")
+	if eol := r.str("shared_gallery_image_version_end_of_life_date"); eol != "" {
+		t, err := time.Parse(time.RFC3339, eol)
+		if err != nil {
+			r.fail("shared_gallery_image_version_end_of_life_date", "is not an RFC 3339 time (e.g. 2030-01-01T00:00:00Z)")
+		} else {
+			c.endOfLife = &t
+		}
+	}
+	c.tags = r.strMap("azure_tags")
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, c.check()
+}
+
+// check applies packer 1.6.6's rules for the shapes imgflow builds (its
+// messages where it has one), plus the silent skip imgflow refuses.
+func (c *azureConfig) check() error {
+	var errs []error
+	fail := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("build %s: "+format, append([]any{c.build}, args...)...))
+	}
+	if c.osType == "" {
+		fail("an os_type must be specified (Linux or Windows)")
+	} else if err := cloud.ValidateOSType(c.osType); err != nil {
+		fail("os_type: %v", err)
+	}
+	sources := 0
+	if c.publisher != "" || c.offer != "" || c.sku != "" {
+		sources++
+		if c.publisher == "" || c.offer == "" || c.sku == "" {
+			fail("a marketplace source needs image_publisher, image_offer and image_sku")
+		}
+	}
+	if c.imageURL != "" {
+		sources++
+	}
+	if c.sigSource != nil {
+		sources++
+		if c.sigSource.resourceGroup == "" || c.sigSource.gallery == "" || c.sigSource.image == "" || c.sigSource.version == "" {
+			fail("shared_image_gallery needs resource_group, gallery_name, image_name and image_version")
+		}
+	}
+	if sources != 1 {
+		fail("specify exactly one source: a marketplace image (image_publisher, image_offer, image_sku), a VHD (image_url) or a gallery image (shared_image_gallery)")
+	}
+	switch {
+	case c.vhdMode() && c.managedMode():
+		fail("specify either a VHD (storage_account, resource_group_name, capture_container_name, capture_name_prefix) or a managed image (managed_image_name, managed_image_resource_group_name) output, not both")
+	case c.vhdMode():
+		if c.storageAccount == "" || c.resourceGroup == "" || c.captureContainer == "" || c.capturePrefix == "" {
+			fail("a VHD output needs storage_account, resource_group_name, capture_container_name and capture_name_prefix")
+		}
+		if c.sigSource != nil {
+			fail("VHD Target [capture_container_name] is not supported when using Shared Image Gallery as source: use managed_image_name and managed_image_resource_group_name")
+		}
+	case c.managedMode():
+		if c.imageName == "" || c.imageResourceGroup == "" {
+			fail("a managed image output needs managed_image_name and managed_image_resource_group_name")
+		}
+		if c.imageURL != "" {
+			fail("A managed image must be created from a managed image, it cannot be created from a VHD (image_url)")
+		}
+	default:
+		fail("no output: set storage_account, resource_group_name, capture_container_name and capture_name_prefix (VHD), or managed_image_name and managed_image_resource_group_name (managed image)")
+	}
+	if c.sigDest != nil {
+		if !c.managedMode() {
+			fail("shared_image_gallery_destination needs a managed image output: packer 1.6.6 publishes the managed image and silently skips the gallery in VHD mode")
+		}
+		if c.sigDest.resourceGroup == "" || c.sigDest.gallery == "" || c.sigDest.image == "" || c.sigDest.version == "" {
+			fail("shared_image_gallery_destination needs resource_group, gallery_name, image_name and image_version")
+		} else if err := cloud.ValidateVersion(c.sigDest.version); err != nil {
+			fail("shared_image_gallery_destination.image_version: %v", err)
+		}
+	}
+	if c.osDiskGB < 0 {
+		fail("os_disk_size_gb must be positive")
+	}
+	return errors.Join(errs...)
+}
+
+// reader reads typed fields of a JSON object, collecting errors.
+type reader struct {
+	m    map[string]any
+	path string
+	errs *[]error
+}
+
+func (r *reader) fail(key, msg string) {
+	*r.errs = append(*r.errs, fmt.Errorf("%s.%s %s", r.path, key, msg))
+}
+
+func (r *reader) str(key string) string {
+	switch v := r.m[key].(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case float64, bool:
+		return fmt.Sprint(v)
+	}
+	r.fail(key, "must be a string")
+	return ""
+}
+
+func (r *reader) int(key string) int {
+	switch v := r.m[key].(type) {
+	case nil:
+		return 0
+	case float64:
+		return int(v)
+	case string:
+		if v == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			r.fail(key, fmt.Sprintf("is %q, not a whole number", v))
+		}
+		return n
+	}
+	r.fail(key, "must be a number")
+	return 0
+}
+
+func (r *reader) bool(key string) bool {
+	switch v := r.m[key].(type) {
+	case nil:
+		return false
+	case bool:
+		return v
+	case string:
+		if v == "" {
+			return false
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			r.fail(key, fmt.Sprintf("is %q, not true or false", v))
+		}
+		return b
+	}
+	r.fail(key, "must be a boolean")
+	return false
+}
+
+func (r *reader) obj(key string) *reader {
+	switch v := r.m[key].(type) {
+	case nil:
+		return nil
+	case map[string]any:
+		return &reader{m: v, path: r.path + "." + key, errs: r.errs}
+	}
+	r.fail(key, "must be an object")
+	return nil
+}
+
+// strList reads a list of strings; a single string is one element, as
+// packer's weakly typed decoding lifts it (so "a,b" is ONE region).
+func (r *reader) strList(key string) []string {
+	switch v := r.m[key].(type) {
+	case nil:
+		return nil
+	case string:
+		if v == "" {
+			return nil
+		}
+		return []string{v}
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				r.fail(key, "must be a list of strings")
+				return nil
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	r.fail(key, "must be a list of strings")
+	return nil
+}
+
+func (r *reader) strMap(key string) map[string]string {
+	switch v := r.m[key].(type) {
+	case nil:
+		return nil
+	case map[string]any:
+		out := make(map[string]string, len(v))
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			s, ok := v[k].(string)
+			if !ok {
+				r.fail(key+"."+k, "must be a string")
+				continue
+			}
+			out[k] = s
+		}
+		return out
+	}
+	r.fail(key, "must be an object of strings")
+	return nil
+}

@@ -1,0 +1,299 @@
+// Package localsim simulates packer 1.6.6's azure-arm builder on a
+// cloud.Provider, for imgflow's local target and its validation pass.
+//
+// No VM boots and no provisioner runs. The template is loaded and its
+// variables checked exactly as for a real build (packer.Template.Render),
+// then the simulation creates, through the provider, what the azure-arm
+// builder would leave behind, read from the rendered builder configuration:
+//
+//   - VHD mode (capture_container_name, capture_name_prefix, storage_account,
+//     resource_group_name): a page blob
+//     system/Microsoft.Compute/Images/<container>/<prefix>-osDisk.<uuid>.vhd
+//     in that storage account, which must exist. The blob is a real fixed VHD
+//     of os_disk_size_gb, sparse, with a short marker in its first sector.
+//   - Managed image mode (managed_image_name,
+//     managed_image_resource_group_name): a managed image made from such a
+//     VHD, staged in a storage account "pkr<hash>" of the image's resource
+//     group and deleted once the image holds its content (the local cloud
+//     cannot delete storage accounts, so the empty account stays).
+//   - shared_image_gallery_destination: a gallery image version made from
+//     the managed image, which fails as in Azure when the gallery or the
+//     definition does not exist.
+//
+// Sources are checked as Azure would: a shared_image_gallery version or an
+// image_url blob must exist. A marketplace image cannot be checked.
+//
+// Names are deterministic: the <uuid> derives from the template, the build
+// name, the non-secret variable values and the staged files, so a rerun or
+// resumed run finds what an earlier run made and reuses it (outcome
+// "exists"); a product that exists but was made by another build is an
+// error, as for packer.
+//
+// The result has the shape of packer.Runner's: the artifact string is
+// azure-arm's, parsed with packer.ParseAzureARMArtifact.
+package localsim
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/packer"
+)
+
+// FilesDirVar is the template variable through which imgflow's
+// packer_build passes the directory of staged uploads. Its value (a
+// temporary path) does not enter the build identity; the files it holds do.
+const FilesDirVar = "imgflow_files_dir"
+
+// captureContainer is the container azure-arm captures VHDs into.
+const captureContainer = "system"
+
+// DefaultOSDiskGB is the OS disk size of a build whose template sets no
+// os_disk_size_gb and whose source size is unknown (a marketplace image):
+// the size of Azure's Linux marketplace images.
+const DefaultOSDiskGB = 30
+
+// Builder simulates azure-arm builds on Provider. It holds no state
+// between calls and may be used concurrently.
+type Builder struct {
+	Provider cloud.Provider
+	// TempDir holds the VHD files while they upload ("" = os.TempDir()).
+	TempDir string
+	// Now is the clock for end-of-life checks (nil = time.Now).
+	Now func() time.Time
+}
+
+// New returns a Builder for p.
+func New(p cloud.Provider) *Builder { return &Builder{Provider: p} }
+
+// Build simulates `packer build` for req (see the package doc).
+func (b *Builder) Build(ctx context.Context, req packer.BuildRequest) (*packer.Result, error) {
+	res, _, err := b.BuildOutcome(ctx, req)
+	return res, err
+}
+
+// BuildOutcome is Build that also reports whether anything was created
+// (cloud.Created) or every product already existed (cloud.Exists).
+func (b *Builder) BuildOutcome(ctx context.Context, req packer.BuildRequest) (*packer.Result, cloud.Outcome, error) {
+	p, err := prepare(req)
+	if err != nil {
+		return nil, "", err
+	}
+	// Parse and check every selected build before any of them changes
+	// anything.
+	var sims []*simulation
+	var errs []error
+	for _, name := range p.builds {
+		bl, _ := p.tpl.Builder(name)
+		if bl.Type != "azure-arm" {
+			errs = append(errs, fmt.Errorf("build %s is of type %s: the local target simulates only azure-arm builds; select those with only=[…]", name, bl.Type))
+			continue
+		}
+		raw, _ := p.rendered[name].(map[string]any)
+		cfg, err := parseConfig(name, raw)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sims = append(sims, &simulation{b: b, cfg: cfg, id: p.identity(name)})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, "", fmt.Errorf("packer template %s: %w", p.display, err)
+	}
+	for _, s := range sims {
+		if err := s.check(ctx); err != nil {
+			return nil, "", fmt.Errorf("packer build %s (simulated azure-arm): %w", p.display, err)
+		}
+	}
+	res := &packer.Result{}
+	outcome := cloud.Exists
+	for _, s := range sims {
+		art, out, err := s.run(ctx)
+		if err != nil {
+			return res, "", fmt.Errorf("packer build %s (simulated azure-arm): %w", p.display, err)
+		}
+		if out == cloud.Created {
+			outcome = cloud.Created
+		}
+		res.Builds = append(res.Builds, packer.BuildArtifacts{Name: s.cfg.build, Artifacts: []packer.Artifact{art}})
+		az := art.Azure
+		if res.ManagedImageID == "" {
+			res.ManagedImageID = az.ManagedImageID
+		}
+		if res.GalleryImageVersionID == "" {
+			res.GalleryImageVersionID = az.ManagedImageSharedImageGalleryID
+		}
+		if res.OSDiskVHDURL == "" {
+			res.OSDiskVHDURL = az.VHDURL()
+		}
+		if res.ResourceGroup == "" {
+			res.ResourceGroup = az.ManagedImageResourceGroupName
+		}
+	}
+	return res, outcome, nil
+}
+
+// prepared is a loaded, checked and rendered request.
+type prepared struct {
+	tpl      *packer.Template
+	tplData  []byte
+	display  string
+	values   map[string]string
+	secret   map[string]bool
+	rendered map[string]any
+	builds   []string
+	files    []byte // digest of the staged files, "" when none
+}
+
+func prepare(req packer.BuildRequest) (*prepared, error) {
+	if req.TemplatePath == "" {
+		return nil, errors.New("packer build: no template path")
+	}
+	path := resolve(req.WorkDir, req.TemplatePath)
+	tpl, err := packer.LoadTemplate(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("packer template: %w", err)
+	}
+	p := &prepared{tpl: tpl, tplData: data, display: req.TemplatePath, values: map[string]string{}, secret: map[string]bool{}}
+	for _, f := range req.VarFiles {
+		vf, err := readVarFile(resolve(req.WorkDir, f))
+		if err != nil {
+			return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
+		}
+		for k, v := range vf {
+			p.values[k] = v
+		}
+	}
+	for k, v := range req.Vars {
+		p.values[k] = v
+	}
+	for _, n := range append(append([]string(nil), req.Sensitive...), tpl.SensitiveVariables...) {
+		p.secret[n] = true
+	}
+	for _, name := range req.Only {
+		if _, ok := tpl.Builder(name); !ok {
+			return nil, fmt.Errorf("packer build %s: -only %q matches no builder (builders: %s)", req.TemplatePath, name, strings.Join(tpl.BuilderNames(), ", "))
+		}
+	}
+	p.builds = req.Only
+	if len(p.builds) == 0 {
+		p.builds = tpl.BuilderNames()
+	}
+	// The local target renders {{env}} as "": a workflow's build must not
+	// depend on the environment imgflow runs in.
+	p.rendered, err = tpl.Render(p.values, nil)
+	if err != nil {
+		var mv *packer.MissingVariablesError
+		if errors.As(err, &mv) {
+			mv.Template = req.TemplatePath
+		}
+		return nil, err
+	}
+	if dir := p.values[FilesDirVar]; dir != "" {
+		if p.files, err = digestTree(dir); err != nil {
+			return nil, fmt.Errorf("packer build %s: staged files: %w", req.TemplatePath, err)
+		}
+	}
+	return p, nil
+}
+
+// identity is the deterministic name part of one build's products.
+func (p *prepared) identity(build string) uuid.UUID {
+	h := sha256.New()
+	field := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
+	field("imgflow-localsim/1")
+	field(string(p.tplData))
+	field(build)
+	names := make([]string, 0, len(p.values))
+	for k := range p.values {
+		if !p.secret[k] && k != FilesDirVar {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		field(k)
+		field(p.values[k])
+	}
+	field(string(p.files))
+	return uuid.NewSHA1(uuid.NameSpaceURL, h.Sum(nil))
+}
+
+// digestTree hashes the relative paths, modes and contents of a directory.
+func digestTree(dir string) ([]byte, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %o\n", filepath.ToSlash(rel), info.Mode())
+		if info.Mode().IsRegular() {
+			return hashFile(h, path)
+		}
+		return nil
+	})
+	return h.Sum(nil), err
+}
+
+func hashFile(h hash.Hash, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(h, "%d\n", len(data))
+	h.Write(data)
+	return nil
+}
+
+func resolve(dir, p string) string {
+	if !filepath.IsAbs(p) && dir != "" {
+		p = filepath.Join(dir, p)
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// readVarFile reads a packer var-file: a JSON object of strings.
+func readVarFile(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("var-file: %w", err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("var-file %s: %w", path, err)
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("var-file %s: %s is not a string; packer 1.6.6 accepts only strings (quote it)", path, k)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
