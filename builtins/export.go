@@ -65,7 +65,7 @@ func sigToVHDImpl(c *Call) (starlark.Value, error) {
 			c.Report(cloud.Exists, dest.URL()+" (exported earlier)")
 			return blobValue(dest, existing), nil
 		}
-		if !overwrite {
+		if !overwrite && !c.interruptedExport(rg, versionID, dest) {
 			return nil, fmt.Errorf("sig_to_vhd: %s already exists and is not an export of %s: pass overwrite=True to replace it, or export to another name", dest.URL(), attrString(vs, "name"))
 		}
 	case !cloud.IsNotFound(err):
@@ -75,6 +75,13 @@ func sigToVHDImpl(c *Call) (starlark.Value, error) {
 	disk, err := c.exportDisk(rg, location, versionID, securityType, dest)
 	if err != nil {
 		return nil, err
+	}
+	if disk.AccessGranted {
+		// An interrupted attempt left its grant open; its SAS is not kept
+		// anywhere, so close it and open a new one.
+		if err := p.RevokeDiskAccess(ctx, rg, disk.Name); err != nil {
+			return nil, fmt.Errorf("sig_to_vhd: revoke the earlier access to disk %s: %w", disk.Name, err)
+		}
 	}
 	sas, err := p.GrantDiskAccess(ctx, rg, disk.Name, c.Duration("sas_duration", time.Hour))
 	if err != nil {
@@ -113,12 +120,24 @@ func sigToVHDImpl(c *Call) (starlark.Value, error) {
 	return blobValue(dest, b), nil
 }
 
-// exportDisk creates the temporary disk and registers its deletion at once.
-// Its name is derived from the version and destination, so a resumed run
-// finds the same disk.
-func (c *Call) exportDisk(rg, location, versionID, securityType string, dest cloud.BlobRef) (*cloud.Disk, error) {
+// exportDiskName is derived from the version and destination, so a
+// resumed run finds the disk of its interrupted attempt.
+func exportDiskName(versionID string, dest cloud.BlobRef) string {
 	sum := sha256.Sum256([]byte(versionID + "\x00" + dest.URL()))
-	name := "imgflow-export-" + hex.EncodeToString(sum[:6])
+	return "imgflow-export-" + hex.EncodeToString(sum[:6])
+}
+
+// interruptedExport reports that an unmarked destination blob is this
+// export's own interrupted copy: the export's disk still exists (the
+// attempt died between the copy and its mark), so copying again is safe.
+func (c *Call) interruptedExport(rg, versionID string, dest cloud.BlobRef) bool {
+	_, err := c.Run.Provider.GetDisk(c.Ctx(), rg, exportDiskName(versionID, dest))
+	return err == nil
+}
+
+// exportDisk creates the temporary disk and registers its deletion at once.
+func (c *Call) exportDisk(rg, location, versionID, securityType string, dest cloud.BlobRef) (*cloud.Disk, error) {
+	name := exportDiskName(versionID, dest)
 	disk, err := c.Run.Provider.CreateDiskFromImageVersion(c.Ctx(), cloud.Disk{
 		Name: name, ResourceGroup: rg, Location: location, SourceImageVersionID: versionID,
 		SecurityType: securityType, Tags: c.temporaryTags(),

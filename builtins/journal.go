@@ -24,6 +24,10 @@ type Journal interface {
 	CleanupDone(id string) bool
 	// RecordCleanupDone durably notes that a cleanup ran.
 	RecordCleanupDone(id string) error
+	// RecordCleanup durably notes a cleanup the moment it is registered.
+	RecordCleanup(c journal.Cleanup) error
+	// Pending are the cleanups earlier attempts registered and never ran.
+	Pending() []journal.Cleanup
 }
 
 // StepKey identifies a builtin call by its name and canonical arguments
@@ -56,6 +60,11 @@ func cleanupKinds() map[string]CleanupFunc {
 			return ignoreMissing(p.RevokeDiskAccess(ctx, str(a, "resource_group"), str(a, "name")))
 		},
 		"delete_disk": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			// A disk with open access cannot be deleted; the revoke may not
+			// have been registered yet when the grant's step died.
+			if err := ignoreMissing(p.RevokeDiskAccess(ctx, str(a, "resource_group"), str(a, "name"))); err != nil {
+				return err
+			}
 			return ignoreMissing(p.DeleteDisk(ctx, str(a, "resource_group"), str(a, "name")))
 		},
 		"delete_managed_image": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
@@ -84,8 +93,25 @@ func (c *Call) AddCleanup(kind, name string, args map[string]any) error {
 	spec := journal.Cleanup{Kind: kind, Name: name, Pos: c.Pos(), Args: args}
 	spec.ID = fmt.Sprintf("%s#%d", c.stepKeyOrPos(), len(c.cleanups))
 	c.cleanups = append(c.cleanups, spec)
+	if c.Run.Journal != nil {
+		if err := c.Run.Journal.RecordCleanup(spec); err != nil {
+			return err
+		}
+	}
 	c.Run.PushCleanup(c.Run.cleanupFromSpec(spec))
 	return nil
+}
+
+// RestoreCleanups registers the cleanups earlier attempts of the run left
+// pending, so a resumed run finishes them even if it no longer reaches the
+// step that made the resource. They go first: they run last.
+func (r *Run) RestoreCleanups() {
+	if r.Journal == nil {
+		return
+	}
+	for _, spec := range r.Journal.Pending() {
+		r.PushCleanup(r.cleanupFromSpec(spec))
+	}
 }
 
 func (c *Call) stepKeyOrPos() string {
@@ -121,4 +147,14 @@ func (c *Call) replay(rec *journal.Step) (starlark.Value, error) {
 	}
 	c.Report(cloud.Outcome("replayed"), "from the journal ("+rec.Outcome+" earlier)")
 	return v, nil
+}
+
+// RunCleanup runs a journaled cleanup against p, outside any run (imgflow
+// gc finishing what a dead run left).
+func (r *Registry) RunCleanup(ctx context.Context, p cloud.Provider, c journal.Cleanup) error {
+	fn, ok := r.cleanupKinds[c.Kind]
+	if !ok {
+		return fmt.Errorf("unknown cleanup kind %q", c.Kind)
+	}
+	return fn(ctx, p, c.Args)
 }

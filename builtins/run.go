@@ -3,6 +3,7 @@ package builtins
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -167,10 +168,15 @@ func (r *Run) Outputs() []Output {
 	return append([]Output(nil), r.outputs...)
 }
 
-// PushCleanup registers c to run when the workflow ends.
+// PushCleanup registers c to run when the workflow ends. A cleanup with
+// the same ID (restored from the journal, then registered again by the
+// replayed or rerun step) moves to the top rather than running twice.
 func (r *Run) PushCleanup(c Cleanup) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if c.ID != "" {
+		r.cleanups = slices.DeleteFunc(r.cleanups, func(o Cleanup) bool { return o.ID == c.ID })
+	}
 	r.cleanups = append(r.cleanups, c)
 }
 

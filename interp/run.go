@@ -107,6 +107,9 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 			sink = cfg.Journal
 		}
 		run.Journal = journal.NewReplayer(cfg.Journal.Records(), sink)
+		if pass == "apply" {
+			run.RestoreCleanups()
+		}
 	}
 	predeclared := Predeclared(cfg.Registry)
 	ld := newLoader(ctx, cfg.Workspace, run, predeclared, maxSteps, rel)

@@ -24,6 +24,7 @@ const (
 	TypeRun         = "run"
 	TypeResume      = "resume"
 	TypeStep        = "step"
+	TypeCleanup     = "cleanup"
 	TypeCleanupDone = "cleanup_done"
 	TypeEnd         = "end"
 )
@@ -42,6 +43,10 @@ type Record struct {
 
 	// step
 	Step *Step `json:"step,omitempty"`
+
+	// cleanup: registered the moment the temporary resource exists, so
+	// a crash inside the step that made it still leaves its cleanup here.
+	Cleanup *Cleanup `json:"cleanup,omitempty"`
 
 	// cleanup_done
 	CleanupID string `json:"cleanup_id,omitempty"`

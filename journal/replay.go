@@ -13,6 +13,7 @@ type Replayer struct {
 	unused   int
 	diverged bool
 	done     map[string]bool
+	pending  []Cleanup
 	sink     *File
 }
 
@@ -42,7 +43,19 @@ func NewReplayer(records []Record, sink *File) *Replayer {
 			r.done[rec.CleanupID] = true
 		}
 	}
+	r.pending = PendingCleanups(records)
 	return r
+}
+
+// Pending are the cleanups earlier attempts registered and never ran.
+func (r *Replayer) Pending() []Cleanup { return r.pending }
+
+// RecordCleanup journals a cleanup the moment it is registered.
+func (r *Replayer) RecordCleanup(c Cleanup) error {
+	if r.sink == nil {
+		return nil
+	}
+	return r.sink.Append(Record{Type: TypeCleanup, Cleanup: &c})
 }
 
 // Lookup returns the journaled step for key, consuming it.

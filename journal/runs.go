@@ -88,3 +88,33 @@ func held(path string) bool {
 	defer f.Close()
 	return lock(f) != nil
 }
+
+// PendingCleanups are the cleanups the run registered that never ran (the
+// run crashed, or its cleanups failed), in registration order.
+func PendingCleanups(records []Record) []Cleanup {
+	done := map[string]bool{}
+	for _, r := range records {
+		if r.Type == TypeCleanupDone {
+			done[r.CleanupID] = true
+		}
+	}
+	var out []Cleanup
+	seen := map[string]bool{}
+	add := func(c Cleanup) {
+		if !done[c.ID] && !seen[c.ID] {
+			seen[c.ID] = true
+			out = append(out, c)
+		}
+	}
+	for _, r := range records {
+		switch {
+		case r.Type == TypeCleanup && r.Cleanup != nil:
+			add(*r.Cleanup)
+		case r.Type == TypeStep && r.Step != nil:
+			for _, c := range r.Step.Cleanups {
+				add(c)
+			}
+		}
+	}
+	return out
+}

@@ -19,6 +19,7 @@ const usage = `imgflow builds and publishes Azure VM images from Starlark workfl
 Usage:
   imgflow run FILE [--var k=v]… [--vars-file F] [--state DIR] [--outputs FILE] [--target local|azure]
   imgflow run --resume RUN_ID [FILE] [--var k=v]…   resume a failed or interrupted run
+  imgflow gc [--older-than 4h] [--dry-run]   finish the cleanups of dead and abandoned runs
   imgflow runs [--output json] list runs and whether they can be resumed
   imgflow plan FILE [--var k=v]… [--output json]   what run would do; nothing changes
   imgflow test [PATH…] [--junit FILE] [--output json]   run *_test.star files (default: workflows/)
@@ -63,6 +64,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdState(env, rest)
 	case "plan":
 		err = cmdPlan(ctx, env, rest)
+	case "gc":
+		err = cmdGC(ctx, env, rest)
 	case "runs":
 		err = cmdRuns(env, rest)
 	case "fmt":

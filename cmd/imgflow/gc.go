@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/journal"
+)
+
+// cmdGC finishes the cleanups of runs that will not finish them
+// themselves: succeeded or cancelled runs whose cleanups failed, and failed
+// or interrupted runs older than --older-than (no longer worth resuming).
+// A running run, or a resumable one younger than that, is never touched.
+// What is cleaned comes from the journals: exactly the temporary resources
+// imgflow's builtins registered (disks, export access, temporary images),
+// not guesses from tags.
+func cmdGC(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("gc", e)
+	root := fs.String("root", ".", "workspace root `dir`")
+	stateDir := fs.String("state", "", "state `dir` holding runs/ (default ROOT/.imgflow)")
+	targetName := fs.String("target", "local", "where the resources are: local or azure")
+	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
+	olderThan := fs.Duration("older-than", 4*time.Hour, "a failed or interrupted run older than this is abandoned")
+	dryRun := fs.Bool("dry-run", false, "list what would be cleaned; change nothing")
+	if _, err := parseFlags(fs, args); err != nil {
+		return flagError(err)
+	}
+	ws, err := builtins.NewWorkspace(*root)
+	if err != nil {
+		return err
+	}
+	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription})
+	if err != nil {
+		return err
+	}
+	defer tgt.close()
+	runs, err := journal.List(tgt.runsDir)
+	if err != nil {
+		return err
+	}
+	reg := builtins.NewRegistry()
+	now := time.Now()
+	cleaned, failed := 0, 0
+	for _, r := range runs {
+		if reason := keep(r, now, *olderThan); reason != "" {
+			continue
+		}
+		n, errs := collectRun(ctx, e, tgt, reg, r, *dryRun)
+		cleaned += n
+		failed += len(errs)
+		for _, err := range errs {
+			e.errorf("%v", err)
+		}
+	}
+	verb := "cleaned"
+	if *dryRun {
+		verb = "would clean"
+	}
+	fmt.Fprintf(e.stdout, "gc: %s %d resource(s), %d failed\n", verb, cleaned, failed)
+	if failed > 0 {
+		return exitCode(1)
+	}
+	return nil
+}
+
+// keep says why a run's leftovers must stay ("" when they may go).
+func keep(r journal.Summary, now time.Time, olderThan time.Duration) string {
+	switch {
+	case r.Status == journal.StatusRunning:
+		return "running"
+	case r.Resumable && r.Status != journal.StatusCancelled && now.Sub(r.Updated) < olderThan:
+		return "resumable"
+	}
+	return ""
+}
+
+// collectRun runs the pending cleanups of one run, journaling each.
+func collectRun(ctx context.Context, e *env, tgt *target, reg *builtins.Registry, r journal.Summary, dryRun bool) (int, []error) {
+	j, err := journal.Open(tgt.runsDir, r.RunID)
+	if err != nil {
+		return 0, nil // taken by a run that started meanwhile: leave it
+	}
+	defer j.Close()
+	pending := journal.PendingCleanups(j.Records())
+	slices.Reverse(pending) // newest first, as the run itself would have
+	var errs []error
+	n := 0
+	for _, c := range pending {
+		if dryRun {
+			fmt.Fprintf(e.stdout, "would %s (run %s, %s)\n", c.Name, r.RunID, r.Status)
+			n++
+			continue
+		}
+		if err := reg.RunCleanup(ctx, tgt.provider, c); err != nil {
+			errs = append(errs, fmt.Errorf("run %s: %s: %w", r.RunID, c.Name, err))
+			continue
+		}
+		if err := j.Append(journal.Record{Type: journal.TypeCleanupDone, CleanupID: c.ID}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s (run %s, %s)\n", c.Name, r.RunID, r.Status)
+		n++
+	}
+	return n, errs
+}

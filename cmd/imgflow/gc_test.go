@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/interp"
+	"github.com/imgflow/imgflow/journal"
+)
+
+// crashedExport runs testdata/gc/export.star on the local state in dir and
+// crashes it right after the export's read access was granted, as a dead
+// process would: the temporary disk and its access are left behind.
+func crashedExport(t *testing.T, dir string) {
+	t.Helper()
+	ws, err := builtins.NewWorkspace(repoRoot(t))
+	require.NoError(t, err)
+	p, err := local.Open(dir, local.Options{})
+	require.NoError(t, err)
+	defer p.Close()
+	now := time.Now().UTC()
+	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "crashed", RunTime: &now, Workflow: "testdata/gc/export.star", Target: "local"})
+	require.NoError(t, err)
+	defer j.Close()
+	faults := cloud.NewFaults(map[string]cloud.Fault{"CopyBlob": {Crash: true}})
+	res := interp.Run(context.Background(), "//testdata/gc/export.star", interp.Config{
+		Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "crashed", Time: now}, Journal: j,
+	}, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: p.DryRun()})
+	require.True(t, res.Crashed, "%v", res.Err)
+	require.Len(t, disks(t, p), 1, "the crash leaves the temporary disk")
+}
+
+func disks(t *testing.T, p *local.Provider) []*cloud.Disk {
+	var out []*cloud.Disk
+	for _, rg := range p.Snapshot().ResourceGroups {
+		for _, d := range rg.Disks {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func disksIn(t *testing.T, dir string) []*cloud.Disk {
+	t.Helper()
+	p, err := local.Open(dir, local.Options{})
+	require.NoError(t, err)
+	defer p.Close()
+	return disks(t, p)
+}
+
+func TestGCFinishesTheCleanupsOfAnAbandonedRun(t *testing.T) {
+	dir := t.TempDir()
+	crashedExport(t, dir)
+
+	// Young enough to be resumed: left alone.
+	res := imgflow(t, "gc", "--root", repoRoot(t), "--state", dir)
+	require.Equal(t, 0, res.code, res.String())
+	assert.Contains(t, res.stdout, "gc: cleaned 0 resource(s)")
+	assert.Len(t, disksIn(t, dir), 1)
+
+	// Abandoned: a dry run lists revoke and delete, changes nothing.
+	res = imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s", "--dry-run")
+	require.Equal(t, 0, res.code, res.String())
+	assert.Contains(t, res.stdout, "would revoke access to disk imgflow-export-")
+	assert.Contains(t, res.stdout, "would delete disk imgflow-export-")
+	assert.Len(t, disksIn(t, dir), 1)
+
+	res = imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s")
+	require.Equal(t, 0, res.code, res.String())
+	assert.Contains(t, res.stdout, "gc: cleaned 2 resource(s), 0 failed")
+	assert.Empty(t, disksIn(t, dir), "the disk is gone")
+
+	// The cleanups are journaled: a second gc finds nothing to do.
+	res = imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s")
+	require.Equal(t, 0, res.code, res.String())
+	assert.Contains(t, res.stdout, "gc: cleaned 0 resource(s)")
+}
+
+func TestGCNeverTouchesARunningRun(t *testing.T) {
+	dir := t.TempDir()
+	crashedExport(t, dir)
+	j, err := journal.Open(filepath.Join(dir, "runs"), "crashed") // the run resumed, still going
+	require.NoError(t, err)
+	defer j.Close()
+	res := imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s")
+	require.Equal(t, 0, res.code, res.String())
+	assert.Contains(t, res.stdout, "gc: cleaned 0 resource(s)")
+	assert.Len(t, disksIn(t, dir), 1)
+}
+
+func TestResumeFinishesTheCleanupsOfTheCrashedAttempt(t *testing.T) {
+	dir := t.TempDir()
+	crashedExport(t, dir) // died inside sig_to_vhd, after the disk was made
+	res := imgflow(t, "run", "--root", repoRoot(t), "--state", dir, "--resume", "crashed")
+	require.Equal(t, 0, res.code, res.String())
+	assert.Contains(t, res.stdout, "replayed")
+	assert.Empty(t, disksIn(t, dir), "the resumed run deletes the disk the crashed attempt made")
+	runs := imgflow(t, "runs", "--root", repoRoot(t), "--state", dir)
+	assert.Contains(t, runs.stdout, "succeeded")
+}
