@@ -26,7 +26,7 @@ type target struct {
 	runsDir string
 	// packer runs packer_build for real; nil simulates it (local target).
 	packer builtins.PackerBuilder
-	close   func() error
+	close  func() error
 }
 
 // targetFlags are the flags that choose and reach a target.
