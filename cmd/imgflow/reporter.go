@@ -19,12 +19,14 @@ type consoleReporter struct {
 	e *env
 	// planning words outcomes as intentions (create, not created).
 	planning bool
-	mu       sync.Mutex
-	n        int
-	dim      func(string) string
-	ok       func(string) string
-	upd      func(string) string
-	bad      func(string) string
+	// prefix starts every line (the workflow's name when several run).
+	prefix string
+	mu     sync.Mutex
+	n      int
+	dim    func(string) string
+	ok     func(string) string
+	upd    func(string) string
+	bad    func(string) string
 }
 
 func newConsoleReporter(e *env) *consoleReporter {
@@ -57,7 +59,7 @@ func (r *consoleReporter) StepFinished(s *builtins.Step) {
 	default:
 		outcome = r.dim(string(s.Outcome))
 	}
-	fmt.Fprintf(r.e.stdout, "%3d %-17s %s %s %s %s\n", r.n, s.Builtin, s.Summary, outcome,
+	fmt.Fprintf(r.e.stdout, "%s%3d %-17s %s %s %s %s\n", r.prefix, r.n, s.Builtin, s.Summary, outcome,
 		r.dim(formatDuration(s.Duration)), r.dim(stepPos(s)))
 }
 
@@ -84,7 +86,7 @@ func planned(s *builtins.Step) *builtins.Step {
 func (r *consoleReporter) Print(pos, msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.e.stdout, "%s %s\n", r.dim(pos+":"), msg)
+	fmt.Fprintf(r.e.stdout, "%s%s %s\n", r.prefix, r.dim(pos+":"), msg)
 }
 
 func (r *consoleReporter) printOutputs(outputs []builtins.Output) {

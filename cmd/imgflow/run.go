@@ -33,6 +33,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	resume := fs.String("resume", "", "resume the run with this `id` (see imgflow runs): journaled steps are not redone")
 	maxSteps := fs.Uint64("max-steps", interp.DefaultMaxSteps, "Starlark step limit per thread")
 	output := fs.String("output", "text", "text or json (one run report on stdout, see docs/output-schemas.md)")
+	jobs := fs.Int("j", 1, "with several workflow files, how many run at once")
 	exportOutputs := fs.Bool("export-outputs", false, "set the outputs as pipeline variables (Azure Pipelines, GitHub Actions)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -53,8 +54,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 			return errors.New("--export-outputs with --output json: Azure Pipelines reads variables from logging commands on stdout, which holds the JSON report; use --output text there")
 		}
 	}
-	if len(pos) > 1 || (len(pos) == 0 && *resume == "") {
-		return fmt.Errorf("run takes one workflow file: imgflow run workflows/flatcar.star --var name=value (or --resume RUN_ID)")
+	if len(pos) == 0 && *resume == "" {
+		return fmt.Errorf("run takes a workflow file: imgflow run workflows/flatcar.star --var name=value (or --resume RUN_ID)")
+	}
+	if len(pos) > 1 && (*resume != "" || *output == "json" || *outputs != "" || *exportOutputs) {
+		return fmt.Errorf("several workflows run with text output only: --resume, --output json, --outputs and --export-outputs take one workflow")
 	}
 	values, err := loadVars(*varsFile, vars)
 	if err != nil {
@@ -69,6 +73,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer tgt.close()
+	if len(pos) > 1 {
+		return runMany(ctx, e, ws, tgt, pos, values, *jobs, *maxSteps)
+	}
 
 	j, info, file, err := openJournal(ws, tgt.runsDir, *resume, pos, values, tgt.name)
 	if err != nil {
