@@ -1,0 +1,135 @@
+package workflows
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.starlark.net/starlark"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/interp"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden plans in testdata/plans")
+
+// workflowFiles lists workflows/*.star (tests excluded).
+func workflowFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*.star")
+	require.NoError(t, err)
+	var out []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.star") {
+			out = append(out, f)
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// planVars are the vars a workflow's plan runs with: its defaults, plus
+// testdata/plans/<name>.vars.json when it has required params.
+func planVars(t *testing.T, name string) map[string]starlark.Value {
+	t.Helper()
+	vars := map[string]starlark.Value{}
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "plans", name+".vars.json"))
+	if os.IsNotExist(err) {
+		return vars
+	}
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(data, &m))
+	for k, v := range m {
+		vars[k] = builtins.FromGo(v)
+	}
+	return vars
+}
+
+// plan runs the plan of a workflow against p (a local cloud).
+func plan(t *testing.T, file string, p *local.Provider) *interp.Result {
+	t.Helper()
+	ws, err := builtins.NewWorkspace("..")
+	require.NoError(t, err)
+	name := strings.TrimSuffix(file, ".star")
+	return interp.Plan(context.Background(), "//workflows/"+file, interp.Config{
+		Workspace: ws, Registry: builtins.NewRegistry(), Vars: planVars(t, name),
+		Info: builtins.RunInfo{ID: "plan", Time: runTime},
+	}, p.DryRun())
+}
+
+// planJSON is the stable JSON of a plan: each step's builtin, action, what
+// and where, and the outputs (what `imgflow plan --output json` shows).
+func planJSON(t *testing.T, res *interp.Result) []byte {
+	t.Helper()
+	type step struct {
+		Builtin string `json:"builtin"`
+		Action  string `json:"action"`
+		Summary string `json:"summary"`
+		Pos     string `json:"pos"`
+	}
+	var steps []step
+	for _, s := range res.Steps {
+		if s.Effect == builtins.Changes {
+			steps = append(steps, step{s.Builtin, string(s.Outcome), s.Summary, s.Pos})
+		}
+	}
+	outputs := map[string]any{}
+	for _, o := range res.Outputs {
+		outputs[o.Name] = o.Value
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(map[string]any{"steps": steps, "outputs": outputs}))
+	// The subscription id is random per cloud.
+	sub := regexp.MustCompile(`/subscriptions/[0-9a-f-]{36}/`)
+	return sub.ReplaceAll(b.Bytes(), []byte("/subscriptions/<subscription>/"))
+}
+
+func newPlanCloud(t *testing.T) *local.Provider {
+	t.Helper()
+	p, err := local.NewMemory(local.Options{Now: func() time.Time { return runTime }, Rand: rand.New(rand.NewSource(1))})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// TestPlansMatchTheirGoldenFiles plans every workflow on an empty local
+// cloud and compares with testdata/plans/<name>.plan.json (go test
+// ./workflows/ -update rewrites them). The plan changes nothing.
+func TestPlansMatchTheirGoldenFiles(t *testing.T) {
+	for _, file := range workflowFiles(t) {
+		t.Run(file, func(t *testing.T) {
+			p := newPlanCloud(t)
+			before, err := json.Marshal(p.Snapshot())
+			require.NoError(t, err)
+			res := plan(t, file, p)
+			require.NoError(t, res.Err)
+			after, err := json.Marshal(p.Snapshot())
+			require.NoError(t, err)
+			assert.JSONEq(t, string(before), string(after), "a plan must change nothing")
+
+			got := planJSON(t, res)
+			golden := filepath.Join("..", "testdata", "plans", strings.TrimSuffix(file, ".star")+".plan.json")
+			if *updateGolden {
+				require.NoError(t, os.WriteFile(golden, got, 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "no golden plan: run go test ./workflows/ -run TestPlans -update")
+			assert.Equal(t, string(want), string(got), "the plan of %s changed: review it, then go test ./workflows/ -run TestPlans -update", file)
+		})
+	}
+}
