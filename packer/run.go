@@ -156,7 +156,7 @@ func prepare(req BuildRequest, check bool) (*prepared, error) {
 		return nil, errors.New("packer build: no template path")
 	}
 	p := &prepared{vars: req.Vars, only: req.Only, workDir: req.WorkDir}
-	p.template = resolvePath(req.WorkDir, req.TemplatePath)
+	p.template = ResolvePath(req.WorkDir, req.TemplatePath)
 	tpl, err := LoadTemplate(p.template)
 	if err != nil {
 		return nil, err
@@ -166,8 +166,8 @@ func prepare(req BuildRequest, check bool) (*prepared, error) {
 	// What packer will see: var-files in order, then our Vars file.
 	values := map[string]string{}
 	for _, f := range req.VarFiles {
-		abs := resolvePath(req.WorkDir, f)
-		vf, err := readVarFile(abs)
+		abs := ResolvePath(req.WorkDir, f)
+		vf, err := ReadVarFile(abs)
 		if err != nil {
 			return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 		}
@@ -201,7 +201,8 @@ func prepare(req BuildRequest, check bool) (*prepared, error) {
 	return p, nil
 }
 
-func resolvePath(dir, p string) string {
+// ResolvePath makes p absolute, relative to dir when it is relative.
+func ResolvePath(dir, p string) string {
 	if !filepath.IsAbs(p) && dir != "" {
 		p = filepath.Join(dir, p)
 	}
@@ -211,9 +212,9 @@ func resolvePath(dir, p string) string {
 	return p
 }
 
-// readVarFile reads a packer 1.6.6 var-file: a JSON object of strings
+// ReadVarFile reads a packer 1.6.6 var-file: a JSON object of strings
 // (packer rejects other value types).
-func readVarFile(path string) (map[string]string, error) {
+func ReadVarFile(path string) (map[string]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("var-file: %w", err)

@@ -357,7 +357,7 @@ func TestWriteVarFile(t *testing.T) {
 	st, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-	got, err := readVarFile(path)
+	got, err := ReadVarFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"b": secret, "a": "x,y\n\"z\""}, got)
 }

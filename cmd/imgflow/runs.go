@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/journal"
 )
 
@@ -23,14 +22,11 @@ func cmdRuns(e *env, args []string) error {
 		return err
 	}
 	*asJSON = *asJSON || *output == "json"
-	if *stateDir == "" {
-		ws, err := builtins.NewWorkspace(*root)
-		if err != nil {
-			return err
-		}
-		*stateDir = filepath.Join(ws.Root, ".imgflow")
+	dir, err := stateDirOf(*root, *stateDir)
+	if err != nil {
+		return err
 	}
-	runs, err := journal.List(filepath.Join(*stateDir, "runs"))
+	runs, err := journal.List(filepath.Join(dir, "runs"))
 	if err != nil {
 		return err
 	}

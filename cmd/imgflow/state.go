@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/fatih/color"
 
-	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
 )
@@ -28,14 +26,11 @@ func cmdState(e *env, args []string) error {
 		return err
 	}
 	*asJSON = *asJSON || *output == "json"
-	if *stateDir == "" {
-		ws, err := builtins.NewWorkspace(*root)
-		if err != nil {
-			return err
-		}
-		*stateDir = filepath.Join(ws.Root, ".imgflow")
+	dir, err := stateDirOf(*root, *stateDir)
+	if err != nil {
+		return err
 	}
-	p, err := local.Open(*stateDir, local.Options{})
+	p, err := local.Open(dir, local.Options{})
 	if err != nil {
 		return err
 	}

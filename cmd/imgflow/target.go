@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/imgflow/imgflow/builtins"
@@ -28,6 +29,12 @@ type target struct {
 	packer builtins.PackerBuilder
 	close  func() error
 }
+
+// envSimulatePacker is a TEST-ONLY hook: set to "simulate", packer_build
+// on the Azure target creates what packer would have (packer/localsim)
+// through the Azure provider instead of running packer, so AKS workflows
+// run end to end against a fake ARM.
+const envSimulatePacker = "IMGFLOW_PACKER"
 
 // targetFlags are the flags that choose and reach a target.
 type targetFlags struct {
@@ -57,8 +64,25 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		if err != nil {
 			return nil, err
 		}
-		return &target{name: f.name, provider: p, dryRun: func() cloud.Provider { return overlay.New(p) }, runsDir: runs,
-			packer: &packer.Runner{Stdout: e.stdout, Prefix: "[packer] "}, close: func() error { return nil }}, nil
+		t := &target{name: f.name, provider: p, dryRun: func() cloud.Provider { return overlay.New(p) }, runsDir: runs,
+			packer: &packer.Runner{Stdout: e.stdout, Prefix: "[packer] "}, close: func() error { return nil }}
+		if os.Getenv(envSimulatePacker) == "simulate" {
+			t.packer = nil // packer_build simulated against the target (tests)
+		}
+		return t, nil
 	}
 	return nil, fmt.Errorf("unknown target %q: use local or azure", f.name)
+}
+
+// stateDirOf is the --state directory, by default .imgflow in the
+// workspace root.
+func stateDirOf(root, stateDir string) (string, error) {
+	if stateDir != "" {
+		return stateDir, nil
+	}
+	ws, err := builtins.NewWorkspace(root)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(ws.Root, ".imgflow"), nil
 }

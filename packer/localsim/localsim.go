@@ -36,7 +36,6 @@ package localsim
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -162,7 +161,7 @@ func prepare(req packer.BuildRequest) (*prepared, error) {
 	if req.TemplatePath == "" {
 		return nil, errors.New("packer build: no template path")
 	}
-	path := resolve(req.WorkDir, req.TemplatePath)
+	path := packer.ResolvePath(req.WorkDir, req.TemplatePath)
 	tpl, err := packer.LoadTemplate(path)
 	if err != nil {
 		return nil, err
@@ -173,7 +172,7 @@ func prepare(req packer.BuildRequest) (*prepared, error) {
 	}
 	p := &prepared{tpl: tpl, tplData: data, display: req.TemplatePath, values: map[string]string{}, secret: map[string]bool{}}
 	for _, f := range req.VarFiles {
-		vf, err := readVarFile(resolve(req.WorkDir, f))
+		vf, err := packer.ReadVarFile(packer.ResolvePath(req.WorkDir, f))
 		if err != nil {
 			return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 		}
@@ -267,33 +266,3 @@ func hashFile(h hash.Hash, path string) error {
 	return nil
 }
 
-func resolve(dir, p string) string {
-	if !filepath.IsAbs(p) && dir != "" {
-		p = filepath.Join(dir, p)
-	}
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
-	}
-	return p
-}
-
-// readVarFile reads a packer var-file: a JSON object of strings.
-func readVarFile(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("var-file: %w", err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("var-file %s: %w", path, err)
-	}
-	out := make(map[string]string, len(raw))
-	for k, v := range raw {
-		s, ok := v.(string)
-		if !ok {
-			return nil, fmt.Errorf("var-file %s: %s is not a string; packer 1.6.6 accepts only strings (quote it)", path, k)
-		}
-		out[k] = s
-	}
-	return out, nil
-}
