@@ -457,11 +457,14 @@ func TestRunArguments(t *testing.T) {
 	root := repoRoot(t)
 	res := imgflow(t, "run", "--root", root, "--state", t.TempDir())
 	assert.Equal(t, 1, res.code, res.String())
-	assert.Contains(t, res.stderr, "run takes one workflow file")
+	assert.Contains(t, res.stderr, "run takes a workflow file")
 
-	res = imgflow(t, "run", "--root", root, "--state", t.TempDir(), "a.star", "b.star")
+	state := t.TempDir()
+	res = imgflow(t, "run", "--root", root, "--state", state, "a.star", "b.star")
 	assert.Equal(t, 1, res.code, res.String())
-	assert.Contains(t, res.stderr, "run takes one workflow file")
+	assert.Contains(t, res.stderr, "a.star: no such workflow file")
+	runs := imgflow(t, "runs", "--state", state)
+	assert.Contains(t, runs.stdout, "no runs yet", "a missing file starts no run")
 
 	outside := filepath.Join(t.TempDir(), "x.star")
 	require.NoError(t, os.WriteFile(outside, []byte("print(1)\n"), 0o644))

@@ -142,6 +142,9 @@ func openJournal(ws *builtins.Workspace, dir, resume string, pos []string, value
 		if err != nil {
 			return nil, builtins.RunInfo{}, "", err
 		}
+		if _, err := os.Stat(filepath.Join(ws.Root, file)); err != nil {
+			return nil, builtins.RunInfo{}, "", fmt.Errorf("%s: no such workflow file", pos[0])
+		}
 		info := newRunInfo()
 		j, err := journal.Create(dir, journal.Record{RunID: info.ID, RunTime: &info.Time, Workflow: file, Target: target, Vars: varsToGo(values)})
 		return j, info, file, err
