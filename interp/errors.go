@@ -21,6 +21,9 @@ type Error struct {
 	Msg string
 	// Source is the offending line with a caret under the column.
 	Source string
+	// CalledFrom is the workflow's own line that led to Pos, when Pos is
+	// in a library the workflow called.
+	CalledFrom string
 	// Backtrace is the Starlark call stack, outermost first.
 	Backtrace string
 	// Cause is the underlying error, for errors.Is/As.
@@ -35,6 +38,9 @@ func (e *Error) Error() string {
 	b.WriteString(e.Msg)
 	if e.Source != "" {
 		b.WriteString("\n" + e.Source)
+	}
+	if e.CalledFrom != "" {
+		b.WriteString("\ncalled from " + e.CalledFrom)
 	}
 	if e.Backtrace != "" {
 		b.WriteString("\n" + e.Backtrace)
@@ -73,7 +79,13 @@ func renderError(err error, ws *builtins.Workspace) error {
 		out.Pos = frame.Pos.String()
 		out.Source = sourceLine(ws, frame.Pos)
 	}
-	out.Backtrace = backtrace(fullStack(err))
+	stack := fullStack(err)
+	if len(stack) > 0 && stack[0].Pos.IsValid() {
+		if top := stack[0].Pos.String(); !strings.HasPrefix(out.Pos, stack[0].Pos.Filename()+":") {
+			out.CalledFrom = top
+		}
+	}
+	out.Backtrace = backtrace(stack)
 	return out
 }
 

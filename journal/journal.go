@@ -1,14 +1,28 @@
 // Package journal keeps the record of a run that makes it resumable: the
 // run's facts (id, time, workflow, vars), every builtin call that changed
 // the cloud with its result, the cleanups registered and done, and how the
-// run ended. It is a JSON-lines file appended and fsynced record by record,
-// so a crash at any point leaves it readable; a torn last record is
-// ignored. A file lock refuses a second run on the same journal.
+// run ended. It is JSON lines, appended and made durable record by record
+// before the run moves on, so a crash at any point leaves it readable; a
+// torn last record is ignored.
+//
+// A Store keeps the journals of a target's runs, each as RUN_ID.jsonl:
+//
+//   - Dir, a local directory (the state dir's runs/): each journal is a
+//     file, fsynced after every record and locked with flock while a
+//     process holds it.
+//   - AzureStore, an Azure blob container (`--journal https://…`), so a CI
+//     job can resume a run on another agent: each journal is an append
+//     blob, one block per record, and a blob lease (renewed while open)
+//     refuses a second process; see azblob.go.
+//
+// Create, Open and List take a location, either of the two: an http(s) URL
+// is a container, anything else a directory.
 package journal
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,20 +91,63 @@ type Cleanup struct {
 	Args map[string]any `json:"args"`
 }
 
-// File is an open journal, locked for this process.
+// File is an open journal, held (locked or leased) by this process.
 type File struct {
-	path string
+	path string // shown in messages: a file path, or a blob URL without its query
 
 	mu      sync.Mutex
-	f       *os.File
+	w       writer
 	records []Record
+}
+
+// writer is where a journal's records go: a locked file or a leased append
+// blob. write makes one record (a JSON line) durable before returning.
+type writer interface {
+	write(line []byte) error
+	close() error
 }
 
 // Path is the journal of a run in a runs directory.
 func Path(dir, runID string) string { return filepath.Join(dir, runID+".jsonl") }
 
-// Create starts the journal of a new run with its header.
-func Create(dir string, header Record) (*File, error) {
+// Create starts the journal of a new run with its header in location, a
+// directory or an Azure container URL (see OpenStore).
+func Create(location string, header Record) (*File, error) {
+	s, err := OpenStore(location)
+	if err != nil {
+		return nil, err
+	}
+	return s.Create(context.Background(), header)
+}
+
+// Open opens an existing journal in location (a directory or an Azure
+// container URL) to resume its run. It fails when another process holds
+// it.
+func Open(location, runID string) (*File, error) {
+	s, err := OpenStore(location)
+	if err != nil {
+		return nil, err
+	}
+	return s.Open(context.Background(), runID)
+}
+
+// fileWriter appends to a journal file, fsyncing each record.
+type fileWriter struct{ f *os.File }
+
+func (w fileWriter) write(line []byte) error {
+	if _, err := w.f.Write(line); err != nil {
+		return err
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	return nil
+}
+
+func (w fileWriter) close() error { return w.f.Close() }
+
+// createFile starts a journal file in dir.
+func createFile(dir string, header Record) (*File, error) {
 	if header.RunID == "" {
 		return nil, errors.New("journal: run id is empty")
 	}
@@ -106,7 +163,7 @@ func Create(dir string, header Record) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	j := &File{path: path, f: f}
+	j := &File{path: path, w: fileWriter{f}}
 	header.Type = TypeRun
 	if err := j.Append(header); err != nil {
 		j.Close()
@@ -115,9 +172,8 @@ func Create(dir string, header Record) (*File, error) {
 	return j, nil
 }
 
-// Open opens an existing journal to resume its run. It fails when another
-// process holds it.
-func Open(dir, runID string) (*File, error) {
+// openFile opens a journal file in dir, locking it.
+func openFile(dir, runID string) (*File, error) {
 	path := Path(dir, runID)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -148,7 +204,7 @@ func Open(dir, runID string) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("journal %s has no run header", path)
 	}
-	return &File{path: path, f: f, records: records}, nil
+	return &File{path: path, w: fileWriter{f}, records: records}, nil
 }
 
 // Read reads a journal without locking it (for listing runs).
@@ -162,12 +218,15 @@ func Read(path string) ([]Record, error) {
 	return records, err
 }
 
-// read parses records up to the last complete, valid line and returns the
-// offset just after it.
+// read parses the records of complete, valid lines and returns the offset
+// just after the last one. A torn last line (no newline) is ignored, and so
+// is a complete line that does not parse: a torn record that a later
+// writer terminated (an append blob cannot be truncated, see AzureStore),
+// or corruption.
 func read(r io.Reader) ([]Record, int64, error) {
 	br := bufio.NewReader(r)
 	var records []Record
-	var good int64
+	var off, good int64
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -176,19 +235,20 @@ func read(r io.Reader) ([]Record, int64, error) {
 		if len(line) == 0 || line[len(line)-1] != '\n' {
 			return records, good, nil // EOF, or a torn last line
 		}
+		off += int64(len(line))
 		var rec Record
-		if jerr := json.Unmarshal(bytes.TrimSpace(line), &rec); jerr != nil {
-			return records, good, nil // a torn or corrupt tail: ignore it
+		if jerr := json.Unmarshal(bytes.TrimSpace(line), &rec); jerr == nil {
+			records = append(records, rec)
+			good = off
 		}
-		records = append(records, rec)
-		good += int64(len(line))
 		if err != nil {
 			return records, good, nil
 		}
 	}
 }
 
-// Append writes a record and syncs it to disk before returning.
+// Append writes a record and makes it durable (fsync, or an acknowledged
+// append block) before returning.
 func (j *File) Append(rec Record) error {
 	if rec.Time.IsZero() {
 		rec.Time = time.Now().UTC()
@@ -199,11 +259,11 @@ func (j *File) Append(rec Record) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if _, err := j.f.Write(append(data, '\n')); err != nil {
-		return fmt.Errorf("journal %s: %w", j.path, err)
+	if j.w == nil {
+		return fmt.Errorf("journal %s is closed", j.path)
 	}
-	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("journal %s: sync: %w", j.path, err)
+	if err := j.w.write(append(data, '\n')); err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	j.records = append(j.records, rec)
 	return nil
@@ -219,17 +279,21 @@ func (j *File) Records() []Record {
 // Header is the run record.
 func (j *File) Header() Record { return j.Records()[0] }
 
-// Path is the journal's file.
+// Path is the journal's file, or its blob's URL without a query (never a
+// SAS).
 func (j *File) Path() string { return j.path }
 
-// Close releases the journal.
+// Close releases the journal (its lock, or its lease).
 func (j *File) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil {
+	if j.w == nil {
 		return nil
 	}
-	err := j.f.Close()
-	j.f = nil
-	return err
+	err := j.w.close()
+	j.w = nil
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.path, err)
+	}
+	return nil
 }

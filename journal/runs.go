@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sort"
@@ -31,8 +32,18 @@ type Summary struct {
 	Resumable bool `json:"resumable"`
 }
 
-// List summarises the runs journaled in dir, newest first.
-func List(dir string) ([]Summary, error) {
+// List summarises the runs journaled in location (a directory or an Azure
+// container URL, see OpenStore), newest first.
+func List(location string) ([]Summary, error) {
+	s, err := OpenStore(location)
+	if err != nil {
+		return nil, err
+	}
+	return s.List(context.Background())
+}
+
+// listDir summarises the journal files in dir.
+func listDir(dir string) ([]Summary, error) {
 	entries, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
 		return nil, nil
@@ -52,8 +63,12 @@ func List(dir string) ([]Summary, error) {
 		}
 		out = append(out, summarize(records, held(path)))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+	sortSummaries(out)
 	return out, nil
+}
+
+func sortSummaries(out []Summary) {
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
 }
 
 func summarize(records []Record, running bool) Summary {
@@ -64,7 +79,9 @@ func summarize(records []Record, running bool) Summary {
 		s.Updated = r.Time
 		switch r.Type {
 		case TypeStep:
-			keys[r.Step.Key] = true
+			if r.Step != nil {
+				keys[r.Step.Key] = true
+			}
 		case TypeResume:
 			s.Status, s.Error = StatusInterrupted, ""
 		case TypeEnd:

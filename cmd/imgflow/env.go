@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
@@ -44,4 +45,25 @@ func (e *env) errorf(format string, args ...any) {
 	if rest != "" {
 		fmt.Fprintln(e.stderr, rest)
 	}
+}
+
+// synchronized returns an env whose writers may be shared by goroutines:
+// each write lands whole.
+func (e *env) synchronized() *env {
+	mu := &sync.Mutex{}
+	c := *e
+	c.stdout = &lockedWriter{mu: mu, w: e.stdout}
+	c.stderr = &lockedWriter{mu: mu, w: e.stderr}
+	return &c
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -25,6 +25,7 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
 	olderThan := fs.Duration("older-than", 4*time.Hour, "a failed or interrupted run older than this is abandoned")
 	dryRun := fs.Bool("dry-run", false, "list what would be cleaned; change nothing")
+	journalAt := fs.String("journal", "", "where the run journals are: a directory or an Azure blob container `URL` (default STATE/runs)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return flagError(err)
 	}
@@ -37,6 +38,9 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer tgt.close()
+	if *journalAt != "" {
+		tgt.runsDir = *journalAt
+	}
 	runs, err := journal.List(tgt.runsDir)
 	if err != nil {
 		return err

@@ -31,6 +31,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	targetName := fs.String("target", "local", "where to run: local (simulated, under --state) or azure")
 	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
 	resume := fs.String("resume", "", "resume the run with this `id` (see imgflow runs): journaled steps are not redone")
+	journalAt := fs.String("journal", "", "keep run journals in this Azure blob container `URL` (https://ACCOUNT.blob.core.windows.net/CONTAINER, each run the append blob RUN_ID.jsonl) so another agent can --resume; default STATE/runs")
 	maxSteps := fs.Uint64("max-steps", interp.DefaultMaxSteps, "Starlark step limit per thread")
 	output := fs.String("output", "text", "text or json (one run report on stdout, see docs/output-schemas.md)")
 	jobs := fs.Int("j", 1, "with several workflow files, how many run at once")
@@ -73,6 +74,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer tgt.close()
+	if *journalAt != "" {
+		tgt.runsDir = *journalAt // a container URL (journal.OpenStore)
+	}
 	if len(pos) > 1 {
 		return runMany(ctx, e, ws, tgt, pos, values, *jobs, *maxSteps)
 	}
@@ -135,7 +139,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 
 // openJournal starts the journal of a new run, or reopens the one of the
 // run to resume: its run facts (id, time) and vars come back, and vars
-// given again override them.
+// given again override them. dir is a directory or, with --journal, an
+// Azure container URL (journal.Create and journal.Open take either).
 func openJournal(ws *builtins.Workspace, dir, resume string, pos []string, values map[string]starlark.Value, target string) (*journal.File, builtins.RunInfo, string, error) {
 	if resume == "" {
 		file, err := workspacePath(ws, pos[0])

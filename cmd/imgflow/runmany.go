@@ -22,6 +22,7 @@ func runMany(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target, f
 	if jobs < 1 {
 		jobs = 1
 	}
+	e = e.synchronized() // the workflows print side by side
 	var (
 		mu       sync.Mutex
 		failed   []string

@@ -13,6 +13,7 @@ func cmdRuns(e *env, args []string) error {
 	fs := newFlagSet("runs", e)
 	root := fs.String("root", ".", "workspace root `dir`")
 	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
+	journalAt := fs.String("journal", "", "list the runs journaled in this Azure blob container `URL` (as given to imgflow run --journal) instead of STATE/runs")
 	asJSON := fs.Bool("json", false, "print the runs as JSON")
 	output := fs.String("output", "text", "text or json (json is the same as --json)")
 	if _, err := parseFlags(fs, args); err != nil {
@@ -22,11 +23,15 @@ func cmdRuns(e *env, args []string) error {
 		return err
 	}
 	*asJSON = *asJSON || *output == "json"
-	dir, err := stateDirOf(*root, *stateDir)
-	if err != nil {
-		return err
+	location := *journalAt
+	if location == "" {
+		dir, err := stateDirOf(*root, *stateDir)
+		if err != nil {
+			return err
+		}
+		location = filepath.Join(dir, "runs")
 	}
-	runs, err := journal.List(filepath.Join(dir, "runs"))
+	runs, err := journal.List(location)
 	if err != nil {
 		return err
 	}

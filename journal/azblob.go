@@ -1,0 +1,523 @@
+package journal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// Limits of a journal kept in Azure.
+const (
+	// MaxBlocks is how many blocks an append blob holds (Azure's limit),
+	// so how many records a journal in Azure holds: one per cloud-changing
+	// step, cleanup and attempt. A run has far fewer; one that reaches it
+	// fails with a clear error instead of losing records.
+	MaxBlocks = 50000
+	// MaxRecordSize is the largest record (JSON line) an append block
+	// takes: 4 MiB on every service version.
+	MaxRecordSize = 4 << 20
+	// DefaultLeaseDuration is the lease on an open journal, renewed every
+	// third of it while open: a process that dies without releasing it
+	// frees the run that much later at most.
+	DefaultLeaseDuration = 60 * time.Second
+	// opTimeout bounds one blob operation with its retries.
+	opTimeout = 2 * time.Minute
+)
+
+// envStorageKey is the TEST-ONLY hook of cloud/azure (azure.EnvStorageKey):
+// the shared key of every storage account, Azurite's development key in
+// tests. Never set it for real storage.
+const envStorageKey = "IMGFLOW_AZURE_STORAGE_KEY"
+
+// AzureOptions configure an AzureStore. The zero value is ready to use.
+type AzureOptions struct {
+	// Credential authenticates when the URL carries no SAS and there is
+	// no storage key (default: azidentity's DefaultAzureCredential; it
+	// needs a data-plane role such as Storage Blob Data Contributor).
+	Credential azcore.TokenCredential
+	// StorageKey returns the account's shared key; when nil the TEST-ONLY
+	// IMGFLOW_AZURE_STORAGE_KEY is used if set, else Credential.
+	StorageKey func(account string) (string, error)
+	// LeaseDuration is the lease on an open journal, 15 s to 60 s
+	// (default DefaultLeaseDuration).
+	LeaseDuration time.Duration
+	// Client are the blob client options (transport, retry).
+	Client *container.ClientOptions
+}
+
+// AzureStore keeps journals in an Azure blob container, each run as the
+// append blob RUN_ID.jsonl, so a run can resume on another machine (a CI
+// job on another agent).
+//
+// A record is one append block, acknowledged before Append returns (the
+// durability point, as fsync is for a file), appended at the position the
+// process expects (so a retried append cannot duplicate a record) and
+// under the journal's lease. A blob holds at most MaxBlocks blocks.
+//
+// The lease, acquired by Create and Open and renewed in the background
+// until Close releases it, refuses a second process ("in use by another
+// imgflow process"); a process that lost it (it could not renew in time
+// and another took the run) cannot append any more. A process that dies
+// leaves the lease to expire within the lease duration.
+type AzureStore struct {
+	url   string // the container URL without its query: shown in messages
+	cc    *container.Client
+	lease time.Duration
+}
+
+// NewAzureStore returns the store of the container at containerURL:
+// https://ACCOUNT.blob.core.windows.net/CONTAINER (a SAS query is a
+// credential, never shown; it needs read, add, create, write and list
+// permissions), or an emulator's http://127.0.0.1:PORT/ACCOUNT/CONTAINER.
+// It makes no request; Create makes the container when it is missing.
+// opts may be nil.
+func NewAzureStore(containerURL string, opts *AzureOptions) (*AzureStore, error) {
+	var o AzureOptions
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case o.LeaseDuration == 0:
+		o.LeaseDuration = DefaultLeaseDuration
+	case o.LeaseDuration < 15*time.Second || o.LeaseDuration > 60*time.Second:
+		return nil, fmt.Errorf("journal: lease duration %s is not between 15s and 60s", o.LeaseDuration)
+	}
+	cc, err := NewContainerClient(containerURL, &o)
+	if err != nil {
+		return nil, err
+	}
+	base, _, _ := strings.Cut(containerURL, "?") // the SAS, never shown
+	return &AzureStore{url: strings.TrimRight(base, "/"), cc: cc, lease: o.LeaseDuration}, nil
+}
+
+// NewContainerClient builds a client for a blob container URL (see
+// NewAzureStore). It authenticates with, in order: a SAS in the URL;
+// opts.StorageKey, or the TEST-ONLY IMGFLOW_AZURE_STORAGE_KEY; else
+// opts.Credential, by default DefaultAzureCredential. opts may be nil.
+func NewContainerClient(containerURL string, opts *AzureOptions) (*container.Client, error) {
+	var o AzureOptions
+	if opts != nil {
+		o = *opts
+	}
+	shown := cloud.RedactURL(containerURL)
+	u, err := url.Parse(containerURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("journal: %s is not a blob container URL: want https://ACCOUNT.blob.core.windows.net/CONTAINER", shown)
+	}
+	parts, err := blob.ParseURL(containerURL)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %s is not a blob container URL: want https://ACCOUNT.blob.core.windows.net/CONTAINER", shown)
+	}
+	if parts.ContainerName == "" || parts.BlobName != "" {
+		return nil, fmt.Errorf("journal: %s is not a blob container URL: want https://ACCOUNT.blob.core.windows.net/CONTAINER (each run is the blob RUN_ID.jsonl in it)", shown)
+	}
+	account := parts.IPEndpointStyleInfo.AccountName
+	if account == "" {
+		host := u.Hostname()
+		if net.ParseIP(host) == nil {
+			account, _, _ = strings.Cut(host, ".")
+		}
+	}
+	var copts container.ClientOptions
+	if o.Client != nil {
+		copts = *o.Client
+	}
+	if parts.SAS.Signature() != "" {
+		return container.NewClientWithNoCredential(containerURL, &copts)
+	}
+	if u.RawQuery != "" {
+		return nil, fmt.Errorf("journal: %s: the query of a container URL can only be a SAS", shown)
+	}
+	keyOf := o.StorageKey
+	if keyOf == nil {
+		if key := os.Getenv(envStorageKey); key != "" {
+			keyOf = func(string) (string, error) { return key, nil }
+		}
+	}
+	if keyOf != nil {
+		key, err := keyOf(account)
+		if err != nil {
+			return nil, fmt.Errorf("journal: key of storage account %s: %w", account, err)
+		}
+		cred, err := azblob.NewSharedKeyCredential(account, key)
+		if err != nil {
+			return nil, fmt.Errorf("journal: key of storage account %s: %w", account, err)
+		}
+		copts.InsecureAllowCredentialWithHTTP = u.Scheme == "http" // the emulator
+		return container.NewClientWithSharedKeyCredential(containerURL, cred, &copts)
+	}
+	if u.Scheme != "https" {
+		return nil, fmt.Errorf("journal: %s: a token is only sent over https (an emulator's http URL takes a SAS)", shown)
+	}
+	cred := o.Credential
+	if cred == nil {
+		c, err := azidentity.NewDefaultAzureCredential(nil)
+		if err != nil {
+			return nil, fmt.Errorf("journal %s: no credential: %w\nlog in with `az login`, set AZURE_CLIENT_ID/AZURE_TENANT_ID with a secret, certificate or workload identity, or put a SAS in the URL", shown, err)
+		}
+		cred = c
+	}
+	return container.NewClient(containerURL, cred, &copts)
+}
+
+func (s *AzureStore) String() string { return s.url }
+
+// blobURL is a run's journal as messages show it.
+func (s *AzureStore) blobURL(runID string) string { return s.url + "/" + runID + ".jsonl" }
+
+func checkRunID(runID string) error {
+	if runID == "" {
+		return errors.New("journal: run id is empty")
+	}
+	if strings.ContainsAny(runID, "/\\?#") {
+		return fmt.Errorf("journal: run id %q is not a valid blob name", runID)
+	}
+	return nil
+}
+
+// Create implements Store: it creates the append blob (and the container
+// when missing), leases it and appends the header.
+func (s *AzureStore) Create(ctx context.Context, header Record) (*File, error) {
+	if err := checkRunID(header.RunID); err != nil {
+		return nil, err
+	}
+	shown := s.blobURL(header.RunID)
+	ab := s.cc.NewAppendBlobClient(header.RunID + ".jsonl")
+	create := func() error {
+		ctx, cancel := context.WithTimeout(ctx, opTimeout)
+		defer cancel()
+		_, err := ab.Create(ctx, &appendblob.CreateOptions{
+			AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to(azcore.ETagAny)}},
+			HTTPHeaders:      &blob.HTTPHeaders{BlobContentType: to("application/x-ndjson")},
+		})
+		return err
+	}
+	err := create()
+	if bloberror.HasCode(err, bloberror.ContainerNotFound) {
+		cctx, cancel := context.WithTimeout(ctx, opTimeout)
+		_, cerr := s.cc.Create(cctx, nil)
+		cancel()
+		if cerr != nil && !bloberror.HasCode(cerr, bloberror.ContainerAlreadyExists) {
+			return nil, fmt.Errorf("journal: create container %s: %w", s.url, redact(cerr))
+		}
+		err = create()
+	}
+	switch {
+	case bloberror.HasCode(err, bloberror.BlobAlreadyExists, bloberror.ConditionNotMet):
+		return nil, fmt.Errorf("journal: create %s: the run exists already", shown)
+	case err != nil:
+		return nil, fmt.Errorf("journal: create %s: %w", shown, redact(err))
+	}
+	w, err := s.hold(ctx, header.RunID, ab)
+	if err != nil {
+		return nil, err
+	}
+	j := &File{path: shown, w: w}
+	header.Type = TypeRun
+	if err := j.Append(header); err != nil {
+		j.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// Open implements Store: it leases the run's blob (refused while another
+// process holds it), then reads it.
+func (s *AzureStore) Open(ctx context.Context, runID string) (*File, error) {
+	if err := checkRunID(runID); err != nil {
+		return nil, err
+	}
+	shown := s.blobURL(runID)
+	ab := s.cc.NewAppendBlobClient(runID + ".jsonl")
+	w, err := s.hold(ctx, runID, ab)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*File, error) {
+		_ = w.close()
+		return nil, err
+	}
+	data, props, err := download(ctx, ab.BlobClient())
+	if err != nil {
+		return fail(fmt.Errorf("journal %s: %w", shown, err))
+	}
+	if props.BlobType != nil && *props.BlobType != blob.BlobTypeAppendBlob {
+		return fail(fmt.Errorf("journal %s is a %s, not an append blob", shown, *props.BlobType))
+	}
+	records, good, err := read(bytes.NewReader(data))
+	if err != nil {
+		return fail(fmt.Errorf("journal %s: %w", shown, err))
+	}
+	if len(records) == 0 || records[0].Type != TypeRun {
+		return fail(fmt.Errorf("journal %s has no run header", shown))
+	}
+	w.size = int64(len(data))
+	if props.BlobCommittedBlockCount != nil {
+		w.blocks = int(*props.BlobCommittedBlockCount)
+	}
+	// A block is atomic, so the tail is only torn when something else
+	// wrote it; an append blob cannot be truncated: terminate the torn
+	// line so the next record starts on a line of its own (read skips it).
+	if int(good) < len(data) && data[len(data)-1] != '\n' {
+		if err := w.write([]byte("\n")); err != nil {
+			return fail(fmt.Errorf("journal %s: %w", shown, err))
+		}
+	}
+	return &File{path: shown, w: w, records: records}, nil
+}
+
+// List implements Store: every RUN_ID.jsonl blob of the container, running
+// while it is leased.
+func (s *AzureStore) List(ctx context.Context) ([]Summary, error) {
+	var out []Summary
+	pager := s.cc.NewListBlobsFlatPager(nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if bloberror.HasCode(err, bloberror.ContainerNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("journal: list %s: %w", s.url, redact(err))
+		}
+		for _, item := range page.Segment.BlobItems {
+			name := deref(item.Name)
+			if !strings.HasSuffix(name, ".jsonl") || strings.Contains(name, "/") {
+				continue
+			}
+			data, _, err := download(ctx, s.cc.NewBlobClient(name))
+			if bloberror.HasCode(err, bloberror.BlobNotFound) {
+				continue // deleted meanwhile
+			}
+			if err != nil {
+				return nil, fmt.Errorf("journal %s/%s: %w", s.url, name, err)
+			}
+			records, _, err := read(bytes.NewReader(data))
+			if err != nil || len(records) == 0 {
+				continue
+			}
+			leased := item.Properties != nil && item.Properties.LeaseState != nil && *item.Properties.LeaseState == lease.StateTypeLeased
+			out = append(out, summarize(records, leased))
+		}
+	}
+	sortSummaries(out)
+	return out, nil
+}
+
+// download reads a whole blob.
+func download(ctx context.Context, bc *blob.Client) ([]byte, blob.DownloadResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	resp, err := bc.DownloadStream(ctx, nil)
+	if err != nil {
+		return nil, blob.DownloadResponse{}, redact(err)
+	}
+	body := resp.NewRetryReader(ctx, nil)
+	defer body.Close()
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return nil, blob.DownloadResponse{}, redact(err)
+	}
+	return data, resp.DownloadResponse, nil
+}
+
+// hold leases a run's blob and starts renewing the lease.
+func (s *AzureStore) hold(ctx context.Context, runID string, ab *appendblob.Client) (*blobWriter, error) {
+	shown := s.blobURL(runID)
+	lc, err := lease.NewBlobClient(ab, nil)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", shown, err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, opTimeout)
+	_, err = lc.AcquireLease(lctx, int32(s.lease/time.Second), nil)
+	cancel()
+	switch {
+	case bloberror.HasCode(err, bloberror.BlobNotFound, bloberror.ContainerNotFound):
+		return nil, fmt.Errorf("no run %s in %s: `imgflow runs --journal %s` lists the runs that can be resumed", runID, s.url, s.url)
+	case bloberror.HasCode(err, bloberror.LeaseAlreadyPresent):
+		return nil, fmt.Errorf("run %s is in use by another imgflow process (its journal %s is leased; the lease of a process that died expires within %s): wait for it, or stop it", runID, shown, s.lease)
+	case err != nil:
+		return nil, fmt.Errorf("journal %s: lease: %w", shown, redact(err))
+	}
+	w := &blobWriter{ab: ab, lc: lc, every: s.lease / 3, stop: make(chan struct{}), done: make(chan struct{})}
+	go w.renew()
+	return w, nil
+}
+
+// blobWriter appends a journal's records to its leased append blob. write
+// and close are serialised by the File.
+type blobWriter struct {
+	ab     *appendblob.Client
+	lc     *lease.BlobClient
+	size   int64 // bytes in the blob: where the next block goes
+	blocks int   // committed blocks
+	every  time.Duration
+
+	stopOnce sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+	mu       sync.Mutex
+	renewErr error
+}
+
+func (w *blobWriter) conditions() *blob.AccessConditions {
+	return &blob.AccessConditions{LeaseAccessConditions: &blob.LeaseAccessConditions{LeaseID: w.lc.LeaseID()}}
+}
+
+func (w *blobWriter) write(line []byte) error {
+	if len(line) > MaxRecordSize {
+		return fmt.Errorf("a record of %d bytes is over the %d MiB an append block takes", len(line), MaxRecordSize>>20)
+	}
+	if w.blocks >= MaxBlocks {
+		return errFull
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	pos := w.size
+	resp, err := w.ab.AppendBlock(ctx, streaming.NopCloser(bytes.NewReader(line)), &appendblob.AppendBlockOptions{
+		AppendPositionAccessConditions: &appendblob.AppendPositionAccessConditions{AppendPosition: &pos},
+		AccessConditions:               w.conditions(),
+	})
+	if err == nil {
+		w.size += int64(len(line))
+		w.blocks++
+		if resp.BlobCommittedBlockCount != nil {
+			w.blocks = int(*resp.BlobCommittedBlockCount)
+		}
+		return nil
+	}
+	switch {
+	case bloberror.HasCode(err, bloberror.AppendPositionConditionNotMet):
+		// The SDK retried an append whose answer was lost: under our
+		// lease nobody else appends, so a blob longer by exactly this
+		// record holds it.
+		props, perr := w.ab.GetProperties(ctx, &blob.GetPropertiesOptions{AccessConditions: w.conditions()})
+		if perr == nil && props.ContentLength != nil && *props.ContentLength == pos+int64(len(line)) {
+			w.size = *props.ContentLength
+			w.blocks++
+			if props.BlobCommittedBlockCount != nil {
+				w.blocks = int(*props.BlobCommittedBlockCount)
+			}
+			return nil
+		}
+		return fmt.Errorf("the journal is no longer the %d bytes this process wrote: another process appended to it", pos)
+	case bloberror.HasCode(err, bloberror.BlockCountExceedsLimit):
+		return errFull
+	case bloberror.HasCode(err, bloberror.LeaseLost, bloberror.LeaseIDMismatchWithBlobOperation, bloberror.LeaseNotPresentWithBlobOperation, bloberror.LeaseIDMissing):
+		w.mu.Lock()
+		renewErr := w.renewErr
+		w.mu.Unlock()
+		why := ""
+		if renewErr != nil {
+			why = fmt.Sprintf(" (renewing it failed: %v)", renewErr)
+		}
+		return fmt.Errorf("this process lost the lease on the journal%s: another imgflow process may have taken the run over, so this one stops: %w", why, redact(err))
+	}
+	return redact(err)
+}
+
+var errFull = fmt.Errorf("the journal's append blob is full: it holds at most %d records (blocks), and a run has far fewer steps, so this run likely repeats a cloud-changing call in a loop", MaxBlocks)
+
+// renew renews the lease every third of its duration until stopped. A
+// failure is kept for the error of the next append that the lost lease
+// refuses; renewing goes on (an expired lease nobody took renews).
+func (w *blobWriter) renew() {
+	defer close(w.done)
+	t := time.NewTicker(w.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), w.every)
+		_, err := w.lc.RenewLease(ctx, nil)
+		cancel()
+		w.mu.Lock()
+		w.renewErr = redact(err)
+		w.mu.Unlock()
+	}
+}
+
+// abandon stops renewing without releasing the lease, as a process that
+// dies does.
+func (w *blobWriter) abandon() {
+	w.stopOnce.Do(func() { close(w.stop) })
+	<-w.done
+}
+
+// close stops renewing and releases the lease.
+func (w *blobWriter) close() error {
+	w.abandon()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := w.lc.ReleaseLease(ctx, nil); err != nil {
+		return fmt.Errorf("release lease: %w", redact(err))
+	}
+	return nil
+}
+
+// SAS parts of a message: a URL query carrying a signature, or a
+// signature parameter anywhere.
+var (
+	sasQuery = regexp.MustCompile(`(?i)\?([^\s"'<>]*?&)?sig(=|%3D)[^\s"'<>]*`)
+	sasParam = regexp.MustCompile(`(?i)(^|[?&\s"';]|%26|%3F)sig(=|%3D)[^&\s"'<>]*`)
+)
+
+// redact removes any SAS from an error's message (Go's *url.Error quotes
+// the whole request URL), keeping the error for errors.Is and bloberror.
+func redact(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = cloud.RedactURL(ue.URL)
+	}
+	msg := err.Error()
+	r := sasQuery.ReplaceAllString(msg, "?<redacted>")
+	r = sasParam.ReplaceAllString(r, "${1}sig=<redacted>")
+	if r == msg {
+		return err
+	}
+	return &redactedError{err: err, msg: r}
+}
+
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func to[T any](v T) *T { return &v }
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

@@ -1,0 +1,54 @@
+package journal
+
+import (
+	"context"
+	"strings"
+)
+
+// Store keeps the journals of runs.
+type Store interface {
+	// Create starts the journal of a new run with its header, held by
+	// this process until Close.
+	Create(ctx context.Context, header Record) (*File, error)
+	// Open opens the journal of a run to resume it; it fails when another
+	// process holds it.
+	Open(ctx context.Context, runID string) (*File, error)
+	// List summarises the runs, newest first.
+	List(ctx context.Context) ([]Summary, error)
+	// String is the store's location for messages: never a SAS.
+	String() string
+}
+
+// IsURL reports whether a journal location is a URL (an Azure container)
+// rather than a directory.
+func IsURL(location string) bool {
+	l := strings.ToLower(location)
+	return strings.HasPrefix(l, "https://") || strings.HasPrefix(l, "http://")
+}
+
+// OpenStore returns the store at location: an Azure blob container for an
+// http(s) URL (NewAzureStore with default options: a SAS in the URL, or
+// DefaultAzureCredential), else a directory.
+func OpenStore(location string) (Store, error) {
+	if IsURL(location) {
+		return NewAzureStore(location, nil)
+	}
+	return Dir(location), nil
+}
+
+// Dir is a directory of journal files (the state dir's runs/), created on
+// the first Create. A journal is locked with flock while open.
+type Dir string
+
+// Create implements Store.
+func (d Dir) Create(_ context.Context, header Record) (*File, error) {
+	return createFile(string(d), header)
+}
+
+// Open implements Store.
+func (d Dir) Open(_ context.Context, runID string) (*File, error) { return openFile(string(d), runID) }
+
+// List implements Store.
+func (d Dir) List(context.Context) ([]Summary, error) { return listDir(string(d)) }
+
+func (d Dir) String() string { return string(d) }
