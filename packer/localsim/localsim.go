@@ -265,4 +265,3 @@ func hashFile(h hash.Hash, path string) error {
 	h.Write(data)
 	return nil
 }
-
