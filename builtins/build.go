@@ -162,6 +162,17 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		return nil, errors.New(redactValues(msg, secrets))
 	}
 
+	// A build whose gallery version exists already was made by an earlier
+	// run: building again would take an hour and change nothing.
+	if res, ok := c.builtVersion(tpl, checked); ok {
+		v, summary, err := c.buildResult(res)
+		if err != nil {
+			return nil, fail(err)
+		}
+		c.Report(cloud.Exists, summary+" (built earlier)")
+		return v, nil
+	}
+
 	ctx, cancel := context.WithTimeout(c.Ctx(), c.Duration("timeout", 3*time.Hour))
 	defer cancel()
 	if len(uploads) > 0 {
@@ -673,4 +684,39 @@ func execCommand(ctx context.Context, bin string, args []string) *exec.Cmd {
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
 	return cmd
+}
+
+// builtVersion finds the gallery version a template's
+// shared_image_gallery_destination names, when it exists already.
+func (c *Call) builtVersion(tpl *packer.Template, values map[string]string) (*packer.Result, bool) {
+	builds, err := tpl.Render(values, nil)
+	if err != nil {
+		return nil, false
+	}
+	for _, cfg := range builds {
+		b, _ := cfg.(map[string]any)
+		dest, _ := b["shared_image_gallery_destination"].(map[string]any)
+		if dest == nil {
+			continue
+		}
+		str := func(k string) string { s, _ := dest[k].(string); return s }
+		v, err := c.Run.Provider.GetImageVersion(c.Ctx(), str("resource_group"), str("gallery_name"), str("image_name"), str("image_version"))
+		if err != nil {
+			return nil, false
+		}
+		res := &packer.Result{GalleryImageVersionID: v.ID}
+		// The build's managed image, when still there (a run that died
+		// before deleting it), comes back so the workflow can delete it.
+		imgRG, _ := b["managed_image_resource_group_name"].(string)
+		imgName, _ := b["managed_image_name"].(string)
+		if img, err := c.Run.Provider.GetManagedImage(c.Ctx(), imgRG, imgName); err == nil {
+			res.ManagedImageID = img.ID
+			res.Builds = []packer.BuildArtifacts{{Artifacts: []packer.Artifact{{Azure: &packer.AzureARMArtifact{
+				ManagedImageResourceGroupName: img.ResourceGroup, ManagedImageName: img.Name, ManagedImageID: img.ID,
+				ManagedImageLocation: img.Location, ManagedImageSharedImageGalleryID: v.ID,
+			}}}}}
+		}
+		return res, true
+	}
+	return nil, false
 }

@@ -185,3 +185,61 @@ func verifyExport(c *Call, dest cloud.BlobRef, b *cloud.Blob, disk *cloud.Disk) 
 	}
 	return nil
 }
+
+func registerDelete(r *Registry) {
+	r.add("Deleting",
+		&Spec{
+			Name: "delete", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "resource", Kind: KindOneOf(KindStruct("managed_image", "image_version", "image_definition", "blob"), KindString),
+					Doc: "a managed_image(), image_version(), image_definition() or blob() (or a blob URL)"},
+			},
+			Returns: "None",
+			Doc: "Deletes a temporary resource the workflow made (lib/temporary.star calls it from cleanups). A resource " +
+				"already gone is not an error; a definition that still has versions is. Galleries, resource groups and " +
+				"storage accounts are never deleted by imgflow.",
+			Example: `cleanup(lambda: delete(build.managed_image))`,
+			Impl:    deleteImpl,
+		},
+	)
+}
+
+func deleteImpl(c *Call) (starlark.Value, error) {
+	ctx, p := c.Ctx(), c.Run.Provider
+	var what string
+	var err error
+	if s := c.Struct("resource"); s != nil {
+		switch ctorOf(s) {
+		case "managed_image":
+			what = attrString(s, "id")
+			err = p.DeleteManagedImage(ctx, attrString(s, "resource_group"), attrString(s, "name"))
+		case "image_version":
+			ds := attrStruct(s, "definition")
+			what = attrString(s, "id")
+			err = p.DeleteImageVersion(ctx, attrString(ds, "resource_group"), attrString(attrStruct(ds, "gallery"), "name"), attrString(ds, "name"), attrString(s, "name"))
+		case "image_definition":
+			what = attrString(s, "id")
+			err = p.DeleteImageDefinition(ctx, attrString(s, "resource_group"), attrString(attrStruct(s, "gallery"), "name"), attrString(s, "name"))
+		case "blob":
+			ref, _, _ := c.blobRefArg("resource")
+			what = ref.URL()
+			err = p.DeleteBlob(ctx, ref)
+		}
+	} else {
+		ref, perr := cloud.ParseBlobURL(c.String("resource", ""))
+		if perr != nil {
+			return nil, fmt.Errorf("delete: %w", perr)
+		}
+		what = ref.URL()
+		err = p.DeleteBlob(ctx, ref)
+	}
+	switch {
+	case cloud.IsNotFound(err):
+		c.Report(cloud.Exists, what+" (already gone)")
+	case err != nil:
+		return nil, fmt.Errorf("delete %s: %w", what, err)
+	default:
+		c.Report(cloud.Outcome("deleted"), what)
+	}
+	return starlark.None, nil
+}

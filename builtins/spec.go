@@ -65,6 +65,7 @@ func NewRegistry() *Registry {
 	registerStorage(r)
 	registerExport(r)
 	registerControl(r)
+	registerDelete(r)
 	registerBuild(r)
 	return r
 }

@@ -138,6 +138,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 		errs = append(errs, renderError(err, cfg.Workspace))
 	}
 	errs = append(errs, runCleanups(ctx, run, ld, maxSteps)...)
+	res.Steps = run.Steps() // with the cleanups' steps
 	res.Err = errors.Join(errs...)
 	return res
 }

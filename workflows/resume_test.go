@@ -21,9 +21,29 @@ import (
 )
 
 // durableCases are the workflows whose every cloud-changing step is
-// crashed, failed and resumed, with the vars they run with.
+// crashed, failed and resumed, with the vars they run with: their defaults.
+// flatcar_capi builds one Kubernetes version here: with several, its
+// parallel() branches interleave their steps differently on every run, and
+// this matrix names steps by their order.
 var durableCases = map[string]map[string]string{
-	"workflows/flatcar.star": {"version": "4152.2.3", "vhd": "//testdata/flatcar/flatcar-linux-test-amd64.vhd"},
+	"workflows/flatcar.star":      {"version": "4152.2.3", "vhd": "//testdata/flatcar/flatcar-linux-test-amd64.vhd"},
+	"workflows/flatcar_capi.star": {"kubernetes_versions": "1.31.1"},
+	"workflows/gen1.star":         {},
+	"workflows/gen1_mariner.star": {},
+	"workflows/sig.star":          {},
+	"workflows/gen2.star":         {},
+	"workflows/gen2_mariner.star": {},
+	"workflows/linux.star":        {},
+}
+
+// resumedOutcome is how the step that crashed reports itself when the
+// resumed run reaches it again: ensures find what it made; a command()
+// step (a tool build, not a cloud resource) runs again.
+func resumedOutcome(builtin string) string {
+	if builtin == "command" {
+		return "ran"
+	}
+	return "exists"
 }
 
 var runTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -132,7 +152,7 @@ func TestCrashAtEveryStepThenResume(t *testing.T) {
 				for k := 0; k < i; k++ {
 					assert.Equal(t, changes[k].builtin+":replayed", got[k], "step %d ran again after the resume", k)
 				}
-				assert.Equal(t, changes[i].builtin+":exists", got[i], "the crashed step was made; the resume finds it")
+				assert.Equal(t, changes[i].builtin+":"+resumedOutcome(changes[i].builtin), got[i], "the crashed step was made; the resume finds it")
 				assert.Equal(t, outputsOf(want), outputsOf(resumed))
 				assert.Equal(t, reference.state(), h.state())
 			})
@@ -154,9 +174,18 @@ func TestInjectedFailureAtEveryStepKeepsWhatExisted(t *testing.T) {
 			require.Error(t, res.Err, "step %d (%s) must fail", i, c.builtin)
 			assert.Contains(t, res.Err.Error(), "InternalServerError")
 			assert.Equal(t, "apply", res.Pass)
-			assert.Equal(t, before, h.state(), "a failed rerun at step %d changed what existed", i)
+			// A rerun is a new run: what it names after its run id (a
+			// captured version, an import) is new, and may stay.
+			assertContains(t, fmt.Sprintf("state after a failed rerun at step %d", i), decodeJSON(t, before), decodeJSON(t, h.state()))
 		}
 	}
+}
+
+func decodeJSON(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s), &m))
+	return m
 }
 
 func outputsOf(res *interp.Result) string {
