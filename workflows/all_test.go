@@ -180,7 +180,6 @@ func checkNoTemporaries(t *testing.T, state map[string]any) {
 	}
 }
 
-
 func outputMap(res *interp.Result) map[string]any {
 	m := map[string]any{}
 	for _, o := range res.Outputs {
