@@ -162,15 +162,19 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		return nil, errors.New(redactValues(msg, secrets))
 	}
 
-	// A build whose gallery version exists already was made by an earlier
-	// run: building again would take an hour and change nothing.
-	if res, ok := c.builtVersion(tpl, checked); ok {
-		v, summary, err := c.buildResult(res)
-		if err != nil {
-			return nil, fail(err)
+	// On the local target (and in dry runs) a build whose gallery version
+	// exists already was made by an earlier run, whose temporary managed
+	// image may be gone: the simulation reuses the version. Real packer
+	// is left to Azure, which refuses an existing destination version.
+	if c.Run.packerBuilder() == nil || c.Run.dryRun() {
+		if res, ok := c.builtVersion(tpl, checked); ok {
+			v, summary, err := c.buildResult(res)
+			if err != nil {
+				return nil, fail(err)
+			}
+			c.Report(cloud.Exists, summary+" (built earlier)")
+			return v, nil
 		}
-		c.Report(cloud.Exists, summary+" (built earlier)")
-		return v, nil
 	}
 
 	ctx, cancel := context.WithTimeout(c.Ctx(), c.Duration("timeout", 3*time.Hour))
@@ -710,7 +714,7 @@ func (c *Call) builtVersion(tpl *packer.Template, values map[string]string) (*pa
 		imgRG, _ := b["managed_image_resource_group_name"].(string)
 		imgName, _ := b["managed_image_name"].(string)
 		if img, err := c.Run.Provider.GetManagedImage(c.Ctx(), imgRG, imgName); err == nil {
-			res.ManagedImageID = img.ID
+			res.ManagedImageID, res.ResourceGroup = img.ID, img.ResourceGroup
 			res.Builds = []packer.BuildArtifacts{{Artifacts: []packer.Artifact{{Azure: &packer.AzureARMArtifact{
 				ManagedImageResourceGroupName: img.ResourceGroup, ManagedImageName: img.Name, ManagedImageID: img.ID,
 				ManagedImageLocation: img.Location, ManagedImageSharedImageGalleryID: v.ID,
