@@ -40,7 +40,7 @@ func repoRoot(t *testing.T) string {
 // does not go to a terminal.
 func imgflow(t *testing.T, args ...string) cliResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	code := runMain(ctx, args, &stdout, &stderr)
