@@ -36,7 +36,7 @@ lint: build
 
 # The README's second command: everything, set-up included.
 test: deps fmt-check vet build lint
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 25m ./...
 	$(BIN) test workflows
 
 # Regenerate the builtin reference in WORKFLOWS.md.
