@@ -1,6 +1,7 @@
 package builtins
 
 import (
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
@@ -66,8 +67,8 @@ func registerStorage(r *Registry) {
 				{Name: "dest", Kind: kindBlob, Doc: "the blob() to write"},
 				{Name: "overwrite", Kind: KindBool, Default: "False", Doc: "replace an existing blob with other content"},
 			},
-			Returns: "blob struct with url, size and md5",
-			Doc:     "Uploads a local VHD (checked first: fixed, virtual size a whole number of MiB) to a page blob, sending only data ranges. A blob with the same content is left alone; one with other content is an error unless `overwrite`.",
+			Returns: "blob struct with url, size, digest and md5",
+			Doc:     "Uploads a local VHD (checked first: fixed, virtual size a whole number of MiB) to a page blob, sending only data ranges (holes and all-zero chunks are skipped). A blob with the same content (same size and sparse digest, computed from the file's data ranges) is left alone; one with other content is an error unless `overwrite`.",
 			Example: `uploaded = vhd_upload("//testdata/flatcar-test.vhd", dest = dest)`,
 			Impl:    vhdUploadImpl,
 		},
@@ -78,8 +79,8 @@ func registerStorage(r *Registry) {
 				{Name: "dest", Kind: kindBlob, Doc: "the blob() to write"},
 				{Name: "overwrite", Kind: KindBool, Default: "False", Doc: "replace an existing blob with other content"},
 			},
-			Returns: "blob struct with url, size and md5",
-			Doc:     "Copies a blob, e.g. an external base VHD into the build's own storage. An identical destination is left alone.",
+			Returns: "blob struct with url, size, digest and md5",
+			Doc:     "Copies a blob, e.g. an external base VHD into the build's own storage. An identical destination (same size and digest, or same MD5 where a blob has no digest) is left alone.",
 			Example: `base = blob_copy("https://example.blob.core.windows.net/vhds/base.vhd", dest = blob(sa, "vhds", "base.vhd"))`,
 			Impl:    blobCopyImpl,
 		},
@@ -139,6 +140,7 @@ func blobValue(ref cloud.BlobRef, b *cloud.Blob) *starlarkstruct.Struct {
 	if b != nil {
 		f["size"] = b.Size
 		f["md5"] = b.MD5
+		f["digest"] = b.Digest
 	}
 	return makeStruct("blob", f)
 }
@@ -187,10 +189,15 @@ func vhdUploadImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
 	}
+	rs, err := vhd.DataRanges(src)
+	if err != nil {
+		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
+	}
+	ranges := toByteRanges(rs)
 	existing, err := c.Run.Provider.GetBlob(c.Ctx(), ref)
 	switch {
 	case err == nil:
-		same, err := sameContent(existing, src, info.FileSize)
+		same, err := sameContent(c.Ctx(), existing, src, info.FileSize, ranges)
 		if err != nil {
 			return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
 		}
@@ -204,14 +211,20 @@ func vhdUploadImpl(c *Call) (starlark.Value, error) {
 	case !cloud.IsNotFound(err):
 		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
 	}
-	ranges, err := vhd.DataRanges(src)
-	if err != nil {
-		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
-	}
 	if err := c.Run.Provider.EnsureContainer(c.Ctx(), ref.Account, ref.Container); err != nil {
 		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
 	}
-	b, err := c.Run.Provider.UploadPageBlob(c.Ctx(), ref, cloud.PageSource{Reader: src, Size: info.FileSize, Ranges: toByteRanges(ranges)}, c.Bool("overwrite", false))
+	b, err := c.Run.Provider.UploadPageBlob(c.Ctx(), ref, cloud.PageSource{Reader: src, Size: info.FileSize, Ranges: ranges}, c.Bool("overwrite", false))
+	if cloud.HasCode(err, cloud.CodeBlobAlreadyExists) {
+		// Written since we looked (a parallel branch or workflow
+		// uploading the same file): the same content is no conflict.
+		if now, gerr := c.Run.Provider.GetBlob(c.Ctx(), ref); gerr == nil {
+			if same, _ := sameContent(c.Ctx(), now, src, info.FileSize, ranges); same {
+				c.Report(cloud.Exists, ref.URL())
+				return blobValue(ref, now), nil
+			}
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("vhd_upload %s to %s: %w", path, ref.URL(), err)
 	}
@@ -239,16 +252,42 @@ func statSize(f *os.File) int64 {
 	return st.Size()
 }
 
-// sameContent compares a stored blob with a local file by size and MD5.
-func sameContent(b *cloud.Blob, f *os.File, size int64) (bool, error) {
-	if b.Size != size || b.MD5 == "" {
+// sameContent tells whether a stored blob holds the local file's content
+// (ranges: its data ranges): same size and the same sparse digest, the
+// file's computed from its data ranges so holes are never read. A blob
+// without a digest but with a Content-MD5 (written by another tool or an
+// older imgflow) is compared by the file's MD5, which reads every byte.
+func sameContent(ctx context.Context, b *cloud.Blob, f *os.File, size int64, ranges []cloud.ByteRange) (bool, error) {
+	if b.Size != size {
 		return false, nil
 	}
-	h := md5.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
-		return false, err
+	switch {
+	case b.Digest != "":
+		d, err := cloud.SparseDigest(ctx, f, size, ranges)
+		if err != nil {
+			return false, err
+		}
+		return cloud.SameDigest(d, b.Digest), nil
+	case b.MD5 != "":
+		h := md5.New()
+		if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+			return false, err
+		}
+		return strings.EqualFold(hex.EncodeToString(h.Sum(nil)), b.MD5), nil
 	}
-	return strings.EqualFold(hex.EncodeToString(h.Sum(nil)), b.MD5), nil
+	return false, nil
+}
+
+// sameBlob tells whether two blobs hold the same content: same size and
+// digest or, where either has no digest, the same Content-MD5.
+func sameBlob(a, b *cloud.Blob) bool {
+	switch {
+	case a.Size != b.Size:
+		return false
+	case a.Digest != "" && b.Digest != "":
+		return cloud.SameDigest(a.Digest, b.Digest)
+	}
+	return a.MD5 != "" && strings.EqualFold(a.MD5, b.MD5)
 }
 
 func (c *Call) openWorkspaceFile(path string) (*os.File, error) {
@@ -280,7 +319,7 @@ func blobCopyImpl(c *Call) (starlark.Value, error) {
 	existing, err := c.Run.Provider.GetBlob(c.Ctx(), dest)
 	switch {
 	case err == nil:
-		if existing.Size == src.Size && existing.MD5 != "" && strings.EqualFold(existing.MD5, src.MD5) {
+		if sameBlob(existing, src) {
 			c.Report(cloud.Exists, dest.URL())
 			return blobValue(dest, existing), nil
 		}
@@ -294,6 +333,13 @@ func blobCopyImpl(c *Call) (starlark.Value, error) {
 		return nil, fmt.Errorf("blob_copy to %s: %w", dest.URL(), err)
 	}
 	b, err := c.Run.Provider.CopyBlob(c.Ctx(), srcURL, dest, c.Bool("overwrite", false))
+	if cloud.HasCode(err, cloud.CodeBlobAlreadyExists) {
+		// Written since we looked: the same content is no conflict.
+		if now, gerr := c.Run.Provider.GetBlob(c.Ctx(), dest); gerr == nil && sameBlob(now, src) {
+			c.Report(cloud.Exists, dest.URL())
+			return blobValue(dest, now), nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("blob_copy %s to %s: %w", cloud.RedactURL(srcURL), dest.URL(), err)
 	}

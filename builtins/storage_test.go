@@ -1,8 +1,8 @@
 package builtins_test
 
 import (
-	"crypto/md5"
-	"encoding/hex"
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,17 +29,19 @@ func uploadSrc(path, extra string) string {
 	return storagePrelude + fmt.Sprintf(`
 up = vhd_upload(%q, dest = dest%s)
 output("url", up.url)
+output("digest", up.digest)
 output("md5", up.md5)
 output("size", up.size)
 `, path, extra)
 }
 
-func fileMD5(t *testing.T, s *snippetSandbox, rel string) string {
+func fileDigest(t *testing.T, s *snippetSandbox, rel string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(s.ws.Root, filepath.FromSlash(rel)))
 	require.NoError(t, err)
-	sum := md5.Sum(data)
-	return hex.EncodeToString(sum[:])
+	d, err := cloud.SparseDigest(context.Background(), bytes.NewReader(data), int64(len(data)), nil)
+	require.NoError(t, err)
+	return d
 }
 
 func blobState(t *testing.T, p *local.Provider, ref cloud.BlobRef) *local.BlobState {
@@ -58,18 +60,20 @@ func blobState(t *testing.T, p *local.Provider, ref cloud.BlobRef) *local.BlobSt
 func TestVHDUploadCreatesThenExists(t *testing.T) {
 	s := newSnippetSandbox(t)
 	s.fixedVHD("images/disk.vhd", 2, "flatcar")
-	want := fileMD5(t, s, "images/disk.vhd")
+	want := fileDigest(t, s, "images/disk.vhd")
+	require.Regexp(t, "^sparse-sha256:", want)
 
 	first := s.mustRun(uploadSrc("//images/disk.vhd", ""), nil)
 	assert.Equal(t, cloud.Created, lastOutcome(t, first, "vhd_upload"))
 	out := outputsOf(first)
 	assert.Equal(t, "https://imgflowtest.blob.core.windows.net/vhds/disk.vhd", out["url"])
-	assert.Equal(t, want, out["md5"])
+	assert.Equal(t, want, out["digest"])
+	assert.Equal(t, "", out["md5"], "the local target keeps no Content-MD5")
 	assert.Equal(t, int64(2<<20+512), out["size"])
 
 	b := blobState(t, s.cloud, diskRef)
 	assert.Equal(t, cloud.BlobTypePage, b.Type)
-	assert.Equal(t, want, b.MD5)
+	assert.Equal(t, want, b.Digest)
 	assert.False(t, b.NoData)
 	data, err := os.ReadFile(s.cloud.BlobPath(diskRef))
 	require.NoError(t, err)
@@ -80,7 +84,7 @@ func TestVHDUploadCreatesThenExists(t *testing.T) {
 	// A relative path resolves against the calling file.
 	second := s.mustRun(uploadSrc("images/disk.vhd", ""), nil)
 	assert.Equal(t, cloud.Exists, lastOutcome(t, second, "vhd_upload"))
-	assert.Equal(t, want, outputsOf(second)["md5"])
+	assert.Equal(t, want, outputsOf(second)["digest"])
 	assert.Equal(t, b.Created, blobState(t, s.cloud, diskRef).Created, "the blob was not rewritten")
 }
 
@@ -88,22 +92,22 @@ func TestVHDUploadOtherContentNeedsOverwrite(t *testing.T) {
 	s := newSnippetSandbox(t)
 	s.fixedVHD("disk.vhd", 1, "first")
 	s.mustRun(uploadSrc("disk.vhd", ""), nil)
-	firstMD5 := blobState(t, s.cloud, diskRef).MD5
+	firstDigest := blobState(t, s.cloud, diskRef).Digest
 
 	s.fixedVHD("disk.vhd", 1, "second")
-	secondMD5 := fileMD5(t, s, "disk.vhd")
-	require.NotEqual(t, firstMD5, secondMD5)
+	secondDigest := fileDigest(t, s, "disk.vhd")
+	require.NotEqual(t, firstDigest, secondDigest)
 
 	msg := s.mustFail(uploadSrc("disk.vhd", ""), nil)
 	assert.Contains(t, msg, "already exists with other content")
 	assert.Contains(t, msg, "overwrite=True")
 	assert.Contains(t, msg, "main.star:6:")
-	assert.Equal(t, firstMD5, blobState(t, s.cloud, diskRef).MD5, "the blob is unchanged")
+	assert.Equal(t, firstDigest, blobState(t, s.cloud, diskRef).Digest, "the blob is unchanged")
 
 	res := s.mustRun(uploadSrc("disk.vhd", ", overwrite = True"), nil)
 	assert.Equal(t, cloud.Updated, lastOutcome(t, res, "vhd_upload"))
-	assert.Equal(t, secondMD5, outputsOf(res)["md5"])
-	assert.Equal(t, secondMD5, blobState(t, s.cloud, diskRef).MD5)
+	assert.Equal(t, secondDigest, outputsOf(res)["digest"])
+	assert.Equal(t, secondDigest, blobState(t, s.cloud, diskRef).Digest)
 
 	// Overwrite with the same content changes nothing.
 	res = s.mustRun(uploadSrc("disk.vhd", ", overwrite = True"), nil)
@@ -152,15 +156,15 @@ func TestVHDUploadStaysInsideTheWorkspace(t *testing.T) {
 
 // Uploading the same file to the same blob twice in one run is fine: the
 // second call finds identical content. The validation pass must agree with
-// the apply pass (a dry-run upload records no MD5, so without one the
-// second call looks like "other content" there).
+// the apply pass (a dry-run upload records no data, only the digest;
+// without one the second call would look like "other content" there).
 func TestVHDUploadTwiceInOneRun(t *testing.T) {
 	s := newSnippetSandbox(t)
 	s.fixedVHD("disk.vhd", 1, "flatcar")
 	src := storagePrelude + `
 a = vhd_upload("disk.vhd", dest = dest)
 b = vhd_upload("disk.vhd", dest = dest)
-output("same", a.md5 == b.md5)
+output("same", a.digest == b.digest)
 `
 	applied := s.execApply(src, nil)
 	require.NoError(t, applied.Err, "apply pass alone")
@@ -183,13 +187,13 @@ func TestBlobCopyThenRerunExists(t *testing.T) {
 up = vhd_upload("disk.vhd", dest = dest)
 copied = blob_copy(up, dest = blob(sa, container = "copies", name = "base.vhd"))
 output("url", copied.url)
-output("md5", copied.md5)
+output("digest", copied.digest)
 `
 	first := s.mustRun(src, nil)
 	assert.Equal(t, cloud.Created, lastOutcome(t, first, "blob_copy"))
 	copyRef := cloud.BlobRef{Account: "imgflowtest", Container: "copies", Name: "base.vhd"}
 	assert.Equal(t, "https://imgflowtest.blob.core.windows.net/copies/base.vhd", outputsOf(first)["url"])
-	assert.Equal(t, fileMD5(t, s, "disk.vhd"), blobState(t, s.cloud, copyRef).MD5)
+	assert.Equal(t, fileDigest(t, s, "disk.vhd"), blobState(t, s.cloud, copyRef).Digest)
 	created := blobState(t, s.cloud, copyRef).Created
 
 	second := s.mustRun(src, nil)
@@ -214,7 +218,7 @@ vhd_upload("b.vhd", dest = blob(sa, container = "vhds", name = "b.vhd"))
 blob_copy(blob(sa, container = "vhds", name = "a.vhd"), dest = blob(sa, container = "copies", name = "x.vhd"))
 `, nil)
 	copyRef := cloud.BlobRef{Account: "imgflowtest", Container: "copies", Name: "x.vhd"}
-	require.Equal(t, fileMD5(t, s, "a.vhd"), blobState(t, s.cloud, copyRef).MD5)
+	require.Equal(t, fileDigest(t, s, "a.vhd"), blobState(t, s.cloud, copyRef).Digest)
 
 	const copyB = storagePrelude + `
 blob_copy(blob(sa, container = "vhds", name = "b.vhd"), dest = blob(sa, container = "copies", name = "x.vhd")%s)
@@ -222,10 +226,10 @@ blob_copy(blob(sa, container = "vhds", name = "b.vhd"), dest = blob(sa, containe
 	msg := s.mustFail(fmt.Sprintf(copyB, ""), nil)
 	assert.Contains(t, msg, "already exists with other content")
 	assert.Contains(t, msg, "overwrite=True")
-	assert.Equal(t, fileMD5(t, s, "a.vhd"), blobState(t, s.cloud, copyRef).MD5)
+	assert.Equal(t, fileDigest(t, s, "a.vhd"), blobState(t, s.cloud, copyRef).Digest)
 
 	res := s.mustRun(fmt.Sprintf(copyB, ", overwrite = True"), nil)
-	assert.Equal(t, fileMD5(t, s, "b.vhd"), blobState(t, s.cloud, copyRef).MD5)
+	assert.Equal(t, fileDigest(t, s, "b.vhd"), blobState(t, s.cloud, copyRef).Digest)
 	// Replacing an existing blob is an update, as for vhd_upload.
 	assert.Equal(t, cloud.Updated, lastOutcome(t, res, "blob_copy"))
 }
@@ -280,4 +284,47 @@ output("vhd_account", v.storage_account_id)
 
 	msg = s.mustFail(storagePrelude+`vhd(dest, storage_account = "not-an-id")`, nil)
 	assert.Contains(t, msg, "is not a storage account id")
+}
+
+// The same content with its zeros written out instead of left as holes is
+// the same content: the rerun finds the blob (the digest does not see the
+// difference, and reads only the data ranges).
+func TestVHDUploadHolesOrWrittenZerosAreTheSame(t *testing.T) {
+	s := newSnippetSandbox(t)
+	s.fixedVHD("disk.vhd", 8, "flatcar")
+	first := s.mustRun(uploadSrc("disk.vhd", ""), nil)
+	assert.Equal(t, cloud.Created, lastOutcome(t, first, "vhd_upload"))
+
+	path := filepath.Join(s.ws.Root, "disk.vhd")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.WriteFile(path, data, 0o644)) // dense now
+	second := s.mustRun(uploadSrc("disk.vhd", ""), nil)
+	assert.Equal(t, cloud.Exists, lastOutcome(t, second, "vhd_upload"))
+}
+
+// Parallel branches uploading the same file to the same blob: one writes
+// it, the others find the same content (also when they looked before it
+// existed and lost the race to create it).
+func TestVHDUploadSameFileInParallelBranches(t *testing.T) {
+	for range 3 {
+		s := newSnippetSandbox(t)
+		s.fixedVHD("disk.vhd", 16, "flatcar")
+		res := s.mustRun(storagePrelude+`
+ups = parallel([lambda: vhd_upload("disk.vhd", dest = dest) for _ in range(4)])
+output("digests", len(set([u.digest for u in ups])))
+`, nil)
+		assert.Equal(t, int64(1), outputsOf(res)["digests"])
+		created := 0
+		for _, st := range stepsOf(res, "vhd_upload") {
+			require.NoError(t, st.Err)
+			if st.Outcome == cloud.Created {
+				created++
+			} else {
+				assert.Equal(t, cloud.Exists, st.Outcome)
+			}
+		}
+		assert.Equal(t, 1, created)
+	}
 }

@@ -201,8 +201,11 @@ type Blob struct {
 	URL  string `json:"url"`
 	Type string `json:"type"`
 	Size int64  `json:"size"`
-	// MD5 is the hex content MD5 when known.
+	// MD5 is the hex Content-MD5 the service holds, when it has one.
 	MD5 string `json:"md5,omitempty"`
+	// Digest identifies the content without reading holes (SparseDigest),
+	// when the target knows it.
+	Digest string `json:"digest,omitempty"`
 	// Metadata are the blob's user metadata (imgflow marks its exports).
 	Metadata map[string]string `json:"metadata,omitempty"`
 }

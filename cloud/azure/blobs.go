@@ -146,23 +146,50 @@ func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob,
 	return blobOut(ref, full, props), nil
 }
 
+// DigestMetadataKey is the blob metadata holding the content's sparse
+// digest (cloud.SparseDigest), written by imgflow's uploads and copies.
+// It is the target's business: GetBlob returns it as Blob.Digest, not in
+// Blob.Metadata, and SetBlobMetadata keeps it.
+//
+// Like Content-MD5, it describes the content as imgflow wrote it: a tool
+// that later changes pages in place (Put Page on the existing blob)
+// leaves it stale. Tools that replace the blob (Put Blob, Copy Blob)
+// replace the metadata too.
+const DigestMetadataKey = "imgflowdigest"
+
 func blobOut(ref, full cloud.BlobRef, props blob.GetPropertiesResponse) *cloud.Blob {
 	b := &cloud.Blob{BlobRef: ref, URL: shown(full), Type: strOf(props.BlobType), Size: deref(props.ContentLength)}
 	if len(props.ContentMD5) > 0 {
 		b.MD5 = hex.EncodeToString(props.ContentMD5)
 	}
 	for k, v := range props.Metadata {
+		// Metadata names are case-insensitive; HTTP canonicalises them.
+		k = strings.ToLower(k)
+		if k == DigestMetadataKey {
+			b.Digest = deref(v)
+			continue
+		}
 		if b.Metadata == nil {
 			b.Metadata = map[string]string{}
 		}
-		// Metadata names are case-insensitive; HTTP canonicalises them.
-		b.Metadata[strings.ToLower(k)] = deref(v)
+		b.Metadata[k] = deref(v)
 	}
 	return b
 }
 
+// metadataDigest is the digest a blob's metadata holds.
+func metadataDigest(md map[string]*string) string {
+	for k, v := range md {
+		if strings.EqualFold(k, DigestMetadataKey) {
+			return deref(v)
+		}
+	}
+	return ""
+}
+
 // SetBlobMetadata implements cloud.Provider: the blob's user metadata is
-// replaced.
+// replaced; its digest (DigestMetadataKey) is kept, as the content did not
+// change. The blob must not change between the read and the write.
 func (p *Provider) SetBlobMetadata(ctx context.Context, ref cloud.BlobRef, metadata map[string]string) error {
 	full := p.resolve(ref)
 	u := shown(full)
@@ -170,11 +197,21 @@ func (p *Provider) SetBlobMetadata(ctx context.Context, ref cloud.BlobRef, metad
 	if err != nil {
 		return opError("set blob metadata", u, err)
 	}
-	md := make(map[string]*string, len(metadata))
-	for k, v := range metadata {
-		md[k] = to(v)
+	props, err := pc.GetProperties(ctx, nil)
+	if err != nil {
+		return opError("set blob metadata", u, blobErr(err, u))
 	}
-	_, err = pc.SetMetadata(ctx, md, nil)
+	md := make(map[string]*string, len(metadata)+1)
+	for k, v := range metadata {
+		if !strings.EqualFold(k, DigestMetadataKey) {
+			md[k] = to(v)
+		}
+	}
+	if d := metadataDigest(props.Metadata); d != "" {
+		md[DigestMetadataKey] = to(d)
+	}
+	_, err = pc.SetMetadata(ctx, md, &blob.SetMetadataOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: props.ETag}}})
 	return opError("set blob metadata", u, blobErr(err, u))
 }
 
@@ -261,10 +298,12 @@ func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
 }
 
 // UploadPageBlob implements cloud.Provider: the page blob is created with
-// its full size, then only the data ranges are sent with Put Page in
-// ≤4 MiB chunks (all-zero chunks skipped), several at once; the MD5 of
-// the whole content is computed on the way and set as Content-MD5. A
-// failed upload deletes the blob it created.
+// its full size, then the data ranges move through the transfer (see
+// transfer.go): only non-zero chunks are sent, several at once, each
+// retried. The sparse digest is stored in the blob's metadata and, unless
+// Options.SkipContentMD5, the MD5 of the whole content as Content-MD5.
+// The result is verified (size, the pages written). A failed upload
+// deletes the blob it created.
 func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cloud.PageSource, overwrite bool) (*cloud.Blob, error) {
 	full := p.resolve(ref)
 	u := shown(full)
@@ -283,21 +322,47 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 	if err := p.createPageBlob(ctx, pc, u, src.Size, overwrite); err != nil {
 		return fail(err)
 	}
-	sum, err := p.transfer(ctx, "upload "+u, chunked(ranges), src.Size,
-		func(_ context.Context, off int64, buf []byte) error { return readFull(src.Reader, buf, off) },
-		func(ctx context.Context, off int64, data []byte) error { return uploadPages(ctx, pc, off, data) })
+	res, err := p.transfer(ctx, transferSpec{
+		op: "upload " + u, ranges: ranges, size: src.Size, md5: !p.opts.SkipContentMD5,
+		fetch: func(_ context.Context, off int64, buf []byte) error {
+			if err := readFull(src.Reader, buf, off); err != nil {
+				return permanentError{err}
+			}
+			return nil
+		},
+		write: func(ctx context.Context, off int64, data []byte) error { return uploadPages(ctx, pc, off, data) },
+	})
 	if err == nil {
-		err = setMD5(ctx, pc, sum)
+		err = p.finish(ctx, pc, u, res)
+	}
+	var props blob.GetPropertiesResponse
+	if err == nil {
+		props, err = pc.GetProperties(ctx, nil)
+		if err == nil && deref(props.ContentLength) != src.Size {
+			err = &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeCopyFailed, Resource: u,
+				Message: fmt.Sprintf("the blob has %d bytes after the upload, the source %d", deref(props.ContentLength), src.Size)}
+		}
 	}
 	if err != nil {
 		p.deleteQuietly(ctx, pc, u)
 		return fail(blobErr(err, u))
 	}
-	props, err := pc.GetProperties(ctx, nil)
-	if err != nil {
-		return fail(blobErr(err, u))
-	}
 	return blobOut(ref, full, props), nil
+}
+
+// finish records what a transfer into pc learnt (Content-MD5, digest)
+// and checks the pages it wrote.
+func (p *Provider) finish(ctx context.Context, pc *pageblob.Client, u string, res *transferResult) error {
+	if err := p.verifyPages(ctx, pc, u, res); err != nil {
+		return err
+	}
+	if res.md5 != nil {
+		if err := setMD5(ctx, pc, res.md5); err != nil {
+			return err
+		}
+	}
+	_, err := pc.SetMetadata(ctx, map[string]*string{DigestMetadataKey: to(res.digest)}, nil)
+	return err
 }
 
 // createPageBlob creates (or, with overwrite, replaces) an empty page blob
@@ -401,17 +466,6 @@ func mergeRanges(rs []cloud.ByteRange) []cloud.ByteRange {
 			continue
 		}
 		out = append(out, r)
-	}
-	return out
-}
-
-// chunked splits ranges into pieces of at most chunkSize bytes.
-func chunked(ranges []cloud.ByteRange) []cloud.ByteRange {
-	var out []cloud.ByteRange
-	for _, r := range ranges {
-		for off := r.Offset; off < r.Offset+r.Length; off += chunkSize {
-			out = append(out, cloud.ByteRange{Offset: off, Length: min(chunkSize, r.Offset+r.Length-off)})
-		}
 	}
 	return out
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/progress"
 )
 
 // copySASLifetime is how long a SAS the provider signs for a server-side
@@ -36,6 +37,7 @@ type copyJob struct {
 	src       *pageblob.Client
 	size      int64
 	srcMD5    []byte
+	srcDigest string // the source's sparse digest, when it has one
 	page      bool
 	dest      cloud.BlobRef // resolved
 	dst       *pageblob.Client
@@ -50,8 +52,11 @@ type copyJob struct {
 // server-side copy with status polling; Put Page From URL by ranges where
 // the service cannot reach the source; a streamed download/upload of the
 // source's page ranges where Put Page From URL is not implemented, as on
-// Azurite). The result is checked: same size and, when both are known,
-// same MD5.
+// Azurite). The destination gets the source's sparse digest when the
+// source has one (a server-side copy carries the source's metadata), or
+// the digest computed on the way when the data streams through imgflow.
+// The result is checked: same size and, when both are known, same digest
+// and same MD5.
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	j := &copyJob{srcURL: srcURL, shown: cloud.RedactURL(srcURL), overwrite: overwrite}
 	j.dest = p.resolve(dest)
@@ -80,6 +85,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 	}
 	j.size = deref(props.ContentLength)
 	j.srcMD5 = props.ContentMD5
+	j.srcDigest = metadataDigest(props.Metadata)
 	j.page = strOf(props.BlobType) == string(blob.BlobTypePageBlob)
 	if j.dst, err = p.pageClient(j.dest); err != nil {
 		return fail(err)
@@ -200,7 +206,7 @@ func (p *Provider) copySource(ctx context.Context, j *copyJob) string {
 
 // serverCopy is StartCopyFromURL with status polling; cancelling ctx
 // aborts the copy.
-func (p *Provider) serverCopy(ctx context.Context, j *copyJob) error {
+func (p *Provider) serverCopy(ctx context.Context, j *copyJob) (err error) {
 	du := shown(j.dest)
 	opts := &blob.StartCopyFromURLOptions{}
 	if !j.overwrite {
@@ -217,6 +223,15 @@ func (p *Provider) serverCopy(ctx context.Context, j *copyJob) error {
 	status, id := strOf(res.CopyStatus), deref(res.CopyID)
 	op := "copy " + j.shown + " to " + du
 	p.progress(op, 0)
+	tr := progress.Of(p.opts.Transfers).Start(op+" (server-side)", j.size)
+	var reported int64
+	report := func(copied int64) {
+		if copied > reported {
+			tr.Add(copied - reported)
+			reported = copied
+		}
+	}
+	defer func() { tr.End(err) }()
 	for status == string(blob.CopyStatusTypePending) {
 		select {
 		case <-ctx.Done():
@@ -233,8 +248,9 @@ func (p *Provider) serverCopy(ctx context.Context, j *copyJob) error {
 			return blobErr(err, du)
 		}
 		status = strOf(props.CopyStatus)
-		if pct, ok := copyPercent(deref(props.CopyProgress)); ok {
-			p.progress(op, pct)
+		if copied, total, ok := copyProgress(deref(props.CopyProgress)); ok {
+			p.progress(op, int(copied*100/total))
+			report(copied)
 		}
 		if status != string(blob.CopyStatusTypePending) && status != string(blob.CopyStatusTypeSuccess) {
 			return &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeCopyFailed, Resource: du,
@@ -246,6 +262,7 @@ func (p *Provider) serverCopy(ctx context.Context, j *copyJob) error {
 			Message: "copy ended " + status}
 	}
 	p.progress(op, 100)
+	report(j.size)
 	return nil
 }
 
@@ -253,18 +270,18 @@ func isCopySourceError(err error) bool {
 	return cloud.HasCode(err, CodeCannotVerifyCopySource)
 }
 
-// copyPercent parses x-ms-copy-progress ("copied/total").
-func copyPercent(s string) (int, bool) {
+// copyProgress parses x-ms-copy-progress ("copied/total").
+func copyProgress(s string) (copied, total int64, ok bool) {
 	a, b, ok := strings.Cut(s, "/")
 	if !ok {
-		return 0, false
+		return 0, 0, false
 	}
-	done, err1 := strconv.ParseInt(a, 10, 64)
+	copied, err1 := strconv.ParseInt(a, 10, 64)
 	total, err2 := strconv.ParseInt(b, 10, 64)
-	if err1 != nil || err2 != nil || total <= 0 {
-		return 0, false
+	if err1 != nil || err2 != nil || total <= 0 || copied < 0 {
+		return 0, 0, false
 	}
-	return int(done * 100 / total), true
+	return min(copied, total), total, true
 }
 
 // sourceRanges lists the source's written pages (GetPageRanges), merged:
@@ -300,7 +317,9 @@ func (p *Provider) createDest(ctx context.Context, j *copyJob) error {
 }
 
 // rangeCopy copies the source's page ranges with Put Page From URL in
-// ≤4 MiB chunks, Parallel at once; the service reads the source itself.
+// 4 MiB-aligned chunks, Parallel at once, each retried; the service reads
+// the source itself, so imgflow never sees the data: the destination gets
+// the source's digest and MD5 when it has them, nothing otherwise.
 func (p *Provider) rangeCopy(ctx context.Context, j *copyJob) error {
 	if err := p.createDest(ctx, j); err != nil {
 		return err
@@ -310,18 +329,16 @@ func (p *Provider) rangeCopy(ctx context.Context, j *copyJob) error {
 		return err
 	}
 	src := p.copySource(ctx, j)
-	chunks := chunked(ranges)
 	op := "copy " + j.shown + " to " + shown(j.dest)
+	total := cloud.DataBytes(ranges, j.size)
+	tr := progress.Of(p.opts.Transfers).Start(op, total)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	sem := make(chan struct{}, p.opts.Parallel)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var copied, total int64
-	for _, c := range chunks {
-		total += c.Length
-	}
-	for _, c := range chunks {
+	var copied int64
+	for c := range cloud.Chunks(ranges, j.size) {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -333,30 +350,43 @@ func (p *Provider) rangeCopy(ctx context.Context, j *copyJob) error {
 		go func(c cloud.ByteRange) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if _, err := j.dst.UploadPagesFromURL(ctx, src, c.Offset, c.Offset, c.Length, nil); err != nil {
+			err := p.retry(ctx, fmt.Sprintf("%s: write at %d", op, c.Offset), func() error {
+				_, err := j.dst.UploadPagesFromURL(ctx, src, c.Offset, c.Offset, c.Length, nil)
+				return err
+			})
+			if err != nil {
 				cancel(blobErr(err, shown(j.dest)))
 				return
 			}
+			tr.Add(c.Length)
 			mu.Lock()
 			copied += c.Length
 			pct := int(copied * 100 / max(total, 1))
 			mu.Unlock()
 			p.progress(op, pct)
-		}(c)
+		}(c.Data)
 	}
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+	err = context.Cause(ctx)
+	tr.End(err)
+	if err != nil {
 		return err
 	}
 	if len(j.srcMD5) > 0 {
-		return setMD5(ctx, j.dst, j.srcMD5)
+		if err := setMD5(ctx, j.dst, j.srcMD5); err != nil {
+			return err
+		}
+	}
+	if j.srcDigest != "" {
+		_, err := j.dst.SetMetadata(ctx, map[string]*string{DigestMetadataKey: to(j.srcDigest)}, nil)
+		return err
 	}
 	return nil
 }
 
-// streamCopy downloads the source's page ranges in ≤4 MiB chunks and
-// uploads the non-zero ones, Parallel at once, hashing the content on the
-// way: the result's MD5 is set and checked against the source's.
+// streamCopy downloads the source's page ranges and uploads the non-zero
+// chunks through the transfer (transfer.go), computing the digest (and
+// MD5) on the way; both are checked against the source's when it has them.
 func (p *Provider) streamCopy(ctx context.Context, j *copyJob) error {
 	if err := p.createDest(ctx, j); err != nil {
 		return err
@@ -368,16 +398,22 @@ func (p *Provider) streamCopy(ctx context.Context, j *copyJob) error {
 		p.logf("copy %s: page ranges unavailable (%v); reading the whole blob", j.shown, err)
 		ranges = []cloud.ByteRange{{Offset: 0, Length: j.size}}
 	}
-	sum, err := p.transfer(ctx, "copy "+j.shown+" to "+shown(j.dest), chunked(ranges), j.size,
-		func(ctx context.Context, off int64, buf []byte) error { return downloadRange(ctx, j.src, off, buf) },
-		func(ctx context.Context, off int64, data []byte) error { return uploadPages(ctx, j.dst, off, data) })
+	res, err := p.transfer(ctx, transferSpec{
+		op: "copy " + j.shown + " to " + shown(j.dest), ranges: ranges, size: j.size,
+		md5:   !p.opts.SkipContentMD5 || len(j.srcMD5) > 0,
+		fetch: func(ctx context.Context, off int64, buf []byte) error { return downloadRange(ctx, j.src, off, buf) },
+		write: func(ctx context.Context, off int64, data []byte) error { return uploadPages(ctx, j.dst, off, data) },
+	})
 	if err != nil {
 		return blobErr(err, shown(j.dest))
 	}
-	if len(j.srcMD5) > 0 && !bytes.Equal(sum, j.srcMD5) {
-		return md5Mismatch(j, sum)
+	if j.srcDigest != "" && res.digest != j.srcDigest {
+		return digestMismatch(j, res.digest)
 	}
-	return setMD5(ctx, j.dst, sum)
+	if len(j.srcMD5) > 0 && !bytes.Equal(res.md5, j.srcMD5) {
+		return md5Mismatch(j, res.md5)
+	}
+	return p.finish(ctx, j.dst, shown(j.dest), res)
 }
 
 // streamBlockCopy streams a block blob source into a block blob.
@@ -420,6 +456,14 @@ func (p *Provider) blockClient(ref cloud.BlobRef) (*blockblob.Client, error) {
 	return cc.NewBlockBlobClient(ref.Name), nil
 }
 
+// CodeDigestMismatch: a copy whose sparse digest differs from the source's.
+const CodeDigestMismatch = "DigestMismatch"
+
+func digestMismatch(j *copyJob, got string) error {
+	return &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeDigestMismatch, Resource: shown(j.dest),
+		Message: fmt.Sprintf("the copy's digest %s differs from the source's %s: the source changed during the copy, or data was damaged", got, j.srcDigest)}
+}
+
 func md5Mismatch(j *copyJob, got []byte) error {
 	return &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeMD5Mismatch, Resource: shown(j.dest),
 		Message: fmt.Sprintf("the copy's MD5 %s differs from the source's %s", hex.EncodeToString(got), hex.EncodeToString(j.srcMD5))}
@@ -439,8 +483,8 @@ func downloadRange(ctx context.Context, c *pageblob.Client, off int64, buf []byt
 	return nil
 }
 
-// verifyCopy checks the destination against the source: same type and
-// size, and the same MD5 when both are known.
+// verifyCopy checks the destination against the source: same size, and
+// the same digest and MD5 when both are known.
 func (p *Provider) verifyCopy(ctx context.Context, j *copyJob) error {
 	du := shown(j.dest)
 	got, err := j.dst.GetProperties(ctx, nil)
@@ -453,6 +497,9 @@ func (p *Provider) verifyCopy(ctx context.Context, j *copyJob) error {
 	}
 	if len(got.ContentMD5) > 0 && len(j.srcMD5) > 0 && !bytes.Equal(got.ContentMD5, j.srcMD5) {
 		return md5Mismatch(j, got.ContentMD5)
+	}
+	if d := metadataDigest(got.Metadata); d != "" && j.srcDigest != "" && d != j.srcDigest {
+		return digestMismatch(j, d)
 	}
 	return nil
 }

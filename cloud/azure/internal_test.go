@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -98,16 +99,38 @@ func TestPageRanges(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []cloud.ByteRange{{Offset: 0, Length: 1024}}, rs)
 
-	chunks := chunked([]cloud.ByteRange{{Offset: 0, Length: 9 << 20}, {Offset: 10 << 20, Length: 512}})
-	assert.Equal(t, []cloud.ByteRange{{Offset: 0, Length: 4 << 20}, {Offset: 4 << 20, Length: 4 << 20}, {Offset: 8 << 20, Length: 1 << 20}, {Offset: 10 << 20, Length: 512}}, chunks)
+	var chunks []cloud.ByteRange
+	for c := range cloud.Chunks([]cloud.ByteRange{{Offset: 0, Length: 9 << 20}, {Offset: 10 << 20, Length: 512}}, 16<<20) {
+		chunks = append(chunks, c.Data)
+	}
+	assert.Equal(t, []cloud.ByteRange{{Offset: 0, Length: 4 << 20}, {Offset: 4 << 20, Length: 4 << 20}, {Offset: 8 << 20, Length: 2<<20 + 512}}, chunks,
+		"reads and Put Page calls stay within 4 MiB-aligned chunks; ranges sharing one are read together")
 }
 
-func TestCopyPercent(t *testing.T) {
-	pct, ok := copyPercent("512/2048")
+func TestCopyProgress(t *testing.T) {
+	copied, total, ok := copyProgress("512/2048")
 	assert.True(t, ok)
-	assert.Equal(t, 25, pct)
-	_, ok = copyPercent("")
+	assert.Equal(t, int64(512), copied)
+	assert.Equal(t, int64(2048), total)
+	_, _, ok = copyProgress("")
 	assert.False(t, ok)
+}
+
+func TestRetriable(t *testing.T) {
+	for err, want := range map[error]bool{
+		errors.New("connection reset"):                     true,
+		io.ErrUnexpectedEOF:                                true,
+		&cloud.Error{StatusCode: 503}:                      true,
+		&cloud.Error{StatusCode: 429}:                      true,
+		&cloud.Error{StatusCode: 501}:                      false,
+		&cloud.Error{StatusCode: 403}:                      false,
+		&cloud.Error{StatusCode: 404}:                      false,
+		permanentError{io.ErrUnexpectedEOF}:                false,
+		&cloud.Error{StatusCode: 400, Code: "Md5Mismatch"}: true,
+		context.Canceled:                                   false,
+	} {
+		assert.Equal(t, want, retriable(err), "%v", err)
+	}
 }
 
 func TestWithRetryDefaults(t *testing.T) {

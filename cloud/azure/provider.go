@@ -31,6 +31,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/progress"
 )
 
 // TargetName is the name of this target.
@@ -94,6 +95,16 @@ type Options struct {
 	// Progress, when set, sees long operations advance: op names the
 	// operation and resource, pct is 0…100.
 	Progress func(op string, pct int)
+	// Transfers, when set, sees blob transfers (uploads, copies) advance
+	// byte by byte: a progress.Printer on stderr draws a bar with rate
+	// and ETA on a terminal, periodic lines in CI.
+	Transfers progress.Reporter
+	// SkipContentMD5 leaves out the Content-MD5 of uploads and streamed
+	// copies. The sparse digest (blob metadata imgflowdigest) identifies
+	// the content either way; the MD5 has to hash every byte, holes
+	// included: about 1.3 s per GiB of the blob on one core, e.g. 28 s of
+	// a 30 GiB upload with 1 GiB of data (BENCHMARKS.md).
+	SkipContentMD5 bool
 	// OnPoller, when set, receives the resume token of every long
 	// operation once it started, so a caller can persist it and resume
 	// the operation with the SDK (Begin…Options.ResumeToken).

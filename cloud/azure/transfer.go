@@ -1,154 +1,218 @@
 package azure
 
 import (
-	"bytes"
 	"context"
 	"crypto/md5"
-	"sync"
+	"errors"
+	"fmt"
+	"hash"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/progress"
 )
 
-// zeros is a read-only chunk of zeros: to detect empty chunks and hash gaps.
+// The data path of UploadPageBlob and of streamed copies (vhd_upload,
+// blob_copy and sig_to_vhd where the service cannot copy by itself).
+//
+// The blob is cut into 4 MiB-aligned chunks (cloud.Chunks); chunks no
+// data range touches are never read. Parallel workers fetch a chunk (from
+// the file, or a ranged download), skip it when it is all zeros, hash it
+// for the sparse digest and write its non-zero span with Put Page, each
+// step retried on its own. At most 1.5·Parallel 4 MiB buffers exist, so
+// memory does not depend on the blob's size. One goroutine sees the
+// chunks in order: it folds the digest, feeds the optional Content-MD5
+// (which, unlike the digest, must hash the holes too) and reports
+// progress.
+
+const (
+	// chunkAttempts is how often a chunk's read or write is tried
+	// before the transfer fails (the SDK's own retries come on top).
+	chunkAttempts = 4
+	// defaultChunkRetryDelay is the first wait between attempts; it
+	// doubles each time. The blob retry delay of Options.Blob replaces it.
+	defaultChunkRetryDelay = time.Second
+)
+
+// zeros is a read-only chunk of zeros, to hash the gaps for Content-MD5.
 var zeros = make([]byte, chunkSize)
 
-func isZero(b []byte) bool {
-	for len(b) > 0 {
-		n := min(len(b), len(zeros))
-		if !bytes.Equal(b[:n], zeros[:n]) {
-			return false
-		}
-		b = b[n:]
-	}
-	return true
+// transferSpec is one transfer: the data ranges (merged, page-aligned) of
+// size bytes, read by fetch and written by write.
+type transferSpec struct {
+	op     string
+	ranges []cloud.ByteRange
+	size   int64
+	md5    bool // compute the Content-MD5 of the whole content
+	fetch  func(ctx context.Context, off int64, buf []byte) error
+	write  func(ctx context.Context, off int64, data []byte) error
 }
 
-// transferJob is one chunk in flight: fetched by a worker, hashed in order
-// by the coordinator, written (unless all zeros) by the worker.
-type transferJob struct {
-	r       cloud.ByteRange
-	buf     []byte
-	fetched chan error    // the fetch result, once
-	hashed  chan struct{} // closed once the coordinator hashed buf
+// transferResult is what a transfer learnt about the content.
+type transferResult struct {
+	digest string
+	md5    []byte // nil unless asked for
+	// sent is the bytes written; nonZero those in pages holding data
+	// (the destination must hold between nonZero and sent bytes of pages).
+	sent, nonZero int64
 }
 
-// transfer moves chunks (sorted, ≤ chunkSize, non-overlapping, inside
-// size) from fetch to write with at most Parallel chunks fetched or
-// written at once, skipping the write of all-zero chunks. It returns the
-// MD5 of the whole size bytes, gaps between chunks hashed as zeros, so the
-// sum is computed while streaming, in order, without reading anything twice.
-func (p *Provider) transfer(ctx context.Context, op string, chunks []cloud.ByteRange, size int64,
-	fetch func(ctx context.Context, off int64, buf []byte) error,
-	write func(ctx context.Context, off int64, data []byte) error,
-) ([]byte, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+func (p *Provider) transfer(ctx context.Context, s transferSpec) (*transferResult, error) {
 	par := p.opts.Parallel
-	jobs := make(chan *transferJob, par)
-	// Buffers: one per worker plus one per queued job.
-	pool := make(chan []byte, 2*par)
-	for range 2 * par {
-		pool <- nil
+	total := cloud.DataBytes(s.ranges, s.size)
+	tr := progress.Of(p.opts.Transfers).Start(s.op, total)
+	d := cloud.NewDigester(s.size)
+	var h hash.Hash
+	if s.md5 {
+		h = md5.New()
 	}
-	var wg sync.WaitGroup
-	for range par {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				data := j.buf[:j.r.Length]
-				err := fetch(ctx, j.r.Offset, data)
-				j.fetched <- err
-				if err == nil && !isZero(data) {
-					if werr := write(ctx, j.r.Offset, data); werr != nil {
-						cancel(werr)
-					}
-				}
-				select {
-				case <-j.hashed:
-				case <-ctx.Done():
-				}
-				pool <- j.buf
-			}
-		}()
-	}
-	finish := func(err error) ([]byte, error) {
-		close(jobs)
-		wg.Wait()
-		if err == nil {
-			err = context.Cause(ctx)
-		}
-		return nil, err
-	}
-
-	var total int64
-	for _, c := range chunks {
-		total += c.Length
-	}
-	h := md5.New()
-	pos := int64(0)
-	var done int64
+	var pos, done int64
 	lastPct := -1
-	queue := make([]*transferJob, 0, len(chunks))
-	next := 0
-	for i := range chunks {
-		// Keep up to 2·Parallel chunks ahead of the hasher.
-		for next < len(chunks) && next < i+2*par {
-			var buf []byte
-			select {
-			case buf = <-pool:
-			case <-ctx.Done():
-				return finish(nil)
+	var sent, nonZero atomic.Int64
+	err := cloud.RunChunks(ctx, cloud.Chunks(s.ranges, s.size), cloud.ChunkRun{
+		Parallel: par,
+		Buffers:  par + par/2,
+		Fetch: func(ctx context.Context, off int64, buf []byte) error {
+			return p.retry(ctx, fmt.Sprintf("%s: read at %d", s.op, off), func() error { return s.fetch(ctx, off, buf) })
+		},
+		Process: func(ctx context.Context, j *cloud.ChunkJob) error {
+			span := cloud.TrimZeros(j)
+			data := j.Buf[span.Offset-j.Offset : span.Offset-j.Offset+span.Length]
+			nonZero.Add(nonZeroPages(data))
+			sent.Add(span.Length)
+			return p.retry(ctx, fmt.Sprintf("%s: write at %d", s.op, span.Offset), func() error { return s.write(ctx, span.Offset, data) })
+		},
+		InOrder: func(j *cloud.ChunkJob) {
+			d.AddJob(j)
+			if h != nil {
+				hashZeros(h, j.Offset-pos)
+				h.Write(j.Buf)
+				pos = j.Offset + j.Length
 			}
-			if buf == nil {
-				buf = make([]byte, chunkSize)
+			done += j.Data.Length
+			tr.Add(j.Data.Length)
+			if pct := int(done * 100 / max(total, 1)); pct/5 != lastPct/5 {
+				lastPct = pct
+				p.progress(s.op, pct)
 			}
-			j := &transferJob{r: chunks[next], buf: buf, fetched: make(chan error, 1), hashed: make(chan struct{})}
-			queue = append(queue, j)
-			select {
-			case jobs <- j:
-			case <-ctx.Done():
-				return finish(nil)
-			}
-			next++
-		}
-		j := queue[i]
-		select {
-		case err := <-j.fetched:
-			if err != nil {
-				cancel(err)
-				return finish(err)
-			}
-		case <-ctx.Done():
-			return finish(nil)
-		}
-		hashZeros(h, j.r.Offset-pos)
-		h.Write(j.buf[:j.r.Length])
-		pos = j.r.Offset + j.r.Length
-		close(j.hashed)
-		queue[i] = nil
-		done += j.r.Length
-		if pct := int(done * 100 / max(total, 1)); pct/5 != lastPct/5 {
-			lastPct = pct
-			p.progress(op, pct)
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+		},
+	})
+	tr.End(err)
+	if err != nil {
 		return nil, err
 	}
-	hashZeros(h, size-pos)
-	if len(chunks) == 0 {
-		p.progress(op, 100)
+	if lastPct < 100 {
+		p.progress(s.op, 100)
 	}
-	return h.Sum(nil), nil
+	res := &transferResult{sent: sent.Load(), nonZero: nonZero.Load()}
+	if res.digest, err = d.Digest(); err != nil {
+		return nil, err
+	}
+	if h != nil {
+		hashZeros(h, s.size-pos)
+		res.md5 = h.Sum(nil)
+	}
+	return res, nil
 }
 
-func hashZeros(h interface{ Write([]byte) (int, error) }, n int64) {
+// nonZeroPages counts the bytes of data in 512-byte pages holding a
+// non-zero byte.
+func nonZeroPages(data []byte) int64 {
+	var n int64
+	for off := 0; off < len(data); off += pageSize {
+		if !cloud.IsZero(data[off:min(off+pageSize, len(data))]) {
+			n += int64(min(pageSize, len(data)-off))
+		}
+	}
+	return n
+}
+
+func hashZeros(h hash.Hash, n int64) {
 	for n > 0 {
 		k := min(n, int64(len(zeros)))
 		h.Write(zeros[:k])
 		n -= k
 	}
+}
+
+// permanentError marks an error retrying cannot fix (a short source file).
+type permanentError struct{ error }
+
+func (e permanentError) Unwrap() error { return e.error }
+
+// retry runs fn up to chunkAttempts times while it fails with an error
+// worth retrying, waiting the retry delay, doubled each time, in between.
+func (p *Provider) retry(ctx context.Context, what string, fn func() error) error {
+	delay := defaultChunkRetryDelay
+	if p.opts.Blob != nil && p.opts.Blob.Retry.RetryDelay > 0 {
+		delay = p.opts.Blob.Retry.RetryDelay
+	}
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || attempt == chunkAttempts || ctx.Err() != nil || !retriable(err) {
+			return err
+		}
+		p.logf("%s: attempt %d of %d failed, retrying: %v", what, attempt, chunkAttempts, redactErr(err))
+		select {
+		case <-time.After(delay << (attempt - 1)):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+// retriable tells a transient failure (network, timeouts, throttling,
+// server errors, a body damaged on the way) from a definite answer.
+func retriable(err error) bool {
+	var pe permanentError
+	if errors.As(err, &pe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	status, code := 0, ""
+	var re *azcore.ResponseError
+	var ce *cloud.Error
+	switch {
+	case errors.As(err, &re):
+		status, code = re.StatusCode, re.ErrorCode
+	case errors.As(err, &ce):
+		status, code = ce.StatusCode, ce.Code
+	default:
+		return true // transport and body errors
+	}
+	switch {
+	case status == http.StatusRequestTimeout, status == http.StatusTooManyRequests, status >= 500 && status != http.StatusNotImplemented:
+		return true
+	case code == "Md5Mismatch" || code == "InvalidMd5":
+		return true // damaged on the way
+	}
+	return false
+}
+
+// verifyPages checks that the destination holds the pages a transfer
+// wrote: between the bytes of pages holding data and the bytes sent (the
+// blob was created empty; a service may or may not keep written zeros).
+func (p *Provider) verifyPages(ctx context.Context, pc *pageblob.Client, u string, res *transferResult) error {
+	var have int64
+	pager := pc.NewGetPageRangesPager(nil)
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return blobErr(err, u)
+		}
+		for _, r := range page.PageList.PageRange {
+			if r != nil && r.Start != nil && r.End != nil {
+				have += *r.End - *r.Start + 1
+			}
+		}
+	}
+	if have < res.nonZero || have > res.sent {
+		return &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeCopyFailed, Resource: u,
+			Message: fmt.Sprintf("the blob holds %d bytes of pages after the transfer sent %d (%d of them data): the transfer is incomplete", have, res.sent, res.nonZero)}
+	}
+	return nil
 }

@@ -2,10 +2,7 @@ package local
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"maps"
 	"net/url"
 	"os"
@@ -65,7 +62,7 @@ func (p *Provider) lookupBlob(st *State, ref cloud.BlobRef) (*StorageAccountStat
 
 func blobInfo(ref cloud.BlobRef, sa *StorageAccountState, b *BlobState) *cloud.Blob {
 	r := cloud.BlobRef{Account: sa.Name, Container: ref.Container, Name: b.Name, Endpoint: ref.Endpoint}
-	return &cloud.Blob{BlobRef: r, URL: r.URL(), Type: b.Type, Size: b.Size, MD5: b.MD5, Metadata: maps.Clone(b.Metadata)}
+	return &cloud.Blob{BlobRef: r, URL: r.URL(), Type: b.Type, Size: b.Size, MD5: b.MD5, Digest: b.Digest, Metadata: maps.Clone(b.Metadata)}
 }
 
 // GetBlob implements cloud.Provider. A managed disk's SAS URL is a page
@@ -207,8 +204,9 @@ func (p *Provider) checkWrite(st *State, ref cloud.BlobRef, overwrite bool) (*St
 }
 
 // UploadPageBlob implements cloud.Provider. Only the data ranges are
-// written, and all-zero chunks within them are skipped, so the file stays
-// as sparse as the source; the MD5 covers the whole content.
+// read, and only the non-zero span of each chunk is written, so the file
+// stays as sparse as the source. The blob gets the content's sparse
+// digest (no Content-MD5: no service computes one here).
 func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cloud.PageSource, overwrite bool) (*cloud.Blob, error) {
 	if isDiskAccount(ref.Account) {
 		return nil, diskWriteRefused(ref)
@@ -221,13 +219,14 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 		return nil, err
 	}
 	if p.dry {
-		// No data is kept, but the MD5 is, so a later step of the same
-		// dry run recognises identical content.
-		h := md5.New()
-		if _, err := io.Copy(h, io.NewSectionReader(src.Reader, 0, src.Size)); err != nil {
+		// No data is kept, but the digest is (computed from the data
+		// ranges alone), so a later step of the same dry run recognises
+		// identical content.
+		digest, err := cloud.SparseDigest(ctx, src.Reader, src.Size, ranges)
+		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", ref.URL(), err)
 		}
-		return p.commitBlob(ctx, ref, overwrite, "", &BlobState{Type: cloud.BlobTypePage, Size: src.Size, MD5: hex.EncodeToString(h.Sum(nil)), NoData: true})
+		return p.commitBlob(ctx, ref, overwrite, "", &BlobState{Type: cloud.BlobTypePage, Size: src.Size, Digest: digest, NoData: true})
 	}
 	if err := p.view(ctx, func(st *State) error {
 		_, _, err := p.checkWrite(st, ref, overwrite)
@@ -235,21 +234,22 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 	}); err != nil {
 		return nil, err
 	}
-	tmp, sum, err := p.writeTemp(ctx, src.Size, func(dst *os.File) (string, error) {
-		return copySparse(ctx, dst, src.Reader, ranges, src.Size, true)
+	tmp, digest, err := p.writeTemp(ctx, src.Size, func(dst *os.File) (string, error) {
+		return copySparse(ctx, dst, src.Reader, ranges, src.Size)
 	})
 	if err != nil {
 		return nil, err
 	}
 	defer os.Remove(tmp) // gone once renamed
-	return p.commitBlob(ctx, ref, overwrite, tmp, &BlobState{Type: cloud.BlobTypePage, Size: src.Size, MD5: sum})
+	return p.commitBlob(ctx, ref, overwrite, tmp, &BlobState{Type: cloud.BlobTypePage, Size: src.Size, Digest: digest})
 }
 
 // CopyBlob implements cloud.Provider for sources in this subscription
 // (the SAS of srcURL is ignored). The copy keeps the source's type, size,
-// MD5 and holes. The SAS URL of a granted managed disk is a source too:
-// its SAS is checked, and the copy is a page blob of the disk's content,
-// whose MD5 is computed on the way.
+// MD5 (if any) and holes; its digest is computed on the way (a dry run
+// carries the source's). The SAS URL of a granted managed disk is a
+// source too: its SAS is checked, and the copy is a page blob of the
+// disk's content.
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	srcRef, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
@@ -273,9 +273,9 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 		if _, _, err := p.checkWrite(st, dest, overwrite); err != nil {
 			return err
 		}
-		meta = BlobState{Type: b.Type, Size: b.Size, MD5: b.MD5}
+		meta = BlobState{Type: b.Type, Size: b.Size, MD5: b.MD5, Digest: b.Digest}
 		if p.dry || b.NoData {
-			meta.NoData = p.dry // the MD5 of the source carries over
+			meta.NoData = p.dry // the digest of the source carries over
 			return nil
 		}
 		// Opened under the lock, so the copy reads one consistent version.
@@ -291,16 +291,17 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 	if p.dry {
 		return p.commitBlob(ctx, dest, overwrite, "", &meta)
 	}
-	tmp, _, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
+	tmp, digest, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
 		if f == nil {
-			return "", nil // a source without data copies as zeros
+			return meta.Digest, nil // a source without data copies as zeros
 		}
-		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size, false)
+		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size)
 	})
 	if err != nil {
 		return nil, err
 	}
 	defer os.Remove(tmp)
+	meta.Digest = digest
 	return p.commitBlob(ctx, dest, overwrite, tmp, &meta)
 }
 
@@ -334,17 +335,18 @@ func (p *Provider) copyFromDisk(ctx context.Context, srcRef cloud.BlobRef, q url
 	if p.dry {
 		return p.commitBlob(ctx, dest, overwrite, "", &meta)
 	}
-	tmp, sum, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
+	tmp, digest, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
 		if f == nil {
-			return "", nil // a disk without data copies as zeros
+			// A disk without data copies as zeros.
+			return cloud.SparseDigest(ctx, nil, meta.Size, []cloud.ByteRange{})
 		}
-		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size, true)
+		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size)
 	})
 	if err != nil {
 		return nil, err
 	}
 	defer os.Remove(tmp)
-	meta.MD5 = sum
+	meta.Digest = digest
 	return p.commitBlob(ctx, dest, overwrite, tmp, &meta)
 }
 

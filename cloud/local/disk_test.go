@@ -175,7 +175,7 @@ func TestDiskExportPath(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, cloud.BlobTypePage, cb.Type)
 	assert.Equal(t, int64(len(content)), cb.Size)
-	assert.Equal(t, md5hex(content), cb.MD5)
+	assert.Equal(t, digestOf(content), cb.Digest)
 	copied, err := os.ReadFile(p.BlobPath(dst))
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(content, copied), "exported bytes equal the original VHD")
@@ -490,7 +490,7 @@ func TestVersionContentIsSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	data, blob := exportDisk(t, f, "d1", "d1.vhd")
 	assert.True(t, bytes.Equal(a, data), "the disk has the version's content, not the blob's")
-	assert.Equal(t, md5hex(a), blob.MD5)
+	assert.Equal(t, digestOf(a), blob.Digest)
 
 	// Through a managed image and another version, after their sources
 	// are gone.
@@ -671,10 +671,10 @@ func TestDiskConcurrentUse(t *testing.T) {
 					dst := cloud.BlobRef{Account: account, Container: "vhds", Name: disk + ".vhd"}
 					blob, err := p.CopyBlob(ctx, sas, dst, true)
 					if check(err) {
-						if src == "1.0.0" && blob.MD5 != md5hex(a) {
+						if src == "1.0.0" && blob.Digest != digestOf(a) {
 							errs <- fmt.Errorf("%s from 1.0.0: wrong content", disk)
 						}
-						if blob.MD5 != md5hex(a) && blob.MD5 != md5hex(b) {
+						if blob.Digest != digestOf(a) && blob.Digest != digestOf(b) {
 							errs <- fmt.Errorf("%s from %s: mixed content", disk, src)
 						}
 					}

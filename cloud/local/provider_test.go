@@ -3,8 +3,6 @@ package local
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -187,15 +185,14 @@ func TestDryRunIsolation(t *testing.T) {
 	require.NoError(t, dry.DeleteBlob(ctx, f.vhd))
 	assert.FileExists(t, p.BlobPath(f.vhd), "a dry delete keeps the file")
 
-	// Blob writes record metadata only (the MD5 too, so a later step of
-	// the same dry run recognises identical content).
+	// Blob writes record metadata only (the digest too, so a later step
+	// of the same dry run recognises identical content).
 	newRef := cloud.BlobRef{Account: account, Container: "vhds", Name: "new.vhd"}
 	content := vhdImage(vhdBytes, vhdTypeDynamic) // footer not checked in dry run
 	b, err := dry.UploadPageBlob(ctx, newRef, cloud.PageSource{Reader: bytes.NewReader(content), Size: int64(len(content))}, false)
 	require.NoError(t, err)
 	assert.Equal(t, int64(len(content)), b.Size)
-	sum := md5.Sum(content)
-	assert.Equal(t, hex.EncodeToString(sum[:]), b.MD5)
+	assert.Equal(t, digestOf(content), b.Digest)
 	assert.Empty(t, dry.BlobPath(newRef))
 	assert.NoFileExists(t, p.BlobPath(newRef))
 	zeros, err := dry.ReadBlob(ctx, newRef, 0, 16)

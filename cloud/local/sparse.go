@@ -1,28 +1,15 @@
 package local
 
 import (
-	"bytes"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"fmt"
-	"hash"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 
 	"github.com/imgflow/imgflow/cloud"
 )
-
-// chunkSize is the unit of sparse copying: Azure's maximum Put Page size,
-// and the granularity at which all-zero data is left as a hole.
-const chunkSize = 4 << 20
-
-// zeros is a read-only chunk of zeros, to detect zero chunks and to hash
-// gaps without reading them.
-var zeros = make([]byte, chunkSize)
-
-func isZero(b []byte) bool { return bytes.Equal(b, zeros[:len(b)]) }
 
 // dataRanges returns the source's data ranges sorted, merged and checked
 // against its size; nil Ranges mean the whole blob.
@@ -70,55 +57,32 @@ func cmpInt64(a, b int64) int {
 }
 
 // copySparse copies the ranges of r into dst (already truncated to size)
-// in chunks, leaving all-zero chunks as holes. With withMD5 it returns the
-// hex MD5 of the whole content, hashing the gaps from a zero buffer rather
-// than reading holes back from disk.
-func copySparse(ctx context.Context, dst *os.File, r io.ReaderAt, ranges []cloud.ByteRange, size int64, withMD5 bool) (string, error) {
-	var h hash.Hash
-	if withMD5 {
-		h = md5.New()
-	}
-	buf := make([]byte, chunkSize)
-	pos := int64(0)
-	for _, rg := range ranges {
-		hashZeros(h, rg.Offset-pos)
-		end := rg.Offset + rg.Length
-		for off := rg.Offset; off < end; {
-			if err := ctx.Err(); err != nil {
-				return "", err
+// chunk by chunk (cloud.RunChunks, a few chunks at once), writing only
+// each chunk's non-zero span, so holes and zero chunks stay holes. It
+// returns the sparse digest of the content, computed from what it read.
+func copySparse(ctx context.Context, dst *os.File, r io.ReaderAt, ranges []cloud.ByteRange, size int64) (string, error) {
+	d := cloud.NewDigester(size)
+	par := min(runtime.GOMAXPROCS(0), 4)
+	err := cloud.RunChunks(ctx, cloud.Chunks(ranges, size), cloud.ChunkRun{
+		Parallel: par,
+		Buffers:  2 * par,
+		Fetch: func(_ context.Context, off int64, buf []byte) error {
+			if err := readFull(r, buf, off); err != nil {
+				return fmt.Errorf("read source at %d: %w", off, err)
 			}
-			b := buf[:min(int64(chunkSize), end-off)]
-			if err := readFull(r, b, off); err != nil {
-				return "", fmt.Errorf("read source at %d: %w", off, err)
-			}
-			if h != nil {
-				h.Write(b)
-			}
-			if !isZero(b) {
-				if _, err := dst.WriteAt(b, off); err != nil {
-					return "", err
-				}
-			}
-			off += int64(len(b))
-		}
-		pos = end
+			return nil
+		},
+		Process: func(_ context.Context, j *cloud.ChunkJob) error {
+			span := cloud.TrimZeros(j)
+			_, err := dst.WriteAt(j.Buf[span.Offset-j.Offset:][:span.Length], span.Offset)
+			return err
+		},
+		InOrder: d.AddJob,
+	})
+	if err != nil {
+		return "", err
 	}
-	if h == nil {
-		return "", nil
-	}
-	hashZeros(h, size-pos)
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func hashZeros(h hash.Hash, n int64) {
-	if h == nil {
-		return
-	}
-	for n > 0 {
-		k := min(n, int64(len(zeros)))
-		h.Write(zeros[:k])
-		n -= k
-	}
+	return d.Digest()
 }
 
 // readFull reads len(b) bytes at off; a source ending early is an error

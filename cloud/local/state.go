@@ -87,10 +87,12 @@ type ContainerState struct {
 
 // BlobState is the metadata of one blob.
 type BlobState struct {
-	Name    string    `json:"name"`
-	Type    string    `json:"type"`
-	Size    int64     `json:"size"`
-	MD5     string    `json:"md5,omitempty"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Size int64  `json:"size"`
+	MD5  string `json:"md5,omitempty"`
+	// Digest is the content's cloud.SparseDigest.
+	Digest  string    `json:"digest,omitempty"`
 	Created time.Time `json:"created"`
 	// Metadata are the blob's user metadata.
 	Metadata map[string]string `json:"metadata,omitempty"`

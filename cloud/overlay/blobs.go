@@ -2,18 +2,13 @@ package overlay
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"crypto/md5"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
@@ -23,7 +18,6 @@ import (
 const (
 	pageSize      = 512
 	vhdFooterSize = 512
-	chunkSize     = 4 << 20
 	mib           = 1 << 20
 
 	// probeContainer and probeBlob name a blob nobody has, to learn from
@@ -187,8 +181,9 @@ func (p *Provider) putBlob(ref cloud.BlobRef, b cloud.Blob, data *cloud.BlobRef,
 }
 
 // UploadPageBlob implements cloud.Provider: it records the blob's size
-// and the MD5 of the content it would have (the data ranges, zeros
-// elsewhere), so identical content is recognised later; no data is kept.
+// and the sparse digest of the content it would have (read from the data
+// ranges only, zeros elsewhere), so identical content is recognised
+// later; no data is kept.
 func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cloud.PageSource, overwrite bool) (*cloud.Blob, error) {
 	if isDiskAccount(ref.Account) {
 		return nil, diskWriteRefused(ref)
@@ -196,7 +191,7 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 	if src.Size < 0 || src.Size%pageSize != 0 {
 		return nil, invalidParameter(ref.URL(), "The page blob size %d must be a multiple of 512 bytes.", src.Size)
 	}
-	sum, err := contentMD5(ctx, src, ref)
+	digest, err := contentDigest(ctx, src, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -206,62 +201,34 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 	if err != nil {
 		return nil, err
 	}
-	b := cloud.Blob{Type: cloud.BlobTypePage, Size: src.Size, MD5: sum}
+	b := cloud.Blob{Type: cloud.BlobTypePage, Size: src.Size, Digest: digest}
 	return p.putBlob(ref, b, nil, change(exists, KindBlob, ref.URL())), nil
 }
 
-// contentMD5 is the hex MD5 of a page blob uploaded from src: its data
-// ranges (checked as the target does), zeros in between.
-func contentMD5(ctx context.Context, src cloud.PageSource, ref cloud.BlobRef) (string, error) {
+// contentDigest is the sparse digest of a page blob uploaded from src:
+// its data ranges (checked as the target does), zeros in between.
+func contentDigest(ctx context.Context, src cloud.PageSource, ref cloud.BlobRef) (string, error) {
 	ranges := src.Ranges
-	if ranges == nil && src.Size > 0 {
+	if ranges == nil {
 		ranges = []cloud.ByteRange{{Offset: 0, Length: src.Size}}
 	}
-	ranges = slices.Clone(ranges)
-	slices.SortFunc(ranges, func(a, b cloud.ByteRange) int { return cmp.Compare(a.Offset, b.Offset) })
-	h := md5.New()
-	zeros := make([]byte, chunkSize)
-	hashZeros := func(n int64) {
-		for ; n > 0; n -= min(n, chunkSize) {
-			h.Write(zeros[:min(n, chunkSize)])
-		}
-	}
-	buf := make([]byte, chunkSize)
-	pos := int64(0)
 	for _, r := range ranges {
 		if r.Offset < 0 || r.Length < 0 || r.Offset+r.Length > src.Size {
 			return "", invalidParameter(ref.URL(), "page range [%d, +%d) is outside the blob of %d bytes", r.Offset, r.Length, src.Size)
 		}
-		if r.Length == 0 {
-			continue
-		}
-		if src.Reader == nil {
+		if r.Length > 0 && src.Reader == nil {
 			return "", invalidParameter(ref.URL(), "page source with data ranges has no reader")
 		}
-		start := max(r.Offset, pos) // overlapping ranges are merged
-		hashZeros(start - pos)
-		for off := start; off < r.Offset+r.Length; {
-			if err := ctx.Err(); err != nil {
-				return "", err
-			}
-			b := buf[:min(chunkSize, r.Offset+r.Length-off)]
-			if n, err := src.Reader.ReadAt(b, off); n < len(b) {
-				if err == nil || err == io.EOF {
-					err = io.ErrUnexpectedEOF
-				}
-				return "", fmt.Errorf("read %s source at %d: %w", ref.URL(), off, err)
-			}
-			h.Write(b)
-			off += int64(len(b))
-		}
-		pos = max(pos, r.Offset+r.Length)
 	}
-	hashZeros(src.Size - pos)
-	return hex.EncodeToString(h.Sum(nil)), nil
+	d, err := cloud.SparseDigest(ctx, src.Reader, src.Size, ranges)
+	if err != nil {
+		return "", fmt.Errorf("read %s source: %w", ref.URL(), err)
+	}
+	return d, nil
 }
 
 // CopyBlob implements cloud.Provider: it records dest with the source's
-// type, size and MD5. The source is read through the overlay: an overlay
+// type, size, digest and MD5. The source is read through the overlay: an overlay
 // or base blob, or a disk the overlay granted (its placeholder URL).
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	srcRef, err := cloud.ParseBlobURL(srcURL)
@@ -290,7 +257,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 	if err != nil {
 		return nil, err
 	}
-	b := cloud.Blob{Type: src.Type, Size: src.Size, MD5: src.MD5}
+	b := cloud.Blob{Type: src.Type, Size: src.Size, MD5: src.MD5, Digest: src.Digest}
 	return p.putBlob(dest, b, data, change(exists, KindBlob, dest.URL())), nil
 }
 

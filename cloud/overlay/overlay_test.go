@@ -580,13 +580,13 @@ func TestBlobs(t *testing.T) {
 	p := f.overlay(t)
 	baseBlob, err := f.base.GetBlob(ctx, f.vhd)
 	require.NoError(t, err)
-	require.NotEmpty(t, baseBlob.MD5)
+	require.NotEmpty(t, baseBlob.Digest)
 
-	// Identical content gets the MD5 the target computes, without data.
+	// Identical content gets the digest the target computes, without data.
 	ref := cloud.BlobRef{Account: account, Container: "vhds", Name: "same.vhd"}
 	up, err := p.UploadPageBlob(ctx, ref, pageSource(vhdImage(vhdBytes)), false)
 	require.NoError(t, err)
-	assert.Equal(t, baseBlob.MD5, up.MD5)
+	assert.Equal(t, baseBlob.Digest, up.Digest)
 	assert.Equal(t, baseBlob.Size, up.Size)
 	// Sparse: only the ranges hold data, the rest is zeros.
 	data := vhdImage(vhdBytes)
@@ -594,7 +594,7 @@ func TestBlobs(t *testing.T) {
 		Ranges: []cloud.ByteRange{{Offset: 0, Length: 512}, {Offset: vhdBytes, Length: 512}}}
 	up2, err := p.UploadPageBlob(ctx, cloud.BlobRef{Account: account, Container: "vhds", Name: "sparse.vhd"}, sparse, false)
 	require.NoError(t, err)
-	assert.Equal(t, baseBlob.MD5, up2.MD5)
+	assert.Equal(t, baseBlob.Digest, up2.Digest)
 	_, err = p.UploadPageBlob(ctx, ref, cloud.PageSource{Size: 1000}, true)
 	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 
@@ -604,7 +604,7 @@ func TestBlobs(t *testing.T) {
 	b, err := p.GetBlob(ctx, f.vhd)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"k": "v"}, b.Metadata)
-	assert.Equal(t, baseBlob.MD5, b.MD5)
+	assert.Equal(t, baseBlob.Digest, b.Digest)
 	head, err := p.ReadBlob(ctx, f.vhd, 0, 11)
 	require.NoError(t, err)
 	assert.Equal(t, "boot sector", string(head))

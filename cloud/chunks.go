@@ -1,0 +1,264 @@
+package cloud
+
+import (
+	"context"
+	"encoding/binary"
+	"iter"
+	"slices"
+	"sync"
+)
+
+// ChunkSize is the unit in which page blob data moves and is identified:
+// 4 MiB, Azure's largest Put Page. Chunks are aligned to it, so a chunk
+// covers the same bytes whatever ranges a source reports.
+const ChunkSize = 4 << 20
+
+// pageBytes is a page blob's page: the granularity of TrimZeros.
+const pageBytes = 512
+
+// Chunk is one ChunkSize-aligned piece of a blob that may hold data:
+// [Offset, Offset+Length) is the aligned chunk clipped to the blob's size,
+// Data the smallest range inside it covering the data ranges that touch
+// it (bytes outside Data are zeros).
+type Chunk struct {
+	Offset, Length int64
+	Data           ByteRange
+}
+
+// Chunks lists, in offset order, the chunks of a blob of size bytes that
+// the data ranges touch; chunks no range touches are holes and never
+// listed. Ranges may be unsorted or overlap; parts outside [0, size) are
+// ignored. The listing is lazy: memory does not grow with the blob.
+func Chunks(ranges []ByteRange, size int64) iter.Seq[Chunk] {
+	rs := normalize(ranges, size)
+	return func(yield func(Chunk) bool) {
+		var cur *Chunk
+		for _, r := range rs {
+			for off := r.Offset; off < r.Offset+r.Length; {
+				start := off / ChunkSize * ChunkSize
+				end := min(start+ChunkSize, size)
+				piece := ByteRange{Offset: off, Length: min(end, r.Offset+r.Length) - off}
+				if cur != nil && cur.Offset == start {
+					cur.Data.Length = piece.Offset + piece.Length - cur.Data.Offset
+				} else {
+					if cur != nil && !yield(*cur) {
+						return
+					}
+					cur = &Chunk{Offset: start, Length: end - start, Data: piece}
+				}
+				off = piece.Offset + piece.Length
+			}
+		}
+		if cur != nil {
+			yield(*cur)
+		}
+	}
+}
+
+// DataBytes is the number of bytes the chunks of Chunks(ranges, size)
+// read: the sum of their Data lengths (the total of a progress report).
+func DataBytes(ranges []ByteRange, size int64) int64 {
+	var n int64
+	for c := range Chunks(ranges, size) {
+		n += c.Data.Length
+	}
+	return n
+}
+
+// normalize clips ranges to [0, size), sorts them and merges overlapping
+// or adjacent ones.
+func normalize(ranges []ByteRange, size int64) []ByteRange {
+	rs := make([]ByteRange, 0, len(ranges))
+	for _, r := range ranges {
+		start, end := max(r.Offset, 0), min(r.Offset+r.Length, size)
+		if end > start {
+			rs = append(rs, ByteRange{Offset: start, Length: end - start})
+		}
+	}
+	slices.SortFunc(rs, func(a, b ByteRange) int {
+		switch {
+		case a.Offset < b.Offset:
+			return -1
+		case a.Offset > b.Offset:
+			return 1
+		}
+		return 0
+	})
+	out := rs[:0]
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.Offset <= out[n-1].Offset+out[n-1].Length {
+			last := &out[n-1]
+			last.Length = max(last.Offset+last.Length, r.Offset+r.Length) - last.Offset
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// ChunkJob is a chunk going through RunChunks.
+type ChunkJob struct {
+	Chunk
+	// Buf is the chunk's content (Length bytes) once fetched: Data as
+	// Fetch filled it, zeros around it.
+	Buf []byte
+	// HasData is false when the chunk is all zeros.
+	HasData bool
+	// Sum is the chunk's SHA-256 when HasData (see SparseDigest).
+	Sum [32]byte
+}
+
+// ChunkRun configures RunChunks.
+type ChunkRun struct {
+	// Parallel is how many chunks are fetched and processed at once
+	// (default 1).
+	Parallel int
+	// Buffers bounds the chunk buffers in flight (default and minimum
+	// Parallel): memory is Buffers·ChunkSize whatever the blob's size.
+	// More buffers than workers let fast chunks run ahead of a slow one
+	// that InOrder waits for.
+	Buffers int
+	// Fetch fills buf, the chunk's Data bytes at offset off.
+	Fetch func(ctx context.Context, off int64, buf []byte) error
+	// Process, when set, handles a chunk that has data (e.g. writes
+	// it), in a worker.
+	Process func(ctx context.Context, j *ChunkJob) error
+	// InOrder, when set, sees every chunk in offset order once it was
+	// processed, in one goroutine, before its buffer is reused (hashing
+	// the content in order, progress).
+	InOrder func(j *ChunkJob)
+}
+
+// RunChunks fetches, checks for zeros, hashes (for SparseDigest) and
+// processes chunks with r.Parallel workers and at most r.Buffers chunk
+// buffers. The first error cancels the rest and is returned.
+func RunChunks(ctx context.Context, chunks iter.Seq[Chunk], r ChunkRun) error {
+	par := max(r.Parallel, 1)
+	nbuf := max(r.Buffers, par)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	type slot struct {
+		job  ChunkJob
+		done chan error
+	}
+	pool := make(chan []byte, nbuf)
+	for range nbuf {
+		pool <- nil // allocated on first use: small blobs stay small
+	}
+	jobs := make(chan *slot)
+	order := make(chan *slot, nbuf)
+
+	var wg sync.WaitGroup
+	for range par {
+		wg.Go(func() {
+			for s := range jobs {
+				err := runChunk(ctx, &s.job, r)
+				if err != nil {
+					cancel(err) // at once, not when InOrder gets there
+				}
+				s.done <- err
+			}
+		})
+	}
+	ordered := make(chan struct{})
+	go func() {
+		defer close(ordered)
+		for s := range order {
+			var err error
+			select {
+			case err = <-s.done:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				cancel(err)
+				return
+			}
+			if r.InOrder != nil {
+				r.InOrder(&s.job)
+			}
+			pool <- s.job.Buf[:cap(s.job.Buf)]
+		}
+	}()
+
+dispatch:
+	for c := range chunks {
+		var buf []byte
+		select {
+		case buf = <-pool:
+		case <-ctx.Done():
+			break dispatch
+		}
+		if buf == nil {
+			buf = make([]byte, ChunkSize)
+		}
+		s := &slot{job: ChunkJob{Chunk: c, Buf: buf[:c.Length]}, done: make(chan error, 1)}
+		order <- s // never blocks: at most nbuf slots hold a buffer
+		select {
+		case jobs <- s:
+		case <-ctx.Done():
+			break dispatch
+		}
+	}
+	close(jobs)
+	close(order)
+	wg.Wait()
+	<-ordered
+	return context.Cause(ctx)
+}
+
+// runChunk fetches one chunk, zeroes what is around its data, and hashes
+// and processes it when it is not all zeros.
+func runChunk(ctx context.Context, j *ChunkJob, r ChunkRun) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	lo, hi := j.Data.Offset-j.Offset, j.Data.Offset+j.Data.Length-j.Offset
+	clear(j.Buf[:lo])
+	clear(j.Buf[hi:])
+	if err := r.Fetch(ctx, j.Data.Offset, j.Buf[lo:hi]); err != nil {
+		return err
+	}
+	j.Sum, j.HasData = chunkSum(j.Buf[lo:hi], j.Buf)
+	if j.HasData && r.Process != nil {
+		return r.Process(ctx, j)
+	}
+	return nil
+}
+
+// TrimZeros is the part of a chunk's Data to write: from its first to
+// its last 512-byte page holding a non-zero byte (relative to the blob);
+// empty when all are zeros. Page-aligned when the chunk's Data is.
+func TrimZeros(j *ChunkJob) ByteRange {
+	lo := (j.Data.Offset - j.Offset) / pageBytes * pageBytes
+	hi := min((j.Data.Offset+j.Data.Length-j.Offset+pageBytes-1)/pageBytes*pageBytes, j.Length)
+	for lo < hi && IsZero(j.Buf[lo:min(lo+pageBytes, hi)]) {
+		lo += pageBytes
+	}
+	for hi > lo {
+		p := (hi - 1) / pageBytes * pageBytes
+		if !IsZero(j.Buf[p:hi]) {
+			break
+		}
+		hi = p
+	}
+	return ByteRange{Offset: j.Offset + lo, Length: hi - lo}
+}
+
+// IsZero reports whether b holds only zero bytes.
+func IsZero(b []byte) bool {
+	le := binary.LittleEndian
+	for len(b) >= 32 {
+		if le.Uint64(b)|le.Uint64(b[8:])|le.Uint64(b[16:])|le.Uint64(b[24:]) != 0 {
+			return false
+		}
+		b = b[32:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

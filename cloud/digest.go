@@ -1,0 +1,125 @@
+package cloud
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"runtime"
+	"strings"
+)
+
+// DigestPrefix starts every SparseDigest string; it names the format.
+const DigestPrefix = "sparse-sha256:"
+
+// digestDomain separates SparseDigest from any other SHA-256 use.
+const digestDomain = "imgflow sparse digest v1\x00"
+
+// Sparse digests identify page blob content without reading holes.
+//
+// The content of a blob of size bytes is cut into ChunkSize-aligned
+// chunks (the last one shorter). A chunk whose bytes are all zeros, be it
+// a hole or written zeros, does not count; every other chunk counts with
+// its offset and the SHA-256 of its bytes. The digest is
+//
+//	SHA-256(digestDomain ‖ be64(size) ‖ for each non-zero chunk, by offset: be64(offset) ‖ SHA-256(chunk))
+//
+// written DigestPrefix + 64 hex digits. Two blobs of the same size have
+// the same digest exactly when their bytes are equal (up to SHA-256
+// collisions), and it is computed from data ranges alone, so a sparse
+// 30 GiB disk costs what its data costs. Chunk hashes are independent, so
+// workers compute them in parallel, in any order, while data moves.
+
+// ChunkSum is the SHA-256 of a chunk's bytes, and false (no sum) when
+// they are all zeros.
+func ChunkSum(chunk []byte) ([32]byte, bool) { return chunkSum(chunk, chunk) }
+
+// chunkSum checks data (the part of full that may be non-zero) and
+// hashes full.
+func chunkSum(data, full []byte) ([32]byte, bool) {
+	if IsZero(data) {
+		return [32]byte{}, false
+	}
+	return sha256.Sum256(full), true
+}
+
+// Digester folds chunk sums into a SparseDigest. Add the non-zero chunks
+// in increasing offset order (RunChunks's InOrder does).
+type Digester struct {
+	h    hash.Hash
+	size int64
+	next int64 // the lowest offset Add accepts
+	err  error
+}
+
+// NewDigester starts the digest of a blob of size bytes.
+func NewDigester(size int64) *Digester {
+	d := &Digester{h: sha256.New(), size: size}
+	d.h.Write([]byte(digestDomain))
+	d.h.Write(binary.BigEndian.AppendUint64(nil, uint64(size)))
+	return d
+}
+
+// Add counts the non-zero chunk at off with its ChunkSum.
+func (d *Digester) Add(off int64, sum [32]byte) {
+	if d.err == nil && (off%ChunkSize != 0 || off < d.next || off >= d.size) {
+		d.err = fmt.Errorf("sparse digest: chunk at %d out of order or unaligned", off)
+	}
+	d.next = off + 1
+	var b [40]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(off))
+	copy(b[8:], sum[:])
+	d.h.Write(b[:])
+}
+
+// AddJob counts a chunk that went through RunChunks when it has data.
+func (d *Digester) AddJob(j *ChunkJob) {
+	if j.HasData {
+		d.Add(j.Offset, j.Sum)
+	}
+}
+
+// Digest returns the digest string, or an error if Add was misused.
+func (d *Digester) Digest() (string, error) {
+	if d.err != nil {
+		return "", d.err
+	}
+	return DigestPrefix + hex.EncodeToString(d.h.Sum(nil)), nil
+}
+
+// SparseDigest computes the digest of size bytes read from r whose data
+// lies in ranges (nil: everything); the rest reads as zeros and is never
+// read. Files: ranges from vhd.DataRanges (SEEK_DATA/SEEK_HOLE); blobs:
+// their page ranges. Chunks are read and hashed in parallel.
+func SparseDigest(ctx context.Context, r io.ReaderAt, size int64, ranges []ByteRange) (string, error) {
+	if ranges == nil {
+		ranges = []ByteRange{{Offset: 0, Length: size}}
+	}
+	d := NewDigester(size)
+	par := min(runtime.GOMAXPROCS(0), 4)
+	err := RunChunks(ctx, Chunks(ranges, size), ChunkRun{
+		Parallel: par,
+		Buffers:  2 * par,
+		Fetch: func(_ context.Context, off int64, buf []byte) error {
+			n, err := r.ReadAt(buf, off)
+			if n == len(buf) {
+				return nil
+			}
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("read at %d: %w", off, err)
+		},
+		InOrder: d.AddJob,
+	})
+	if err != nil {
+		return "", err
+	}
+	return d.Digest()
+}
+
+// SameDigest reports whether two digest strings are set and equal.
+func SameDigest(a, b string) bool { return a != "" && strings.EqualFold(a, b) }
