@@ -137,9 +137,10 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	if err != nil {
 		errs = append(errs, renderError(err, cfg.Workspace))
 	}
-	errs = append(errs, runCleanups(ctx, run, ld, maxSteps)...)
+	cleanupErrs, crashed := runCleanups(ctx, run, ld, maxSteps)
+	errs = append(errs, cleanupErrs...)
 	res.Steps = run.Steps() // with the cleanups' steps
-	res.Err = errors.Join(errs...)
+	res.Crashed, res.Err = crashed, errors.Join(errs...)
 	return res
 }
 
@@ -165,21 +166,25 @@ func checkVars(run *builtins.Run, vars map[string]starlark.Value) error {
 
 // runCleanups runs the registered cleanups newest first on a fresh thread
 // whose context survives cancellation of the run, so Ctrl-C still cleans
-// up. Every failure is reported.
-func runCleanups(ctx context.Context, run *builtins.Run, ld *loader, maxSteps uint64) []error {
+// up. Every failure is reported. An injected crash stops them where it
+// happens, as a dead process would: the journal keeps the rest for the
+// resume.
+func runCleanups(ctx context.Context, run *builtins.Run, ld *loader, maxSteps uint64) (errs []error, crashed bool) {
 	cleanups := run.PopCleanups()
 	if len(cleanups) == 0 {
-		return nil
+		return nil, false
 	}
 	run.Ctx = context.WithoutCancel(ctx)
 	th := newThread("cleanup", run, ld, maxSteps)
-	var errs []error
 	for _, c := range cleanups {
 		if run.Journal != nil && run.Journal.CleanupDone(c.ID) {
 			continue
 		}
 		if err := c.Fn(run.Ctx, th); err != nil {
 			errs = append(errs, fmt.Errorf("cleanup %s registered at %s failed: %w", c.Name, c.Pos, renderError(err, run.Workspace)))
+			if errors.Is(err, cloud.ErrCrash) {
+				return errs, true
+			}
 			continue
 		}
 		if run.Journal != nil {
@@ -188,5 +193,5 @@ func runCleanups(ctx context.Context, run *builtins.Run, ld *loader, maxSteps ui
 			}
 		}
 	}
-	return errs
+	return errs, false
 }
