@@ -4,12 +4,18 @@ import (
 	"context"
 	"os"
 	"testing"
+
+	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
+	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/packer/localsim"
 )
 
 // TestMain keeps the tests independent of the CI they run in: without
 // TF_BUILD and GITHUB_ACTIONS, output is plain unless a test sets them.
 // With IMGFLOW_TEST_MAIN=1 the test binary is imgflow itself, so shell
-// completion scripts can call it.
+// completion scripts can call it. The shared Azurite also serves the
+// account where simulated packer builds of the AKS workflows stage their
+// OS disk in the fake subscription, and stops when the tests end.
 func TestMain(m *testing.M) {
 	if os.Getenv("IMGFLOW_TEST_MAIN") == "1" {
 		os.Exit(runMain(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
@@ -17,5 +23,6 @@ func TestMain(m *testing.M) {
 	for _, v := range []string{"TF_BUILD", "GITHUB_ACTIONS", "GITHUB_OUTPUT"} {
 		os.Unsetenv(v)
 	}
-	os.Exit(m.Run())
+	azuritetest.DefaultAccounts = append(azuritetest.DefaultAccounts, localsim.StagingAccount(fakearm.DefaultSubscriptionID, "aks-vhd-build"))
+	azuritetest.Main(m)
 }

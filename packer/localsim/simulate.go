@@ -190,7 +190,7 @@ func (s *simulation) runManaged(ctx context.Context) (packer.Artifact, cloud.Out
 	p := s.p()
 	sub := p.SubscriptionID()
 	rg := c.imageResourceGroup
-	account := stagingAccount(sub, rg)
+	account := StagingAccount(sub, rg)
 	ref := cloud.BlobRef{Account: account, Container: captureContainer,
 		Name: fmt.Sprintf("Microsoft.Compute/Images/packer/%s-osDisk.%s.vhd", c.imageName, s.id)}
 	outcome := cloud.Exists
@@ -323,8 +323,21 @@ func (s *simulation) ensureVersion(ctx context.Context, img *cloud.ManagedImage)
 	if err != nil {
 		return nil, "", fmt.Errorf("build %s: gallery image version %s: %w", s.cfg.build, d, err)
 	}
+	// packer waits for the publishing operation, which ends Failed when a
+	// target region fails to replicate.
+	if v, err = cloud.WaitReplicated(ctx, p, v, publishTimeout, publishPollInterval, nil); err != nil {
+		return nil, "", fmt.Errorf("build %s: gallery image version %s: %w", s.cfg.build, d, err)
+	}
 	return v, cloud.Created, nil
 }
+
+// publishTimeout and publishPollInterval bound the wait for a simulated
+// build's gallery version to replicate: packer's own polling of the
+// publishing operation.
+const (
+	publishTimeout      = 6 * time.Hour
+	publishPollInterval = 5 * time.Second
+)
 
 // ensureOSDisk uploads the build's OS disk VHD to ref unless an earlier run
 // did.
@@ -401,10 +414,10 @@ func (s *simulation) writeVHD(size int64) (*os.File, *vhd.Info, error) {
 	return f, info, nil
 }
 
-// stagingAccount names the storage account that holds a managed image
+// StagingAccount names the storage account that holds a managed image
 // build's OS disk while the image is made: "pkr" and 16 hex digits of the
 // subscription and resource group (a valid, stable account name).
-func stagingAccount(sub, rg string) string {
+func StagingAccount(sub, rg string) string {
 	sum := sha256.Sum256([]byte(strings.ToLower(sub + "/" + rg)))
 	return "pkr" + hex.EncodeToString(sum[:8])
 }

@@ -36,9 +36,10 @@ const (
 
 // DefaultAccounts are the storage accounts a Shared instance knows (all
 // with DevKey): the development account, the conformance suite's, the
-// Azure target's tests' and the Flatcar workflow's. Add names before the
-// first Shared call (e.g. in TestMain), or Start an instance of your own.
-var DefaultAccounts = []string{DevAccount, "imgflowconf", "imgflowconf2", "imgflowtest", "imgflowtest2", "flatcar", "imgflowvhds"}
+// Azure target's tests', the Flatcar workflow's and the AKS workflows'
+// classic VHD account. Add names before the first Shared call (e.g. in
+// TestMain), or Start an instance of your own.
+var DefaultAccounts = []string{DevAccount, "imgflowconf", "imgflowconf2", "imgflowtest", "imgflowtest2", "flatcar", "imgflowvhds", "aksvhdclassic"}
 
 // MainScript is the blob service entry point, relative to the repository
 // root (scripts/deps.sh installs it).

@@ -187,6 +187,13 @@ func (f *Fake) putImage(ctx context.Context, rg, name string, in armcompute.Imag
 	if fe := f.lroFault(ctx, http.MethodPut, id); fe != nil {
 		return armcompute.Image{}, nil
 	}
+	if src.Kind == cloud.SourceVHD {
+		content, err := f.snapshot(id, m.content)
+		if err != nil {
+			return armcompute.Image{}, err
+		}
+		m.content = content
+	}
 	od := clone(*osDisk)
 	od.OSType = optEnum[armcompute.OperatingSystemTypes](m.osType)
 	if m.size > 0 {
@@ -447,6 +454,21 @@ func (f *Fake) materialize(d *disk) *Error {
 	}
 	d.data = data
 	return nil
+}
+
+// snapshot copies the VHD a new image or version is made from into the
+// resource's own storage, as Azure does: the source blob may be deleted
+// once the resource exists (packer deletes its staged OS disk). Snapshots
+// live as long as the blob backend.
+func (f *Fake) snapshot(id, src string) (string, *Error) {
+	if f.opts.Blob == nil || src == "" {
+		return src, nil
+	}
+	data, err := f.opts.Blob.copyToDisk(src, diskContainer(id))
+	if err != nil {
+		return "", newErr(http.StatusInternalServerError, "InternalExecutionError", "fake image data: %v", err)
+	}
+	return data, nil
 }
 
 func (f *Fake) dropDiskData(d *disk) {

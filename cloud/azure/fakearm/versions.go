@@ -291,6 +291,13 @@ func (f *Fake) putVersion(ctx context.Context, rg, gallery, defName, name string
 	if fe := f.lroFault(ctx, http.MethodPut, id); fe != nil {
 		return armcompute.GalleryImageVersion{}, nil
 	}
+	if !exists && src.Kind == cloud.SourceVHD {
+		content, err := f.snapshot(id, next.content)
+		if err != nil {
+			return armcompute.GalleryImageVersion{}, err
+		}
+		next.content = content
+	}
 	f.commitRegions(&next, v)
 	f.versions[key(id)] = &next
 	return f.render(&next, false), nil
