@@ -37,7 +37,7 @@ func sparseVHD(t *testing.T) *image {
 }
 
 func TestUploadSkipsEmptyChunks(t *testing.T) {
-	w := newWorld(t, fakearm.Options{}, nil)
+	w := newWorld(t, fakearm.Options{}, func(o *azure.Options) { o.ContentMD5 = true })
 	sa, c := w.base("imgflowtest")
 	img := sparseVHD(t)
 	w.resetCounts()
@@ -56,7 +56,7 @@ func TestUploadManyChunks(t *testing.T) {
 	w.resetCounts()
 	b := w.upload(img, ref(sa, c, "dense.vhd"))
 	assert.Equal(t, 7, w.blobCount("PUT page"))
-	assert.Equal(t, img.md5(), b.MD5)
+	assert.Equal(t, img.digest(t), b.Digest)
 	assert.True(t, equalBytes(img.content, w.read(ref(sa, c, "dense.vhd"))))
 }
 
@@ -106,7 +106,7 @@ func TestCopyModes(t *testing.T) {
 			w.resetCounts()
 			b, err := w.p.CopyBlob(w.ctx, srcURL, dest, false)
 			require.NoError(t, err)
-			assert.Equal(t, img.md5(), b.MD5)
+			assert.Equal(t, img.digest(t), b.Digest)
 			assert.Equal(t, cloud.BlobTypePage, b.Type)
 			assert.True(t, equalBytes(img.content, w.read(dest)))
 			if tc.mode == azure.CopyStream || tc.logs != nil {

@@ -400,7 +400,7 @@ func (p *Provider) streamCopy(ctx context.Context, j *copyJob) error {
 	}
 	res, err := p.transfer(ctx, transferSpec{
 		op: "copy " + j.shown + " to " + shown(j.dest), ranges: ranges, size: j.size,
-		md5:   !p.opts.SkipContentMD5 || len(j.srcMD5) > 0,
+		md5:   p.opts.ContentMD5 || len(j.srcMD5) > 0,
 		fetch: func(ctx context.Context, off int64, buf []byte) error { return downloadRange(ctx, j.src, off, buf) },
 		write: func(ctx context.Context, off int64, data []byte) error { return uploadPages(ctx, j.dst, off, data) },
 	})

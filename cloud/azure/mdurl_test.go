@@ -69,7 +69,7 @@ func TestCopyFromManagedDiskURL(t *testing.T) {
 	dest := ref(sa, c, "exported.vhd")
 	b, err := w.p.CopyBlob(w.ctx, diskURL, dest, false)
 	require.NoError(t, err)
-	assert.Equal(t, img.md5(), b.MD5)
+	assert.Equal(t, img.digest(t), b.Digest)
 	assert.True(t, equalBytes(img.content, w.read(dest)))
 	logs := strings.Join(w.logLines(), "\n")
 	assert.Contains(t, logs, "server-side copy not possible")

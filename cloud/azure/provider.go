@@ -99,12 +99,13 @@ type Options struct {
 	// byte by byte: a progress.Printer on stderr draws a bar with rate
 	// and ETA on a terminal, periodic lines in CI.
 	Transfers progress.Reporter
-	// SkipContentMD5 leaves out the Content-MD5 of uploads and streamed
-	// copies. The sparse digest (blob metadata imgflowdigest) identifies
-	// the content either way; the MD5 has to hash every byte, holes
-	// included: about 1.3 s per GiB of the blob on one core, e.g. 28 s of
-	// a 30 GiB upload with 1 GiB of data (BENCHMARKS.md).
-	SkipContentMD5 bool
+	// ContentMD5 also stores the MD5 of the whole content as the blob's
+	// Content-MD5 on uploads and streamed copies (off by default, like
+	// azcopy's --put-md5). The sparse digest (blob metadata imgflowdigest)
+	// identifies the content either way; the MD5 has to hash every byte,
+	// holes included: about 1.3 s per GiB of the blob on one core, e.g.
+	// 28 s of a 30 GiB upload with 1 GiB of data (BENCHMARKS.md).
+	ContentMD5 bool
 	// OnPoller, when set, receives the resume token of every long
 	// operation once it started, so a caller can persist it and resume
 	// the operation with the SDK (Begin…Options.ResumeToken).

@@ -92,7 +92,7 @@ func TestExportWorkflow(t *testing.T) {
 			outputs[o.Name] = starlarkString(o.Value)
 		}
 		assert.Contains(t, outputs["exported"], "/export/2204gen2containerd-2026.1.2.vhd")
-		assert.Len(t, outputs["published_md5"], 32)
+		assert.Regexp(t, `^sparse-sha256:[0-9a-f]{64}$`, outputs["published_digest"])
 		again := run(w)
 		require.NoError(t, again.Err)
 	})
