@@ -36,8 +36,10 @@ lint: build
 
 # The README's second command: everything, set-up included.
 test: deps fmt-check vet build lint
-	$(GO) test -race -count=1 -timeout 25m ./...
+	$(GO) test -race -count=1 ./...
 	$(BIN) test workflows
+	@echo "The conformance suite on the Azure target (fake ARM + Azurite), case by case:"
+	$(GO) test -count=1 -v -run '^TestAzure$$' ./cloud/conformance
 
 # Regenerate the builtin reference in WORKFLOWS.md.
 docs: build
@@ -45,3 +47,21 @@ docs: build
 
 clean:
 	rm -rf bin .imgflow
+
+# Benchmarks: never part of `make test`; results and the machine in
+# BENCHMARKS.md.
+.PHONY: bench-deps bench-vhd bench-datapath
+
+# What the VHD benchmark needs besides the tests' tools: azcopy (npm) and
+# its libsecret, GNU time.
+bench-deps:
+	@bench/deps.sh
+
+# VHD upload to Azurite, imgflow vs azcopy on the same files, and
+# Azurite's own ingest ceiling (about 25 minutes; -runs sets the runs).
+bench-vhd: bench-deps
+	$(GO) run ./bench/vhd
+
+# The data path's Go benchmarks: sparse digest, chunking.
+bench-datapath:
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./cloud/
