@@ -181,6 +181,10 @@ func (t *task) End(err error) {
 	el := now.Sub(t.start)
 	if err != nil {
 		fmt.Fprintf(p.w, "%s: failed after %s, %s of %s\n", t.op, duration(el), Bytes(t.done), Bytes(t.total))
+	} else if el < time.Second {
+		// A rate over less than a second (a server-side copy that
+		// completes at once) says nothing.
+		fmt.Fprintf(p.w, "%s: %s in %s\n", t.op, Bytes(t.done), duration(el))
 	} else {
 		fmt.Fprintf(p.w, "%s: %s in %s (%s)\n", t.op, Bytes(t.done), duration(el), rate(t.done, el))
 	}

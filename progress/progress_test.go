@@ -87,3 +87,16 @@ func TestNilReporter(t *testing.T) {
 	tr.Add(5)
 	tr.End(nil)
 }
+
+func TestNoRateForATransferUnderASecond(t *testing.T) {
+	var out bytes.Buffer
+	c := &clock{t: time.Unix(0, 0)}
+	no := false
+	p := progress.New(&out, progress.Options{Terminal: &no, Now: c.now})
+	tr := p.Start("copy a to b (server-side)", 1<<30)
+	c.advance(20 * time.Millisecond)
+	tr.Add(1 << 30)
+	tr.End(nil)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	assert.Equal(t, "copy a to b (server-side): 1.00 GiB in 0s", lines[len(lines)-1])
+}

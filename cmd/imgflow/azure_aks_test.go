@@ -66,6 +66,10 @@ func TestGen2RunsEndToEndOnTheAzureTarget(t *testing.T) {
 		assert.Contains(t, res.stdout, step)
 	}
 	assert.NotContains(t, res.stdout+res.stderr, "sig=", "a SAS signature was printed")
+	// The disk export's copy reports its progress on stderr, in lines
+	// (no terminal here): its size first, its rate at the end.
+	assert.Regexp(t, `(?m)^copy \S+ to \S+/aksvhdclassic/vhds/1\.\S+\.vhd.*: 1\.00 GiB to transfer$`, res.stderr)
+	assert.Regexp(t, `(?m)^copy \S+ to \S+/aksvhdclassic/vhds/1\.\S+\.vhd.*: 1\.00 GiB in \S+$`, res.stderr)
 
 	data, err := os.ReadFile(outputs)
 	require.NoError(t, err)

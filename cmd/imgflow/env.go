@@ -9,13 +9,17 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
+
+	"github.com/imgflow/imgflow/progress"
 )
 
-// env is the command's console: where output goes and whether it is
-// coloured (never with NO_COLOR or when not a terminal).
+// env is the command's console: where output goes, whether it is
+// coloured (never with NO_COLOR or when not a terminal) and whether
+// stderr can redraw progress bars.
 type env struct {
 	stdout, stderr io.Writer
 	color          bool
+	stderrTTY      bool
 }
 
 func newEnv(stdout, stderr io.Writer) *env {
@@ -23,7 +27,17 @@ func newEnv(stdout, stderr io.Writer) *env {
 	if f, ok := stdout.(*os.File); ok && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" {
 		e.color = isatty.IsTerminal(f.Fd())
 	}
+	if f, ok := stderr.(*os.File); ok && os.Getenv("TERM") != "dumb" {
+		e.stderrTTY = isatty.IsTerminal(f.Fd())
+	}
 	return e
+}
+
+// transfers reports blob transfers on stderr: bars on a terminal, a line
+// every 10 s or 10 % otherwise (CI logs).
+func (e *env) transfers() progress.Reporter {
+	tty := e.stderrTTY
+	return progress.New(e.stderr, progress.Options{Terminal: &tty})
 }
 
 // paint returns a colouring function that is a no-op without colour.
@@ -52,6 +66,7 @@ func (e *env) errorf(format string, args ...any) {
 func (e *env) synchronized() *env {
 	mu := &sync.Mutex{}
 	c := *e
+	c.stderrTTY = false // workflows side by side: plain progress lines
 	c.stdout = &lockedWriter{mu: mu, w: e.stdout}
 	c.stderr = &lockedWriter{mu: mu, w: e.stderr}
 	return &c

@@ -59,7 +59,8 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		return &target{name: f.name, provider: p, dryRun: func() cloud.Provider { return p.DryRun() }, runsDir: runs, close: p.Close}, nil
 	case "azure":
 		p, err := azure.FromEnvironment(ctx, f.subscription, &azure.Options{
-			Log: func(msg string) { fmt.Fprintln(e.stderr, msg) },
+			Log:       func(msg string) { fmt.Fprintln(e.stderr, msg) },
+			Transfers: e.transfers(),
 		})
 		if err != nil {
 			return nil, err
