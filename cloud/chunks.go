@@ -220,7 +220,7 @@ func runChunk(ctx context.Context, j *ChunkJob, r ChunkRun) error {
 	if err := r.Fetch(ctx, j.Data.Offset, j.Buf[lo:hi]); err != nil {
 		return err
 	}
-	j.Sum, j.HasData = chunkSum(j.Buf[lo:hi], j.Buf)
+	j.Sum, j.HasData = chunkSum(j.Buf, lo, hi)
 	if j.HasData && r.Process != nil {
 		return r.Process(ctx, j)
 	}
@@ -231,19 +231,26 @@ func runChunk(ctx context.Context, j *ChunkJob, r ChunkRun) error {
 // its last 512-byte page holding a non-zero byte (relative to the blob);
 // empty when all are zeros. Page-aligned when the chunk's Data is.
 func TrimZeros(j *ChunkJob) ByteRange {
-	lo := (j.Data.Offset - j.Offset) / pageBytes * pageBytes
-	hi := min((j.Data.Offset+j.Data.Length-j.Offset+pageBytes-1)/pageBytes*pageBytes, j.Length)
-	for lo < hi && IsZero(j.Buf[lo:min(lo+pageBytes, hi)]) {
+	lo, hi := trimZeroPages(j.Buf[:j.Length], j.Data.Offset-j.Offset, j.Data.Offset+j.Data.Length-j.Offset)
+	return ByteRange{Offset: j.Offset + lo, Length: hi - lo}
+}
+
+// trimZeroPages narrows [lo, hi) of chunk, widened to whole pages, to the
+// span from its first to its last non-zero page (lo == hi: all zeros).
+func trimZeroPages(chunk []byte, lo, hi int64) (int64, int64) {
+	lo = lo / pageBytes * pageBytes
+	hi = min((hi+pageBytes-1)/pageBytes*pageBytes, int64(len(chunk)))
+	for lo < hi && IsZero(chunk[lo:min(lo+pageBytes, hi)]) {
 		lo += pageBytes
 	}
 	for hi > lo {
 		p := (hi - 1) / pageBytes * pageBytes
-		if !IsZero(j.Buf[p:hi]) {
+		if !IsZero(chunk[p:hi]) {
 			break
 		}
 		hi = p
 	}
-	return ByteRange{Offset: j.Offset + lo, Length: hi - lo}
+	return lo, hi
 }
 
 // IsZero reports whether b holds only zero bytes.

@@ -23,9 +23,13 @@ const digestDomain = "imgflow sparse digest v1\x00"
 // The content of a blob of size bytes is cut into ChunkSize-aligned
 // chunks (the last one shorter). A chunk whose bytes are all zeros, be it
 // a hole or written zeros, does not count; every other chunk counts with
-// its offset and the SHA-256 of its bytes. The digest is
+// its offset and its sum: the SHA-256 of its span, from its first to its
+// last non-zero 512-byte page, with the span's place in the chunk, so the
+// zeros around a little data (a VHD footer) are never hashed. The digest
+// is
 //
-//	SHA-256(digestDomain ‖ be64(size) ‖ for each non-zero chunk, by offset: be64(offset) ‖ SHA-256(chunk))
+//	chunk sum = SHA-256(be64(span offset in the chunk) ‖ be64(span length) ‖ span bytes)
+//	digest    = SHA-256(digestDomain ‖ be64(size) ‖ for each non-zero chunk, by offset: be64(offset) ‖ chunk sum)
 //
 // written DigestPrefix + 64 hex digits. Two blobs of the same size have
 // the same digest exactly when their bytes are equal (up to SHA-256
@@ -33,17 +37,25 @@ const digestDomain = "imgflow sparse digest v1\x00"
 // 30 GiB disk costs what its data costs. Chunk hashes are independent, so
 // workers compute them in parallel, in any order, while data moves.
 
-// ChunkSum is the SHA-256 of a chunk's bytes, and false (no sum) when
-// they are all zeros.
-func ChunkSum(chunk []byte) ([32]byte, bool) { return chunkSum(chunk, chunk) }
+// ChunkSum is a chunk's sum (see above), and false (no sum) when its
+// bytes are all zeros.
+func ChunkSum(chunk []byte) ([32]byte, bool) { return chunkSum(chunk, 0, int64(len(chunk))) }
 
-// chunkSum checks data (the part of full that may be non-zero) and
-// hashes full.
-func chunkSum(data, full []byte) ([32]byte, bool) {
-	if IsZero(data) {
+// chunkSum is the sum of chunk whose bytes outside [lo, hi) are zeros.
+func chunkSum(chunk []byte, lo, hi int64) ([32]byte, bool) {
+	lo, hi = trimZeroPages(chunk, lo, hi)
+	if lo == hi {
 		return [32]byte{}, false
 	}
-	return sha256.Sum256(full), true
+	h := sha256.New()
+	var place [16]byte
+	binary.BigEndian.PutUint64(place[:8], uint64(lo))
+	binary.BigEndian.PutUint64(place[8:], uint64(hi-lo))
+	h.Write(place[:])
+	h.Write(chunk[lo:hi])
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum, true
 }
 
 // Digester folds chunk sums into a SparseDigest. Add the non-zero chunks
