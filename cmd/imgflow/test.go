@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/fatih/color"
@@ -49,8 +50,7 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 	ok, bad, dim := e.paint(color.FgGreen), e.paint(color.FgRed, color.Bold), e.paint(color.Faint)
 	passed, failed := 0, 0
 	var all []startest.Result
-	for _, f := range files {
-		results := r.RunFile(ctx, f)
+	for results := range r.RunFiles(ctx, files, runtime.GOMAXPROCS(0)) {
 		all = append(all, results...)
 		if *output == "json" {
 			continue

@@ -80,6 +80,37 @@ func (r *Runner) Discover(paths []string) ([]string, error) {
 	return files, nil
 }
 
+// RunFiles runs the test files, up to parallel at once (at least one),
+// and sends each file's results on the returned channel in the order of
+// files, as soon as that file and those before it are done. Files are
+// independent: every test has its own fake cloud and journal directory.
+// The Reporter, if set, must be safe for concurrent use.
+func (r *Runner) RunFiles(ctx context.Context, files []string, parallel int) <-chan []Result {
+	parallel = max(parallel, 1)
+	done := make([]chan []Result, len(files))
+	for i := range done {
+		done[i] = make(chan []Result, 1)
+	}
+	sem := make(chan struct{}, parallel)
+	go func() {
+		for i, f := range files {
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem }()
+				done[i] <- r.RunFile(ctx, f)
+			}()
+		}
+	}()
+	out := make(chan []Result)
+	go func() {
+		defer close(out)
+		for _, d := range done {
+			out <- <-d
+		}
+	}()
+	return out
+}
+
 // RunFile runs every test_* function of one test file. An error loading
 // the file is reported as a failing pseudo-test named "<load>".
 func (r *Runner) RunFile(ctx context.Context, file string) []Result {
