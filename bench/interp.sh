@@ -22,21 +22,13 @@ ms() {
 	done | median
 }
 
-vars_of() {
-	local f="testdata/plans/$1.vars.json"
-	[ -f "$f" ] || return 0
-	# {"a": "b", …} → --var a=b …
-	sed -e 's/[{}]//g' -e 's/", *"/\n/g' -e 's/"//g' "$f" | sed -e 's/ *: */=/' -e 's/^ *//' | while read -r kv; do
-		[ -n "$kv" ] && printf -- '--var\n%s\n' "$kv"
-	done
-}
-
 echo "| command | median wall time ($runs runs) |"
 echo "|---|---|"
 for wf in workflows/*.star; do
 	case "$wf" in *_test.star) continue ;; esac
 	name=$(basename "$wf" .star)
-	mapfile -t vars < <(vars_of "$name")
+	vars=()
+	[ -f "testdata/plans/$name.vars.json" ] && vars=(--vars-file "testdata/plans/$name.vars.json")
 	echo "| imgflow plan $wf | $(ms bin/imgflow plan --state "$state" "$wf" "${vars[@]}") ms |"
 done
 echo "| imgflow test workflows | $(ms bin/imgflow test workflows) ms |"
