@@ -164,7 +164,7 @@ func TestRunFlatcarWorkflow(t *testing.T) {
 	assert.Contains(t, st.stdout, "version "+flatcarVersion)
 	assert.Regexp(t, `(?m)^\s+replicated to `+strconv.Itoa(len(out.Regions))+` region\(s\): westeurope Completed, `, st.stdout)
 	assert.Contains(t, st.stdout, "replicated to 1 region(s): westeurope Completed\n", "the staging version stays in its region")
-	assert.Contains(t, st.stdout, "flatcar-linux-"+flatcarVersion+"-stable-amd64.vhd PageBlob")
+	assert.Regexp(t, `flatcar-linux-`+regexp.QuoteMeta(flatcarVersion)+`-stable-amd64\.vhd PageBlob 4194816 bytes sparse-sha256:[0-9a-f]{64}\n`, st.stdout, "the blob with what identifies its content")
 
 	// state --json parses and agrees.
 	js := imgflow(t, "state", "--state", state, "--json")

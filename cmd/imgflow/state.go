@@ -92,7 +92,7 @@ func printTree(e *env, st *local.State) {
 				fmt.Fprintf(w, "    └ container %s\n", bold(c.Name))
 				for _, bKey := range sortedKeys(c.Blobs) {
 					b := c.Blobs[bKey]
-					fmt.Fprintf(w, "      └ %s %s\n", b.Name, dim(fmt.Sprintf("%s %d bytes md5 %s", b.Type, b.Size, b.MD5)))
+					fmt.Fprintf(w, "      └ %s %s\n", b.Name, dim(blobFacts(b.Type, b.Size, b.Digest, b.MD5)))
 				}
 			}
 		}
@@ -117,4 +117,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// blobFacts is a blob's line in the state tree: type, size and what
+// identifies its content (the sparse digest, else a Content-MD5).
+func blobFacts(typ string, size int64, digest, md5 string) string {
+	facts := fmt.Sprintf("%s %d bytes", typ, size)
+	switch {
+	case digest != "":
+		facts += " " + digest
+	case md5 != "":
+		facts += " md5 " + md5
+	}
+	return facts
 }
