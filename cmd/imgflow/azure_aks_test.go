@@ -41,15 +41,7 @@ func gen2OnAzure(t *testing.T, state string, extra ...string) cliResult {
 // disk in (see TestMain).
 func seedAKSStorage(t *testing.T) {
 	t.Helper()
-	ctx := context.Background()
-	p, err := azure.FromEnvironment(ctx, "", nil)
-	require.NoError(t, err)
-	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "aks-vhd-build", Location: "eastus"})
-	require.NoError(t, err)
-	for _, name := range []string{"aksvhdclassic", localsim.StagingAccount(fakearm.DefaultSubscriptionID, "aks-vhd-build")} {
-		_, err = p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: name, ResourceGroup: "aks-vhd-build", Location: "eastus"})
-		require.NoError(t, err)
-	}
+	seedStorage(t, "aks-vhd-build", "eastus", "aksvhdclassic", localsim.StagingAccount(fakearm.DefaultSubscriptionID, "aks-vhd-build"))
 }
 
 func TestGen2RunsEndToEndOnTheAzureTarget(t *testing.T) {

@@ -40,13 +40,22 @@ func azureTarget(t *testing.T) *fakearm.Server {
 // name taken elsewhere.
 func seedFlatcarStorage(t *testing.T) {
 	t.Helper()
+	seedStorage(t, "flatcar", "westeurope", "flatcar")
+}
+
+// seedStorage creates, in the fake ARM, a resource group and storage
+// accounts in it that Azurite already serves.
+func seedStorage(t *testing.T, group, location string, accounts ...string) {
+	t.Helper()
 	ctx := context.Background()
 	p, err := azure.FromEnvironment(ctx, "", nil)
 	require.NoError(t, err)
-	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "flatcar", Location: "westeurope"})
+	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: group, Location: location})
 	require.NoError(t, err)
-	_, err = p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "flatcar", ResourceGroup: "flatcar", Location: "westeurope"})
-	require.NoError(t, err)
+	for _, name := range accounts {
+		_, err = p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: name, ResourceGroup: group, Location: location})
+		require.NoError(t, err)
+	}
 }
 
 func flatcarOnAzure(t *testing.T, state string, extra ...string) cliResult {
