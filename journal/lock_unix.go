@@ -3,17 +3,14 @@
 package journal
 
 import (
-	"errors"
 	"os"
-	"syscall"
+
+	"github.com/imgflow/imgflow/internal/filelock"
 )
 
-// lock takes an exclusive, non-blocking lock on the journal; it is
-// released when the file is closed or the process dies.
+// lock takes an exclusive lock on the journal; it is released when the
+// file is closed or the process dies. It waits briefly for a lock a
+// forked child inherited (see package filelock).
 func lock(f *os.File) error {
-	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return errors.New("locked")
-	}
-	return err
+	return filelock.Lock(f, filelock.DefaultWait)
 }

@@ -7,20 +7,22 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/imgflow/imgflow/internal/filelock"
 )
 
-// lockDir takes an exclusive, non-blocking flock on dir/lock. flock locks
-// belong to the open file, so a second Open fails even in the same
-// process, and the kernel drops the lock if imgflow dies.
+// lockDir takes an exclusive flock on dir/lock. flock locks belong to the
+// open file, so a second Open fails even in the same process, and the
+// kernel drops the lock if imgflow dies. It waits briefly for a lock a
+// forked child inherited (see package filelock).
 func lockDir(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open state lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := filelock.Lock(f, filelock.DefaultWait); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, filelock.ErrLocked) {
 			return nil, fmt.Errorf("state directory %s is in use by another imgflow run", dir)
 		}
 		return nil, fmt.Errorf("lock state directory %s: %w", dir, err)

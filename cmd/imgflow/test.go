@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/fatih/color"
@@ -49,10 +50,10 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 	ok, bad, dim := e.paint(color.FgGreen), e.paint(color.FgRed, color.Bold), e.paint(color.Faint)
 	passed, failed := 0, 0
 	var all []startest.Result
-	// One file at a time: side by side, a command() of one test forks
-	// while another holds its journal's flock, and the child briefly
-	// inherits the lock (a resume then finds its run "in use").
-	for results := range r.RunFiles(ctx, files, 1) {
+	// Files side by side, reported in order. A command() fork of one test
+	// can briefly hold another's journal lock; the journal waits for it
+	// (package filelock).
+	for results := range r.RunFiles(ctx, files, runtime.GOMAXPROCS(0)) {
 		all = append(all, results...)
 		if *output == "json" {
 			continue
