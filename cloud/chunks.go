@@ -55,11 +55,41 @@ func Chunks(ranges []ByteRange, size int64) iter.Seq[Chunk] {
 	}
 }
 
-// DataBytes is the number of bytes the chunks of Chunks(ranges, size)
-// read: the sum of their Data lengths (the total of a progress report).
-func DataBytes(ranges []ByteRange, size int64) int64 {
+// MergeGap is the widest hole Pieces sends as zeros rather than splitting
+// a request: Azurite and Azure pay per Put Page, and 64 KiB of zeros cost
+// less than a request.
+const MergeGap = 64 << 10
+
+// Pieces lists the data ranges of a blob of size bytes as write requests:
+// ranges less than gap bytes apart are merged (the hole between them is
+// read and written as zeros), then cut into pieces of at most ChunkSize.
+// Unlike Chunks, pieces follow the data rather than the 4 MiB grid: a
+// 4 MiB extent across a chunk boundary is one request, not two, which is
+// what scattered files spend their time on. A piece is a Chunk whose Data
+// is all of it. Page-aligned ranges give page-aligned pieces.
+func Pieces(ranges []ByteRange, size, gap int64) iter.Seq[Chunk] {
+	rs := normalize(ranges, size)
+	return func(yield func(Chunk) bool) {
+		for i := 0; i < len(rs); {
+			start, end := rs[i].Offset, rs[i].Offset+rs[i].Length
+			for i++; i < len(rs) && rs[i].Offset-end < gap; i++ {
+				end = rs[i].Offset + rs[i].Length
+			}
+			for off := start; off < end; off += ChunkSize {
+				piece := ByteRange{Offset: off, Length: min(ChunkSize, end-off)}
+				if !yield(Chunk{Offset: piece.Offset, Length: piece.Length, Data: piece}) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// DataBytes is the number of bytes the chunks read: the sum of their
+// Data lengths (the total of a progress report).
+func DataBytes(chunks iter.Seq[Chunk]) int64 {
 	var n int64
-	for c := range Chunks(ranges, size) {
+	for c := range chunks {
 		n += c.Data.Length
 	}
 	return n
@@ -104,7 +134,8 @@ type ChunkJob struct {
 	Buf []byte
 	// HasData is false when the chunk is all zeros.
 	HasData bool
-	// Sum is the chunk's SHA-256 when HasData (see SparseDigest).
+	// Sum is the chunk's sum when HasData (see SparseDigest), unless
+	// ChunkRun.NoSums.
 	Sum [32]byte
 }
 
@@ -127,6 +158,9 @@ type ChunkRun struct {
 	// processed, in one goroutine, before its buffer is reused (hashing
 	// the content in order, progress).
 	InOrder func(j *ChunkJob)
+	// NoSums skips the chunk sums: for Pieces, which are not aligned to
+	// the digest's chunks (Digester.Write assembles those).
+	NoSums bool
 }
 
 // RunChunks fetches, checks for zeros, hashes (for SparseDigest) and
@@ -220,7 +254,12 @@ func runChunk(ctx context.Context, j *ChunkJob, r ChunkRun) error {
 	if err := r.Fetch(ctx, j.Data.Offset, j.Buf[lo:hi]); err != nil {
 		return err
 	}
-	j.Sum, j.HasData = chunkSum(j.Buf, lo, hi)
+	if r.NoSums {
+		lo, hi = trimZeroPages(j.Buf, lo, hi)
+		j.HasData = lo < hi
+	} else {
+		j.Sum, j.HasData = chunkSum(j.Buf, lo, hi)
+	}
 	if j.HasData && r.Process != nil {
 		return r.Process(ctx, j)
 	}

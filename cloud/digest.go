@@ -59,12 +59,19 @@ func chunkSum(chunk []byte, lo, hi int64) ([32]byte, bool) {
 }
 
 // Digester folds chunk sums into a SparseDigest. Add the non-zero chunks
-// in increasing offset order (RunChunks's InOrder does).
+// in increasing offset order (RunChunks's InOrder does), or Write content
+// that comes in other pieces.
 type Digester struct {
 	h    hash.Hash
 	size int64
 	next int64 // the lowest offset Add accepts
 	err  error
+
+	// Write assembles the chunk at chunkOff in chunk, bytes [lo, hi)
+	// written so far; chunk is nil until the first Write.
+	chunk            []byte
+	chunkOff, lo, hi int64
+	writeNext        int64 // the lowest offset Write accepts
 }
 
 // NewDigester starts the digest of a blob of size bytes.
@@ -87,6 +94,45 @@ func (d *Digester) Add(off int64, sum [32]byte) {
 	d.h.Write(b[:])
 }
 
+// Write adds content at off that is not cut into chunks (cloud.Pieces):
+// pieces in increasing offset order, not overlapping; bytes never written
+// are zeros. It copies them into one ChunkSize buffer and sums each chunk
+// once it is complete.
+func (d *Digester) Write(off int64, data []byte) {
+	if d.err == nil && (off < d.writeNext || off+int64(len(data)) > d.size) {
+		d.err = fmt.Errorf("sparse digest: %d bytes at %d out of order or past the end", len(data), off)
+	}
+	if d.err != nil {
+		return
+	}
+	d.writeNext = off + int64(len(data))
+	if d.chunk == nil {
+		d.chunk = make([]byte, ChunkSize)
+	}
+	for len(data) > 0 {
+		start := off / ChunkSize * ChunkSize
+		if d.hi > 0 && start != d.chunkOff {
+			d.sumChunk()
+		}
+		if d.hi == 0 {
+			d.chunkOff, d.lo = start, off-start
+		}
+		n := copy(d.chunk[off-start:min(ChunkSize, d.size-start)], data)
+		d.hi = off - start + int64(n)
+		off, data = off+int64(n), data[n:]
+	}
+}
+
+// sumChunk adds the chunk Write assembled and clears the buffer.
+func (d *Digester) sumChunk() {
+	chunk := d.chunk[:min(ChunkSize, d.size-d.chunkOff)]
+	if sum, ok := chunkSum(chunk, d.lo, d.hi); ok {
+		d.Add(d.chunkOff, sum)
+	}
+	clear(d.chunk[d.lo:d.hi])
+	d.lo, d.hi = 0, 0
+}
+
 // AddJob counts a chunk that went through RunChunks when it has data.
 func (d *Digester) AddJob(j *ChunkJob) {
 	if j.HasData {
@@ -94,8 +140,12 @@ func (d *Digester) AddJob(j *ChunkJob) {
 	}
 }
 
-// Digest returns the digest string, or an error if Add was misused.
+// Digest returns the digest string, or an error if Add or Write was
+// misused.
 func (d *Digester) Digest() (string, error) {
+	if d.hi > 0 {
+		d.sumChunk()
+	}
 	if d.err != nil {
 		return "", d.err
 	}

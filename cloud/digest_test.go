@@ -146,9 +146,9 @@ func TestChunks(t *testing.T) {
 		{Offset: cloud.ChunkSize, Length: cloud.ChunkSize, Data: cloud.ByteRange{Offset: cloud.ChunkSize, Length: 10}},
 		{Offset: 3 * cloud.ChunkSize, Length: 512, Data: cloud.ByteRange{Offset: 3*cloud.ChunkSize + 100, Length: 412}},
 	}, got)
-	assert.Equal(t, int64(cloud.ChunkSize-100+10+412), cloud.DataBytes([]cloud.ByteRange{
+	assert.Equal(t, int64(cloud.ChunkSize-100+10+412), cloud.DataBytes(cloud.Chunks([]cloud.ByteRange{
 		{Offset: 100, Length: 50}, {Offset: 120, Length: 100}, {Offset: cloud.ChunkSize - 10, Length: 20}, {Offset: 3*cloud.ChunkSize + 100, Length: 1000},
-	}, size))
+	}, size)))
 	assert.Empty(t, slices.Collect(cloud.Chunks(nil, size)))
 }
 

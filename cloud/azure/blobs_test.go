@@ -60,6 +60,19 @@ func TestUploadManyChunks(t *testing.T) {
 	assert.True(t, equalBytes(img.content, w.read(ref(sa, c, "dense.vhd"))))
 }
 
+// Extents that cross a 4 MiB boundary go up as one Put Page each, not one
+// per aligned chunk they touch; the digest is still the chunk-wise one.
+func TestUploadSendsExtentsAcrossChunkBoundariesWhole(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	sa, c := w.base("imgflowtest")
+	img := makeVHD(t, 32<<20, 4<<20, 2<<20, 12<<20+4096)
+	w.resetCounts()
+	b := w.upload(img, ref(sa, c, "extents.vhd"))
+	assert.Equal(t, 3, w.blobCount("PUT page"), "two 4 MiB extents and the footer (aligned chunks would take 5)")
+	assert.Equal(t, img.digest(t), b.Digest)
+	assert.True(t, equalBytes(img.content, w.read(ref(sa, c, "extents.vhd"))))
+}
+
 func TestUploadFailureLeavesNothing(t *testing.T) {
 	w := newWorld(t, fakearm.Options{}, nil)
 	sa, c := w.base("imgflowtest")

@@ -317,7 +317,7 @@ func (p *Provider) createDest(ctx context.Context, j *copyJob) error {
 }
 
 // rangeCopy copies the source's page ranges with Put Page From URL in
-// 4 MiB-aligned chunks, Parallel at once, each retried; the service reads
+// pieces of up to 4 MiB (cloud.Pieces), Parallel at once, each retried; the service reads
 // the source itself, so imgflow never sees the data: the destination gets
 // the source's digest and MD5 when it has them, nothing otherwise.
 func (p *Provider) rangeCopy(ctx context.Context, j *copyJob) error {
@@ -330,7 +330,8 @@ func (p *Provider) rangeCopy(ctx context.Context, j *copyJob) error {
 	}
 	src := p.copySource(ctx, j)
 	op := "copy " + j.shown + " to " + shown(j.dest)
-	total := cloud.DataBytes(ranges, j.size)
+	pieces := cloud.Pieces(ranges, j.size, cloud.MergeGap)
+	total := cloud.DataBytes(pieces)
 	tr := progress.Of(p.opts.Transfers).Start(op, total)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -338,7 +339,7 @@ func (p *Provider) rangeCopy(ctx context.Context, j *copyJob) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var copied int64
-	for c := range cloud.Chunks(ranges, j.size) {
+	for c := range pieces {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():

@@ -1,0 +1,109 @@
+package cloud_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+func piece(off, n int64) cloud.Chunk {
+	return cloud.Chunk{Offset: off, Length: n, Data: cloud.ByteRange{Offset: off, Length: n}}
+}
+
+func TestPiecesFollowTheDataNotTheChunkGrid(t *testing.T) {
+	const c = cloud.ChunkSize
+	const size = 8 * c
+	got := slices.Collect(cloud.Pieces([]cloud.ByteRange{
+		{Offset: c - 4096, Length: c},               // one request, though it crosses a chunk boundary
+		{Offset: 3 * c, Length: 512},                // ...
+		{Offset: 3*c + 512 + 8192, Length: 1024},    // 8 KiB away: merged with the one before
+		{Offset: 5 * c, Length: 2*c + 4096},         // cut into 4 MiB pieces
+		{Offset: 7*c + 8192 + 100<<10, Length: 512}, // 100 KiB away: a request of its own
+		{Offset: size - 512, Length: 4096},          // clipped at size
+	}, size, 64<<10))
+	assert.Equal(t, []cloud.Chunk{
+		piece(c-4096, c),
+		piece(3*c, 512+8192+1024),
+		piece(5*c, c), piece(6*c, c), piece(7*c, 4096),
+		piece(7*c+8192+100<<10, 512),
+		piece(size-512, 512),
+	}, got)
+	assert.Equal(t, int64(c+512+8192+1024+2*c+4096+512+512), cloud.DataBytes(cloud.Pieces([]cloud.ByteRange{
+		{Offset: c - 4096, Length: c}, {Offset: 3 * c, Length: 512}, {Offset: 3*c + 512 + 8192, Length: 1024},
+		{Offset: 5 * c, Length: 2*c + 4096}, {Offset: 7*c + 8192 + 100<<10, Length: 512}, {Offset: size - 512, Length: 4096},
+	}, size, 64<<10)))
+	assert.Empty(t, slices.Collect(cloud.Pieces(nil, size, 64<<10)))
+}
+
+// The digest assembled from pieces in order (Digester.Write) is the
+// digest computed chunk by chunk, for random extents, pieces and zeros.
+func TestDigesterWriteOfPiecesEqualsSparseDigest(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for round := range 20 {
+		size := int64(r.IntN(12*cloud.ChunkSize)/512*512 + 512)
+		content := make([]byte, size)
+		var ranges []cloud.ByteRange
+		for range r.IntN(12) {
+			off := r.Int64N(size) / 512 * 512
+			n := min(size-off, (r.Int64N(3*cloud.ChunkSize)/512+1)*512)
+			for i := off; i < off+n; i += 1 + r.Int64N(4096) {
+				content[i] = byte(r.IntN(255) + 1)
+			}
+			if r.IntN(4) == 0 {
+				clear(content[off : off+n]) // written zeros
+			}
+			ranges = append(ranges, cloud.ByteRange{Offset: off, Length: n})
+		}
+		d := cloud.NewDigester(size)
+		for p := range cloud.Pieces(ranges, size, int64(r.IntN(2))*cloud.MergeGap) {
+			d.Write(p.Offset, content[p.Offset:p.Offset+p.Length])
+		}
+		got, err := d.Digest()
+		require.NoError(t, err)
+		assert.Equal(t, digestOf(t, content, nil), got, "round %d: size %d, ranges %v", round, size, ranges)
+	}
+}
+
+func TestDigesterWriteRejectsPiecesOutOfOrder(t *testing.T) {
+	d := cloud.NewDigester(3 * cloud.ChunkSize)
+	d.Write(cloud.ChunkSize, []byte{1})
+	d.Write(512, []byte{1})
+	_, err := d.Digest()
+	require.ErrorContains(t, err, "out of order")
+
+	d = cloud.NewDigester(cloud.ChunkSize)
+	d.Write(cloud.ChunkSize-1, []byte{1, 2})
+	_, err = d.Digest()
+	require.ErrorContains(t, err, "past the end")
+}
+
+// A transfer's pieces reach the digest through RunChunks with NoSums:
+// the pieces are fetched and checked for data, never summed.
+func TestRunChunksWithoutSums(t *testing.T) {
+	const size = 3 * cloud.ChunkSize
+	content := make([]byte, size)
+	content[cloud.ChunkSize+5] = 7
+	var seen []cloud.ChunkJob
+	err := cloud.RunChunks(context.Background(), cloud.Pieces([]cloud.ByteRange{{Offset: 0, Length: 2 * cloud.ChunkSize}}, size, 0), cloud.ChunkRun{
+		Parallel: 2,
+		NoSums:   true,
+		Fetch: func(_ context.Context, off int64, buf []byte) error {
+			copy(buf, content[off:])
+			return nil
+		},
+		InOrder: func(j *cloud.ChunkJob) {
+			seen = append(seen, cloud.ChunkJob{Chunk: j.Chunk, HasData: j.HasData, Sum: j.Sum})
+		},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []cloud.ChunkJob{
+		{Chunk: piece(0, cloud.ChunkSize)},
+		{Chunk: piece(cloud.ChunkSize, cloud.ChunkSize), HasData: true},
+	}, seen)
+}
