@@ -82,7 +82,8 @@ type file struct {
 
 type sample struct {
 	wall time.Duration
-	rss  int64 // KiB
+	rss  int64   // KiB
+	cpu  float64 // user + system seconds
 }
 
 func main() {
@@ -233,8 +234,8 @@ func run(runs int, dir string, names, tools []string, ceilingOnly bool) error {
 					return err
 				}
 				results[f.name][tool] = append(results[f.name][tool], s)
-				logf("run %d %-9s %-13s %6.2f s  %5.1f MiB/s of data  peak RSS %d MiB", i+1, f.name, tool, s.wall.Seconds(),
-					float64(f.data)/mib/s.wall.Seconds(), s.rss/1024)
+				logf("run %d %-9s %-13s %6.2f s  %5.1f MiB/s of data  CPU %.2f s  peak RSS %d MiB", i+1, f.name, tool, s.wall.Seconds(),
+					float64(f.data)/mib/s.wall.Seconds(), s.cpu, s.rss/1024)
 			}
 		}
 	}
@@ -451,8 +452,15 @@ func timed(argv, env []string) (sample, string, error) {
 	s := sample{wall: time.Since(start)}
 	sc := bufio.NewScanner(bytes.NewReader(out.Bytes()))
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "Maximum resident set size (kbytes): "); ok {
+		line := strings.TrimSpace(sc.Text())
+		if v, ok := strings.CutPrefix(line, "Maximum resident set size (kbytes): "); ok {
 			s.rss, _ = strconv.ParseInt(v, 10, 64)
+		}
+		for _, prefix := range []string{"User time (seconds): ", "System time (seconds): "} {
+			if v, ok := strings.CutPrefix(line, prefix); ok {
+				secs, _ := strconv.ParseFloat(v, 64)
+				s.cpu += secs
+			}
 		}
 	}
 	if err == nil && bytes.Contains(out.Bytes(), []byte("Final Job Status: Failed")) {
@@ -550,27 +558,28 @@ func report(fs []*file, tools []string, results map[string]map[string][]sample, 
 		fmt.Printf("- `%s`: %.1f MiB/s of data (%s)\n", f.name, median(ceil.files[f.name]), joinRates(ceil.files[f.name]))
 	}
 	fmt.Println()
-	fmt.Println("| file | tool | median wall (s) | runs (s) | MiB/s of data | vs ceiling | vs file's ceiling | peak RSS median / max (MiB) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| file | tool | median wall (s) | runs (s) | MiB/s of data | vs ceiling | vs file's ceiling | CPU (s, median) | peak RSS median / max (MiB) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	walls := map[string]map[string]float64{}
 	for _, f := range fs {
 		walls[f.name] = map[string]float64{}
 		for _, tool := range tools {
 			ss := results[f.name][tool]
-			var ws, rs []float64
+			var ws, rs, cpus []float64
 			var maxRSS int64
 			var each []string
 			for _, s := range ss {
 				ws = append(ws, s.wall.Seconds())
 				rs = append(rs, float64(s.rss)/1024)
+				cpus = append(cpus, s.cpu)
 				maxRSS = max(maxRSS, s.rss)
 				each = append(each, fmt.Sprintf("%.1f", s.wall.Seconds()))
 			}
 			w := median(ws)
 			walls[f.name][tool] = w
 			rate := float64(f.data) / mib / w
-			fmt.Printf("| %s | %s | %.2f | %s | %.1f | %.0f %% | %.0f %% | %.0f / %.0f |\n", f.name, tool, w, strings.Join(each, " "), rate,
-				100*rate/ceil.rate(), 100*rate/median(ceil.files[f.name]), median(rs), float64(maxRSS)/1024)
+			fmt.Printf("| %s | %s | %.2f | %s | %.1f | %.0f %% | %.0f %% | %.2f | %.0f / %.0f |\n", f.name, tool, w, strings.Join(each, " "), rate,
+				100*rate/ceil.rate(), 100*rate/median(ceil.files[f.name]), median(cpus), median(rs), float64(maxRSS)/1024)
 		}
 	}
 	fmt.Println()
