@@ -185,6 +185,7 @@ func run(runs int, dir string, names, tools []string, ceilingOnly bool) error {
 		"AZCOPY_JOB_PLAN_LOCATION="+filepath.Join(dir, "azcopy-plans"), "AZCOPY_DISABLE_SYSLOG=true")
 
 	results := map[string]map[string][]sample{}
+	failures := map[string]int{} // by file/tool
 	for _, f := range fs {
 		results[f.name] = map[string][]sample{}
 	}
@@ -221,10 +222,18 @@ func run(runs int, dir string, names, tools []string, ceilingOnly bool) error {
 						"--blob-type", "PageBlob", "--from-to", "LocalBlob"}
 				}
 				s, out, err := timed(argv, env)
-				if err != nil {
-					return fmt.Errorf("%s %s run %d: %w\n%s", tool, f.name, i+1, err, out)
-				}
 				ref := cloud.BlobRef{Account: account, Container: containerName, Name: blobName, Endpoint: endpoint}
+				if err != nil {
+					// A failed upload is a result too (azcopy failed one
+					// of 20 uploads of the 30 GiB file); it is reported,
+					// not timed, and the runs go on.
+					logf("run %d %-9s %-13s FAILED: %v\n%s", i+1, f.name, tool, err, lastLines(out, 15))
+					failures[f.name+"/"+tool]++
+					if err := p.DeleteBlob(ctx, ref); err != nil && !cloud.IsNotFound(err) {
+						return err
+					}
+					continue
+				}
 				if i == 0 {
 					if err := verify(ctx, p, cc, ref, f); err != nil {
 						return fmt.Errorf("%s %s: %w", tool, f.name, err)
@@ -241,7 +250,7 @@ func run(runs int, dir string, names, tools []string, ceilingOnly bool) error {
 	}
 	fmt.Printf("Ceiling: **%.1f MiB/s** (P=%d, median of %d samples, one before and one in each round: %s MiB/s).\n\n",
 		ceil.rate(), ceil.par, len(ceil.samples), joinRates(ceil.samples))
-	report(fs, tools, results, runs, ceil)
+	report(fs, tools, results, failures, runs, ceil)
 	return nil
 }
 
@@ -537,7 +546,16 @@ func containerSAS(cred *azblob.SharedKeyCredential) (string, error) {
 	return qp.Encode(), nil
 }
 
+// lastLines is the end of a tool's output, enough to say why it failed.
+func lastLines(out string, n int) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
+}
+
 func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	if len(s)%2 == 1 {
@@ -546,7 +564,7 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-func report(fs []*file, tools []string, results map[string]map[string][]sample, runs int, ceil *ceilingRun) {
+func report(fs []*file, tools []string, results map[string]map[string][]sample, failures map[string]int, runs int, ceil *ceilingRun) {
 	fmt.Printf("### imgflow vs azcopy (%d runs each, order rotating)\n\n", runs)
 	for _, f := range fs {
 		fmt.Printf("- `%s`: %s; file %s bytes, %.0f MiB of data.\n", f.name, f.explain, strconv.FormatInt(f.size, 10), float64(f.data)/mib)
@@ -558,13 +576,17 @@ func report(fs []*file, tools []string, results map[string]map[string][]sample, 
 		fmt.Printf("- `%s`: %.1f MiB/s of data (%s)\n", f.name, median(ceil.files[f.name]), joinRates(ceil.files[f.name]))
 	}
 	fmt.Println()
-	fmt.Println("| file | tool | median wall (s) | runs (s) | MiB/s of data | vs ceiling | vs file's ceiling | CPU (s, median) | peak RSS median / max (MiB) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| file | tool | median wall (s) | runs (s) | failed runs | MiB/s of data | vs ceiling | vs file's ceiling | CPU (s, median) | peak RSS median / max (MiB) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	walls := map[string]map[string]float64{}
 	for _, f := range fs {
 		walls[f.name] = map[string]float64{}
 		for _, tool := range tools {
 			ss := results[f.name][tool]
+			if len(ss) == 0 {
+				fmt.Printf("| %s | %s | - | - | %d | - | - | - | - | - |\n", f.name, tool, failures[f.name+"/"+tool])
+				continue
+			}
 			var ws, rs, cpus []float64
 			var maxRSS int64
 			var each []string
@@ -578,7 +600,7 @@ func report(fs []*file, tools []string, results map[string]map[string][]sample, 
 			w := median(ws)
 			walls[f.name][tool] = w
 			rate := float64(f.data) / mib / w
-			fmt.Printf("| %s | %s | %.2f | %s | %.1f | %.0f %% | %.0f %% | %.2f | %.0f / %.0f |\n", f.name, tool, w, strings.Join(each, " "), rate,
+			fmt.Printf("| %s | %s | %.2f | %s | %d | %.1f | %.0f %% | %.0f %% | %.2f | %.0f / %.0f |\n", f.name, tool, w, strings.Join(each, " "), failures[f.name+"/"+tool], rate,
 				100*rate/ceil.rate(), 100*rate/median(ceil.files[f.name]), median(cpus), median(rs), float64(maxRSS)/1024)
 		}
 	}
