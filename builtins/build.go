@@ -71,8 +71,9 @@ func registerBuild(r *Registry) {
 			Returns: "struct(artifacts, managed_image, sig_version, vhd_url, resource_group)",
 			Doc: "Runs a packer build. Before anything runs, every `{{user}}` variable the template uses must have a value (one error names all that are missing). " +
 				"On the local target no VM boots: the azure-arm builder's products are created from the rendered template — the captured VHD (a sparse fixed VHD of `os_disk_size_gb`), " +
-				"the managed image, the gallery image version of `shared_image_gallery_destination` — and a rerun reuses them. On the Azure target the real `packer build -machine-readable` runs, " +
-				"its output streamed with a `[packer]` prefix. Results come from packer's artifact lines: `managed_image` is a managed_image() struct, `sig_version` an image_version() struct, " +
+				"the managed image, the gallery image version of `shared_image_gallery_destination`. On the Azure target the real `packer build -machine-readable` runs, " +
+				"its output streamed with a `[packer]` prefix. On both, a build whose `shared_image_gallery_destination` version exists is not run again: the version is reused (`exists`), " +
+				"or, when it did not replicate to every target region, the step fails saying how to delete it. Results come from packer's artifact lines: `managed_image` is a managed_image() struct, `sig_version` an image_version() struct, " +
 				"`vhd_url` the OS disk VHD without SAS; each is None when the build made none. Journaled: a resumed run never rebuilds.",
 			Example: `build = packer_build("//artifacts/packer/sig-marketplace.json", vars = {"location": "westeurope"}, files = cse.uploads)`,
 			Impl:    packerBuildImpl,
@@ -147,19 +148,21 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		return nil, errors.New(redactValues(msg, secrets))
 	}
 
-	// On the local target (and in dry runs) a build whose gallery version
-	// exists already was made by an earlier run, whose temporary managed
-	// image may be gone: the simulation reuses the version. Real packer
-	// is left to Azure, which refuses an existing destination version.
-	if c.Run.packerBuilder() == nil || c.Run.dryRun() {
-		if res, ok := c.builtVersion(tpl, checked); ok {
-			v, summary, err := c.buildResult(res)
-			if err != nil {
-				return nil, fail(err)
-			}
-			c.Report(cloud.Exists, summary+" (built earlier)")
-			return v, nil
+	// A build whose gallery version exists was made by an earlier run,
+	// whose temporary managed image may be gone: it is reused, on every
+	// target, so a plan says what a run does. Real packer would build a
+	// VM for an hour and then fail on the existing destination.
+	earlier, built, err := c.builtVersion(tpl, checked)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if built {
+		v, summary, err := c.buildResult(earlier)
+		if err != nil {
+			return nil, fail(err)
 		}
+		c.Report(cloud.Exists, summary+" (built earlier)")
+		return v, nil
 	}
 
 	ctx, cancel := context.WithTimeout(c.Ctx(), c.Duration("timeout", 3*time.Hour))
@@ -504,10 +507,14 @@ func (c *Call) galleryVersion(id string) (starlark.Value, error) {
 	return versionValue(v, ds), nil
 }
 
-func (c *Call) builtVersion(tpl *packer.Template, values map[string]string) (*packer.Result, bool) {
+// builtVersion finds the build's destination gallery version when it
+// exists. A version that did not replicate to every target region is an
+// error: reusing it would publish a broken image, and packer cannot
+// overwrite it.
+func (c *Call) builtVersion(tpl *packer.Template, values map[string]string) (*packer.Result, bool, error) {
 	builds, err := tpl.Render(values, nil)
 	if err != nil {
-		return nil, false
+		return nil, false, nil
 	}
 	for _, cfg := range builds {
 		b, _ := cfg.(map[string]any)
@@ -516,9 +523,21 @@ func (c *Call) builtVersion(tpl *packer.Template, values map[string]string) (*pa
 			continue
 		}
 		str := func(k string) string { s, _ := dest[k].(string); return s }
-		v, err := c.Run.Provider.GetImageVersion(c.Ctx(), str("resource_group"), str("gallery_name"), str("image_name"), str("image_version"))
+		rg, gallery, def, version := str("resource_group"), str("gallery_name"), str("image_name"), str("image_version")
+		if rg == "" || gallery == "" || def == "" || version == "" {
+			continue // packer's own validation names what is missing
+		}
+		v, err := c.Run.Provider.GetImageVersion(c.Ctx(), rg, gallery, def, version)
+		if cloud.IsNotFound(err) {
+			continue
+		}
 		if err != nil {
-			return nil, false
+			return nil, false, fmt.Errorf("look for the build's destination version %s/%s/%s: %w", gallery, def, version, err)
+		}
+		if pending, failed := cloud.ReplicationLaggards(v); len(pending)+len(failed) > 0 {
+			return nil, false, fmt.Errorf("the build's destination, gallery image version %s of %s/%s, exists from an earlier build but is not usable (failed in: %s; not complete in: %s): "+
+				"delete it (az sig image-version delete -g %s -r %s -i %s -e %s) or build another version",
+				version, gallery, def, listOrNone(failed), listOrNone(pending), rg, gallery, def, version)
 		}
 		res := &packer.Result{GalleryImageVersionID: v.ID}
 		// The build's managed image, when still there (a run that died
@@ -532,7 +551,14 @@ func (c *Call) builtVersion(tpl *packer.Template, values map[string]string) (*pa
 				ManagedImageLocation: img.Location, ManagedImageSharedImageGalleryID: v.ID,
 			}}}}}
 		}
-		return res, true
+		return res, true, nil
 	}
-	return nil, false
+	return nil, false, nil
+}
+
+func listOrNone(items []string) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	return strings.Join(items, ", ")
 }

@@ -113,8 +113,14 @@ func assertNoSecretInDir(t *testing.T, dir string) {
 // set, as the CLI does for --target azure (interp.Config has no Packer yet).
 func directRun(t *testing.T, f *buildFixture, pb builtins.PackerBuilder, src string) (starlark.StringDict, *builtins.Run, error) {
 	t.Helper()
+	return directRunOn(t, f, f.cloud, pb, src)
+}
+
+// directRunOn is directRun with another view of the fixture's cloud.
+func directRunOn(t *testing.T, f *buildFixture, p cloud.Provider, pb builtins.PackerBuilder, src string) (starlark.StringDict, *builtins.Run, error) {
+	t.Helper()
 	run := &builtins.Run{
-		Ctx: context.Background(), Provider: f.cloud, Workspace: f.ws, Registry: f.reg, Reporter: f.rep,
+		Ctx: context.Background(), Provider: p, Workspace: f.ws, Registry: f.reg, Reporter: f.rep,
 		Info: builtins.RunInfo{ID: "direct", Time: snippetTime}, Packer: pb,
 	}
 	th := &starlark.Thread{Name: "direct"}
@@ -204,21 +210,16 @@ func TestPackerBuildRunsRealPackerOnTheAzureTarget(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.mode, func(t *testing.T) {
 			f := newBuildFixture(t)
-			if tc.mode == "sig" {
-				// What packer publishes must exist to be read back.
-				_, _, err := directRun(t, f, nil, `
-rg = resource_group("aks-galleries", location = "westus2")
-sa = storage_account("aksgalleryvhds", resource_group = rg)
-up = vhd_upload("//testdata/flatcar/flatcar-linux-test-amd64.vhd", dest = blob(sa, container = "vhds", name = "base.vhd"))
-d = image_definition(gallery("aksgallery", resource_group = rg), name = "ubuntu2204", publisher = "aks", offer = "ubuntu", sku = "2204")
-image_version(d, version = "2021.01.01", source = vhd(up, storage_account = sa))
-`)
-				require.NoError(t, err)
-			}
 			argv := filepath.Join(t.TempDir(), "argv")
 			out := &syncBuffer{}
-			runner := &packer.Runner{Binary: fake, Stdout: out, Prefix: "[packer] ",
+			var runner builtins.PackerBuilder = &packer.Runner{Binary: fake, Stdout: out, Prefix: "[packer] ",
 				Env: []string{"FAKE_PACKER_MODE=" + tc.mode, "FAKE_PACKER_ARGV_FILE=" + argv, "FAKE_PACKER_ECHO_VAR=ua_token"}}
+			if tc.mode == "sig" {
+				// What packer publishes must exist to be read back; the
+				// fake packer only prints it, so the version appears
+				// while it runs.
+				runner = publishingBuilder{runner, func() error { return publishFakeVersion(t, f) }}
+			}
 			globals, run, err := directRun(t, f, runner, fakeBuild)
 			require.NoError(t, err)
 			build, err := builtins.ToGo(globals["build"])
@@ -295,6 +296,32 @@ image_definition(g, name = "ubuntu2204", publisher = "aks", offer = "ubuntu", sk
 	require.NoError(t, err)
 	assert.False(t, boom.called, "real packer ran in the validation pass")
 	assert.Empty(t, f.cloud.Snapshot().ResourceGroups["aks-images"].Images, "the validation pass changed nothing real")
+}
+
+// publishingBuilder publishes before it builds, as packer would after.
+type publishingBuilder struct {
+	builtins.PackerBuilder
+	publish func() error
+}
+
+func (b publishingBuilder) Build(ctx context.Context, req packer.BuildRequest) (*packer.Result, error) {
+	if err := b.publish(); err != nil {
+		return nil, err
+	}
+	return b.PackerBuilder.Build(ctx, req)
+}
+
+// publishFakeVersion makes the gallery image version fakeBuild's
+// template publishes (aksgallery/ubuntu2204/2021.01.01).
+func publishFakeVersion(t *testing.T, f *buildFixture) error {
+	_, _, err := directRun(t, f, nil, `
+rg = resource_group("aks-galleries", location = "westus2")
+sa = storage_account("aksgalleryvhds", resource_group = rg)
+up = vhd_upload("//testdata/flatcar/flatcar-linux-test-amd64.vhd", dest = blob(sa, container = "vhds", name = "base.vhd"))
+d = image_definition(gallery("aksgallery", resource_group = rg), name = "ubuntu2204", publisher = "aks", offer = "ubuntu", sku = "2204")
+image_version(d, version = "2021.01.01", source = vhd(up, storage_account = sa))
+`)
+	return err
 }
 
 type failingBuilder struct{ called bool }

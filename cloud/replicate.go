@@ -103,7 +103,7 @@ func WaitReplicated(ctx context.Context, p Provider, v *ImageVersion, timeout, i
 		if progress != nil {
 			progress(got.Replication)
 		}
-		pending, failed := replicationLaggards(got)
+		pending, failed := ReplicationLaggards(got)
 		if len(failed) > 0 {
 			return got, fmt.Errorf("%w: version %s failed to replicate to %s", ErrReplicationIncomplete, v.Name, strings.Join(failed, ", "))
 		}
@@ -118,9 +118,9 @@ func WaitReplicated(ctx context.Context, p Provider, v *ImageVersion, timeout, i
 	}
 }
 
-// replicationLaggards lists target regions not yet Completed, and those
+// ReplicationLaggards lists target regions not yet Completed, and those
 // that Failed (with the platform's details).
-func replicationLaggards(v *ImageVersion) (pending, failed []string) {
+func ReplicationLaggards(v *ImageVersion) (pending, failed []string) {
 	status := map[string]RegionStatus{}
 	for _, s := range v.Replication {
 		status[strings.ToLower(s.Region)] = s
