@@ -1,7 +1,8 @@
 // Package progress shows long transfers advancing: bytes, rate and time
 // left. On a terminal it redraws a bar per running transfer; elsewhere
 // (CI logs, files) it prints a plain line every 10 seconds or 10 %,
-// whichever comes first, and one when a transfer ends.
+// whichever comes first, and one when a transfer ends. Long operations
+// without a byte count (Waiter) get a line every minute they go on.
 //
 // Providers take a Reporter through their options and call it for every
 // transfer; a nil Reporter (see Of) reports nothing. Output goes to the
@@ -73,6 +74,9 @@ type Options struct {
 	// and DefaultStep).
 	Interval time.Duration
 	Step     int
+	// WaitInterval is how often Wait prints a line (default
+	// DefaultWaitInterval).
+	WaitInterval time.Duration
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -80,11 +84,12 @@ type Options struct {
 // Printer is a Reporter writing to a terminal or a log. It is safe for
 // concurrent use by several transfers.
 type Printer struct {
-	w        io.Writer
-	tty      bool
-	interval time.Duration
-	step     int
-	now      func() time.Time
+	w            io.Writer
+	tty          bool
+	interval     time.Duration
+	step         int
+	waitInterval time.Duration
+	now          func() time.Time
 
 	mu     sync.Mutex
 	active []*task
@@ -94,7 +99,7 @@ type Printer struct {
 
 // New returns a Printer writing to w (stderr, normally).
 func New(w io.Writer, o Options) *Printer {
-	p := &Printer{w: w, interval: o.Interval, step: o.Step, now: o.Now}
+	p := &Printer{w: w, interval: o.Interval, step: o.Step, waitInterval: o.WaitInterval, now: o.Now}
 	if o.Terminal != nil {
 		p.tty = *o.Terminal
 	} else if f, ok := w.(*os.File); ok && os.Getenv("TERM") != "dumb" {
@@ -105,6 +110,9 @@ func New(w io.Writer, o Options) *Printer {
 	}
 	if p.step <= 0 {
 		p.step = DefaultStep
+	}
+	if p.waitInterval <= 0 {
+		p.waitInterval = DefaultWaitInterval
 	}
 	if p.now == nil {
 		p.now = time.Now

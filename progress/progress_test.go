@@ -100,3 +100,49 @@ func TestNoRateForATransferUnderASecond(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	assert.Equal(t, "copy a to b (server-side): 1.00 GiB in 0s", lines[len(lines)-1])
 }
+
+func TestWaitSaysEveryIntervalThatAnOperationGoesOn(t *testing.T) {
+	var out syncBuffer
+	no := false
+	p := progress.New(&out, progress.Options{Terminal: &no, WaitInterval: 20 * time.Millisecond})
+	end := p.Wait("create image version aksgallery/ubuntu2204/2026.1.2")
+	time.Sleep(110 * time.Millisecond)
+	end()
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	assert.GreaterOrEqual(t, len(lines), 2, "%q", out.String())
+	for _, l := range lines {
+		assert.Regexp(t, `^create image version aksgallery/ubuntu2204/2026\.1\.2: still running after \S+$`, l)
+	}
+	n := len(out.String())
+	time.Sleep(60 * time.Millisecond)
+	assert.Equal(t, n, len(out.String()), "a line after end")
+	end() // twice is harmless
+
+	// An operation shorter than the interval prints nothing.
+	out.Reset()
+	progress.New(&out, progress.Options{Terminal: &no, WaitInterval: time.Hour}).Wait("delete disk d")()
+	assert.Empty(t, out.String())
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Reset()
+}

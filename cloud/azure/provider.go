@@ -99,6 +99,9 @@ type Options struct {
 	// byte by byte: a progress.Printer on stderr draws a bar with rate
 	// and ETA on a terminal, periodic lines in CI.
 	Transfers progress.Reporter
+	// Waits, when set, sees every long ARM operation from start to end
+	// (a progress.Printer says every minute that one goes on).
+	Waits progress.Waiter
 	// ContentMD5 also stores the MD5 of the whole content as the blob's
 	// Content-MD5 on uploads and streamed copies (off by default, like
 	// azcopy's --put-md5). The sparse digest (blob metadata imgflowdigest)
@@ -260,8 +263,8 @@ func (p *Provider) progress(op string, pct int) {
 }
 
 // wait runs a started long operation to its end: it hands the resume
-// token to OnPoller, reports progress and polls at PollFrequency (or the
-// service's Retry-After).
+// token to OnPoller, reports progress and the wait (Options.Waits) and
+// polls at PollFrequency (or the service's Retry-After).
 func wait[T any](ctx context.Context, p *Provider, op string, poller *runtime.Poller[T]) (T, error) {
 	if p.opts.OnPoller != nil && !poller.Done() {
 		if tok, err := poller.ResumeToken(); err == nil {
@@ -269,7 +272,9 @@ func wait[T any](ctx context.Context, p *Provider, op string, poller *runtime.Po
 		}
 	}
 	p.progress(op, 0)
+	end := progress.WaitOf(p.opts.Waits).Wait(redactSAS(op))
 	res, err := poller.PollUntilDone(ctx, &runtime.PollUntilDoneOptions{Frequency: p.opts.PollFrequency})
+	end()
 	if err == nil {
 		p.progress(op, 100)
 	}

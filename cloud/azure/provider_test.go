@@ -1,6 +1,7 @@
 package azure_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/progress"
 )
 
 func TestErrorShape(t *testing.T) {
@@ -245,6 +247,26 @@ func TestProgressReported(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, 100, last["create storage account imgflowtest"])
 	assert.Equal(t, 100, last["upload "+r.URL()])
+}
+
+// A long ARM operation is reported to Options.Waits from start to end: a
+// progress.Printer says it goes on while it polls.
+func TestLongOperationsAreReportedAsWaits(t *testing.T) {
+	var out bytes.Buffer
+	plain := false
+	printer := progress.New(&out, progress.Options{Terminal: &plain, WaitInterval: 15 * time.Millisecond})
+	w := newWorld(t, fakearm.Options{LROPolls: 6}, func(o *azure.Options) {
+		o.PollFrequency = 20 * time.Millisecond
+		o.Waits = printer
+	})
+	w.base("imgflowtest")
+	_, err := w.p.CreateGallery(w.ctx, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+	require.NoError(t, err)
+	got := out.String() // end() returned: no line comes after this
+	assert.Contains(t, got, "create gallery gal: still running after ")
+	_, err = w.p.GetGallery(w.ctx, "rg", "gal")
+	require.NoError(t, err)
+	assert.Equal(t, got, out.String(), "a wait went on after its operation ended")
 }
 
 func TestBlobIdentityByEndpoint(t *testing.T) {

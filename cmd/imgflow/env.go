@@ -33,9 +33,10 @@ func newEnv(stdout, stderr io.Writer) *env {
 	return e
 }
 
-// transfers reports blob transfers on stderr: bars on a terminal, a line
-// every 10 s or 10 % otherwise (CI logs).
-func (e *env) transfers() progress.Reporter {
+// progressPrinter reports blob transfers on stderr (bars on a terminal, a
+// line every 10 s or 10 % otherwise, as in CI logs) and says every minute
+// that a long ARM operation goes on.
+func (e *env) progressPrinter() *progress.Printer {
 	tty := e.stderrTTY
 	return progress.New(e.stderr, progress.Options{Terminal: &tty})
 }

@@ -58,9 +58,11 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		}
 		return &target{name: f.name, provider: p, dryRun: func() cloud.Provider { return p.DryRun() }, runsDir: runs, close: p.Close}, nil
 	case "azure":
+		printer := e.progressPrinter()
 		p, err := azure.FromEnvironment(ctx, f.subscription, &azure.Options{
 			Log:       func(msg string) { fmt.Fprintln(e.stderr, msg) },
-			Transfers: e.transfers(),
+			Transfers: printer,
+			Waits:     printer,
 		})
 		if err != nil {
 			return nil, err
