@@ -93,9 +93,8 @@ func main() {
 	tools := flag.String("tools", "imgflow,azcopy",
 		"tools to compare: imgflow, imgflow-md5 (Options.ContentMD5: also the whole content's MD5), azcopy")
 	ceilingOnly := flag.Bool("ceiling-only", false, "only measure Azurite's ingest ceiling")
-	inMemory := flag.Bool("azurite-in-memory", false, "run Azurite with --inMemoryPersistence (no disk writes)")
 	flag.Parse()
-	if err := run(*runs, *dir, strings.Split(*files, ","), strings.Split(*tools, ","), *ceilingOnly, *inMemory); err != nil {
+	if err := run(*runs, *dir, strings.Split(*files, ","), strings.Split(*tools, ","), *ceilingOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/vhd:", err)
 		os.Exit(1)
 	}
@@ -103,7 +102,7 @@ func main() {
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 
-func run(runs int, dir string, names, tools []string, ceilingOnly, inMemory bool) error {
+func run(runs int, dir string, names, tools []string, ceilingOnly bool) error {
 	ctx := context.Background()
 	root, err := repoRoot()
 	if err != nil {
@@ -128,7 +127,7 @@ func run(runs int, dir string, names, tools []string, ceilingOnly, inMemory bool
 	if err := os.MkdirAll(filepath.Join(dir, "azurite"), 0o755); err != nil {
 		return err
 	}
-	az, err := azuritetest.Start(azuritetest.Options{Accounts: []string{account}, Dir: filepath.Join(dir, "azurite"), InMemory: inMemory})
+	az, err := azuritetest.Start(azuritetest.Options{Accounts: []string{account}, Dir: filepath.Join(dir, "azurite")})
 	if err != nil {
 		return err
 	}
@@ -147,11 +146,7 @@ func run(runs int, dir string, names, tools []string, ceilingOnly, inMemory bool
 	}
 
 	fmt.Printf("## VHD upload to Azurite (%s)\n\n", time.Now().UTC().Format("2006-01-02"))
-	persistence := "disk persistence"
-	if inMemory {
-		persistence = "in-memory persistence"
-	}
-	fmt.Printf("Machine: %s, Azurite 3.37.0 (%s)\n\n", machine(), persistence)
+	fmt.Printf("Machine: %s\n\n", machine())
 	ceil, err := sweepCeiling(ctx, cc)
 	if err != nil {
 		return err
@@ -652,7 +647,7 @@ func machine() string {
 		}
 	}
 	node, _ := exec.Command("node", "--version").Output()
-	return fmt.Sprintf("%d vCPU %s%s, %s, node %s", runtime.NumCPU(), model, mem, runtime.Version(),
+	return fmt.Sprintf("%d vCPU %s%s, %s, node %s, Azurite 3.37.0 (disk persistence)", runtime.NumCPU(), model, mem, runtime.Version(),
 		strings.TrimSpace(string(node)))
 }
 

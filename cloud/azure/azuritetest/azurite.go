@@ -74,10 +74,6 @@ type Options struct {
 	// Dir is the data directory (default: a new temporary directory,
 	// removed by Stop).
 	Dir string
-	// InMemory keeps blobs in memory (--inMemoryPersistence) rather than
-	// in Dir: no disk writes, which benchmarks use to take the disk out
-	// of the measurement.
-	InMemory bool
 }
 
 // Endpoint is the blob endpoint of an account.
@@ -147,14 +143,10 @@ func Start(opts Options) (*Server, error) {
 	}
 	// node runs the script directly, so the PID is the server's (npx
 	// would leave an orphan listening).
-	args := []string{script, "--blobHost", "127.0.0.1", "--blobPort", "0",
-		"--loose", "--skipApiVersionCheck", "--disableTelemetry", "--silent"}
-	if opts.InMemory {
-		args = append(args, "--inMemoryPersistence")
-	} else {
-		args = append(args, "--location", filepath.Join(s.Dir, "data"))
-	}
-	s.cmd = exec.Command(node, args...)
+	s.cmd = exec.Command(node, script,
+		"--blobHost", "127.0.0.1", "--blobPort", "0",
+		"--loose", "--skipApiVersionCheck", "--disableTelemetry", "--silent",
+		"--location", filepath.Join(s.Dir, "data"))
 	s.cmd.Env = append(os.Environ(), "AZURITE_ACCOUNTS="+strings.Join(acc, ";"))
 	s.cmd.Stderr = logf
 	dieWithParent(s.cmd)
