@@ -23,6 +23,5 @@ func TestMain(m *testing.M) {
 	for _, v := range []string{"TF_BUILD", "GITHUB_ACTIONS", "GITHUB_OUTPUT"} {
 		os.Unsetenv(v)
 	}
-	azuritetest.DefaultAccounts = append(azuritetest.DefaultAccounts, localsim.StagingAccount(fakearm.DefaultSubscriptionID, "aks-vhd-build"))
-	azuritetest.Main(m)
+	azuritetest.Main(m, localsim.StagingAccount(fakearm.DefaultSubscriptionID, "aks-vhd-build"))
 }

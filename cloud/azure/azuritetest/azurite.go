@@ -34,12 +34,14 @@ const (
 	DevKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 )
 
-// DefaultAccounts are the storage accounts a Shared instance knows (all
-// with DevKey): the development account, the conformance suite's, the
-// Azure target's tests', the Flatcar workflow's and the AKS workflows'
-// classic VHD account. Add names before the first Shared call (e.g. in
-// TestMain), or Start an instance of your own.
-var DefaultAccounts = []string{DevAccount, "imgflowconf", "imgflowconf2", "imgflowtest", "imgflowtest2", "flatcar", "imgflowvhds", "aksvhdclassic"}
+// DefaultAccounts are the storage accounts an instance knows unless
+// Options.Accounts says otherwise (all with DevKey): the development
+// account, the conformance suite's, the Azure target's tests', the Flatcar
+// workflow's and the AKS workflows' classic VHD account. Main adds more
+// to the Shared instance.
+func DefaultAccounts() []string {
+	return []string{DevAccount, "imgflowconf", "imgflowconf2", "imgflowtest", "imgflowtest2", "flatcar", "imgflowvhds", "aksvhdclassic"}
+}
 
 // MainScript is the blob service entry point, relative to the repository
 // root (scripts/deps.sh installs it).
@@ -130,7 +132,7 @@ func Start(opts Options) (*Server, error) {
 	}
 	accounts := opts.Accounts
 	if len(accounts) == 0 {
-		accounts = DefaultAccounts
+		accounts = DefaultAccounts()
 	}
 	var acc []string
 	for _, a := range accounts {
@@ -255,10 +257,12 @@ func (s *Server) Log() string {
 	return string(data)
 }
 
+// The test binary's one shared instance (see Shared and Main).
 var (
-	sharedMu  sync.Mutex
-	shared    *Server
-	sharedErr error
+	sharedMu    sync.Mutex
+	shared      *Server
+	sharedErr   error
+	sharedExtra []string // accounts Main adds to DefaultAccounts
 )
 
 // Shared returns the package's Azurite instance, starting it on first use
@@ -269,7 +273,7 @@ func Shared(t testing.TB) *Server {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if shared == nil && sharedErr == nil {
-		shared, sharedErr = Start(Options{})
+		shared, sharedErr = Start(Options{Accounts: append(DefaultAccounts(), sharedExtra...)})
 	}
 	if sharedErr != nil {
 		if os.Getenv("CI") == "true" {
@@ -281,8 +285,12 @@ func Shared(t testing.TB) *Server {
 }
 
 // Main runs the tests and then stops the shared instance; call it from
-// TestMain: func TestMain(m *testing.M) { azuritetest.Main(m) }.
-func Main(m *testing.M) {
+// TestMain: func TestMain(m *testing.M) { azuritetest.Main(m) }. The
+// shared instance also serves extraAccounts.
+func Main(m *testing.M, extraAccounts ...string) {
+	sharedMu.Lock()
+	sharedExtra = extraAccounts
+	sharedMu.Unlock()
 	code := m.Run()
 	sharedMu.Lock()
 	if shared != nil {
