@@ -1,13 +1,11 @@
 package builtins_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/testutil"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer"
 )
@@ -129,24 +128,6 @@ func directRunOn(t *testing.T, f *buildFixture, p cloud.Provider, pb builtins.Pa
 	return globals, run, err
 }
 
-// syncBuffer collects the Runner's streamed output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 const fakeBuild = `
 load_cse = stage_cse_modules()
 build = packer_build(
@@ -211,7 +192,7 @@ func TestPackerBuildRunsRealPackerOnTheAzureTarget(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			f := newBuildFixture(t)
 			argv := filepath.Join(t.TempDir(), "argv")
-			out := &syncBuffer{}
+			out := &testutil.SyncBuffer{}
 			var runner builtins.PackerBuilder = &packer.Runner{Binary: fake, Stdout: out, Prefix: "[packer] ",
 				Env: []string{"FAKE_PACKER_MODE=" + tc.mode, "FAKE_PACKER_ARGV_FILE=" + argv, "FAKE_PACKER_ECHO_VAR=ua_token"}}
 			if tc.mode == "sig" {

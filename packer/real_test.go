@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/internal/testutil"
 )
 
 // These tests run the real packer 1.6.6 (Debian's package) with the null
@@ -34,7 +36,7 @@ func requirePacker(t *testing.T) {
 	}
 }
 
-func realRunner(out *syncBuffer) *Runner {
+func realRunner(out *testutil.SyncBuffer) *Runner {
 	return &Runner{Stdout: out, Prefix: "[packer] ", KillGrace: 5 * time.Second}
 }
 
@@ -57,7 +59,7 @@ func TestRealPackerVersion(t *testing.T) {
 
 func TestRealPackerBuildSuccess(t *testing.T) {
 	requirePacker(t)
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	// "sleep" is not declared in the template: packer 1.6.6 accepts
 	// undeclared var-file keys and {{user}} sees them.
 	vars, dir := realVars(t, nil)
@@ -97,7 +99,7 @@ func TestRealPackerBuildSuccess(t *testing.T) {
 func TestRealPackerBuildOnly(t *testing.T) {
 	requirePacker(t)
 	vars, _ := realVars(t, nil)
-	res, err := realRunner(&syncBuffer{}).Build(context.Background(), BuildRequest{TemplatePath: nullFileTemplate, Vars: vars, Only: []string{"fileb"}})
+	res, err := realRunner(&testutil.SyncBuffer{}).Build(context.Background(), BuildRequest{TemplatePath: nullFileTemplate, Vars: vars, Only: []string{"fileb"}})
 	require.NoError(t, err)
 	require.Len(t, res.Builds, 1)
 	assert.Equal(t, "fileb", res.Builds[0].Name)
@@ -105,7 +107,7 @@ func TestRealPackerBuildOnly(t *testing.T) {
 
 func TestRealPackerBuildFailure(t *testing.T) {
 	requirePacker(t)
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	vars, _ := realVars(t, map[string]string{"code": "3"})
 	res, err := realRunner(out).Build(context.Background(), BuildRequest{TemplatePath: nullFileTemplate, Vars: vars})
 	require.Error(t, err)
@@ -132,7 +134,7 @@ func TestRealPackerRequiredVariableMissing(t *testing.T) {
 	req := BuildRequest{TemplatePath: "../testdata/packer/required.json", Vars: map[string]string{"outdir": dir}}
 
 	// imgflow refuses before packer starts…
-	_, err := realRunner(&syncBuffer{}).Build(context.Background(), req)
+	_, err := realRunner(&testutil.SyncBuffer{}).Build(context.Background(), req)
 	var mv *MissingVariablesError
 	require.ErrorAs(t, err, &mv)
 	assert.Equal(t, []string{"req"}, mv.Names())
@@ -140,7 +142,7 @@ func TestRealPackerRequiredVariableMissing(t *testing.T) {
 	// …and packer's own refusal, parsed from its real output, says the same.
 	p, err := prepare(req, false)
 	require.NoError(t, err)
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	_, err = realRunner(out).run(context.Background(), p)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "required variable not set: req")
@@ -149,7 +151,7 @@ func TestRealPackerRequiredVariableMissing(t *testing.T) {
 
 func TestRealPackerCancel(t *testing.T) {
 	requirePacker(t)
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	vars, _ := realVars(t, map[string]string{"sleep": "60"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

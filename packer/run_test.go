@@ -11,13 +11,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/internal/testutil"
 )
 
 const fakePacker = "../testdata/packer/fake-packer.sh"
@@ -25,27 +26,9 @@ const fakePacker = "../testdata/packer/fake-packer.sh"
 // secret is passed as a sensitive variable; no test output may contain it.
 const secret = "Sup3r-S3cret-Value-7d1f"
 
-// syncBuffer is an io.Writer safe to read while a build writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type fake struct {
 	runner  *Runner
-	out     *syncBuffer
+	out     *testutil.SyncBuffer
 	argv    string
 	pidFile string
 }
@@ -55,7 +38,7 @@ func newFake(t *testing.T, mode string, env ...string) *fake {
 	bin, err := filepath.Abs(fakePacker)
 	require.NoError(t, err)
 	dir := t.TempDir()
-	f := &fake{out: &syncBuffer{}, argv: filepath.Join(dir, "argv"), pidFile: filepath.Join(dir, "pids")}
+	f := &fake{out: &testutil.SyncBuffer{}, argv: filepath.Join(dir, "argv"), pidFile: filepath.Join(dir, "pids")}
 	f.runner = &Runner{
 		Binary: bin,
 		Stdout: f.out,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/imgflow/imgflow/internal/testutil"
 	"github.com/imgflow/imgflow/progress"
 )
 
@@ -102,7 +103,7 @@ func TestNoRateForATransferUnderASecond(t *testing.T) {
 }
 
 func TestWaitSaysEveryIntervalThatAnOperationGoesOn(t *testing.T) {
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	no := false
 	p := progress.New(&out, progress.Options{Terminal: &no, WaitInterval: 20 * time.Millisecond})
 	end := p.Wait("create image version aksgallery/ubuntu2204/2026.1.2")
@@ -122,27 +123,4 @@ func TestWaitSaysEveryIntervalThatAnOperationGoesOn(t *testing.T) {
 	out.Reset()
 	progress.New(&out, progress.Options{Terminal: &no, WaitInterval: time.Hour}).Wait("delete disk d")()
 	assert.Empty(t, out.String())
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.Reset()
 }
