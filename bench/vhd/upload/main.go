@@ -2,7 +2,7 @@
 // one fixed VHD to a page blob through the Azure target (cloud/azure), the
 // way vhd_upload does: validate the footer, list the data ranges
 // (SEEK_DATA/SEEK_HOLE), check the destination, ensure the container,
-// UploadPageBlob. Defaults are the provider's (Parallel 8, Content-MD5 on);
+// UploadPageBlob. Defaults are the provider's (Parallel 8, no Content-MD5);
 // progress goes to stderr. bench/vhd runs it under /usr/bin/time -v.
 //
 //	upload -endpoint http://127.0.0.1:10000/devstoreaccount1 -key KEY -container c -name x.vhd -file disk.vhd
