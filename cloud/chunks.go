@@ -1,11 +1,13 @@
 package cloud
 
 import (
+	"cmp"
 	"context"
-	"encoding/binary"
 	"iter"
 	"slices"
 	"sync"
+
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // ChunkSize is the unit in which page blob data moves and is identified:
@@ -105,17 +107,19 @@ func normalize(ranges []ByteRange, size int64) []ByteRange {
 			rs = append(rs, ByteRange{Offset: start, Length: end - start})
 		}
 	}
-	slices.SortFunc(rs, func(a, b ByteRange) int {
-		switch {
-		case a.Offset < b.Offset:
-			return -1
-		case a.Offset > b.Offset:
-			return 1
-		}
-		return 0
-	})
-	out := rs[:0]
+	return MergeRanges(rs)
+}
+
+// MergeRanges returns ranges sorted, without empty ones, overlapping or
+// adjacent ones merged; ranges itself is not changed.
+func MergeRanges(ranges []ByteRange) []ByteRange {
+	rs := slices.Clone(ranges)
+	slices.SortFunc(rs, func(a, b ByteRange) int { return cmp.Compare(a.Offset, b.Offset) })
+	var out []ByteRange
 	for _, r := range rs {
+		if r.Length <= 0 {
+			continue
+		}
 		if n := len(out); n > 0 && r.Offset <= out[n-1].Offset+out[n-1].Length {
 			last := &out[n-1]
 			last.Length = max(last.Offset+last.Length, r.Offset+r.Length) - last.Offset
@@ -279,32 +283,15 @@ func TrimZeros(j *ChunkJob) ByteRange {
 func trimZeroPages(chunk []byte, lo, hi int64) (int64, int64) {
 	lo = lo / pageBytes * pageBytes
 	hi = min((hi+pageBytes-1)/pageBytes*pageBytes, int64(len(chunk)))
-	for lo < hi && IsZero(chunk[lo:min(lo+pageBytes, hi)]) {
+	for lo < hi && vhd.IsZero(chunk[lo:min(lo+pageBytes, hi)]) {
 		lo += pageBytes
 	}
 	for hi > lo {
 		p := (hi - 1) / pageBytes * pageBytes
-		if !IsZero(chunk[p:hi]) {
+		if !vhd.IsZero(chunk[p:hi]) {
 			break
 		}
 		hi = p
 	}
 	return lo, hi
-}
-
-// IsZero reports whether b holds only zero bytes.
-func IsZero(b []byte) bool {
-	le := binary.LittleEndian
-	for len(b) >= 32 {
-		if le.Uint64(b)|le.Uint64(b[8:])|le.Uint64(b[16:])|le.Uint64(b[24:]) != 0 {
-			return false
-		}
-		b = b[32:]
-	}
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -107,3 +107,11 @@ func TestRunChunksWithoutSums(t *testing.T) {
 		{Chunk: piece(cloud.ChunkSize, cloud.ChunkSize), HasData: true},
 	}, seen)
 }
+
+func TestMergeRangesSortsMergesAndLeavesItsInputAlone(t *testing.T) {
+	in := []cloud.ByteRange{{Offset: 4096, Length: 512}, {Offset: 0, Length: 1024}, {Offset: 512, Length: 0}, {Offset: 1024, Length: 512}, {Offset: 4000, Length: 100}}
+	orig := slices.Clone(in)
+	assert.Equal(t, []cloud.ByteRange{{Offset: 0, Length: 1536}, {Offset: 4000, Length: 608}}, cloud.MergeRanges(in))
+	assert.Equal(t, orig, in)
+	assert.Empty(t, cloud.MergeRanges(nil))
+}

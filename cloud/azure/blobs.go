@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -441,34 +440,7 @@ func pageRanges(src cloud.PageSource, u string) ([]cloud.ByteRange, error) {
 	if len(rs) > 0 && src.Reader == nil {
 		return nil, cloud.BadRequest(cloud.CodeInvalidParameter, u, "page source with data ranges has no reader")
 	}
-	return mergeRanges(rs), nil
-}
-
-// mergeRanges sorts ranges and merges overlapping or adjacent ones.
-func mergeRanges(rs []cloud.ByteRange) []cloud.ByteRange {
-	rs = slices.Clone(rs)
-	slices.SortFunc(rs, func(a, b cloud.ByteRange) int {
-		switch {
-		case a.Offset < b.Offset:
-			return -1
-		case a.Offset > b.Offset:
-			return 1
-		}
-		return 0
-	})
-	var out []cloud.ByteRange
-	for _, r := range rs {
-		if r.Length <= 0 {
-			continue
-		}
-		if n := len(out); n > 0 && r.Offset <= out[n-1].Offset+out[n-1].Length {
-			last := &out[n-1]
-			last.Length = max(last.Offset+last.Length, r.Offset+r.Length) - last.Offset
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
+	return cloud.MergeRanges(rs), nil
 }
 
 // readFull reads len(b) bytes at off; a source ending early is an error.

@@ -301,7 +301,7 @@ func (p *Provider) sourceRanges(ctx context.Context, j *copyJob) ([]cloud.ByteRa
 			rs = append(rs, cloud.ByteRange{Offset: *r.Start, Length: *r.End - *r.Start + 1})
 		}
 	}
-	return mergeRanges(rs), nil
+	return cloud.MergeRanges(rs), nil
 }
 
 // createDest creates the destination page blob once.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/progress"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // The data path of UploadPageBlob and of streamed copies (vhd_upload,
@@ -134,7 +135,7 @@ func (p *Provider) transfer(ctx context.Context, s transferSpec) (*transferResul
 func nonZeroPages(data []byte) int64 {
 	var n int64
 	for off := 0; off < len(data); off += pageSize {
-		if !cloud.IsZero(data[off:min(off+pageSize, len(data))]) {
+		if !vhd.IsZero(data[off:min(off+pageSize, len(data))]) {
 			n += int64(min(pageSize, len(data)-off))
 		}
 	}
