@@ -15,7 +15,7 @@ import (
 // covers the same bytes whatever ranges a source reports.
 const ChunkSize = 4 << 20
 
-// pageBytes is a page blob's page: the granularity of TrimZeros.
+// pageBytes is a page blob's page: the granularity of ChunkJob.Span.
 const pageBytes = 512
 
 // Chunk is one ChunkSize-aligned piece of a blob that may hold data:
@@ -136,11 +136,22 @@ type ChunkJob struct {
 	// Buf is the chunk's content (Length bytes) once fetched: Data as
 	// Fetch filled it, zeros around it.
 	Buf []byte
-	// HasData is false when the chunk is all zeros.
-	HasData bool
-	// Sum is the chunk's sum when HasData (see SparseDigest), unless
+	// Span is the part of Data from its first to its last 512-byte page
+	// holding a non-zero byte (blob offsets): what to write. Zero when
+	// the chunk is all zeros. Page-aligned when Data is.
+	Span ByteRange
+	// Sum is the chunk's sum when it has data (see SparseDigest), unless
 	// ChunkRun.NoSums.
 	Sum [32]byte
+}
+
+// HasData reports whether the chunk holds a non-zero byte.
+func (j *ChunkJob) HasData() bool { return j.Span.Length > 0 }
+
+// SpanBytes is the content of Span.
+func (j *ChunkJob) SpanBytes() []byte {
+	lo := j.Span.Offset - j.Offset
+	return j.Buf[lo : lo+j.Span.Length]
 }
 
 // ChunkRun configures RunChunks.
@@ -246,8 +257,8 @@ dispatch:
 	return context.Cause(ctx)
 }
 
-// runChunk fetches one chunk, zeroes what is around its data, and hashes
-// and processes it when it is not all zeros.
+// runChunk fetches one chunk, zeroes what is around its data, finds its
+// non-zero span, and hashes and processes it when it is not all zeros.
 func runChunk(ctx context.Context, j *ChunkJob, r ChunkRun) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
@@ -258,24 +269,19 @@ func runChunk(ctx context.Context, j *ChunkJob, r ChunkRun) error {
 	if err := r.Fetch(ctx, j.Data.Offset, j.Buf[lo:hi]); err != nil {
 		return err
 	}
-	if r.NoSums {
-		lo, hi = trimZeroPages(j.Buf, lo, hi)
-		j.HasData = lo < hi
-	} else {
-		j.Sum, j.HasData = chunkSum(j.Buf, lo, hi)
+	lo, hi = trimZeroPages(j.Buf, lo, hi)
+	if lo == hi {
+		j.Span = ByteRange{}
+		return nil
 	}
-	if j.HasData && r.Process != nil {
+	j.Span = ByteRange{Offset: j.Offset + lo, Length: hi - lo}
+	if !r.NoSums {
+		j.Sum = spanSum(j.Buf, lo, hi)
+	}
+	if r.Process != nil {
 		return r.Process(ctx, j)
 	}
 	return nil
-}
-
-// TrimZeros is the part of a chunk's Data to write: from its first to
-// its last 512-byte page holding a non-zero byte (relative to the blob);
-// empty when all are zeros. Page-aligned when the chunk's Data is.
-func TrimZeros(j *ChunkJob) ByteRange {
-	lo, hi := trimZeroPages(j.Buf[:j.Length], j.Data.Offset-j.Offset, j.Data.Offset+j.Data.Length-j.Offset)
-	return ByteRange{Offset: j.Offset + lo, Length: hi - lo}
 }
 
 // trimZeroPages narrows [lo, hi) of chunk, widened to whole pages, to the

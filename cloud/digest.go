@@ -47,6 +47,11 @@ func chunkSum(chunk []byte, lo, hi int64) ([32]byte, bool) {
 	if lo == hi {
 		return [32]byte{}, false
 	}
+	return spanSum(chunk, lo, hi), true
+}
+
+// spanSum is the sum of chunk whose non-zero span is [lo, hi).
+func spanSum(chunk []byte, lo, hi int64) [32]byte {
 	h := sha256.New()
 	var place [16]byte
 	binary.BigEndian.PutUint64(place[:8], uint64(lo))
@@ -55,7 +60,7 @@ func chunkSum(chunk []byte, lo, hi int64) ([32]byte, bool) {
 	h.Write(chunk[lo:hi])
 	var sum [32]byte
 	h.Sum(sum[:0])
-	return sum, true
+	return sum
 }
 
 // Digester folds chunk sums into a SparseDigest. Add the non-zero chunks
@@ -135,7 +140,7 @@ func (d *Digester) sumChunk() {
 
 // AddJob counts a chunk that went through RunChunks when it has data.
 func (d *Digester) AddJob(j *ChunkJob) {
-	if j.HasData {
+	if j.HasData() {
 		d.Add(j.Offset, j.Sum)
 	}
 }

@@ -152,14 +152,31 @@ func TestChunks(t *testing.T) {
 	assert.Empty(t, slices.Collect(cloud.Chunks(nil, size)))
 }
 
-func TestTrimZeros(t *testing.T) {
-	j := &cloud.ChunkJob{Chunk: cloud.Chunk{Offset: cloud.ChunkSize, Length: cloud.ChunkSize,
-		Data: cloud.ByteRange{Offset: cloud.ChunkSize + 100, Length: 1 << 20}}, Buf: make([]byte, cloud.ChunkSize)}
-	j.Buf[5000] = 1
-	j.Buf[9000] = 1
-	assert.Equal(t, cloud.ByteRange{Offset: cloud.ChunkSize + 4608, Length: 9216 - 4608}, cloud.TrimZeros(j))
-	clear(j.Buf)
-	assert.Zero(t, cloud.TrimZeros(j).Length)
+// RunChunks sets a chunk's Span to the pages from its first to its last
+// non-zero byte within its Data; an all-zero chunk has none and is not
+// processed.
+func TestRunChunksFindsTheNonZeroSpan(t *testing.T) {
+	const size = 3 * cloud.ChunkSize
+	content := make([]byte, size)
+	content[cloud.ChunkSize+5000] = 1
+	content[cloud.ChunkSize+9000] = 1
+	var spans []cloud.ByteRange
+	var written [][]byte
+	err := cloud.RunChunks(context.Background(), cloud.Chunks([]cloud.ByteRange{{Offset: cloud.ChunkSize + 100, Length: 1 << 20}, {Offset: 2 * cloud.ChunkSize, Length: 512}}, size), cloud.ChunkRun{
+		Fetch: func(_ context.Context, off int64, buf []byte) error {
+			copy(buf, content[off:])
+			return nil
+		},
+		Process: func(_ context.Context, j *cloud.ChunkJob) error {
+			written = append(written, slices.Clone(j.SpanBytes()))
+			return nil
+		},
+		InOrder: func(j *cloud.ChunkJob) { spans = append(spans, j.Span) },
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []cloud.ByteRange{{Offset: cloud.ChunkSize + 4608, Length: 9216 - 4608}, {}}, spans)
+	require.Len(t, written, 1, "the all-zero chunk is not processed")
+	assert.Equal(t, content[cloud.ChunkSize+4608:cloud.ChunkSize+9216], written[0])
 }
 
 func TestRunChunksBoundsBuffersAndKeepsOrder(t *testing.T) {
@@ -196,7 +213,7 @@ func TestRunChunksBoundsBuffersAndKeepsOrder(t *testing.T) {
 		},
 		Process: func(_ context.Context, j *cloud.ChunkJob) error {
 			processed.Add(1)
-			assert.True(t, j.HasData)
+			assert.True(t, j.HasData())
 			return nil
 		},
 		InOrder: func(j *cloud.ChunkJob) { order = append(order, j.Offset) },

@@ -98,13 +98,13 @@ func TestRunChunksWithoutSums(t *testing.T) {
 			return nil
 		},
 		InOrder: func(j *cloud.ChunkJob) {
-			seen = append(seen, cloud.ChunkJob{Chunk: j.Chunk, HasData: j.HasData, Sum: j.Sum})
+			seen = append(seen, cloud.ChunkJob{Chunk: j.Chunk, Span: j.Span, Sum: j.Sum})
 		},
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []cloud.ChunkJob{
 		{Chunk: piece(0, cloud.ChunkSize)},
-		{Chunk: piece(cloud.ChunkSize, cloud.ChunkSize), HasData: true},
+		{Chunk: piece(cloud.ChunkSize, cloud.ChunkSize), Span: cloud.ByteRange{Offset: cloud.ChunkSize, Length: 512}},
 	}, seen)
 }
 

@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -86,19 +87,9 @@ func CompareVersions(a, b string) int {
 		return 1
 	}
 	for i := range va {
-		if c := compareInt32(va[i], vb[i]); c != 0 {
+		if c := cmp.Compare(va[i], vb[i]); c != 0 {
 			return c
 		}
-	}
-	return 0
-}
-
-func compareInt32(a, b int32) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
 	}
 	return 0
 }

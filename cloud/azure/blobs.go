@@ -413,32 +413,17 @@ func (p *Provider) deleteQuietly(ctx context.Context, pc *pageblob.Client, u str
 	}
 }
 
-// pageRanges returns the source's data ranges sorted, checked against its
-// size, widened to 512-byte pages and merged; nil Ranges mean everything.
+// pageRanges returns the source's data ranges (PageSource.DataRanges)
+// widened to whole 512-byte pages, as Put Page writes them, and merged.
 func pageRanges(src cloud.PageSource, u string) ([]cloud.ByteRange, error) {
-	if src.Ranges == nil {
-		if src.Size == 0 {
-			return nil, nil
-		}
-		if src.Reader == nil {
-			return nil, cloud.BadRequest(cloud.CodeInvalidParameter, u, "page source of %d bytes has no reader", src.Size)
-		}
-		return []cloud.ByteRange{{Offset: 0, Length: src.Size}}, nil
+	rs, err := src.DataRanges(u)
+	if err != nil {
+		return nil, err
 	}
-	rs := make([]cloud.ByteRange, 0, len(src.Ranges))
-	for _, r := range src.Ranges {
-		if r.Offset < 0 || r.Length < 0 || r.Offset+r.Length > src.Size {
-			return nil, cloud.BadRequest(cloud.CodeInvalidParameter, u, "page range [%d, +%d) is outside the blob of %d bytes", r.Offset, r.Length, src.Size)
-		}
-		if r.Length == 0 {
-			continue
-		}
+	for i, r := range rs {
 		start := r.Offset / pageSize * pageSize
 		end := (r.Offset + r.Length + pageSize - 1) / pageSize * pageSize
-		rs = append(rs, cloud.ByteRange{Offset: start, Length: end - start})
-	}
-	if len(rs) > 0 && src.Reader == nil {
-		return nil, cloud.BadRequest(cloud.CodeInvalidParameter, u, "page source with data ranges has no reader")
+		rs[i] = cloud.ByteRange{Offset: start, Length: end - start}
 	}
 	return cloud.MergeRanges(rs), nil
 }

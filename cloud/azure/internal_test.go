@@ -99,12 +99,6 @@ func TestPageRanges(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []cloud.ByteRange{{Offset: 0, Length: 1024}}, rs)
 
-	var chunks []cloud.ByteRange
-	for c := range cloud.Chunks([]cloud.ByteRange{{Offset: 0, Length: 9 << 20}, {Offset: 10 << 20, Length: 512}}, 16<<20) {
-		chunks = append(chunks, c.Data)
-	}
-	assert.Equal(t, []cloud.ByteRange{{Offset: 0, Length: 4 << 20}, {Offset: 4 << 20, Length: 4 << 20}, {Offset: 8 << 20, Length: 2<<20 + 512}}, chunks,
-		"reads and Put Page calls stay within 4 MiB-aligned chunks; ranges sharing one are read together")
 }
 
 func TestCopyProgress(t *testing.T) {

@@ -89,14 +89,13 @@ func (p *Provider) transfer(ctx context.Context, s transferSpec) (*transferResul
 			return p.retry(ctx, fmt.Sprintf("%s: read at %d", s.op, off), func() error { return s.fetch(ctx, off, buf) })
 		},
 		Process: func(ctx context.Context, j *cloud.ChunkJob) error {
-			span := cloud.TrimZeros(j)
-			data := j.Buf[span.Offset-j.Offset : span.Offset-j.Offset+span.Length]
+			off, data := j.Span.Offset, j.SpanBytes()
 			nonZero.Add(nonZeroPages(data))
-			sent.Add(span.Length)
-			return p.retry(ctx, fmt.Sprintf("%s: write at %d", s.op, span.Offset), func() error { return s.write(ctx, span.Offset, data) })
+			sent.Add(int64(len(data)))
+			return p.retry(ctx, fmt.Sprintf("%s: write at %d", s.op, off), func() error { return s.write(ctx, off, data) })
 		},
 		InOrder: func(j *cloud.ChunkJob) {
-			if j.HasData {
+			if j.HasData() {
 				d.Write(j.Offset, j.Buf)
 			}
 			if h != nil {

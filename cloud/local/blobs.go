@@ -214,7 +214,7 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 	if src.Size < 0 || src.Size%pageSize != 0 {
 		return nil, invalidParameter(ref.URL(), "The page blob size %d must be a multiple of 512 bytes.", src.Size)
 	}
-	ranges, err := dataRanges(src, ref)
+	ranges, err := src.DataRanges(ref.URL())
 	if err != nil {
 		return nil, err
 	}
