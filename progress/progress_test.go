@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,31 +13,14 @@ import (
 	"github.com/imgflow/imgflow/progress"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 func TestPlainLinesEvery10PercentOr10Seconds(t *testing.T) {
 	var out bytes.Buffer
-	c := &clock{t: time.Unix(0, 0)}
+	c := testutil.NewClock(time.Unix(0, 0))
 	no := false
-	p := progress.New(&out, progress.Options{Terminal: &no, Now: c.now})
+	p := progress.New(&out, progress.Options{Terminal: &no, Now: c.Now})
 	tr := p.Start("upload https://a.blob.core.windows.net/c/disk.vhd", 100<<20)
 	for range 100 {
-		c.advance(100 * time.Millisecond)
+		c.Advance(100 * time.Millisecond)
 		tr.Add(1 << 20)
 	}
 	tr.End(nil)
@@ -53,7 +35,7 @@ func TestPlainLinesEvery10PercentOr10Seconds(t *testing.T) {
 	out.Reset()
 	tr = p.Start("copy x", 1<<30)
 	for range 3 {
-		c.advance(6 * time.Second)
+		c.Advance(6 * time.Second)
 		tr.Add(1 << 20)
 	}
 	tr.End(errors.New("boom"))
@@ -65,14 +47,14 @@ func TestPlainLinesEvery10PercentOr10Seconds(t *testing.T) {
 
 func TestTerminalBars(t *testing.T) {
 	var out bytes.Buffer
-	c := &clock{t: time.Unix(0, 0)}
+	c := testutil.NewClock(time.Unix(0, 0))
 	yes := true
-	p := progress.New(&out, progress.Options{Terminal: &yes, Now: c.now})
+	p := progress.New(&out, progress.Options{Terminal: &yes, Now: c.Now})
 	a := p.Start("upload a.vhd", 8<<20)
 	b := p.Start("upload "+strings.Repeat("x", 80)+".vhd", 8<<20)
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	a.Add(4 << 20)
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	b.Add(2 << 20)
 	a.End(nil)
 	b.End(nil)
@@ -91,11 +73,11 @@ func TestNilReporter(t *testing.T) {
 
 func TestNoRateForATransferUnderASecond(t *testing.T) {
 	var out bytes.Buffer
-	c := &clock{t: time.Unix(0, 0)}
+	c := testutil.NewClock(time.Unix(0, 0))
 	no := false
-	p := progress.New(&out, progress.Options{Terminal: &no, Now: c.now})
+	p := progress.New(&out, progress.Options{Terminal: &no, Now: c.Now})
 	tr := p.Start("copy a to b (server-side)", 1<<30)
-	c.advance(20 * time.Millisecond)
+	c.Advance(20 * time.Millisecond)
 	tr.Add(1 << 30)
 	tr.End(nil)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

@@ -18,30 +18,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/testutil"
 )
 
-// testClock is a clock tests move forward.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// newClockFixture is newFixture with a clock the test controls.
-func newClockFixture(t *testing.T) (*fixture, *testClock) {
+func newClockFixture(t *testing.T) (*fixture, *testutil.Clock) {
 	t.Helper()
-	clock := &testClock{t: fixedTime}
+	clock := testutil.NewClock(fixedTime)
 	p, err := NewMemory(Options{Rand: rand.New(rand.NewSource(1)), Now: clock.Now})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, p.Close()) })

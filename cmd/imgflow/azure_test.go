@@ -91,9 +91,16 @@ func TestFlatcarRunsEndToEndOnTheAzureTarget(t *testing.T) {
 	// A rerun changes nothing.
 	res = flatcarOnAzure(t, state)
 	require.Equal(t, 0, res.code, res.String())
-	for _, line := range strings.Split(res.stdout, "\n") {
+	assertNothingChanged(t, res.stdout, "a rerun must change nothing")
+}
+
+// assertNothingChanged checks that no step of a run's output was created
+// or updated.
+func assertNothingChanged(t *testing.T, stdout, why string) {
+	t.Helper()
+	for _, line := range strings.Split(stdout, "\n") {
 		for _, changed := range []string{" created ", " updated "} {
-			assert.NotContains(t, line, changed, "a rerun must change nothing")
+			assert.NotContains(t, line, changed, why)
 		}
 	}
 }
