@@ -37,10 +37,6 @@ const digestDomain = "imgflow sparse digest v1\x00"
 // 30 GiB disk costs what its data costs. Chunk hashes are independent, so
 // workers compute them in parallel, in any order, while data moves.
 
-// ChunkSum is a chunk's sum (see above), and false (no sum) when its
-// bytes are all zeros.
-func ChunkSum(chunk []byte) ([32]byte, bool) { return chunkSum(chunk, 0, int64(len(chunk))) }
-
 // chunkSum is the sum of chunk whose bytes outside [lo, hi) are zeros.
 func chunkSum(chunk []byte, lo, hi int64) ([32]byte, bool) {
 	lo, hi = trimZeroPages(chunk, lo, hi)
@@ -87,7 +83,7 @@ func NewDigester(size int64) *Digester {
 	return d
 }
 
-// Add counts the non-zero chunk at off with its ChunkSum.
+// Add counts the non-zero chunk at off with its sum (see above).
 func (d *Digester) Add(off int64, sum [32]byte) {
 	if d.err == nil && (off%ChunkSize != 0 || off < d.next || off >= d.size) {
 		d.err = fmt.Errorf("sparse digest: chunk at %d out of order or unaligned", off)
