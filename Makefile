@@ -3,6 +3,10 @@ GO    ?= go
 BIN   := bin/imgflow
 FLATCAR_VARS := --var version=4152.2.3 --var vhd=//testdata/flatcar/flatcar-linux-test-amd64.vhd
 
+# Tools `make deps` installs (packer 1.9.5, Azurite) come first on PATH for
+# every recipe, so the tests run them rather than older system copies.
+export PATH := $(CURDIR)/.tools/bin:$(PATH)
+
 .PHONY: build run test deps vet fmt-check lint docs clean
 
 build:
@@ -16,7 +20,7 @@ run: build
 	$(BIN) state
 
 # Tools the tests need, installed when missing (qemu-img for the VHD tests,
-# packer for the parser tests against real output).
+# packer 1.9.5 for the runner tests against real output, Azurite).
 deps:
 	@scripts/deps.sh
 	@echo "tools: $$(packer version) / $$(qemu-img --version | head -1)"

@@ -9,7 +9,6 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 need_apt=()
 command -v qemu-img >/dev/null 2>&1 || need_apt+=(qemu-utils)
-command -v packer >/dev/null 2>&1 || need_apt+=(packer)
 # Azurite (below) runs on node and installs with npm.
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
@@ -20,3 +19,13 @@ apt_install deps "${need_apt[@]}"
 # (cloud/azure, cloud/conformance start its blob service themselves). It
 # goes to .tools/azurite.
 npm_tool deps "$root/.tools/azurite" azurite 3.37.0 dist/src/blob/main.js
+
+# packer 1.9.5 (the last MPL release, azure builder bundled), built from
+# source with the Go toolchain into .tools/bin. Debian's packer 1.6.6 is too
+# old for today's templates (skip_create_image, security_type, HCL2). The
+# first build takes a few minutes on two cores; later runs find it.
+packer_version=1.9.5
+if ! "$root/.tools/bin/packer" version 2>/dev/null | grep -q "^Packer v$packer_version\$"; then
+	echo "deps: building packer $packer_version into .tools/bin (first time only, a few minutes)"
+	(cd "$root" && GOBIN="$root/.tools/bin" go install "github.com/hashicorp/packer@v$packer_version")
+fi
