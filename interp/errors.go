@@ -11,6 +11,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // Error is a failed run as the user sees it: where (the workflow's
@@ -52,11 +53,30 @@ func (e *Error) Unwrap() error { return e.Cause }
 
 // renderError turns an execution error into an *Error: the deepest
 // EvalError (load() wraps the one of the loaded module) gives the stack.
+//
+// The result carries no secret: SAS signatures and secret() values quoted
+// anywhere in the message (a --var echoed by a conversion error, a URL in
+// an Azure error) are redacted here, the one place every run error passes
+// on its way to the output, the journal and JUnit reports.
 func renderError(err error, ws *builtins.Workspace) error {
 	var already *Error
 	if errors.As(err, &already) {
 		return err
 	}
+	out := describeError(err, ws)
+	out.redact(redact.SecretValues(os.Environ()))
+	return out
+}
+
+// redact removes SAS signatures and the secret values from every text field.
+func (e *Error) redact(secrets []string) {
+	for _, f := range []*string{&e.Pos, &e.Msg, &e.Source, &e.CalledFrom, &e.Backtrace} {
+		*f = redact.Text(*f, secrets)
+	}
+}
+
+// describeError finds where err happened and what the user sees of it.
+func describeError(err error, ws *builtins.Workspace) *Error {
 	var se syntax.Error
 	if errors.As(err, &se) {
 		return &Error{Pos: se.Pos.String(), Msg: "syntax error: " + se.Msg, Source: sourceLine(ws, se.Pos), Cause: err}

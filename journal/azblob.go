@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // Limits of a journal kept in Azure.
@@ -219,7 +219,7 @@ func (s *AzureStore) Create(ctx context.Context, header Record) (*File, error) {
 		_, cerr := s.cc.Create(cctx, nil)
 		cancel()
 		if cerr != nil && !bloberror.HasCode(cerr, bloberror.ContainerAlreadyExists) {
-			return nil, fmt.Errorf("journal: create container %s: %w", s.url, redact(cerr))
+			return nil, fmt.Errorf("journal: create container %s: %w", s.url, redactErr(cerr))
 		}
 		err = create()
 	}
@@ -227,7 +227,7 @@ func (s *AzureStore) Create(ctx context.Context, header Record) (*File, error) {
 	case bloberror.HasCode(err, bloberror.BlobAlreadyExists, bloberror.ConditionNotMet):
 		return nil, fmt.Errorf("journal: create %s: the run exists already", shown)
 	case err != nil:
-		return nil, fmt.Errorf("journal: create %s: %w", shown, redact(err))
+		return nil, fmt.Errorf("journal: create %s: %w", shown, redactErr(err))
 	}
 	w, err := s.hold(ctx, header.RunID, ab)
 	if err != nil {
@@ -298,7 +298,7 @@ func (s *AzureStore) List(ctx context.Context) ([]Summary, error) {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("journal: list %s: %w", s.url, redact(err))
+			return nil, fmt.Errorf("journal: list %s: %w", s.url, redactErr(err))
 		}
 		for _, item := range page.Segment.BlobItems {
 			name := deref(item.Name)
@@ -330,13 +330,13 @@ func download(ctx context.Context, bc *blob.Client) ([]byte, blob.DownloadRespon
 	defer cancel()
 	resp, err := bc.DownloadStream(ctx, nil)
 	if err != nil {
-		return nil, blob.DownloadResponse{}, redact(err)
+		return nil, blob.DownloadResponse{}, redactErr(err)
 	}
 	body := resp.NewRetryReader(ctx, nil)
 	defer body.Close()
 	data, err := io.ReadAll(body)
 	if err != nil {
-		return nil, blob.DownloadResponse{}, redact(err)
+		return nil, blob.DownloadResponse{}, redactErr(err)
 	}
 	return data, resp.DownloadResponse, nil
 }
@@ -357,7 +357,7 @@ func (s *AzureStore) hold(ctx context.Context, runID string, ab *appendblob.Clie
 	case bloberror.HasCode(err, bloberror.LeaseAlreadyPresent):
 		return nil, fmt.Errorf("run %s is in use by another imgflow process (its journal %s is leased; the lease of a process that died expires within %s): wait for it, or stop it", runID, shown, s.lease)
 	case err != nil:
-		return nil, fmt.Errorf("journal %s: lease: %w", shown, redact(err))
+		return nil, fmt.Errorf("journal %s: lease: %w", shown, redactErr(err))
 	}
 	w := &blobWriter{ab: ab, lc: lc, every: s.lease / 3, stop: make(chan struct{}), done: make(chan struct{})}
 	go w.renew()
@@ -431,9 +431,9 @@ func (w *blobWriter) write(line []byte) error {
 		if renewErr != nil {
 			why = fmt.Sprintf(" (renewing it failed: %v)", renewErr)
 		}
-		return fmt.Errorf("this process lost the lease on the journal%s: another imgflow process may have taken the run over, so this one stops: %w", why, redact(err))
+		return fmt.Errorf("this process lost the lease on the journal%s: another imgflow process may have taken the run over, so this one stops: %w", why, redactErr(err))
 	}
-	return redact(err)
+	return redactErr(err)
 }
 
 var errFull = fmt.Errorf("the journal's append blob is full: it holds at most %d records (blocks), and a run has far fewer steps, so this run likely repeats a cloud-changing call in a loop", MaxBlocks)
@@ -455,7 +455,7 @@ func (w *blobWriter) renew() {
 		_, err := w.lc.RenewLease(ctx, nil)
 		cancel()
 		w.mu.Lock()
-		w.renewErr = redact(err)
+		w.renewErr = redactErr(err)
 		w.mu.Unlock()
 	}
 }
@@ -473,21 +473,14 @@ func (w *blobWriter) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := w.lc.ReleaseLease(ctx, nil); err != nil {
-		return fmt.Errorf("release lease: %w", redact(err))
+		return fmt.Errorf("release lease: %w", redactErr(err))
 	}
 	return nil
 }
 
-// SAS parts of a message: a URL query carrying a signature, or a
-// signature parameter anywhere.
-var (
-	sasQuery = regexp.MustCompile(`(?i)\?([^\s"'<>]*?&)?sig(=|%3D)[^\s"'<>]*`)
-	sasParam = regexp.MustCompile(`(?i)(^|[?&\s"';]|%26|%3F)sig(=|%3D)[^&\s"'<>]*`)
-)
-
-// redact removes any SAS from an error's message (Go's *url.Error quotes
+// redactErr removes any SAS from an error's message (Go's *url.Error quotes
 // the whole request URL), keeping the error for errors.Is and bloberror.
-func redact(err error) error {
+func redactErr(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -496,8 +489,7 @@ func redact(err error) error {
 		ue.URL = cloud.RedactURL(ue.URL)
 	}
 	msg := err.Error()
-	r := sasQuery.ReplaceAllString(msg, "?<redacted>")
-	r = sasParam.ReplaceAllString(r, "${1}sig=<redacted>")
+	r := redact.SAS(msg)
 	if r == msg {
 		return err
 	}

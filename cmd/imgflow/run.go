@@ -15,6 +15,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 	"github.com/imgflow/imgflow/packer"
@@ -170,9 +171,9 @@ func openJournal(ws *builtins.Workspace, dir, resume string, pos []string, value
 		if _, given := values[k]; given {
 			continue
 		}
-		if s, ok := v.(string); ok && strings.Contains(s, "?<redacted>") {
+		if s, ok := v.(string); ok && (strings.Contains(s, "?<redacted>") || strings.Contains(s, "<secret>")) {
 			j.Close()
-			return nil, builtins.RunInfo{}, "", fmt.Errorf("--var %s held a secret (a SAS) that the journal does not keep: pass it again with --var %s=…", k, k)
+			return nil, builtins.RunInfo{}, "", fmt.Errorf("--var %s held a secret (a SAS or a secret()'s value) that the journal does not keep: pass it again with --var %s=…", k, k)
 		}
 		values[k] = builtins.FromGo(v)
 	}
@@ -188,15 +189,20 @@ func openJournal(ws *builtins.Workspace, dir, resume string, pos []string, value
 }
 
 // varsToGo are the vars as the journal keeps them: a URL's query (a SAS)
-// is redacted, so resuming needs it again.
+// and a secret()'s value are redacted, so resuming needs them again.
 func varsToGo(values map[string]starlark.Value) map[string]any {
+	secrets := redact.SecretValues(os.Environ())
 	out := make(map[string]any, len(values))
 	for k, v := range values {
 		g, err := builtins.ToGo(v)
 		if err != nil {
 			g = v.String()
 		}
-		out[k] = builtins.RedactSecrets(g)
+		g = builtins.RedactSecrets(g)
+		if s, ok := g.(string); ok {
+			g = redact.Values(s, secrets)
+		}
+		out[k] = g
 	}
 	return out
 }

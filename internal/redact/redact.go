@@ -1,0 +1,67 @@
+// Package redact removes secrets from text that leaves imgflow: error
+// messages, step records, journals, JUnit reports. It knows two kinds of
+// secret: Azure SAS signatures (a query carrying sig=) and the values of
+// secret()s, which the process holds in IMGFLOW_SECRET_* variables.
+package redact
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// SecretEnvPrefix starts the environment variables that hold secret()
+// values (builtins.SecretEnvPrefix is the same string).
+const SecretEnvPrefix = "IMGFLOW_SECRET_"
+
+// minSecretLen is the shortest secret value replaced by Values: shorter
+// ones ("1", "yes") would blank out ordinary words of a message.
+const minSecretLen = 4
+
+var (
+	// A URL query carrying a signature: the whole query goes.
+	sasQuery = regexp.MustCompile(`(?i)\?([^\s"'<>]*?&)?sig(=|%3D)[^\s"'<>]*`)
+	// A signature parameter anywhere else (also URL-encoded).
+	sasParam = regexp.MustCompile(`(?i)(^|[?&\s"';]|%26|%3F)sig(=|%3D)[^&\s"'<>]*`)
+)
+
+// SAS removes SAS signatures from s: a URL query holding sig= becomes
+// ?<redacted>, a lone sig=… parameter sig=<redacted>.
+func SAS(s string) string {
+	if !strings.Contains(strings.ToLower(s), "sig") {
+		return s
+	}
+	s = sasQuery.ReplaceAllString(s, "?<redacted>")
+	return sasParam.ReplaceAllString(s, "${1}sig=<redacted>")
+}
+
+// Values replaces every occurrence of each value in s with <secret>,
+// longest first so a value containing another is replaced whole.
+func Values(s string, values []string) string {
+	sorted := append([]string(nil), values...)
+	sort.Slice(sorted, func(i, j int) bool { return len(sorted[i]) > len(sorted[j]) })
+	for _, v := range sorted {
+		if len(v) >= minSecretLen {
+			s = strings.ReplaceAll(s, v, "<secret>")
+		}
+	}
+	return s
+}
+
+// SecretValues returns the secret() values held in environ (KEY=VALUE
+// entries, as os.Environ returns them).
+func SecretValues(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && strings.HasPrefix(k, SecretEnvPrefix) && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Text removes SAS signatures and the given secret values from s.
+func Text(s string, secrets []string) string {
+	return SAS(Values(s, secrets))
+}
