@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -267,7 +266,7 @@ func (c *Call) readFile() ([]byte, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", c.Spec.Name, err)
 	}
-	data, err := os.ReadFile(abs)
+	data, err := readRegularFile(abs, MaxReadSize)
 	if err != nil {
 		return nil, rel, fmt.Errorf("%s %s: %w", c.Spec.Name, rel, err)
 	}
