@@ -19,8 +19,11 @@ func registerControl(r *Registry) {
 			Returns: "list of their results, in order",
 			Doc: "Runs each function on its own thread, at the same time, and returns their results in order. Values " +
 				"shared with the functions are frozen (immutable) first. The first failure cancels the others; their " +
-				"cleanups run when the workflow ends, and the error keeps the whole call stack.",
-			Example: `images = parallel([lambda: build(k8s) for k8s in ["1.31.1", "1.32.2"]])`,
+				"cleanups run when the workflow ends, and the error keeps the whole call stack. A lambda written in a " +
+				"comprehension sees the loop variable's last value: make each function with a factory (`def build_fn(k8s): " +
+				"return lambda: build(k8s)`). Nested calls may run at most 64 branches at once (the product of their " +
+				"`max_parallel`s); recursion through parallel() is refused like any recursion.",
+			Example: `images = parallel([build_fn(k8s) for k8s in ["1.31.1", "1.32.2"]])`,
 			Impl:    parallelImpl,
 		},
 	)
@@ -43,6 +46,21 @@ var KindCallableList Kind = &simpleKind{"list of functions", func(v starlark.Val
 	return true
 }}
 
+// MaxLiveBranches bounds how many branches nested parallel() calls may run
+// at once: the product of the concurrency of every enclosing parallel()
+// (its max_parallel, or its number of functions). Each branch is a thread;
+// without a bound nested calls grow without limit. The bound is checked
+// when parallel() is called, so it does not depend on timing.
+const MaxLiveBranches = 64
+
+// widthKey is the thread-local number of branches the enclosing parallel()
+// calls may run at once (1 outside any parallel()).
+const widthKey = "imgflow.parallel.width"
+
+// ancestorsKey is the thread-local list of the functions that were on the
+// call stacks of a branch's ancestor threads when they spawned it.
+const ancestorsKey = "imgflow.parallel.ancestors"
+
 func parallelImpl(c *Call) (starlark.Value, error) {
 	if m := loadingModule(c.Thread); m != "" {
 		return nil, fmt.Errorf("parallel() cannot run while %s is being loaded: call it from the workflow", m)
@@ -56,6 +74,12 @@ func parallelImpl(c *Call) (starlark.Value, error) {
 		fns[i] = seq.Index(i).(starlark.Callable)
 		freezeReachable(fns[i])
 	}
+	ancestors := callChain(c.Thread)
+	for i, f := range ancestors {
+		if containsFunction(ancestors[:i], f) {
+			return nil, fmt.Errorf("parallel(): %s calls itself through parallel() (recursion is not allowed in workflows, in branches either): use a loop", f.Name())
+		}
+	}
 	limit, err := c.Int("max_parallel", 0)
 	if err != nil {
 		return nil, err
@@ -63,7 +87,11 @@ func parallelImpl(c *Call) (starlark.Value, error) {
 	if limit <= 0 || limit > len(fns) {
 		limit = len(fns)
 	}
-	results, err := runBranches(c, fns, limit)
+	width := branchWidth(c.Thread) * limit
+	if width > MaxLiveBranches {
+		return nil, fmt.Errorf("parallel(): %d branches could run at once here (%d in this call × %d of the enclosing parallel() calls), more than a run's limit of %d (MaxLiveBranches): set max_parallel or nest parallel() less", width, limit, width/limit, MaxLiveBranches)
+	}
+	results, err := runBranches(c, fns, limit, ancestors, width)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +114,7 @@ func freezeReachable(fn starlark.Callable) {
 // runBranches calls each function on its own thread, at most limit at a
 // time. The first branch to fail cancels the others, and its error (not
 // the cancellations it caused) is returned.
-func runBranches(c *Call, fns []starlark.Callable, limit int) ([]starlark.Value, error) {
+func runBranches(c *Call, fns []starlark.Callable, limit int, ancestors []*starlark.Function, width int) ([]starlark.Value, error) {
 	ctx, cancel := context.WithCancelCause(c.Ctx())
 	defer cancel(nil)
 	results := make([]starlark.Value, len(fns))
@@ -115,6 +143,8 @@ func runBranches(c *Call, fns []starlark.Callable, limit int) ([]starlark.Value,
 			}
 			th, stop := c.Run.Spawn(ctx, fmt.Sprintf("parallel %d of %s", i+1, c.Pos()))
 			defer stop()
+			th.SetLocal(ancestorsKey, ancestors)
+			th.SetLocal(widthKey, width)
 			v, err := starlark.Call(th, fn, nil, nil)
 			if err != nil {
 				fail(i, err)
@@ -132,4 +162,39 @@ func runBranches(c *Call, fns []starlark.Callable, limit int) ([]starlark.Value,
 		return nil, context.Cause(ctx) // the run itself was cancelled
 	}
 	return results, nil
+}
+
+// branchWidth is how many branches the parallel() calls enclosing thread
+// may run at once.
+func branchWidth(thread *starlark.Thread) int {
+	if w, ok := thread.Local(widthKey).(int); ok {
+		return w
+	}
+	return 1
+}
+
+// callChain is every Starlark function active in thread and in the threads
+// that spawned it, so that recursion through parallel(), which starts each
+// call on a new thread, is caught as recursion on one thread is.
+func callChain(thread *starlark.Thread) []*starlark.Function {
+	inherited, _ := thread.Local(ancestorsKey).([]*starlark.Function)
+	chain := append([]*starlark.Function(nil), inherited...)
+	for i := 0; i < thread.CallStackDepth(); i++ {
+		if f, ok := thread.DebugFrame(i).Callable().(*starlark.Function); ok {
+			chain = append(chain, f)
+		}
+	}
+	return chain
+}
+
+// containsFunction reports whether chain holds fn: the same function
+// value, or another closure of the same definition (a lambda made anew by
+// each call of its enclosing function).
+func containsFunction(chain []*starlark.Function, fn *starlark.Function) bool {
+	for _, f := range chain {
+		if f == fn || (f.Position() == fn.Position() && f.Name() == fn.Name()) {
+			return true
+		}
+	}
+	return false
 }

@@ -216,3 +216,27 @@ func TestParallelFreezesSharedValues(t *testing.T) {
 	assert.Contains(t, ie.Msg, "frozen")
 	assert.Equal(t, "testdata/interp/parallel_mutation.star:4:18", ie.Pos)
 }
+
+func TestRecursionThroughParallelIsRefused(t *testing.T) {
+	f := newFixture(t)
+	res := f.run(t, "//testdata/interp/parallel_recursion.star")
+	ie := requireInterpError(t, res.Err)
+	assert.Contains(t, ie.Msg, "descend calls itself through parallel()")
+	assert.Contains(t, ie.Pos, "testdata/interp/parallel_recursion.star:2:")
+}
+
+func TestParallelBranchesAreBounded(t *testing.T) {
+	f := newFixture(t)
+	res := f.run(t, "//testdata/interp/parallel_wide.star")
+	ie := requireInterpError(t, res.Err)
+	assert.Contains(t, ie.Msg, "100 branches could run at once here (10 in this call × 10 of the enclosing parallel() calls), more than a run's limit of 64")
+	assert.Contains(t, ie.Error(), "testdata/interp/parallel_wide.star:5:")
+}
+
+func TestNestedParallelWithinTheBoundRuns(t *testing.T) {
+	f := newFixture(t)
+	res := f.run(t, "//testdata/interp/parallel_wide_limited.star")
+	require.NoError(t, res.Err)
+	require.Len(t, res.Outputs, 1)
+	assert.EqualValues(t, 2025, res.Outputs[0].Value, "10 × 4 = 40 live branches at most: allowed")
+}
