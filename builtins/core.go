@@ -10,6 +10,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+
+	"github.com/imgflow/imgflow/journal"
 )
 
 func registerCore(r *Registry) {
@@ -50,10 +52,16 @@ func registerCore(r *Registry) {
 		},
 		&Spec{
 			Name: "cleanup", Positional: 1, Effect: Pure,
-			Params:  []Param{{Name: "fn", Kind: KindCallable, Doc: "a function of no arguments"}},
+			Params: []Param{
+				{Name: "fn", Kind: KindCallable, Doc: "a function of no arguments"},
+				{Name: "deletes", Kind: KindOneOf(KindStruct("managed_image", "image_version", "image_definition", "blob"), KindString), Default: "None",
+					Doc: "the temporary resource `fn` deletes: journaled, so `imgflow gc` deletes it if the run dies before its cleanups"},
+			},
 			Returns: "None",
-			Doc:     "Registers `fn` to run when the workflow ends, newest first, on success, failure and cancel. A failing cleanup fails the run.",
-			Example: `cleanup(lambda: print("done"))`,
+			Doc: "Registers `fn` to run when the workflow ends, newest first, on success, failure and cancel. A failing cleanup " +
+				"fails the run. A resumed run runs the cleanups its earlier attempts did not; `imgflow gc` can finish only " +
+				"those that name what they delete (`deletes`), as lib/temporary.star's do.",
+			Example: `cleanup(lambda: delete(build.managed_image), deletes = build.managed_image)`,
 			Impl:    cleanupImpl,
 		},
 		&Spec{
@@ -242,10 +250,24 @@ func outputImpl(c *Call) (starlark.Value, error) {
 
 func cleanupImpl(c *Call) (starlark.Value, error) {
 	fn := c.Value("fn").(starlark.Callable)
+	// Registered again when a resumed run passes this line; the id (the
+	// parallel() branch, the position and how often that branch registered
+	// there) lets it run once, whatever order branches run in.
+	id := c.Run.starlarkCleanupID(branchPath(c.Thread) + c.Pos())
+	if res := c.Value("deletes"); res != nil && res != starlark.None {
+		kind, args, what, err := deletionOf(res)
+		if err != nil {
+			return nil, fmt.Errorf("cleanup: deletes: %w", err)
+		}
+		if c.Run.Journal != nil {
+			spec := journal.Cleanup{ID: id, Kind: kind, Name: "delete " + what, Pos: c.Pos(), Args: args}
+			if err := c.Run.Journal.RecordCleanup(spec); err != nil {
+				return nil, fmt.Errorf("cleanup: %w", err)
+			}
+		}
+	}
 	c.Run.PushCleanup(Cleanup{
-		// Registered again when a resumed run passes this line; the id
-		// (position and how often that line registered) lets it run once.
-		ID:   c.Run.starlarkCleanupID(c.Pos()),
+		ID:   id,
 		Name: fn.Name(),
 		Pos:  c.Pos(),
 		Fn: func(_ context.Context, thread *starlark.Thread) error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/vhd"
@@ -205,34 +206,11 @@ func registerDelete(r *Registry) {
 }
 
 func deleteImpl(c *Call) (starlark.Value, error) {
-	ctx, p := c.Ctx(), c.Run.Provider
-	var what string
-	var err error
-	if s := c.Struct("resource"); s != nil {
-		switch ctorOf(s) {
-		case "managed_image":
-			what = attrString(s, "id")
-			err = p.DeleteManagedImage(ctx, attrString(s, "resource_group"), attrString(s, "name"))
-		case "image_version":
-			ds := attrStruct(s, "definition")
-			what = attrString(s, "id")
-			err = p.DeleteImageVersion(ctx, attrString(ds, "resource_group"), attrString(attrStruct(ds, "gallery"), "name"), attrString(ds, "name"), attrString(s, "name"))
-		case "image_definition":
-			what = attrString(s, "id")
-			err = p.DeleteImageDefinition(ctx, attrString(s, "resource_group"), attrString(attrStruct(s, "gallery"), "name"), attrString(s, "name"))
-		case "blob":
-			ref, _, _ := c.blobRefArg("resource")
-			what = ref.URL()
-			err = p.DeleteBlob(ctx, ref)
-		}
-	} else {
-		ref, perr := cloud.ParseBlobURL(c.String("resource", ""))
-		if perr != nil {
-			return nil, fmt.Errorf("delete: %w", perr)
-		}
-		what = ref.URL()
-		err = p.DeleteBlob(ctx, ref)
+	kind, args, what, err := deletionOf(c.Value("resource"))
+	if err != nil {
+		return nil, fmt.Errorf("delete: %w", err)
 	}
+	err = deleters()[kind](c.Ctx(), c.Run.Provider, args)
 	switch {
 	case cloud.IsNotFound(err):
 		c.Report(cloud.Exists, what+" (already gone)")
@@ -242,4 +220,43 @@ func deleteImpl(c *Call) (starlark.Value, error) {
 		c.Report(cloud.Outcome("deleted"), what)
 	}
 	return starlark.None, nil
+}
+
+// deletionOf is how to delete a resource delete() accepts: the deleter's
+// kind, its JSON-like args (a journal keeps them, so imgflow gc can delete
+// the resource of a dead run) and the resource as messages name it.
+func deletionOf(v starlark.Value) (kind string, args map[string]any, what string, err error) {
+	if s, ok := v.(*starlarkstruct.Struct); ok {
+		switch ctorOf(s) {
+		case "managed_image":
+			return "delete_managed_image", map[string]any{"resource_group": attrString(s, "resource_group"), "name": attrString(s, "name")}, attrString(s, "id"), nil
+		case "image_version":
+			ds := attrStruct(s, "definition")
+			return "delete_image_version", map[string]any{
+				"resource_group": attrString(ds, "resource_group"), "gallery": attrString(attrStruct(ds, "gallery"), "name"),
+				"definition": attrString(ds, "name"), "version": attrString(s, "name"),
+			}, attrString(s, "id"), nil
+		case "image_definition":
+			return "delete_image_definition", map[string]any{
+				"resource_group": attrString(s, "resource_group"), "gallery": attrString(attrStruct(s, "gallery"), "name"), "name": attrString(s, "name"),
+			}, attrString(s, "id"), nil
+		case "blob":
+			ref := cloud.BlobRef{Account: attrString(s, "account"), Container: attrString(s, "container"), Name: attrString(s, "name"), Endpoint: attrString(s, "endpoint")}
+			return "delete_blob", blobArgs(ref), ref.URL(), nil
+		}
+		return "", nil, "", fmt.Errorf("cannot delete a %s: pass a managed_image(), image_version(), image_definition() or blob()", ctorOf(s))
+	}
+	raw, ok := starlark.AsString(v)
+	if !ok {
+		return "", nil, "", fmt.Errorf("cannot delete a %s: pass a managed_image(), image_version(), image_definition(), blob() or a blob URL", v.Type())
+	}
+	ref, err := cloud.ParseBlobURL(raw)
+	if err != nil {
+		return "", nil, "", err
+	}
+	return "delete_blob", blobArgs(ref), ref.URL(), nil
+}
+
+func blobArgs(ref cloud.BlobRef) map[string]any {
+	return map[string]any{"account": ref.Account, "container": ref.Container, "name": ref.Name, "endpoint": ref.Endpoint}
 }

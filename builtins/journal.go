@@ -45,6 +45,28 @@ func StepKey(builtin string, args map[string]any) string {
 // resume, so they are JSON-like values.
 type CleanupFunc func(ctx context.Context, p cloud.Provider, args map[string]any) error
 
+// deleters delete one kind of temporary resource from JSON-like args (a
+// journal keeps them), returning the provider's error as it is. delete()
+// and the cleanups of temporary resources both use them.
+func deleters() map[string]CleanupFunc {
+	str := func(args map[string]any, k string) string { s, _ := args[k].(string); return s }
+	return map[string]CleanupFunc{
+		"delete_managed_image": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			return p.DeleteManagedImage(ctx, str(a, "resource_group"), str(a, "name"))
+		},
+		"delete_image_version": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			return p.DeleteImageVersion(ctx, str(a, "resource_group"), str(a, "gallery"), str(a, "definition"), str(a, "version"))
+		},
+		"delete_image_definition": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			return p.DeleteImageDefinition(ctx, str(a, "resource_group"), str(a, "gallery"), str(a, "name"))
+		},
+		"delete_blob": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			ref := cloud.BlobRef{Account: str(a, "account"), Container: str(a, "container"), Name: str(a, "name"), Endpoint: str(a, "endpoint")}
+			return p.DeleteBlob(ctx, ref)
+		},
+	}
+}
+
 // cleanupKinds are the cleanups builtins register for temporary resources.
 // Each is idempotent: a resource already gone is not an error.
 func cleanupKinds() map[string]CleanupFunc {
@@ -55,7 +77,7 @@ func cleanupKinds() map[string]CleanupFunc {
 		}
 		return err
 	}
-	return map[string]CleanupFunc{
+	kinds := map[string]CleanupFunc{
 		"revoke_disk_access": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
 			return ignoreMissing(p.RevokeDiskAccess(ctx, str(a, "resource_group"), str(a, "name")))
 		},
@@ -67,20 +89,13 @@ func cleanupKinds() map[string]CleanupFunc {
 			}
 			return ignoreMissing(p.DeleteDisk(ctx, str(a, "resource_group"), str(a, "name")))
 		},
-		"delete_managed_image": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
-			return ignoreMissing(p.DeleteManagedImage(ctx, str(a, "resource_group"), str(a, "name")))
-		},
-		"delete_image_version": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
-			return ignoreMissing(p.DeleteImageVersion(ctx, str(a, "resource_group"), str(a, "gallery"), str(a, "definition"), str(a, "version")))
-		},
-		"delete_image_definition": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
-			return ignoreMissing(p.DeleteImageDefinition(ctx, str(a, "resource_group"), str(a, "gallery"), str(a, "name")))
-		},
-		"delete_blob": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
-			ref := cloud.BlobRef{Account: str(a, "account"), Container: str(a, "container"), Name: str(a, "name"), Endpoint: str(a, "endpoint")}
-			return ignoreMissing(p.DeleteBlob(ctx, ref))
-		},
 	}
+	for kind, del := range deleters() {
+		kinds[kind] = func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			return ignoreMissing(del(ctx, p, a))
+		}
+	}
+	return kinds
 }
 
 // AddCleanup registers the cleanup of a temporary resource this call made.

@@ -53,6 +53,11 @@ var KindCallableList Kind = &simpleKind{"list of functions", func(v starlark.Val
 // when parallel() is called, so it does not depend on timing.
 const MaxLiveBranches = 64
 
+// branchPathKey is the thread-local path of a parallel() branch: for each
+// enclosing parallel() call its position and the branch's index. It names
+// what a branch registers independently of the order branches run in.
+const branchPathKey = "imgflow.parallel.path"
+
 // widthKey is the thread-local number of branches the enclosing parallel()
 // calls may run at once (1 outside any parallel()).
 const widthKey = "imgflow.parallel.width"
@@ -145,6 +150,7 @@ func runBranches(c *Call, fns []starlark.Callable, limit int, ancestors []*starl
 			defer stop()
 			th.SetLocal(ancestorsKey, ancestors)
 			th.SetLocal(widthKey, width)
+			th.SetLocal(branchPathKey, fmt.Sprintf("%sparallel@%s[%d]/", branchPath(c.Thread), c.Pos(), i+1))
 			v, err := starlark.Call(th, fn, nil, nil)
 			if err != nil {
 				fail(i, err)
@@ -162,6 +168,13 @@ func runBranches(c *Call, fns []starlark.Callable, limit int, ancestors []*starl
 		return nil, context.Cause(ctx) // the run itself was cancelled
 	}
 	return results, nil
+}
+
+// branchPath is the path of the parallel() branch thread runs ("" outside
+// any parallel()).
+func branchPath(thread *starlark.Thread) string {
+	p, _ := thread.Local(branchPathKey).(string)
+	return p
 }
 
 // branchWidth is how many branches the parallel() calls enclosing thread

@@ -106,3 +106,40 @@ func TestResumeFinishesTheCleanupsOfTheCrashedAttempt(t *testing.T) {
 	runs := imgflow(t, "runs", "--root", repoRoot(t), "--state", dir)
 	assert.Contains(t, runs.stdout, "succeeded")
 }
+
+// A temporary() resource (here an uploaded blob) of a run killed before
+// its cleanups is deleted by gc: lib/temporary.star journals the deletion
+// when it registers it.
+func TestGCDeletesTheTemporariesOfAKilledRun(t *testing.T) {
+	dir := t.TempDir()
+	ws, err := builtins.NewWorkspace(repoRoot(t))
+	require.NoError(t, err)
+	p, err := local.Open(dir, local.Options{})
+	require.NoError(t, err)
+	now := time.Now().UTC()
+	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "killed", RunTime: &now, Workflow: "testdata/gc/temporary.star", Target: "local"})
+	require.NoError(t, err)
+	faults := cloud.NewFaults(map[string]cloud.Fault{"gallery": {Crash: true}})
+	res := interp.Run(context.Background(), "//testdata/gc/temporary.star", interp.Config{
+		Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "killed", Time: now}, Journal: j, Faults: faults,
+	}, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: p.DryRun()})
+	require.True(t, res.Crashed, "%v", res.Err)
+	ref := cloud.BlobRef{Account: "gcstore", Container: "uploads", Name: "disk.vhd"}
+	_, err = p.GetBlob(context.Background(), ref)
+	require.NoError(t, err, "the crash leaves the temporary blob")
+	require.NoError(t, j.Close())
+	require.NoError(t, p.Close())
+
+	res2 := imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s", "--dry-run")
+	require.Equal(t, 0, res2.code, res2.String())
+	assert.Contains(t, res2.stdout, "disk.vhd")
+	res2 = imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s")
+	require.Equal(t, 0, res2.code, res2.String())
+	assert.Contains(t, res2.stdout, "gc: cleaned 1 resource(s), 0 failed")
+
+	p, err = local.Open(dir, local.Options{})
+	require.NoError(t, err)
+	defer p.Close()
+	_, err = p.GetBlob(context.Background(), ref)
+	assert.True(t, cloud.IsNotFound(err), "gc deleted the blob: %v", err)
+}
