@@ -2,11 +2,13 @@ package interp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/memlimit"
 )
 
 // newThread makes a thread of the run: run state attached, print routed to
@@ -36,7 +38,12 @@ func watchCancel(ctx context.Context, th *starlark.Thread) (stop func()) {
 	go func() {
 		select {
 		case <-ctx.Done():
-			th.Cancel("interrupted: " + context.Cause(ctx).Error())
+			var exceeded *memlimit.ExceededError
+			if cause := context.Cause(ctx); errors.As(cause, &exceeded) {
+				th.Cancel(exceeded.Error())
+			} else {
+				th.Cancel("interrupted: " + cause.Error())
+			}
 		case <-done:
 		}
 	}()

@@ -504,3 +504,18 @@ func TestStateOfAnEmptyTarget(t *testing.T) {
 	assert.Regexp(t, `^subscription `+guidRE+`\n  \(empty: run a workflow first\)\n$`, res.stdout)
 	assertStateEmpty(t, state)
 }
+
+// A workflow that keeps allocating stops at its line with an error naming
+// the limit, not with a Go runtime dump.
+func TestRunStopsAtTheMemoryBudget(t *testing.T) {
+	root := repoRoot(t)
+	res := imgflow(t, "run", "--root", root, "--state", t.TempDir(), "--max-memory", "300MiB", filepath.Join(root, "testdata", "cli", "grow.star"))
+	require.Equal(t, 1, res.code, res.String())
+	assert.Contains(t, res.stderr, "error: testdata/cli/grow.star:6:")
+	assert.Contains(t, res.stderr, "memory budget exceeded")
+	assert.Contains(t, res.stderr, "more than its limit of 300.0 MiB")
+
+	res = imgflow(t, "run", "--root", root, "--state", t.TempDir(), "--max-memory", "lots", filepath.Join(root, "testdata", "cli", "grow.star"))
+	require.Equal(t, 1, res.code, res.String())
+	assert.Contains(t, res.stderr, `--max-memory: invalid size "lots"`)
+}

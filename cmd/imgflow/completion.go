@@ -42,7 +42,7 @@ var (
 	dirFlags    = []string{"root", "state", "stubs"}
 	choiceFlags = map[string]string{"target": "local azure", "output": "text json"}
 	// noValueFlags take a value that cannot be completed.
-	noValueFlags = []string{"resume", "max-steps", "warnings"}
+	noValueFlags = []string{"resume", "max-steps", "max-memory", "warnings"}
 )
 
 func cmdCompletion(e *env, args []string) error {

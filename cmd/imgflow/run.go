@@ -15,6 +15,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/memlimit"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
@@ -34,6 +35,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	resume := fs.String("resume", "", "resume the run with this `id` (see imgflow runs): journaled steps are not redone")
 	journalAt := fs.String("journal", "", "keep run journals in this Azure blob container `URL` (https://ACCOUNT.blob.core.windows.net/CONTAINER, each run the append blob RUN_ID.jsonl) so another agent can --resume; default STATE/runs")
 	maxSteps := fs.Uint64("max-steps", interp.DefaultMaxSteps, "Starlark step limit per thread")
+	maxMemory := fs.String("max-memory", "1GiB", "memory `size` the run may hold (e.g. 512MiB, 2GiB); past it the run stops at its current line")
 	output := fs.String("output", "text", "text or json (one run report on stdout, see docs/output-schemas.md)")
 	jobs := fs.Int("j", 1, "with several workflow files, how many run at once")
 	exportOutputs := fs.Bool("export-outputs", false, "set the outputs as pipeline variables (Azure Pipelines, GitHub Actions)")
@@ -62,6 +64,12 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 1 && (*resume != "" || *output == "json" || *outputs != "" || *exportOutputs) {
 		return fmt.Errorf("several workflows run with text output only: --resume, --output json, --outputs and --export-outputs take one workflow")
 	}
+	memLimit, err := memlimit.Parse(*maxMemory)
+	if err != nil {
+		return fmt.Errorf("--max-memory: %w", err)
+	}
+	ctx, stopWatch := memlimit.Watch(ctx, memLimit, "--max-memory")
+	defer stopWatch()
 	values, err := loadVars(*varsFile, vars)
 	if err != nil {
 		return err
