@@ -314,6 +314,7 @@ func (s *AzureStore) List(ctx context.Context) ([]Summary, error) {
 			}
 			records, _, err := read(bytes.NewReader(data))
 			if err != nil || len(records) == 0 {
+				out = append(out, unreadable(name, err))
 				continue
 			}
 			leased := item.Properties != nil && item.Properties.LeaseState != nil && *item.Properties.LeaseState == lease.StateTypeLeased

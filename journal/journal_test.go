@@ -3,6 +3,7 @@ package journal
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -155,4 +156,37 @@ func TestReplayerRemembersCleanupsDone(t *testing.T) {
 	r = NewReplayer(j.Records(), nil)
 	assert.True(t, r.CleanupDone("disk#0"))
 	assert.False(t, r.CleanupDone("disk#1"))
+}
+
+// A run refused by validation has nothing to resume; a journal with no
+// complete record (torn during its first write) or one that cannot be read
+// is listed with the reason rather than silently left out.
+func TestListReportsInvalidAndUnreadableRuns(t *testing.T) {
+	dir := t.TempDir()
+	j, err := Create(dir, header("refused"))
+	require.NoError(t, err)
+	require.NoError(t, j.Append(Record{Type: TypeEnd, Status: StatusInvalid, Error: "flows/x.star:3:5: invalid gallery name"}))
+	require.NoError(t, j.Close())
+	j, err = Create(dir, header("retried"))
+	require.NoError(t, err)
+	require.NoError(t, j.Append(step("a")))
+	require.NoError(t, j.Append(Record{Type: TypeEnd, Status: StatusInvalid, Error: "bad --var"}))
+	require.NoError(t, j.Close())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "torn.jsonl"), []byte(`{"type":"run","run_id":"to`), 0o600))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "odd.jsonl"), 0o700)) // not a file: skipped as before
+
+	runs, err := List(dir)
+	require.NoError(t, err)
+	byID := map[string]Summary{}
+	for _, r := range runs {
+		byID[r.RunID] = r
+	}
+	require.Len(t, byID, 3)
+	assert.Equal(t, StatusInvalid, byID["refused"].Status)
+	assert.False(t, byID["refused"].Resumable, "nothing was changed: fix the input and run again")
+	assert.Equal(t, StatusFailed, byID["retried"].Status, "earlier attempts made steps: resumable with corrected input")
+	assert.True(t, byID["retried"].Resumable)
+	assert.Equal(t, StatusUnreadable, byID["torn"].Status)
+	assert.Contains(t, byID["torn"].Error, "no complete record")
+	assert.False(t, byID["torn"].Resumable)
 }

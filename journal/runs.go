@@ -16,6 +16,13 @@ const (
 	StatusFailed      = "failed"
 	StatusCancelled   = "cancelled"
 	StatusInterrupted = "interrupted" // no end record and nobody holds it: the process died
+	// StatusInvalid is a run refused by its validation pass before any
+	// change: there is nothing to resume, the input must be fixed.
+	StatusInvalid = "invalid"
+	// StatusUnreadable is a journal that cannot be read (no complete
+	// record, a read error): listed with the reason, never resumed or
+	// cleaned up.
+	StatusUnreadable = "unreadable"
 )
 
 // Summary describes one run from its journal.
@@ -59,6 +66,7 @@ func listDir(dir string) ([]Summary, error) {
 		path := filepath.Join(dir, e.Name())
 		records, err := Read(path)
 		if err != nil || len(records) == 0 {
+			out = append(out, unreadable(e.Name(), err))
 			continue
 		}
 		out = append(out, summarize(records, held(path)))
@@ -69,6 +77,17 @@ func listDir(dir string) ([]Summary, error) {
 
 func sortSummaries(out []Summary) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
+}
+
+// unreadable describes a journal named name whose records could not be
+// read (err nil: it holds no complete record, e.g. torn by a crash during
+// its first write).
+func unreadable(name string, err error) Summary {
+	reason := "no complete record: the journal was torn while its run started"
+	if err != nil {
+		reason = err.Error()
+	}
+	return Summary{RunID: strings.TrimSuffix(name, ".jsonl"), Status: StatusUnreadable, Error: reason}
 }
 
 func summarize(records []Record, running bool) Summary {
@@ -91,6 +110,11 @@ func summarize(records []Record, running bool) Summary {
 	s.Steps = len(keys)
 	if running {
 		s.Status = StatusRunning
+	}
+	if s.Status == StatusInvalid && s.Steps > 0 {
+		// A resumed attempt refused in validation: the steps of the
+		// earlier attempts can still be resumed, with corrected input.
+		s.Status = StatusFailed
 	}
 	s.Resumable = s.Status == StatusFailed || s.Status == StatusCancelled || s.Status == StatusInterrupted
 	return s

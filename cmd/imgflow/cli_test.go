@@ -519,3 +519,22 @@ func TestRunStopsAtTheMemoryBudget(t *testing.T) {
 	require.Equal(t, 1, res.code, res.String())
 	assert.Contains(t, res.stderr, `--max-memory: invalid size "lots"`)
 }
+
+// A run refused before any change is listed as invalid, not as a failed
+// run to resume; a torn journal is listed with the reason, and gc warns.
+func TestRunsListsInvalidAndUnreadableRuns(t *testing.T) {
+	state := t.TempDir()
+	res := runParams(t, state, "--var", "name=x", "--var", "count=many")
+	require.Equal(t, 1, res.code, res.String())
+	require.NoError(t, os.WriteFile(filepath.Join(state, "runs", "20260101-000000-torn.jsonl"), []byte(`{"type":"ru`), 0o600))
+
+	runs := imgflow(t, "runs", "--state", state)
+	require.Equal(t, 0, runs.code, runs.String())
+	assert.Regexp(t, `testdata/cli/params\.star\s+invalid\s+0`, runs.stdout)
+	assert.NotContains(t, runs.stdout, "resumable")
+	assert.Regexp(t, `20260101-000000-torn\s+-\s+unreadable\s+0\s+-\s+no complete record`, runs.stdout)
+
+	gc := imgflow(t, "gc", "--root", repoRoot(t), "--state", state, "--older-than", "0s")
+	require.Equal(t, 0, gc.code, gc.String())
+	assert.Contains(t, gc.stderr, "warning: run 20260101-000000-torn: journal unreadable")
+}

@@ -62,6 +62,13 @@ func (e *env) errorf(format string, args ...any) {
 	}
 }
 
+// warnf prints a warning: something the user should know that does not
+// fail the command.
+func (e *env) warnf(format string, args ...any) {
+	yellow := e.paint(color.FgYellow, color.Bold)
+	fmt.Fprintln(e.stderr, yellow("warning: ")+fmt.Sprintf(format, args...))
+}
+
 // synchronized returns an env whose writers may be shared by goroutines:
 // each write lands whole.
 func (e *env) synchronized() *env {

@@ -49,6 +49,10 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 	now := time.Now()
 	cleaned, failed := 0, 0
 	for _, r := range runs {
+		if r.Status == journal.StatusUnreadable {
+			e.warnf("run %s: journal unreadable (%s): its cleanups, if any, are not known; check its resources by hand", r.RunID, r.Error)
+			continue
+		}
 		if reason := keep(r, now, *olderThan); reason != "" {
 			continue
 		}

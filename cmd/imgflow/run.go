@@ -236,6 +236,8 @@ func endJournal(ctx context.Context, j *journal.File, res *interp.Result) error 
 	switch {
 	case ctx.Err() != nil:
 		rec.Status, rec.Error = journal.StatusCancelled, ctx.Err().Error()
+	case res.Err != nil && res.Pass == "validate":
+		rec.Status, rec.Error = journal.StatusInvalid, firstLine(res.Err.Error())
 	case res.Err != nil:
 		rec.Status, rec.Error = journal.StatusFailed, firstLine(res.Err.Error())
 	}

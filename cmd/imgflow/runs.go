@@ -54,7 +54,14 @@ func cmdRuns(e *env, args []string) error {
 		if r.Resumable {
 			status += " (resumable)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.RunID, r.Workflow, status, r.Steps, r.Started.Format("2006-01-02 15:04:05"), r.Error)
+		started, workflow := "-", r.Workflow
+		if !r.Started.IsZero() {
+			started = r.Started.Format("2006-01-02 15:04:05")
+		}
+		if workflow == "" {
+			workflow = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.RunID, workflow, status, r.Steps, started, r.Error)
 	}
 	return tw.Flush()
 }
