@@ -202,7 +202,7 @@ func prepare(req BuildRequest, env map[string]string, check bool) (*prepared, er
 			if err != nil {
 				return nil, err
 			}
-			if err := CheckOnly(req.Only, names); err != nil {
+			if err := CheckOnly("-only", req.Only, names); err != nil {
 				return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 			}
 		}
@@ -224,12 +224,13 @@ func prepare(req BuildRequest, env map[string]string, check bool) (*prepared, er
 
 // CheckOnly fails when a name of only is not one of the rendered build
 // names: packer 1.9.5 would stop with "No builds to run" (none matches) or
-// quietly skip it (some match).
-func CheckOnly(only, names []string) error {
+// quietly skip it (some match). Each error line starts with label, the
+// option as the caller's user writes it ("-only", "only:").
+func CheckOnly(label string, only, names []string) error {
 	var errs []error
 	for _, name := range only {
 		if !slices.Contains(names, name) {
-			errs = append(errs, fmt.Errorf("-only %q matches no builder (builders: %s)", name, strings.Join(names, ", ")))
+			errs = append(errs, fmt.Errorf("%s %q matches no builder (builders: %s)", label, name, strings.Join(names, ", ")))
 		}
 	}
 	return errors.Join(errs...)

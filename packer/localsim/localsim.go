@@ -207,7 +207,7 @@ func prepare(req packer.BuildRequest) (*prepared, error) {
 		}
 		return nil, err
 	}
-	if err := packer.CheckOnly(req.Only, p.rendered.Names); err != nil {
+	if err := packer.CheckOnly("-only", req.Only, p.rendered.Names); err != nil {
 		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 	}
 	p.builds = req.Only
