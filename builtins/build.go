@@ -163,9 +163,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 			return nil, fail(err)
 		}
 	}
-	if c.Run.dryRun() {
-		c.warnUnset(tpl, tplRel, checked, secrets)
-	}
+	c.warnUnset(tpl, tplRel, checked, secrets)
 
 	// A build whose gallery version exists was made by an earlier run,
 	// whose temporary managed image may be gone: it is reused, on every
@@ -245,7 +243,7 @@ func packerVars(v starlark.Value) (map[string]string, []string, error) {
 			out[name] = val.reveal()
 			sensitive = append(sensitive, name)
 		case starlark.Int, starlark.Float, starlark.Bool:
-			errs = append(errs, fmt.Errorf("vars[%q] is the %s %s: packer 1.6.6 takes only strings; quote it: %q", name, val.Type(), val, quoteForPacker(val)))
+			errs = append(errs, fmt.Errorf("vars[%q] is the %s %s: packer takes only strings; quote it: %q", name, val.Type(), val, quoteForPacker(val)))
 		default:
 			errs = append(errs, fmt.Errorf("vars[%q] is a %s: packer variables are strings (or secret() values)", name, describe(val)))
 		}

@@ -77,7 +77,8 @@ func envSummary(env map[string]string, sensitive []string) string {
 // warnUnset prints, as warnings at the caller's line, the variables the
 // template's builders, provisioners and post-processors use that nobody
 // sets: packer renders them as "" without a word, which is what optional
-// settings rely on and what hides a misspelt name.
+// settings rely on and what hides a misspelt name. A run's validation pass
+// has no Reporter, so a run prints them once, as a plan does.
 func (c *Call) warnUnset(tpl *packer.Template, tplRel string, values map[string]string, secrets []string) {
 	if c.Run.Reporter == nil {
 		return

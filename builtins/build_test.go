@@ -247,7 +247,7 @@ func TestPackerBuildUnsetVariablesFailBeforeAnythingIsCreated(t *testing.T) {
 
 func TestPackerBuildRefusesMistakesBeforeAnythingIsCreated(t *testing.T) {
 	cases := map[string][]string{
-		"number_var":         {`vars["os_disk_size_gb"] is the int 30: packer 1.6.6 takes only strings; quote it: "30"`, `vars["managed_image_resource_group_name"] is the bool True`, `quote it: "true"`},
+		"number_var":         {`vars["os_disk_size_gb"] is the int 30: packer takes only strings; quote it: "30"`, `vars["managed_image_resource_group_name"] is the bool True`, `quote it: "true"`},
 		"missing_file":       {"files[", "testdata/build/nonexistent.sh does not exist in the workspace"},
 		"no_definition":      {"shared_image_gallery_destination image ubuntu2204", "create it with image_definition() before packer_build"},
 		"no_source_version":  {"source shared_image_gallery aksgallery/ubuntu2204/9.9.9"},
@@ -257,6 +257,7 @@ func TestPackerBuildRefusesMistakesBeforeAnythingIsCreated(t *testing.T) {
 		"files_unused":       {"files were given but the template never uses {{user `imgflow_files_dir`}}"},
 		"plain_sensitive":    {`ua_token is a sensitive variable of the template: pass it as vars={"ua_token": secret("ua_token")}`},
 		"env_in_vars":        {"imgflow_files_dir is set by packer_build from files=[…]; do not pass it"},
+		"bad_env":            {`env["N"] is the int 1: environment variables are strings; quote it: "1"`, `env: key "1X" is not an environment variable name`, `env["FLAG"] is the bool True`, `quote it: "true"`, `env["L"] is a list`},
 	}
 	for name, wants := range cases {
 		t.Run(name, func(t *testing.T) {
