@@ -56,21 +56,9 @@ func (t *Template) Render(values, env map[string]string) (map[string]any, error)
 // RenderBuilds fails like CheckVariables, on a variable that refers to
 // itself, and on two builders whose names render the same.
 func (t *Template) RenderBuilds(values, env map[string]string) (*Rendering, error) {
-	if err := t.CheckVariables(values); err != nil {
+	r, err := t.newRenderer(values, env)
+	if err != nil {
 		return nil, err
-	}
-	r := &renderer{t: t, values: values, env: env, resolved: map[string]string{}, state: map[string]int{},
-		unsetOf: map[string]map[string]bool{}, unset: map[string]bool{}}
-	// packer renders every variable before any builder, so a broken default
-	// fails the build even when nothing uses it.
-	names := boolSet(t.Variables)
-	for name := range values {
-		names[name] = true
-	}
-	for _, name := range sortedKeys(names) {
-		if _, err := r.variable(name); err != nil {
-			return nil, fmt.Errorf("render %s: %w", t.displayName(), err)
-		}
 	}
 	out := &Rendering{Builders: map[string]Builder{}, Configs: map[string]map[string]any{}, UnsetEnv: map[string]map[string][]string{}}
 	for i, b := range t.Builders {
@@ -110,6 +98,26 @@ func (t *Template) BuildNames(values, env map[string]string) ([]string, error) {
 		return nil, err
 	}
 	return r.Names, nil
+}
+
+// newRenderer checks the variables and renders all of them, as packer
+// does before any builder: a broken default fails even when nothing uses it.
+func (t *Template) newRenderer(values, env map[string]string) (*renderer, error) {
+	if err := t.CheckVariables(values); err != nil {
+		return nil, err
+	}
+	r := &renderer{t: t, values: values, env: env, resolved: map[string]string{}, state: map[string]int{},
+		unsetOf: map[string]map[string]bool{}, unset: map[string]bool{}}
+	names := boolSet(t.Variables)
+	for name := range values {
+		names[name] = true
+	}
+	for _, name := range sortedKeys(names) {
+		if _, err := r.variable(name); err != nil {
+			return nil, fmt.Errorf("render %s: %w", t.displayName(), err)
+		}
+	}
+	return r, nil
 }
 
 type renderer struct {

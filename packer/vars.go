@@ -24,7 +24,7 @@ type VarRef struct {
 	Paths []string
 }
 
-// Template actions: packer 1.6.6 renders strings with Go's text/template,
+// Template actions: packer renders strings with Go's text/template,
 // so a reference is `user` or `env` followed by a back-quoted or
 // double-quoted name anywhere inside {{ … }}, with any spacing and the
 // optional trim markers ({{- … -}}).

@@ -2,8 +2,9 @@
 // cloud.Provider, for imgflow's local target and its validation pass.
 //
 // No VM boots and no provisioner runs. The template is loaded and its
-// variables checked exactly as for a real build (packer.Template.Render),
-// then the simulation creates, through the provider, what the azure-arm
+// variables checked exactly as for a real build (packer.Template.RenderBuilds,
+// with {{env}} read from BuildRequest.Env only, so that a plan does not
+// depend on the machine that makes it), then the simulation creates, through the provider, what the azure-arm
 // builder would leave behind, read from the rendered builder configuration:
 //
 //   - VHD mode (capture_container_name, capture_name_prefix, storage_account,
