@@ -242,3 +242,40 @@ func TestAMissingCaptureAccountFailsLikeAzure(t *testing.T) {
 	assert.Contains(t, err.Error(), "storage_account nosuch in resource group rg")
 	assert.True(t, strings.Contains(err.Error(), "ResourceNotFound") || cloud.IsNotFound(err), err.Error())
 }
+
+func TestEnvRendersTheBuildAndEntersItsIdentityUnlessSecret(t *testing.T) {
+	body := strings.Replace(vhdTemplate, `"regions": "westeurope"`, `"regions": "westeurope", "where": "{{env `+"`PACKER_BUILD_LOCATION`"+`}}", "name": "{{env `+"`BUILD`"+`}}"`, 1)
+	body = strings.Replace(body, `"location": "westeurope"`, `"location": "{{user `+"`where`"+`}}", "name": "vhd-{{user `+"`name`"+`}}"`, 1)
+	tpl := writeTemplate(t, body)
+	req := func(env map[string]string) packer.BuildRequest {
+		return packer.BuildRequest{TemplatePath: tpl, Vars: map[string]string{"sa": "aksvhds", "rg": "rg"}, Only: []string{"vhd-gen2"},
+			Env: env, SensitiveEnv: []string{"UA_TOKEN"}}
+	}
+	env := map[string]string{"PACKER_BUILD_LOCATION": "westeurope", "BUILD": "gen2", "UA_TOKEN": "t1"}
+	p, err := prepare(req(env))
+	require.NoError(t, err, "-only matches the build name rendered from env")
+	assert.Equal(t, []string{"vhd-gen2"}, p.builds)
+	assert.Equal(t, "westeurope", p.rendered.Configs["vhd-gen2"]["location"])
+	id := p.identity("vhd-gen2")
+
+	env["UA_TOKEN"] = "t2"
+	p, err = prepare(req(env))
+	require.NoError(t, err)
+	assert.Equal(t, id, p.identity("vhd-gen2"), "a secret's value is not part of the build's identity")
+
+	env["PACKER_BUILD_LOCATION"] = "West Europe"
+	p, err = prepare(req(env))
+	require.NoError(t, err)
+	assert.NotEqual(t, id, p.identity("vhd-gen2"), "another environment, another build")
+
+	t.Setenv("BUILD", "gen2")
+	t.Setenv("PACKER_BUILD_LOCATION", "westeurope")
+	_, err = prepare(req(map[string]string{}))
+	require.Error(t, err, "imgflow's own environment is not the build's")
+	assert.Contains(t, err.Error(), `-only "vhd-gen2" matches no builder (builders: vhd-)`)
+
+	_, err = New(newCloud(t)).Build(context.Background(), packer.BuildRequest{TemplatePath: tpl, Vars: map[string]string{"sa": "aksvhds", "rg": "rg"}, Env: map[string]string{"BUILD": "x"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `vhd-x.location is "": specify either a location`)
+	assert.Contains(t, err.Error(), `pass env = {"PACKER_BUILD_LOCATION": …}`)
+}
