@@ -2,7 +2,6 @@ package builtins
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -301,30 +300,14 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// readVarFile reads a workspace var-file as packer does: a JSON object of
-// strings, null read as "".
+// readVarFile reads a workspace var-file as packer does (packer.ReadVarFile:
+// strings, null read as ""), naming it by its workspace path.
 func readVarFile(abs, rel string) (map[string]string, error) {
-	data, err := os.ReadFile(abs)
+	vf, err := packer.ReadVarFile(abs)
 	if err != nil {
-		return nil, fmt.Errorf("var_files: %w", err)
+		return nil, fmt.Errorf("var_files: %s", strings.ReplaceAll(err.Error(), abs, rel))
 	}
-	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("var_files: %s is not a JSON object: %w", rel, err)
-	}
-	out := make(map[string]string, len(raw))
-	var errs []error
-	for k, v := range raw {
-		switch v := v.(type) {
-		case string:
-			out[k] = v
-		case nil:
-			out[k] = "" // packer reads null as "", and the key counts as set
-		default:
-			errs = append(errs, fmt.Errorf("var_files: %s: %s is not a string: packer takes only strings (or null); quote it", rel, k))
-		}
-	}
-	return out, errors.Join(errs...)
+	return vf, nil
 }
 
 // resolve resolves a workspace path as the calling file wrote it.

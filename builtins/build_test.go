@@ -257,6 +257,7 @@ func TestPackerBuildRefusesMistakesBeforeAnythingIsCreated(t *testing.T) {
 		"files_unused":       {"files were given but the template never uses {{user `imgflow_files_dir`}}"},
 		"plain_sensitive":    {`ua_token is a sensitive variable of the template: pass it as vars={"ua_token": secret("ua_token")}`},
 		"env_in_vars":        {"imgflow_files_dir is set by packer_build from files=[…]; do not pass it"},
+		"number_in_var_file": {"var_files: var-file testdata/build/number-vars.json: os_disk_size_gb is a number; packer accepts only strings (or null, read as \"\"): quote it"},
 		"bad_env":            {`env["N"] is the int 1: environment variables are strings; quote it: "1"`, `env: key "1X" is not an environment variable name`, `env["FLAG"] is the bool True`, `quote it: "true"`, `env["L"] is a list`},
 	}
 	for name, wants := range cases {
