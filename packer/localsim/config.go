@@ -116,7 +116,30 @@ func parseConfig(build string, raw map[string]any, unsetEnv map[string][]string)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return c, c.check()
+	if err := c.check(); err != nil {
+		return nil, withUnsetEnv(err, unsetEnv)
+	}
+	return c, nil
+}
+
+// withUnsetEnv adds to a failed check the settings that were rendered from
+// environment variables the build was not given: an empty image_publisher
+// is "a marketplace source needs image_publisher, …" to packer, and
+// IMG_PUBLISHER missing from env= to the user.
+func withUnsetEnv(err error, unsetEnv map[string][]string) error {
+	if len(unsetEnv) == 0 {
+		return err
+	}
+	paths := make([]string, 0, len(unsetEnv))
+	for p := range unsetEnv {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var from []string
+	for _, p := range paths {
+		from = append(from, fmt.Sprintf("%s from {{env `%s`}}", p, strings.Join(unsetEnv[p], "`}}, {{env `")))
+	}
+	return fmt.Errorf("%w\n(rendered from environment variables packer_build's env does not set, which packer renders as \"\": %s; pass them in env = {…})", err, strings.Join(from, "; "))
 }
 
 // check applies packer 1.6.6's rules for the shapes imgflow builds (its

@@ -279,3 +279,18 @@ func TestEnvRendersTheBuildAndEntersItsIdentityUnlessSecret(t *testing.T) {
 	assert.Contains(t, err.Error(), `vhd-x.location is "": specify either a location`)
 	assert.Contains(t, err.Error(), `pass env = {"PACKER_BUILD_LOCATION": …}`)
 }
+
+func TestAFailedCheckNamesTheUnsetEnvBehindEmptySettings(t *testing.T) {
+	cfg := map[string]any{"type": "azure-arm", "os_type": "Linux", "location": "westeurope",
+		"image_publisher": "", "image_offer": "ubuntu-24_04-lts", "image_sku": "server",
+		"managed_image_name": "img", "managed_image_resource_group_name": "rg"}
+	_, err := parseConfig("b", cfg, map[string][]string{"image_publisher": {"IMG_PUBLISHER"}, "azure_tags.branch": {"BRANCH"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a marketplace source needs image_publisher, image_offer and image_sku\n"+
+		"(rendered from environment variables packer_build's env does not set, which packer renders as \"\": "+
+		"azure_tags.branch from {{env `BRANCH`}}; image_publisher from {{env `IMG_PUBLISHER`}}; pass them in env = {…})")
+
+	_, err = parseConfig("b", cfg, nil)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "environment variables")
+}
