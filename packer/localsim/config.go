@@ -90,6 +90,11 @@ func parseConfig(build string, raw map[string]any, unsetEnv map[string][]string)
 		if src.gallery != "" {
 			c.sigSource = src
 		}
+		for _, key := range []string{"community_gallery_image_id", "direct_shared_gallery_image_id"} {
+			if id := sub.str(key); id != "" {
+				sub.fail(key, fmt.Sprintf("is %s: packer builds from it, but the local target cannot read a shared gallery; build from the image's own gallery (gallery_name, image_name, image_version)", id))
+			}
+		}
 	}
 	if sub := r.obj("shared_image_gallery_destination"); sub != nil {
 		c.sigDest = &sigRef{sub.str("subscription"), sub.str("resource_group"), sub.str("gallery_name"), sub.str("image_name"), sub.str("image_version")}

@@ -122,6 +122,7 @@ func TestConfigRulesFollowPacker(t *testing.T) {
 		"gallery source SIG":      {merge(base, sigSrc, managed, dest), ""},
 		"empty gallery block":     {merge(base, market, managed, dest, emptySigSrc), ""},
 		"only an empty gallery":   {merge(base, managed, emptySigSrc), "specify exactly one source"},
+		"community gallery":       {merge(base, managed, map[string]any{"shared_image_gallery": map[string]any{"community_gallery_image_id": "/CommunityGalleries/flatcar-0000/Images/flatcar-stable-amd64/Versions/4152.2.3"}}), "the local target cannot read a shared gallery"},
 		"no location":             {merge(base, market, vhdOut, map[string]any{"location": ""}), `location is "": specify either a location to build in or an existing build_resource_group_name`},
 		"location and build rg":   {merge(base, market, managed, map[string]any{"build_resource_group_name": "rg"}), "location and build_resource_group_name are both set"},
 		"build rg, no location":   {merge(base, market, managed, map[string]any{"location": "", "build_resource_group_name": "rg"}), ""},
