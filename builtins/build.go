@@ -2,7 +2,6 @@ package builtins
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -61,15 +60,18 @@ func registerBuild(r *Registry) {
 		&Spec{
 			Name: "packer_build", Positional: 1, Effect: Changes,
 			Params: []Param{
-				{Name: "template", Kind: KindString, Doc: "packer 1.6.6 JSON template in the workspace, relative to the calling file or `//path`"},
+				{Name: "template", Kind: KindString, Doc: "packer JSON template in the workspace, relative to the calling file or `//path`"},
 				{Name: "vars", Kind: KindDict, Default: "{}", Doc: "template variables: strings, or secret() values (sent in a 0600 var-file, never argv); quote numbers and booleans"},
+				{Name: "env", Kind: KindDict, Default: "{}", Doc: "environment variables for the template's ``{{env `NAME`}}`` references, e.g. `{\"PACKER_BUILD_LOCATION\": location, \"UA_TOKEN\": secret(\"ua_token\")}`: strings, or secret() values (shown as `<secret>`). The local target and plans render `{{env}}` from this dict only, never from imgflow's environment; on the Azure target it is added to packer's environment"},
 				{Name: "files", Kind: kindUploads, Default: "[]", Doc: "uploads for the template's file provisioner: `struct(src, dest)` (stage_cse_modules().uploads) or `\"src:dest\"` strings, src a workspace file, dest absolute; staged in a directory that mirrors dest, passed as the variable `imgflow_files_dir`. An entry with `generated = True` (made by an earlier command()) need not exist in the validation pass"},
-				{Name: "var_files", Kind: KindStringList, Default: "[]", Doc: "JSON var-files in the workspace (objects of strings), before `vars`"},
-				{Name: "only", Kind: KindStringList, Default: "[]", Doc: "build names to run (packer -only); unknown names are an error"},
+				{Name: "var_files", Kind: KindStringList, Default: "[]", Doc: "JSON var-files in the workspace (objects of strings; null is \"\", as in packer), in order, before `vars`"},
+				{Name: "only", Kind: KindStringList, Default: "[]", Doc: "build names to run (packer -only), as rendered: `sig-flatcar-gen2` for a builder named ``sig-{{user `build_name`}}``; unknown names are an error"},
 				{Name: "timeout", Kind: KindDuration, Default: `"3h"`, Doc: "how long the build may take"},
 			},
 			Returns: "struct(artifacts, managed_image, sig_version, vhd_url, resource_group)",
-			Doc: "Runs a packer build. Before anything runs, every `{{user}}` variable the template uses must have a value (one error names all that are missing). " +
+			Doc: "Runs a packer build. Variables follow packer 1.9.5: before anything runs, every required (`null`) variable must have a value (one error names all that are missing); " +
+				"a `{{user}}` reference to a variable nobody sets renders as \"\" (a warning names those the template's builders and provisioners make), as does an `{{env}}` name `env` lacks — " +
+				"when such a value is one the build needs (e.g. `location`), the error names the environment variable to pass in `env`. " +
 				"On the local target no VM boots: the azure-arm builder's products are created from the rendered template — the captured VHD (a sparse fixed VHD of `os_disk_size_gb`), " +
 				"the managed image, the gallery image version of `shared_image_gallery_destination`. On the Azure target the real `packer build -machine-readable` runs, " +
 				"its output streamed with a `[packer]` prefix. On both, a build whose `shared_image_gallery_destination` version exists is not run again: the version is reused (`exists`), " +
@@ -98,11 +100,15 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("packer_build: %w", err)
 	}
-	secrets := secretValues(c.Value("vars"))
+	secrets := secretValues(c.Value("vars"), c.Value("env"))
 	fail := func(err error) error {
 		return errors.New(redactValues(fmt.Sprintf("packer_build %s: %v", tplRel, err), secrets))
 	}
 	vars, sensitive, err := packerVars(c.Value("vars"))
+	if err != nil {
+		return nil, fail(err)
+	}
+	env, sensitiveEnv, err := packerEnv(c.Value("env"))
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -129,7 +135,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
-	if err := checkPackerInputs(tpl, values, vars, sensitive, uploads, c.Strings("only")); err != nil {
+	if err := checkPackerInputs(tpl, values, sensitive, uploads); err != nil {
 		return nil, fail(err)
 	}
 	checked := copyMap(values)
@@ -147,12 +153,22 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		}
 		return nil, errors.New(redactValues(msg, secrets))
 	}
+	if only := c.Strings("only"); len(only) > 0 {
+		names, err := tpl.BuildNames(checked, env)
+		if err != nil {
+			return nil, fail(err)
+		}
+		if err := packer.CheckOnly("only:", only, names); err != nil {
+			return nil, fail(err)
+		}
+	}
+	c.warnUnset(tpl, tplRel, checked, secrets)
 
 	// A build whose gallery version exists was made by an earlier run,
 	// whose temporary managed image may be gone: it is reused, on every
 	// target, so a plan says what a run does. Real packer would build a
 	// VM for an hour and then fail on the existing destination.
-	earlier, built, err := c.builtVersion(tpl, checked)
+	earlier, built, err := c.builtVersion(tpl, checked, env)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -161,7 +177,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		if err != nil {
 			return nil, fail(err)
 		}
-		c.Report(cloud.Exists, summary+" (built earlier)")
+		c.Report(cloud.Exists, summary+" (built earlier)"+envSummary(env, sensitiveEnv))
 		return v, nil
 	}
 
@@ -177,7 +193,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	}
 	req := packer.BuildRequest{
 		TemplatePath: tplRel, Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
-		Only: c.Strings("only"), WorkDir: c.Run.Workspace.Root,
+		Only: c.Strings("only"), WorkDir: c.Run.Workspace.Root, Env: env, SensitiveEnv: sensitiveEnv,
 	}
 	builder := c.Run.packerBuilder()
 	if builder == nil || c.Run.dryRun() {
@@ -198,7 +214,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
-	c.Report(outcome, summary)
+	c.Report(outcome, summary+envSummary(env, sensitiveEnv))
 	return v, nil
 }
 
@@ -226,7 +242,7 @@ func packerVars(v starlark.Value) (map[string]string, []string, error) {
 			out[name] = val.reveal()
 			sensitive = append(sensitive, name)
 		case starlark.Int, starlark.Float, starlark.Bool:
-			errs = append(errs, fmt.Errorf("vars[%q] is the %s %s: packer 1.6.6 takes only strings; quote it: %q", name, val.Type(), val, quoteForPacker(val)))
+			errs = append(errs, fmt.Errorf("vars[%q] is the %s %s: packer takes only strings; quote it: %q", name, val.Type(), val, quoteForPacker(val)))
 		default:
 			errs = append(errs, fmt.Errorf("vars[%q] is a %s: packer variables are strings (or secret() values)", name, describe(val)))
 		}
@@ -244,8 +260,8 @@ func quoteForPacker(v starlark.Value) string {
 
 // checkPackerInputs applies imgflow's rules before packer's: secrets come
 // from secret(), the staged-files variable is packer_build's, uploads need
-// a template that uploads them, -only names exist.
-func checkPackerInputs(tpl *packer.Template, values, vars map[string]string, secretVars []string, uploads []upload, only []string) error {
+// a template that uploads them.
+func checkPackerInputs(tpl *packer.Template, values map[string]string, secretVars []string, uploads []upload) error {
 	var errs []error
 	isSecret := map[string]bool{}
 	for _, n := range secretVars {
@@ -262,11 +278,6 @@ func checkPackerInputs(tpl *packer.Template, values, vars map[string]string, sec
 	if len(uploads) > 0 && !usesVar(tpl, localsim.FilesDirVar) {
 		errs = append(errs, fmt.Errorf("files were given but the template never uses {{user `%s`}}: add a file provisioner {\"type\": \"file\", \"source\": \"{{user `%s`}}/home/packer/\", \"destination\": \"/home/packer/\"}",
 			localsim.FilesDirVar, localsim.FilesDirVar))
-	}
-	for _, name := range only {
-		if _, ok := tpl.Builder(name); !ok {
-			errs = append(errs, fmt.Errorf("only: %q matches no builder (builders: %s)", name, strings.Join(tpl.BuilderNames(), ", ")))
-		}
 	}
 	return errors.Join(errs...)
 }
@@ -289,27 +300,14 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// readVarFile reads a workspace var-file: a JSON object of strings.
+// readVarFile reads a workspace var-file as packer does (packer.ReadVarFile:
+// strings, null read as ""), naming it by its workspace path.
 func readVarFile(abs, rel string) (map[string]string, error) {
-	data, err := os.ReadFile(abs)
+	vf, err := packer.ReadVarFile(abs)
 	if err != nil {
-		return nil, fmt.Errorf("var_files: %w", err)
+		return nil, fmt.Errorf("var_files: %s", strings.ReplaceAll(err.Error(), abs, rel))
 	}
-	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("var_files: %s is not a JSON object: %w", rel, err)
-	}
-	out := make(map[string]string, len(raw))
-	var errs []error
-	for k, v := range raw {
-		s, ok := v.(string)
-		if !ok {
-			errs = append(errs, fmt.Errorf("var_files: %s: %s is not a string: packer 1.6.6 takes only strings; quote it", rel, k))
-			continue
-		}
-		out[k] = s
-	}
-	return out, errors.Join(errs...)
+	return vf, nil
 }
 
 // resolve resolves a workspace path as the calling file wrote it.
@@ -511,8 +509,8 @@ func (c *Call) galleryVersion(id string) (starlark.Value, error) {
 // exists. A version that did not replicate to every target region is an
 // error: reusing it would publish a broken image, and packer cannot
 // overwrite it.
-func (c *Call) builtVersion(tpl *packer.Template, values map[string]string) (*packer.Result, bool, error) {
-	builds, err := tpl.Render(values, nil)
+func (c *Call) builtVersion(tpl *packer.Template, values, env map[string]string) (*packer.Result, bool, error) {
+	builds, err := tpl.Render(values, env)
 	if err != nil {
 		return nil, false, nil
 	}

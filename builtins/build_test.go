@@ -247,7 +247,7 @@ func TestPackerBuildUnsetVariablesFailBeforeAnythingIsCreated(t *testing.T) {
 
 func TestPackerBuildRefusesMistakesBeforeAnythingIsCreated(t *testing.T) {
 	cases := map[string][]string{
-		"number_var":         {`vars["os_disk_size_gb"] is the int 30: packer 1.6.6 takes only strings; quote it: "30"`, `vars["managed_image_resource_group_name"] is the bool True`, `quote it: "true"`},
+		"number_var":         {`vars["os_disk_size_gb"] is the int 30: packer takes only strings; quote it: "30"`, `vars["managed_image_resource_group_name"] is the bool True`, `quote it: "true"`},
 		"missing_file":       {"files[", "testdata/build/nonexistent.sh does not exist in the workspace"},
 		"no_definition":      {"shared_image_gallery_destination image ubuntu2204", "create it with image_definition() before packer_build"},
 		"no_source_version":  {"source shared_image_gallery aksgallery/ubuntu2204/9.9.9"},
@@ -257,6 +257,8 @@ func TestPackerBuildRefusesMistakesBeforeAnythingIsCreated(t *testing.T) {
 		"files_unused":       {"files were given but the template never uses {{user `imgflow_files_dir`}}"},
 		"plain_sensitive":    {`ua_token is a sensitive variable of the template: pass it as vars={"ua_token": secret("ua_token")}`},
 		"env_in_vars":        {"imgflow_files_dir is set by packer_build from files=[…]; do not pass it"},
+		"number_in_var_file": {"var_files: var-file testdata/build/number-vars.json: os_disk_size_gb is a number; packer accepts only strings (or null, read as \"\"): quote it"},
+		"bad_env":            {`env["N"] is the int 1: environment variables are strings; quote it: "1"`, `env: key "1X" is not an environment variable name`, `env["FLAG"] is the bool True`, `quote it: "true"`, `env["L"] is a list`},
 	}
 	for name, wants := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -341,7 +343,7 @@ func TestPackerBuildDocumentsItsStruct(t *testing.T) {
 		assert.NotEmpty(t, s.Doc)
 	}
 	s, _ := reg.Lookup("packer_build")
-	assert.Equal(t, `packer_build(template, *, vars={}, files=[], var_files=[], only=[], timeout="3h")`, s.Signature())
+	assert.Equal(t, `packer_build(template, *, vars={}, env={}, files=[], var_files=[], only=[], timeout="3h")`, s.Signature())
 	s, _ = reg.Lookup("command")
 	assert.Equal(t, `command(argv, *, cwd=".", env={}, timeout="30m")`, s.Signature())
 }

@@ -63,7 +63,7 @@ func registerSecret(r *Registry) {
 			},
 			Returns: "a secret value, printed as `<secret NAME>`",
 			Doc: "Reads a secret from the environment variable `IMGFLOW_SECRET_<NAME>`: the only way a workflow reads the environment. " +
-				"The value can be passed to packer_build(vars=…) (it goes to packer in a 0600 var-file, never argv) and command(env=…), " +
+				"The value can be passed to packer_build(vars=…) (it goes to packer in a 0600 var-file, never argv), packer_build(env=…) and command(env=…), " +
 				"and is redacted from their output. It prints as `<secret NAME>` in logs, step records, journals and plans, and cannot be " +
 				"concatenated, compared or used as a dict key. A missing or empty variable is an error.",
 			Example: `build = packer_build("//artifacts/packer/sig-marketplace.json", vars = {"ua_token": secret("ua_token")})`,

@@ -1,30 +1,58 @@
 // Package packer is the one place in imgflow that knows how to run packer
-// 1.6.6 well: it loads legacy JSON templates, finds every {{user}} and
-// {{env}} reference they make, refuses to start a build that would render a
-// variable as an empty string, runs `packer build -machine-readable` with
-// secrets kept out of argv, logs and errors, and turns packer's output into
-// typed results (managed image id, gallery image version id, OS disk VHD URI).
+// well: it loads legacy JSON templates, finds every {{user}} and {{env}}
+// reference they make, renders them as packer does, refuses to start a
+// build packer would refuse (or that would build nothing), runs `packer
+// build -machine-readable` with secrets kept out of argv, logs and errors,
+// and turns packer's output into typed results (managed image id, gallery
+// image version id, OS disk VHD URI).
 //
-// Facts about packer 1.6.6 this package relies on (measured with Debian's
-// packer 1.6.6+ds2-1+b1, see ../shared/reference/azure-sdk-and-tools.md §6):
+// Variable semantics follow packer 1.9.5, the version image-builder pins,
+// measured with `packer build` on the null builder (semantics_real_test.go
+// compares Render with packer's own rendering) and `packer validate` on the
+// azure-arm builder it bundles (packer-plugin-azure 1.4.0):
+//
+//   - A var-file is a JSON object of strings; null is read as "" and the key
+//     counts as set, so a null satisfies a required variable (image-builder's
+//     config/cni.json, containerd.json). Numbers and booleans are an error
+//     ("cannot unmarshal number into Go value of type string").
+//   - A var-file may carry keys the template does not declare; {{user}}
+//     sees them.
+//   - A required variable ("name": null in "variables") with no value fails
+//     the build ("required variable not set"): CheckVariables.
+//   - Defaults and var-file values may use {{user}} and {{env}}. An {{env}}
+//     name the environment lacks is "". A {{user}} reference to a variable
+//     nobody sets is "" too (image-builder's ansible-args.json refers to a
+//     dozen such). packer's loop that renders variables only reports "Failed
+//     to interpolate … Packer treats all variables used to interpolate other
+//     user variables as required" when no other variable that uses {{user}}
+//     renders in its last pass, which real templates never meet; imgflow
+//     renders "" always and keeps its own check for a variable that refers to
+//     itself.
+//   - In builders, provisioners and post-processors an undeclared, unset
+//     {{user `x`}} renders as "" without a word. That hides misspelt names
+//     (AgentBaker's {{user `VHD_BUILD_TIMESTAMP`}}), so UnsetVariables lists
+//     them and packer_build prints them as warnings, not errors: the stock
+//     templates rely on it (image-builder's {{user `distro_name`}}).
+//   - {{env}} is only allowed in "variables" and var-files; anywhere else
+//     packer fails with "env vars are not allowed here".
+//   - Build names are rendered ("name": "sig-{{user `build_name`}}") before
+//     -only matches them exactly; a name that matches nothing stops packer
+//     with "No builds to run" when no build is left, and is skipped silently
+//     otherwise. The Runner rejects every unknown name up front.
+//
+// packer gets imgflow's environment, then CHECKPOINT_DISABLE=1,
+// Runner.Env and BuildRequest.Env; the local simulation (localsim) renders
+// {{env}} from BuildRequest.Env alone.
+//
+// Facts about packer's output this package relies on (measured with
+// Debian's packer 1.6.6+ds2-1+b1, see ../shared/reference/azure-sdk-and-tools.md §6):
 //
 //   - Everything goes to stdout as `timestamp,target,type,data...`; commas in
 //     data are written as %!(PACKER_COMMA), newlines as the two characters \n
 //     and carriage returns as \r. ui lines have an empty target.
-//   - An undeclared {{user `x`}} renders as "" without any warning, and a
-//     var-file may carry keys the template does not declare (they are
-//     accepted and visible to {{user}}). imgflow therefore checks references,
-//     not declarations: see Template.CheckVariables.
-//   - {{env}} is only allowed in the "variables" section; anywhere else
-//     packer fails with "env vars are not allowed here".
-//   - Variable defaults and var-file values must be JSON strings (or null
-//     for a required variable).
 //   - Values of "sensitive-variables" are masked as <sensitive> in the
 //     human UI but NOT in -machine-readable output, so the Runner redacts
 //     them itself.
-//   - `-only=name` with a name that matches no builder is not an error: packer
-//     exits 0 with "no artifacts were created". The Runner rejects unknown
-//     names up front.
 //   - SIGINT cancels a build cleanly; SIGTERM is ignored while the azure-arm
 //     builder retries, so cancellation is SIGINT then SIGKILL.
 package packer

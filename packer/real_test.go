@@ -140,7 +140,7 @@ func TestRealPackerRequiredVariableMissing(t *testing.T) {
 	assert.Equal(t, []string{"req"}, mv.Names())
 
 	// …and packer's own refusal, parsed from its real output, says the same.
-	p, err := prepare(req, false)
+	p, err := prepare(req, nil, false)
 	require.NoError(t, err)
 	out := &testutil.SyncBuffer{}
 	_, err = realRunner(out).run(context.Background(), p)

@@ -56,11 +56,19 @@ type BuildRequest struct {
 	// VarFiles are extra JSON var-files, passed before the Vars file;
 	// relative paths are relative to WorkDir.
 	VarFiles []string
-	// Only restricts the build to these build names (-only).
+	// Only restricts the build to these build names (-only), as rendered:
+	// "sig-flatcar-gen2" for a builder named "sig-{{user `build_name`}}".
 	Only []string
 	// WorkDir is packer's working directory (relative paths inside the
 	// template resolve against it). Default: the current directory.
 	WorkDir string
+	// Env is added to packer's environment after Runner.Env: what the
+	// template's {{env}} references read. The local simulation renders
+	// {{env}} from Env alone.
+	Env map[string]string
+	// SensitiveEnv names the Env entries whose values are secrets; they are
+	// redacted like Sensitive variables.
+	SensitiveEnv []string
 }
 
 // BuildError is a packer build that failed or was cancelled. Its message
@@ -122,9 +130,9 @@ func (e *BuildError) Unwrap() error { return e.cause }
 // Build runs `packer build -machine-readable` for req.
 //
 // Before packer starts, Build loads the template, fails with a
-// *MissingVariablesError naming every variable that has no value (see
-// Template.CheckVariables; VarFiles and Vars both count), and rejects Only
-// names that match no builder (packer would silently build nothing).
+// *MissingVariablesError naming every required variable that has no value
+// (see Template.CheckVariables; VarFiles and Vars both count), and rejects
+// Only names that match no rendered build name.
 //
 // Cancelling ctx sends SIGINT to packer's process group and SIGKILL after
 // KillGrace. On failure Build returns a *BuildError and, when packer ran,
@@ -133,10 +141,12 @@ func (r *Runner) Build(ctx context.Context, req BuildRequest) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 	}
-	p, err := prepare(req, true)
+	env := r.environ(req)
+	p, err := prepare(req, envMap(env), true)
 	if err != nil {
 		return nil, err
 	}
+	p.env = env
 	return r.run(ctx, p)
 }
 
@@ -149,9 +159,12 @@ type prepared struct {
 	only     []string
 	workDir  string
 	secrets  []string
+	env      []string // packer's whole environment
 }
 
-func prepare(req BuildRequest, check bool) (*prepared, error) {
+// prepare loads and checks req; env is the environment packer will see,
+// for the build names that render from it.
+func prepare(req BuildRequest, env map[string]string, check bool) (*prepared, error) {
 	if req.TemplatePath == "" {
 		return nil, errors.New("packer build: no template path")
 	}
@@ -180,15 +193,18 @@ func prepare(req BuildRequest, check bool) (*prepared, error) {
 		values[k] = v
 	}
 
-	for _, name := range req.Only {
-		if _, ok := tpl.Builder(name); !ok {
-			return nil, fmt.Errorf("packer build %s: -only %q matches no builder (builders: %s); packer 1.6.6 would build nothing and succeed",
-				req.TemplatePath, name, strings.Join(tpl.BuilderNames(), ", "))
-		}
-	}
 	if check {
 		if err := tpl.CheckVariables(values); err != nil {
 			return nil, err
+		}
+		if len(req.Only) > 0 {
+			names, err := tpl.BuildNames(values, env)
+			if err != nil {
+				return nil, err
+			}
+			if err := CheckOnly("-only", req.Only, names); err != nil {
+				return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
+			}
 		}
 	}
 
@@ -198,7 +214,53 @@ func prepare(req BuildRequest, check bool) (*prepared, error) {
 			p.secrets = append(p.secrets, v)
 		}
 	}
+	for _, name := range req.SensitiveEnv {
+		if v := req.Env[name]; v != "" {
+			p.secrets = append(p.secrets, v)
+		}
+	}
 	return p, nil
+}
+
+// CheckOnly fails when a name of only is not one of the rendered build
+// names: packer 1.9.5 would stop with "No builds to run" (none matches) or
+// quietly skip it (some match). Each error line starts with label, the
+// option as the caller's user writes it ("-only", "only:").
+func CheckOnly(label string, only, names []string) error {
+	var errs []error
+	for _, name := range only {
+		if !slices.Contains(names, name) {
+			errs = append(errs, fmt.Errorf("%s %q matches no builder (builders: %s)", label, name, strings.Join(names, ", ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// environ is packer's environment for req: imgflow's own, then
+// CHECKPOINT_DISABLE=1 (no version check calls), Runner.Env and req.Env,
+// later entries winning.
+func (r *Runner) environ(req BuildRequest) []string {
+	env := append(append(os.Environ(), "CHECKPOINT_DISABLE=1"), r.Env...)
+	keys := make([]string, 0, len(req.Env))
+	for k := range req.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+req.Env[k])
+	}
+	return env
+}
+
+// envMap turns a "K=V" list into a map, later entries winning.
+func envMap(env []string) map[string]string {
+	out := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // ResolvePath makes p absolute, relative to dir when it is relative.
@@ -212,8 +274,9 @@ func ResolvePath(dir, p string) string {
 	return p
 }
 
-// ReadVarFile reads a packer 1.6.6 var-file: a JSON object of strings
-// (packer rejects other value types).
+// ReadVarFile reads a JSON var-file as packer 1.9.5 does: an object of
+// strings, where null is "" (the key is set: it satisfies a required
+// variable) and any other type is an error.
 func ReadVarFile(path string) (map[string]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -224,12 +287,19 @@ func ReadVarFile(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("var-file %s: %w", path, err)
 	}
 	out := make(map[string]string, len(raw))
-	for k, v := range raw {
-		s, ok := v.(string)
-		if !ok {
-			return nil, fmt.Errorf("var-file %s: %s is %s; packer 1.6.6 accepts only strings", path, k, jsonKind(v))
+	var errs []error
+	for _, k := range sortedKeys(boolSet(raw)) {
+		switch v := raw[k].(type) {
+		case string:
+			out[k] = v
+		case nil:
+			out[k] = ""
+		default:
+			errs = append(errs, fmt.Errorf("%s is %s; packer accepts only strings (or null, read as \"\"): quote it", k, jsonKind(v)))
 		}
-		out[k] = s
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("var-file %s: %w", path, err)
 	}
 	return out, nil
 }
@@ -285,7 +355,7 @@ func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
 	out(red.redact("packer " + strings.Join(args, " ")))
 	col := newCollector(out, red)
 	errs := &plainLines{print: out, redact: red}
-	ran, err := r.exec(ctx, p.workDir, args, col.handle, errs.handle)
+	ran, err := r.exec(ctx, p.workDir, p.env, args, col.handle, errs.handle)
 	if err != nil {
 		return nil, fmt.Errorf("packer build %s: %w", p.template, err)
 	}
@@ -310,7 +380,7 @@ func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
 func (r *Runner) Version(ctx context.Context) (string, error) {
 	col := newCollector(nil, nil)
 	errs := &plainLines{redact: nil}
-	ran, err := r.exec(ctx, "", []string{"version", "-machine-readable"}, col.handle, errs.handle)
+	ran, err := r.exec(ctx, "", r.environ(BuildRequest{}), []string{"version", "-machine-readable"}, col.handle, errs.handle)
 	if err != nil {
 		return "", fmt.Errorf("packer version: %w", err)
 	}
@@ -385,11 +455,11 @@ type execResult struct {
 	waitErr error
 }
 
-// exec runs packer with args, feeding each stdout and stderr line to the
+// exec runs packer with env and args, feeding each stdout and stderr line to the
 // callbacks as it arrives (each from its own goroutine). On ctx
 // cancellation packer's process group gets SIGINT, then SIGKILL after
 // KillGrace. The error is only for a packer that could not start.
-func (r *Runner) exec(ctx context.Context, dir string, args []string, onStdout, onStderr func(string)) (execResult, error) {
+func (r *Runner) exec(ctx context.Context, dir string, env, args []string, onStdout, onStderr func(string)) (execResult, error) {
 	bin, err := r.binary()
 	if err != nil {
 		return execResult{code: -1}, err
@@ -400,7 +470,7 @@ func (r *Runner) exec(ctx context.Context, dir string, args []string, onStdout, 
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "CHECKPOINT_DISABLE=1"), r.Env...)
+	cmd.Env = env
 	ownProcessGroup(cmd)
 	// SIGTERM would be ignored by packer while it retries, and exec's
 	// default (SIGKILL) would leave its plugins and scripts running and its

@@ -170,7 +170,7 @@ func TestBuildChecksBeforeStartingPacker(t *testing.T) {
 	})
 	var mv *MissingVariablesError
 	require.ErrorAs(t, err, &mv)
-	assert.Equal(t, []string{"build_id", "os_sku", "storage_account_name", "subscription_id"}, mv.Names())
+	assert.Equal(t, []string{"storage_account_name", "subscription_id"}, mv.Names())
 	assertNoSecret(t, "error", err.Error())
 	assert.NoFileExists(t, f.argv, "packer must not have started")
 
@@ -343,4 +343,58 @@ func TestWriteVarFile(t *testing.T) {
 	got, err := ReadVarFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"b": secret, "a": "x,y\n\"z\""}, got)
+}
+
+func TestBuildPassesEnvAfterRunnerEnvAndRedactsSecretEnv(t *testing.T) {
+	f := newFake(t, "vhd", "FAKE_PACKER_ECHO_ENV=PACKER_BUILD_LOCATION UA_TOKEN", "PACKER_BUILD_LOCATION=from-runner")
+	res, err := f.runner.Build(context.Background(), BuildRequest{
+		TemplatePath: azureVHDTemplate, Vars: azureVars(),
+		Env:          map[string]string{"PACKER_BUILD_LOCATION": "westeurope", "UA_TOKEN": secret},
+		SensitiveEnv: []string{"UA_TOKEN"},
+	})
+	require.NoError(t, err)
+	out := f.out.String()
+	assert.Contains(t, out, "azure-arm: env PACKER_BUILD_LOCATION=westeurope\n", "the request's env wins over Runner.Env")
+	assert.Contains(t, out, "azure-arm: env UA_TOKEN=<sensitive>\n")
+	assertNoSecret(t, "stdout", out)
+	assertNoSecret(t, "result", fmt.Sprintf("%+v", res))
+	assertNoSecret(t, "argv", strings.Join(f.args(t), " "))
+}
+
+func TestBuildOnlySelectsRenderedBuildNames(t *testing.T) {
+	dir := t.TempDir()
+	tpl := filepath.Join(dir, "t.json")
+	require.NoError(t, os.WriteFile(tpl, []byte(`{
+	  "variables": {"build_name": null, "suffix": "{{env `+"`NAME_SUFFIX`"+`}}"},
+	  "builders": [{"type": "azure-arm", "name": "sig-{{user `+"`build_name`"+`}}{{user `+"`suffix`"+`}}"}]
+	}`), 0o644))
+	f := newFake(t, "vhd")
+	req := BuildRequest{TemplatePath: tpl, Vars: map[string]string{"build_name": "flatcar-gen2"}, Only: []string{"sig-flatcar-gen2"}}
+	_, err := f.runner.Build(context.Background(), req)
+	require.NoError(t, err, "packer renders build names before matching -only")
+	assert.Contains(t, f.args(t), "-only=sig-flatcar-gen2")
+
+	req.Only = []string{"sig-{{user `build_name`}}"}
+	_, err = f.runner.Build(context.Background(), req)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-only \"sig-{{user `build_name`}}\" matches no builder (builders: sig-flatcar-gen2)")
+
+	req.Only, req.Env = []string{"sig-flatcar-gen2-x"}, map[string]string{"NAME_SUFFIX": "-x"}
+	_, err = f.runner.Build(context.Background(), req)
+	require.NoError(t, err, "names render from the environment packer gets")
+}
+
+func TestReadVarFileReadsNullAsEmpty(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cni.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"kubernetes_cni_deb_version": null, "kubernetes_cni_semver": "v1.2.0"}`), 0o600))
+	got, err := ReadVarFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"kubernetes_cni_deb_version": "", "kubernetes_cni_semver": "v1.2.0"}, got)
+
+	require.NoError(t, os.WriteFile(path, []byte(`{"a": 5, "b": true, "c": "ok"}`), 0o600))
+	_, err = ReadVarFile(path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a is a number; packer accepts only strings")
+	assert.Contains(t, err.Error(), "b is a boolean")
 }

@@ -96,28 +96,37 @@ func TestUsedVariables(t *testing.T) {
 	assert.Equal(t, []string{"post-processors[0][0].output"}, byName["user:i"].Paths)
 }
 
-func TestCheckVariablesListsEveryMissingVariable(t *testing.T) {
+func TestCheckVariablesListsEveryRequiredVariable(t *testing.T) {
 	tpl, err := LoadTemplate(azureVHDTemplate)
 	require.NoError(t, err)
 
 	err = tpl.CheckVariables(map[string]string{"client_secret": "s"})
 	var mv *MissingVariablesError
 	require.ErrorAs(t, err, &mv)
-	assert.Equal(t, []string{"build_id", "os_sku", "storage_account_name", "subscription_id"}, mv.Names())
+	assert.Equal(t, []string{"storage_account_name", "subscription_id"}, mv.Names())
 
 	msg := err.Error()
-	assert.Contains(t, msg, "4 variables have no value")
+	assert.Contains(t, msg, "2 variables have no value")
 	// Where each is used and how to pass it.
-	assert.Contains(t, msg, `build_id: used at builders[0].azure_tags.buildId, provisioners[0].inline[1] but not declared in "variables" (packer would silently render it as "")`)
-	assert.Contains(t, msg, `os_sku: used at provisioners[0].inline[0], variables.capture_prefix`)
 	assert.Contains(t, msg, `storage_account_name: declared required ("storage_account_name": null) and used at builders[0].storage_account`)
 	assert.Contains(t, msg, `subscription_id: declared required`)
-	assert.Contains(t, msg, `pass it with vars={"build_id": …} in the workflow`)
+	assert.Contains(t, msg, `pass it with vars={"subscription_id": …} in the workflow`)
 	assert.NotContains(t, msg, "client_secret")
-	assert.NotContains(t, msg, "client_id", "env defaults count as values")
+	assert.NotContains(t, msg, "os_sku", "packer 1.9.5 renders an unset variable as \"\"")
 
-	all := map[string]string{"client_secret": "s", "subscription_id": "x", "storage_account_name": "sa", "os_sku": "ubuntu", "build_id": "1"}
+	all := map[string]string{"client_secret": "s", "subscription_id": "x", "storage_account_name": "sa"}
 	assert.NoError(t, tpl.CheckVariables(all))
+}
+
+func TestUnsetVariablesAreTheTemplatesOwnReferencesNobodySets(t *testing.T) {
+	tpl, err := LoadTemplate(azureVHDTemplate)
+	require.NoError(t, err)
+	unset := tpl.UnsetVariables(map[string]string{"build_id": "1"})
+	require.Len(t, unset, 1, "build_id is given; capture_prefix's reference to os_sku is a default's")
+	assert.Equal(t, "os_sku", unset[0].Name)
+	assert.Equal(t, []string{"provisioners[0].inline[0]"}, unset[0].Paths)
+	assert.Equal(t, `os_sku: used at provisioners[0].inline[0] but neither declared in "variables" nor given a value: packer renders it as ""; pass it with vars={"os_sku": …} in the workflow`, unset[0].String())
+	assert.Empty(t, tpl.UnsetVariables(map[string]string{"build_id": "1", "os_sku": "u"}))
 }
 
 func TestCheckVariablesRules(t *testing.T) {
@@ -126,23 +135,25 @@ func TestCheckVariablesRules(t *testing.T) {
 		err := tpl.CheckVariables(nil)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `req: declared required ("req": null); packer refuses to build without it`)
-		assert.NoError(t, tpl.CheckVariables(map[string]string{"req": ""}), "an empty value is a value")
+		assert.NoError(t, tpl.CheckVariables(map[string]string{"req": ""}), "an empty value (a null in a var-file) is a value")
 	})
 	t.Run("undeclared but passed is fine", func(t *testing.T) {
-		// packer 1.6.6 accepts undeclared var-file keys and {{user}} sees them.
+		// packer accepts undeclared var-file keys and {{user}} sees them.
 		tpl := parse(t, `{"builders": [{"type": "null", "x": "{{user `+"`extra`"+`}}"}]}`)
 		assert.NoError(t, tpl.CheckVariables(map[string]string{"extra": "v"}))
+		assert.Empty(t, tpl.UnsetVariables(map[string]string{"extra": "v"}))
 	})
-	t.Run("default overridden by a value is not rendered", func(t *testing.T) {
-		tpl := parse(t, `{"variables": {"a": "{{user `+"`missing`"+`}}"}, "builders": [{"type": "null", "x": "{{user `+"`a`"+`}}"}]}`)
-		assert.Error(t, tpl.CheckVariables(nil))
-		assert.NoError(t, tpl.CheckVariables(map[string]string{"a": "v"}))
-	})
-	t.Run("references inside passed values count", func(t *testing.T) {
-		tpl := parse(t, `{"builders": [{"type": "null", "x": "{{user `+"`a`"+`}}"}]}`)
-		err := tpl.CheckVariables(map[string]string{"a": "{{user `b`}}"})
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "b: used at vars.a")
+	t.Run("references nobody sets inside defaults and values render as empty", func(t *testing.T) {
+		// Measured with packer 1.9.5: image-builder's ansible-args.json
+		// refers to variables no azure var-file sets.
+		tpl := parse(t, `{"variables": {"a": "x={{user `+"`missing`"+`}}"}, "builders": [{"type": "null", "name": "n", "x": "{{user `+"`a`"+`}}", "y": "{{user `+"`b`"+`}}"}]}`)
+		values := map[string]string{"b": "y={{user `nobody`}}"}
+		require.NoError(t, tpl.CheckVariables(values))
+		assert.Empty(t, tpl.UnsetVariables(values))
+		out, err := tpl.Render(values, nil)
+		require.NoError(t, err)
+		assert.Equal(t, "x=", out["n"].(map[string]any)["x"])
+		assert.Equal(t, "y=", out["n"].(map[string]any)["y"])
 	})
 	t.Run("env outside variables is refused", func(t *testing.T) {
 		tpl := parse(t, `{"builders": [{"type": "file", "content": "{{env `+"`HOME`"+`}}"}]}`)
@@ -233,4 +244,36 @@ func TestRenderTemplateDirAndEnvOutsideVariables(t *testing.T) {
 	_, err = tpl.Render(nil, map[string]string{"HOME": "/root"})
 	var mv *MissingVariablesError
 	assert.True(t, errors.As(err, &mv))
+}
+
+func TestRenderBuildsNamesAndUnsetEnv(t *testing.T) {
+	tpl := parse(t, `{
+	  "variables": {"build_name": null, "location": "{{env `+"`PACKER_BUILD_LOCATION`"+`}}", "where": "{{user `+"`location`"+`}}", "vm_size": "{{env `+"`AZURE_VM_SIZE`"+`}}"},
+	  "builders": [
+	    {"type": "azure-arm", "name": "sig-{{user `+"`build_name`"+`}}", "location": "{{user `+"`where`"+`}}", "vm_size": "{{user `+"`vm_size`"+`}}",
+	     "shared_image_gallery_destination": {"replication_regions": ["{{user `+"`location`"+`}}"]}},
+	    {"type": "null", "name": "sig-other"}
+	  ]}`)
+	r, err := tpl.RenderBuilds(map[string]string{"build_name": "flatcar-gen2"}, map[string]string{"AZURE_VM_SIZE": "Standard_D4s_v5"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sig-flatcar-gen2", "sig-other"}, r.Names)
+	assert.Equal(t, "azure-arm", r.Builders["sig-flatcar-gen2"].Type)
+	cfg := r.Configs["sig-flatcar-gen2"]
+	assert.Equal(t, "", cfg["location"], "an env name the environment lacks renders as empty")
+	assert.Equal(t, "Standard_D4s_v5", cfg["vm_size"])
+	assert.Equal(t, map[string][]string{
+		"location": {"PACKER_BUILD_LOCATION"},
+		"shared_image_gallery_destination.replication_regions[0]": {"PACKER_BUILD_LOCATION"},
+	}, r.UnsetEnv["sig-flatcar-gen2"], "traced through two variables; vm_size's env is set")
+	assert.Empty(t, r.UnsetEnv["sig-other"])
+
+	r, err = tpl.RenderBuilds(map[string]string{"build_name": "x"}, map[string]string{"PACKER_BUILD_LOCATION": "westeurope", "AZURE_VM_SIZE": ""})
+	require.NoError(t, err)
+	assert.Equal(t, "westeurope", r.Configs["sig-x"]["location"])
+	assert.Empty(t, r.UnsetEnv, "an env name given as empty is set")
+
+	names, err := tpl.BuildNames(map[string]string{"build_name": "other"}, nil)
+	assert.Nil(t, names)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `builders "sig-{{user `+"`build_name`"+`}}" and "sig-other" are both named "sig-other" once rendered`)
 }

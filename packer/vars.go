@@ -2,12 +2,10 @@ package packer
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"text/template"
 )
 
 // Reference kinds reported by UsedVariables.
@@ -26,7 +24,7 @@ type VarRef struct {
 	Paths []string
 }
 
-// Template actions: packer 1.6.6 renders strings with Go's text/template,
+// Template actions: packer renders strings with Go's text/template,
 // so a reference is `user` or `env` followed by a back-quoted or
 // double-quoted name anywhere inside {{ … }}, with any spacing and the
 // optional trim markers ({{- … -}}).
@@ -153,8 +151,8 @@ func (t *Template) UsedVariables() []VarRef {
 	return out
 }
 
-// VariableProblem is one reason a template cannot be built with the values
-// given.
+// VariableProblem is one variable a template cannot be built without, or
+// (from UnsetVariables) one it uses that nobody sets.
 type VariableProblem struct {
 	// Kind is KindUser, or KindEnv for an {{env}} used where packer forbids it.
 	Kind string
@@ -171,7 +169,7 @@ type VariableProblem struct {
 // String describes the problem and how to fix it, in one line.
 func (p VariableProblem) String() string {
 	if p.Kind == KindEnv {
-		return fmt.Sprintf("env %s: used at %s, but packer 1.6.6 allows {{env}} only in \"variables\" defaults (it fails with \"env vars are not allowed here\"); declare a variable with default \"{{env `%s`}}\" and use {{user `…`}} instead",
+		return fmt.Sprintf("env %s: used at %s, but packer allows {{env}} only in \"variables\" defaults and var-file values (it fails with \"env vars are not allowed here\"); declare a variable with default \"{{env `%s`}}\" and use {{user `…`}} instead",
 			p.Name, strings.Join(p.Paths, ", "), p.Name)
 	}
 	var b strings.Builder
@@ -183,7 +181,7 @@ func (p VariableProblem) String() string {
 	case p.Required:
 		fmt.Fprintf(&b, "declared required (%q: null); packer refuses to build without it", p.Name)
 	case !p.Declared:
-		fmt.Fprintf(&b, "used at %s but not declared in \"variables\" (packer would silently render it as \"\")", strings.Join(p.Paths, ", "))
+		fmt.Fprintf(&b, "used at %s but neither declared in \"variables\" nor given a value: packer renders it as \"\"", strings.Join(p.Paths, ", "))
 	default:
 		fmt.Fprintf(&b, "used at %s", strings.Join(p.Paths, ", "))
 	}
@@ -224,59 +222,30 @@ func (e *MissingVariablesError) Names() []string {
 }
 
 // CheckVariables fails, with one *MissingVariablesError naming all of them,
-// when any {{user}} reference has no value (not in values and no non-null
-// default), when a required ("name": null) variable is not in values, or
-// when {{env}} is used outside "variables" (packer 1.6.6 rejects that).
+// when a required ("name": null) variable is not in values, or when {{env}}
+// is used outside "variables" (packer rejects both).
 //
-// A value for an undeclared variable is fine: packer 1.6.6 accepts
-// undeclared var-file keys and {{user}} sees them (measured). References
-// inside the default of a variable that values overrides are ignored, as
-// packer never renders that default. {{env}} in defaults follows packer's
-// rule: an unset environment variable is "".
+// Everything else packer 1.9.5 renders, and so does Render: a value for an
+// undeclared variable is visible to {{user}}; a {{user}} reference to a
+// variable nobody sets renders as "" (UnsetVariables lists those the
+// template's builders, provisioners and post-processors make); {{env}} in
+// defaults and values renders as "" when the variable is not set. See the
+// package documentation for the measurements.
 func (t *Template) CheckVariables(values map[string]string) error {
-	// name → set of paths where it is used without a value
 	users := map[string]map[string]bool{}
 	envs := map[string]map[string]bool{}
-	add := func(m map[string]map[string]bool, name, path string) {
-		if m[name] == nil {
-			m[name] = map[string]bool{}
-		}
-		m[name][path] = true
-	}
 	for _, o := range t.occurrences() {
-		if owner, ok := variableOwner(o.path); ok {
-			if _, given := values[owner]; given {
-				continue
-			}
-			if o.kind == KindEnv {
-				continue // allowed in defaults
-			}
+		if _, inDefault := variableOwner(o.path); inDefault {
+			continue // {{env}} is allowed there; required {{user}} is reported below
 		}
 		if o.kind == KindEnv {
-			add(envs, o.name, o.path)
+			addPath(envs, o.name, o.path)
 			continue
 		}
-		if _, given := values[o.name]; given {
-			continue
-		}
-		if d, ok := t.Variables[o.name]; ok && !d.Required {
-			continue
-		}
-		add(users, o.name, o.path)
-	}
-	// Packer renders passed values too, so a reference inside one counts.
-	for name, v := range values {
-		for _, r := range refsIn(v) {
-			if r[0] != KindUser {
-				continue
+		if d, ok := t.Variables[o.name]; ok && d.Required {
+			if _, given := values[o.name]; !given {
+				addPath(users, o.name, o.path)
 			}
-			if _, given := values[r[1]]; given {
-				continue
-			}
-			if d, ok := t.Variables[r[1]]; ok && !d.Required {
-				continue
-			}
-			add(users, r[1], joinPath("vars", name))
 		}
 	}
 	for name, d := range t.Variables {
@@ -287,8 +256,7 @@ func (t *Template) CheckVariables(values map[string]string) error {
 
 	var problems []VariableProblem
 	for name, paths := range users {
-		d, declared := t.Variables[name]
-		problems = append(problems, VariableProblem{Kind: KindUser, Name: name, Paths: sortedKeys(paths), Declared: declared, Required: d.Required})
+		problems = append(problems, VariableProblem{Kind: KindUser, Name: name, Paths: sortedKeys(paths), Declared: true, Required: true})
 	}
 	for name, paths := range envs {
 		problems = append(problems, VariableProblem{Kind: KindEnv, Name: name, Paths: sortedKeys(paths)})
@@ -303,6 +271,48 @@ func (t *Template) CheckVariables(values map[string]string) error {
 		return problems[i].Name < problems[j].Name
 	})
 	return &MissingVariablesError{Template: t.displayName(), Problems: problems}
+}
+
+// UnsetVariables lists the {{user}} references of the template's builders,
+// provisioners and post-processors to variables that are neither declared
+// nor in values, sorted by name. packer renders them as "" without a word,
+// which is what a template relies on for optional settings and what hides a
+// misspelt name: callers show them as warnings. References inside variable
+// defaults and values are not listed: image-builder's var-files make dozens
+// of them on purpose.
+func (t *Template) UnsetVariables(values map[string]string) []VariableProblem {
+	unset := map[string]map[string]bool{}
+	for _, o := range t.occurrences() {
+		if _, inDefault := variableOwner(o.path); inDefault || o.kind != KindUser {
+			continue
+		}
+		if _, declared := t.Variables[o.name]; declared {
+			continue
+		}
+		if _, given := values[o.name]; !given {
+			addPath(unset, o.name, o.path)
+		}
+	}
+	out := make([]VariableProblem, 0, len(unset))
+	for _, name := range sortedKeys(boolSet(unset)) {
+		out = append(out, VariableProblem{Kind: KindUser, Name: name, Paths: sortedKeys(unset[name])})
+	}
+	return out
+}
+
+func addPath(m map[string]map[string]bool, name, path string) {
+	if m[name] == nil {
+		m[name] = map[string]bool{}
+	}
+	m[name][path] = true
+}
+
+func boolSet[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 // variableOwner reports which variable's default a path lies in.
@@ -329,212 +339,4 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// Render returns each builder's configuration, keyed by build name, with
-// {{user}} and {{env}} references substituted the way packer 1.6.6 would:
-// values override defaults, defaults and passed values may themselves refer
-// to other variables and to the environment (env; a missing key is "", as
-// in packer), and {{template_dir}} is the template's directory.
-//
-// Actions that need a running build ({{timestamp}}, {{isotime}}, {{uuid}},
-// {{build_name}}, provisioner-only fields such as {{.Path}}, …) are left in
-// place verbatim: the result is meant for reading configuration such as
-// os_disk_size_gb or shared_image_gallery_destination, not for passing back
-// to packer. An action mixing a reference with other functions is evaluated
-// when it uses only lower, upper, split, replace or replace_all.
-//
-// Render fails like CheckVariables when a variable has no value.
-func (t *Template) Render(values, env map[string]string) (map[string]any, error) {
-	if err := t.CheckVariables(values); err != nil {
-		return nil, err
-	}
-	r := &renderer{t: t, values: values, env: env, resolved: map[string]string{}, state: map[string]int{}}
-	// packer renders every variable before any builder, so a broken default
-	// fails the build even when nothing uses it.
-	names := map[string]bool{}
-	for name := range t.Variables {
-		names[name] = true
-	}
-	for name := range values {
-		names[name] = true
-	}
-	for _, name := range sortedKeys(names) {
-		if _, err := r.variable(name); err != nil {
-			return nil, fmt.Errorf("render %s: %w", t.displayName(), err)
-		}
-	}
-	out := make(map[string]any, len(t.Builders))
-	for i, b := range t.Builders {
-		v, err := r.renderValue(b.Config, fmt.Sprintf("builders[%d]", i), false)
-		if err != nil {
-			return nil, fmt.Errorf("render %s: %w", t.displayName(), err)
-		}
-		out[b.Name] = v
-	}
-	return out, nil
-}
-
-type renderer struct {
-	t        *Template
-	values   map[string]string
-	env      map[string]string
-	resolved map[string]string
-	state    map[string]int // 1 = resolving, 2 = done
-}
-
-// variable resolves a user variable, rendering its value or default.
-func (r *renderer) variable(name string) (string, error) {
-	switch r.state[name] {
-	case 2:
-		return r.resolved[name], nil
-	case 1:
-		return "", fmt.Errorf("variable %s refers to itself through other variables", name)
-	}
-	r.state[name] = 1
-	raw, given := r.values[name]
-	if !given {
-		d, ok := r.t.Variables[name]
-		if !ok || d.Required {
-			// CheckVariables has reported this already; stay defensive.
-			return "", fmt.Errorf("variable %s has no value", name)
-		}
-		raw = d.Default
-	}
-	v, err := r.renderString(raw, "variables."+name, true)
-	if err != nil {
-		return "", err
-	}
-	r.resolved[name] = v
-	r.state[name] = 2
-	return v, nil
-}
-
-func (r *renderer) envValue(name string) string {
-	return r.env[name]
-}
-
-func (r *renderer) renderValue(v any, path string, envOK bool) (any, error) {
-	switch x := v.(type) {
-	case string:
-		return r.renderString(x, path, envOK)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			rv, err := r.renderValue(e, fmt.Sprintf("%s[%d]", path, i), envOK)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = rv
-		}
-		return out, nil
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			rv, err := r.renderValue(e, joinPath(path, k), envOK)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = rv
-		}
-		return out, nil
-	default:
-		return v, nil
-	}
-}
-
-func (r *renderer) renderString(s, path string, envOK bool) (string, error) {
-	var firstErr error
-	out := actionRE.ReplaceAllStringFunc(s, func(action string) string {
-		if firstErr != nil {
-			return action
-		}
-		body := actionBody(action[2 : len(action)-2])
-		if idx := pureRefRE.FindStringSubmatchIndex(body); idx != nil {
-			v, err := r.lookup(body[idx[2]:idx[3]], refName(body, idx), path, envOK)
-			if err != nil {
-				firstErr = err
-				return action
-			}
-			return v
-		}
-		if body == "template_dir" && r.t.Path != "" {
-			return filepath.Dir(r.t.Path)
-		}
-		if !refRE.MatchString(body) {
-			return action // left for packer: {{timestamp}}, {{.Path}}, …
-		}
-		v, err := r.evaluate(action, path, envOK)
-		if err != nil {
-			firstErr = err
-			return action
-		}
-		return v
-	})
-	return out, firstErr
-}
-
-func (r *renderer) lookup(kind, name, path string, envOK bool) (string, error) {
-	if kind == KindEnv {
-		if !envOK {
-			return "", fmt.Errorf("%s: {{env `%s`}} is only allowed in \"variables\" (packer 1.6.6 fails with \"env vars are not allowed here\")", path, name)
-		}
-		return r.envValue(name), nil
-	}
-	v, err := r.variable(name)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return v, nil
-}
-
-// evaluate runs an action that combines a reference with packer's pure
-// string functions through text/template, as packer does.
-func (r *renderer) evaluate(action, path string, envOK bool) (string, error) {
-	var lookupErr error
-	funcs := template.FuncMap{
-		"user": func(name string) string {
-			v, err := r.lookup(KindUser, name, path, envOK)
-			if err != nil && lookupErr == nil {
-				lookupErr = err
-			}
-			return v
-		},
-		"env": func(name string) string {
-			v, err := r.lookup(KindEnv, name, path, envOK)
-			if err != nil && lookupErr == nil {
-				lookupErr = err
-			}
-			return v
-		},
-		"lower": strings.ToLower,
-		"upper": strings.ToUpper,
-		// Same signatures as packer 1.6.6's template/interpolate funcs.
-		"split": func(s, sep string, i int) (string, error) {
-			parts := strings.Split(s, sep)
-			if i < 0 || i >= len(parts) {
-				// Not the string itself: it may come from a secret.
-				return "", fmt.Errorf("split: index %d out of range (%d parts)", i, len(parts))
-			}
-			return parts[i], nil
-		},
-		"replace": func(old, new string, n int, src string) string {
-			return strings.Replace(src, old, new, n)
-		},
-		"replace_all": func(old, new, src string) string {
-			return strings.ReplaceAll(src, old, new)
-		},
-	}
-	tpl, err := template.New(path).Funcs(funcs).Option("missingkey=error").Parse(action)
-	if err != nil {
-		return "", fmt.Errorf("%s: cannot render %s: %w", path, action, err)
-	}
-	var b strings.Builder
-	if err := tpl.Execute(&b, nil); err != nil {
-		return "", fmt.Errorf("%s: cannot render %s: %w", path, action, err)
-	}
-	if lookupErr != nil {
-		return "", lookupErr
-	}
-	return b.String(), nil
 }

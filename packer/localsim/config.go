@@ -63,10 +63,12 @@ func (c *azureConfig) managedMode() bool { return c.imageName != "" || c.imageRe
 
 // parseConfig reads a rendered builder configuration. Values may be JSON
 // strings where packer expects numbers or booleans: packer decodes them
-// weakly typed, and templates pass them through {{user}}.
-func parseConfig(build string, raw map[string]any) (*azureConfig, error) {
+// weakly typed, and templates pass them through {{user}}. unsetEnv is the
+// build's packer.Rendering.UnsetEnv: an error about a value made from an
+// environment variable the build was not given names that variable.
+func parseConfig(build string, raw map[string]any, unsetEnv map[string][]string) (*azureConfig, error) {
 	var errs []error
-	r := &reader{m: raw, path: build, errs: &errs}
+	r := &reader{m: raw, path: build, unsetEnv: unsetEnv, errs: &errs}
 	c := &azureConfig{build: build}
 	c.subscription = r.str("subscription_id")
 	c.location = r.str("location")
@@ -82,11 +84,28 @@ func parseConfig(build string, raw map[string]any) (*azureConfig, error) {
 	c.publisher, c.offer, c.sku, c.version = r.str("image_publisher"), r.str("image_offer"), r.str("image_sku"), r.str("image_version")
 	c.imageURL = r.str("image_url")
 	if sub := r.obj("shared_image_gallery"); sub != nil {
-		c.sigSource = &sigRef{sub.str("subscription"), sub.str("resource_group"), sub.str("gallery_name"), sub.str("image_name"), sub.str("image_version")}
+		src := &sigRef{sub.str("subscription"), sub.str("resource_group"), sub.str("gallery_name"), sub.str("image_name"), sub.str("image_version")}
+		// packer's rule: the block is a source only when it names a gallery.
+		// image-builder's marketplace builds carry it with every field "".
+		if src.gallery != "" {
+			c.sigSource = src
+		}
+		for _, key := range []string{"community_gallery_image_id", "direct_shared_gallery_image_id"} {
+			if id := sub.str(key); id != "" {
+				sub.fail(key, fmt.Sprintf("is %s: packer builds from it, but the local target cannot read a shared gallery; build from the image's own gallery (gallery_name, image_name, image_version)", id))
+			}
+		}
 	}
 	if sub := r.obj("shared_image_gallery_destination"); sub != nil {
 		c.sigDest = &sigRef{sub.str("subscription"), sub.str("resource_group"), sub.str("gallery_name"), sub.str("image_name"), sub.str("image_version")}
-		c.regions = sub.strList("replication_regions")
+		c.regions = sub.regionList("replication_regions")
+	}
+	if (c.location == "") == (c.buildResourceGroup == "") {
+		if c.location == "" {
+			r.fail("location", `is "": specify either a location to build in or an existing build_resource_group_name (packer's rule)`)
+		} else {
+			r.fail("location", "and build_resource_group_name are both set: specify one of them, not both (packer's rule)")
+		}
 	}
 	c.replicaCount = r.int("shared_image_gallery_replica_count")
 	c.excludeFromLatest = r.bool("shared_gallery_image_version_exclude_from_latest")
@@ -102,7 +121,30 @@ func parseConfig(build string, raw map[string]any) (*azureConfig, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return c, c.check()
+	if err := c.check(); err != nil {
+		return nil, withUnsetEnv(err, unsetEnv)
+	}
+	return c, nil
+}
+
+// withUnsetEnv adds to a failed check the settings that were rendered from
+// environment variables the build was not given: an empty image_publisher
+// is "a marketplace source needs image_publisher, …" to packer, and
+// IMG_PUBLISHER missing from env= to the user.
+func withUnsetEnv(err error, unsetEnv map[string][]string) error {
+	if len(unsetEnv) == 0 {
+		return err
+	}
+	paths := make([]string, 0, len(unsetEnv))
+	for p := range unsetEnv {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var from []string
+	for _, p := range paths {
+		from = append(from, fmt.Sprintf("%s from {{env `%s`}}", p, strings.Join(unsetEnv[p], "`}}, {{env `")))
+	}
+	return fmt.Errorf("%w\n(rendered from environment variables packer_build's env does not set, which packer renders as \"\": %s; pass them in env = {…})", err, strings.Join(from, "; "))
 }
 
 // check applies packer 1.6.6's rules for the shapes imgflow builds (its
@@ -175,12 +217,47 @@ func (c *azureConfig) check() error {
 // reader reads typed fields of a JSON object, collecting errors.
 type reader struct {
 	m    map[string]any
-	path string
-	errs *[]error
+	path string // build name and keys, for messages
+	rel  string // keys from the builder's root ("" there), for unsetEnv
+	// unsetEnv maps builder-relative paths to the env names their values
+	// were made from but the build was not given (packer.Rendering.UnsetEnv).
+	unsetEnv map[string][]string
+	errs     *[]error
 }
 
 func (r *reader) fail(key, msg string) {
-	*r.errs = append(*r.errs, fmt.Errorf("%s.%s %s", r.path, key, msg))
+	*r.errs = append(*r.errs, fmt.Errorf("%s.%s %s%s", r.path, key, msg, r.envHint(key)))
+}
+
+// envHint says which environment variables the build was not given made
+// the value of key (or of its elements) what it is; "" when none.
+func (r *reader) envHint(key string) string {
+	rel := key
+	if r.rel != "" {
+		rel = r.rel + "." + key
+	}
+	seen := map[string]bool{}
+	for path, names := range r.unsetEnv {
+		if path == rel || strings.HasPrefix(path, rel+"[") || strings.HasPrefix(path, rel+".") {
+			for _, n := range names {
+				seen[n] = true
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	refs := make([]string, len(names))
+	for i, n := range names {
+		refs[i] = fmt.Sprintf("{{env `%s`}}", n)
+	}
+	return fmt.Sprintf(" (made from %s, which packer renders as \"\" because packer_build's env does not set it: pass env = {%q: …})",
+		strings.Join(refs, ", "), names[0])
 }
 
 func (r *reader) str(key string) string {
@@ -241,15 +318,24 @@ func (r *reader) obj(key string) *reader {
 	case nil:
 		return nil
 	case map[string]any:
-		return &reader{m: v, path: r.path + "." + key, errs: r.errs}
+		rel := key
+		if r.rel != "" {
+			rel = r.rel + "." + key
+		}
+		return &reader{m: v, path: r.path + "." + key, rel: rel, unsetEnv: r.unsetEnv, errs: r.errs}
 	}
 	r.fail(key, "must be an object")
 	return nil
 }
 
-// strList reads a list of strings; a single string is one element, as
-// packer's weakly typed decoding lifts it (so "a,b" is ONE region).
-func (r *reader) strList(key string) []string {
+// regionList reads a list of Azure regions as packer 1.9.5's azure-arm
+// does: a string is split on commas (the plugin SDK's string-to-slice decode
+// hook; "" is no region), a list is taken element by element, and each
+// region is lower-cased with its spaces removed. An empty region is an
+// error: Azure would refuse it.
+func (r *reader) regionList(key string) []string {
+	var raw []string
+	from := "" // the comma-separated string, for messages
 	switch v := r.m[key].(type) {
 	case nil:
 		return nil
@@ -257,21 +343,34 @@ func (r *reader) strList(key string) []string {
 		if v == "" {
 			return nil
 		}
-		return []string{v}
+		raw, from = strings.Split(v, ","), v
 	case []any:
-		out := make([]string, 0, len(v))
 		for _, e := range v {
 			s, ok := e.(string)
 			if !ok {
 				r.fail(key, "must be a list of strings")
 				return nil
 			}
-			out = append(out, s)
+			raw = append(raw, s)
 		}
-		return out
+	default:
+		r.fail(key, "must be a list of strings or a comma-separated string")
+		return nil
 	}
-	r.fail(key, "must be a list of strings")
-	return nil
+	out := make([]string, 0, len(raw))
+	for i, s := range raw {
+		region := strings.ToLower(strings.ReplaceAll(s, " ", ""))
+		switch {
+		case region == "" && from != "":
+			r.fail(key, fmt.Sprintf("%q has an empty region at position %d", from, i+1))
+			continue
+		case region == "":
+			r.fail(fmt.Sprintf("%s[%d]", key, i), `is "": a region name is required`)
+			continue
+		}
+		out = append(out, region)
+	}
+	return out
 }
 
 func (r *reader) strMap(key string) map[string]string {

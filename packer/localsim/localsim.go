@@ -2,8 +2,9 @@
 // cloud.Provider, for imgflow's local target and its validation pass.
 //
 // No VM boots and no provisioner runs. The template is loaded and its
-// variables checked exactly as for a real build (packer.Template.Render),
-// then the simulation creates, through the provider, what the azure-arm
+// variables checked exactly as for a real build (packer.Template.RenderBuilds,
+// with {{env}} read from BuildRequest.Env only, so that a plan does not
+// depend on the machine that makes it), then the simulation creates, through the provider, what the azure-arm
 // builder would leave behind, read from the rendered builder configuration:
 //
 //   - VHD mode (capture_container_name, capture_name_prefix, storage_account,
@@ -43,7 +44,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -96,13 +96,12 @@ func (b *Builder) BuildOutcome(ctx context.Context, req packer.BuildRequest) (*p
 	var sims []*simulation
 	var errs []error
 	for _, name := range p.builds {
-		bl, _ := p.tpl.Builder(name)
+		bl := p.rendered.Builders[name]
 		if bl.Type != "azure-arm" {
 			errs = append(errs, fmt.Errorf("build %s is of type %s: the local target simulates only azure-arm builds; select those with only=[…]", name, bl.Type))
 			continue
 		}
-		raw, _ := p.rendered[name].(map[string]any)
-		cfg, err := parseConfig(name, raw)
+		cfg, err := parseConfig(name, p.rendered.Configs[name], p.rendered.UnsetEnv[name])
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -152,7 +151,9 @@ type prepared struct {
 	display  string
 	values   map[string]string
 	secret   map[string]bool
-	rendered map[string]any
+	env      map[string]string
+	envKeys  []string // the non-secret ones, sorted
+	rendered *packer.Rendering
 	builds   []string
 	files    []byte // digest of the staged files, "" when none
 }
@@ -186,24 +187,33 @@ func prepare(req packer.BuildRequest) (*prepared, error) {
 	for _, n := range append(append([]string(nil), req.Sensitive...), tpl.SensitiveVariables...) {
 		p.secret[n] = true
 	}
-	for _, name := range req.Only {
-		if _, ok := tpl.Builder(name); !ok {
-			return nil, fmt.Errorf("packer build %s: -only %q matches no builder (builders: %s)", req.TemplatePath, name, strings.Join(tpl.BuilderNames(), ", "))
+	secretEnv := map[string]bool{}
+	for _, n := range req.SensitiveEnv {
+		secretEnv[n] = true
+	}
+	p.env = req.Env
+	for k := range req.Env {
+		if !secretEnv[k] {
+			p.envKeys = append(p.envKeys, k)
 		}
 	}
-	p.builds = req.Only
-	if len(p.builds) == 0 {
-		p.builds = tpl.BuilderNames()
-	}
-	// The local target renders {{env}} as "": a workflow's build must not
-	// depend on the environment imgflow runs in.
-	p.rendered, err = tpl.Render(p.values, nil)
+	sort.Strings(p.envKeys)
+	// {{env}} renders from req.Env alone, not from imgflow's environment: a
+	// workflow's build must not depend on the machine that plans it.
+	p.rendered, err = tpl.RenderBuilds(p.values, req.Env)
 	if err != nil {
 		var mv *packer.MissingVariablesError
 		if errors.As(err, &mv) {
 			mv.Template = req.TemplatePath
 		}
 		return nil, err
+	}
+	if err := packer.CheckOnly("-only", req.Only, p.rendered.Names); err != nil {
+		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
+	}
+	p.builds = req.Only
+	if len(p.builds) == 0 {
+		p.builds = p.rendered.Names
 	}
 	if dir := p.values[FilesDirVar]; dir != "" {
 		if p.files, err = digestTree(dir); err != nil {
@@ -232,6 +242,12 @@ func (p *prepared) identity(build string) uuid.UUID {
 		field(p.values[k])
 	}
 	field(string(p.files))
+	// Only when given, so that the products of builds without env keep
+	// their names.
+	for _, k := range p.envKeys {
+		field("env:" + k)
+		field(p.env[k])
+	}
 	return uuid.NewSHA1(uuid.NameSpaceURL, h.Sum(nil))
 }
 

@@ -100,6 +100,9 @@ func TestConfigRulesFollowPacker(t *testing.T) {
 	vhdOut := map[string]any{"storage_account": "sa", "resource_group_name": "rg", "capture_container_name": "c", "capture_name_prefix": "p"}
 	managed := map[string]any{"managed_image_name": "img", "managed_image_resource_group_name": "rg"}
 	sigSrc := map[string]any{"shared_image_gallery": map[string]any{"resource_group": "rg", "gallery_name": "g", "image_name": "i", "image_version": "1.0.0"}}
+	// image-builder's packer.json renders its source block to all "" (or {})
+	// for a marketplace build: packer's source count ignores it.
+	emptySigSrc := map[string]any{"shared_image_gallery": map[string]any{"gallery_name": "", "image_name": "", "image_version": "", "resource_group": "", "subscription": "", "community_gallery_image_id": ""}}
 	dest := map[string]any{"shared_image_gallery_destination": map[string]any{"resource_group": "rg", "gallery_name": "g", "image_name": "i", "image_version": "1.0.1"}}
 	merge := func(parts ...map[string]any) map[string]any {
 		out := map[string]any{}
@@ -117,6 +120,12 @@ func TestConfigRulesFollowPacker(t *testing.T) {
 		"marketplace VHD":         {merge(base, market, vhdOut), ""},
 		"marketplace SIG":         {merge(base, market, managed, dest), ""},
 		"gallery source SIG":      {merge(base, sigSrc, managed, dest), ""},
+		"empty gallery block":     {merge(base, market, managed, dest, emptySigSrc), ""},
+		"only an empty gallery":   {merge(base, managed, emptySigSrc), "specify exactly one source"},
+		"community gallery":       {merge(base, managed, map[string]any{"shared_image_gallery": map[string]any{"community_gallery_image_id": "/CommunityGalleries/flatcar-0000/Images/flatcar-stable-amd64/Versions/4152.2.3"}}), "the local target cannot read a shared gallery"},
+		"no location":             {merge(base, market, vhdOut, map[string]any{"location": ""}), `location is "": specify either a location to build in or an existing build_resource_group_name`},
+		"location and build rg":   {merge(base, market, managed, map[string]any{"build_resource_group_name": "rg"}), "location and build_resource_group_name are both set"},
+		"build rg, no location":   {merge(base, market, managed, map[string]any{"location": "", "build_resource_group_name": "rg"}), ""},
 		"image_url managed":       {merge(base, map[string]any{"image_url": "https://a.blob.core.windows.net/c/x.vhd"}, managed), "A managed image must be created from a managed image"},
 		"gallery source VHD":      {merge(base, sigSrc, vhdOut), "VHD Target [capture_container_name] is not supported when using Shared Image Gallery as source"},
 		"gallery dest in VHD":     {merge(base, market, vhdOut, dest), "shared_image_gallery_destination needs a managed image output"},
@@ -124,13 +133,13 @@ func TestConfigRulesFollowPacker(t *testing.T) {
 		"two sources":             {merge(base, market, sigSrc, managed), "specify exactly one source"},
 		"two outputs":             {merge(base, market, vhdOut, managed), "not both"},
 		"no output":               {merge(base, market), "no output"},
-		"no os_type":              {merge(market, vhdOut, map[string]any{"type": "azure-arm"}), "an os_type must be specified"},
+		"no os_type":              {merge(market, vhdOut, map[string]any{"type": "azure-arm", "location": "westeurope"}), "an os_type must be specified"},
 		"bad version":             {merge(base, market, managed, map[string]any{"shared_image_gallery_destination": map[string]any{"resource_group": "rg", "gallery_name": "g", "image_name": "i", "image_version": "1.2"}}), "image_version"},
 		"bad disk size":           {merge(base, market, vhdOut, map[string]any{"os_disk_size_gb": "thirty"}), `os_disk_size_gb is "thirty", not a whole number`},
 		"bad exclude_from_latest": {merge(base, market, managed, dest, map[string]any{"shared_gallery_image_version_exclude_from_latest": "yes"}), "not true or false"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := parseConfig("azure-arm", tc.cfg)
+			_, err := parseConfig("azure-arm", tc.cfg, nil)
 			if tc.want == "" {
 				assert.NoError(t, err)
 				return
@@ -140,11 +149,47 @@ func TestConfigRulesFollowPacker(t *testing.T) {
 		})
 	}
 
-	// packer lifts a string to a one-element list: "a,b" is ONE region.
-	c, err := parseConfig("b", merge(base, market, managed, map[string]any{"shared_image_gallery_destination": map[string]any{
-		"resource_group": "rg", "gallery_name": "g", "image_name": "i", "image_version": "1.0.1", "replication_regions": "westeurope,eastus"}}))
-	require.NoError(t, err)
-	assert.Equal(t, []string{"westeurope,eastus"}, c.regions)
+	c, err := parseConfig("b", merge(base, market, managed, map[string]any{"shared_image_gallery": map[string]any{}}), nil)
+	require.NoError(t, err, "an empty block is no source")
+	assert.Nil(t, c.sigSource)
+}
+
+func TestReplicationRegionsFollowPacker(t *testing.T) {
+	cfg := func(regions any) map[string]any {
+		return map[string]any{"type": "azure-arm", "os_type": "Linux", "location": "westeurope",
+			"image_publisher": "p", "image_offer": "o", "image_sku": "s", "managed_image_name": "img", "managed_image_resource_group_name": "rg",
+			"shared_image_gallery_destination": map[string]any{"resource_group": "rg", "gallery_name": "g", "image_name": "i", "image_version": "1.0.1", "replication_regions": regions}}
+	}
+	for _, tc := range []struct {
+		regions any
+		want    []string
+	}{
+		// packer's decode hook splits a string on commas (image-builder's
+		// azure-sig.json, Flatcar's override); regions are normalised.
+		{"westeurope,eastus,eastus2", []string{"westeurope", "eastus", "eastus2"}},
+		{"West Europe, East US", []string{"westeurope", "eastus"}},
+		{[]any{"westeurope", "East US 2"}, []string{"westeurope", "eastus2"}},
+		{"", nil},
+	} {
+		c, err := parseConfig("b", cfg(tc.regions), nil)
+		require.NoError(t, err, "%v", tc.regions)
+		assert.Equal(t, tc.want, c.regions, "%v", tc.regions)
+	}
+
+	_, err := parseConfig("b", cfg("westeurope,,eastus"), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `b.shared_image_gallery_destination.replication_regions "westeurope,,eastus" has an empty region at position 2`)
+
+	// AgentBaker: ["{{user `location`}}"], location from {{env `PACKER_BUILD_LOCATION`}}.
+	c := cfg([]any{""})
+	c["location"] = ""
+	_, err = parseConfig("b", c, map[string][]string{
+		"location": {"PACKER_BUILD_LOCATION"}, "shared_image_gallery_destination.replication_regions[0]": {"PACKER_BUILD_LOCATION"},
+	})
+	require.Error(t, err)
+	msg := err.Error()
+	assert.Contains(t, msg, `b.location is "": specify either a location to build in or an existing build_resource_group_name (packer's rule) (made from {{env `+"`PACKER_BUILD_LOCATION`"+`}}, which packer renders as "" because packer_build's env does not set it: pass env = {"PACKER_BUILD_LOCATION": …})`)
+	assert.Contains(t, msg, `b.shared_image_gallery_destination.replication_regions[0] is "": a region name is required (made from {{env `+"`PACKER_BUILD_LOCATION`"+`}}`)
 }
 
 func TestTheArtifactsTemplatesDefaultTo30GiB(t *testing.T) {
@@ -160,7 +205,7 @@ func TestTheArtifactsTemplatesDefaultTo30GiB(t *testing.T) {
 		values["sig_image_version"] = "1.0.0"
 		rendered, err := tpl.Render(values, nil)
 		require.NoError(t, err)
-		c, err := parseConfig("azure-arm", rendered["azure-arm"].(map[string]any))
+		c, err := parseConfig("azure-arm", rendered["azure-arm"].(map[string]any), nil)
 		require.NoError(t, err, name)
 		s := &simulation{cfg: c}
 		assert.Equal(t, int64(30<<30), s.diskSize(), name)
@@ -197,4 +242,56 @@ func TestAMissingCaptureAccountFailsLikeAzure(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "storage_account nosuch in resource group rg")
 	assert.True(t, strings.Contains(err.Error(), "ResourceNotFound") || cloud.IsNotFound(err), err.Error())
+}
+
+func TestEnvRendersTheBuildAndEntersItsIdentityUnlessSecret(t *testing.T) {
+	body := strings.Replace(vhdTemplate, `"regions": "westeurope"`, `"regions": "westeurope", "where": "{{env `+"`PACKER_BUILD_LOCATION`"+`}}", "name": "{{env `+"`BUILD`"+`}}"`, 1)
+	body = strings.Replace(body, `"location": "westeurope"`, `"location": "{{user `+"`where`"+`}}", "name": "vhd-{{user `+"`name`"+`}}"`, 1)
+	tpl := writeTemplate(t, body)
+	req := func(env map[string]string) packer.BuildRequest {
+		return packer.BuildRequest{TemplatePath: tpl, Vars: map[string]string{"sa": "aksvhds", "rg": "rg"}, Only: []string{"vhd-gen2"},
+			Env: env, SensitiveEnv: []string{"UA_TOKEN"}}
+	}
+	env := map[string]string{"PACKER_BUILD_LOCATION": "westeurope", "BUILD": "gen2", "UA_TOKEN": "t1"}
+	p, err := prepare(req(env))
+	require.NoError(t, err, "-only matches the build name rendered from env")
+	assert.Equal(t, []string{"vhd-gen2"}, p.builds)
+	assert.Equal(t, "westeurope", p.rendered.Configs["vhd-gen2"]["location"])
+	id := p.identity("vhd-gen2")
+
+	env["UA_TOKEN"] = "t2"
+	p, err = prepare(req(env))
+	require.NoError(t, err)
+	assert.Equal(t, id, p.identity("vhd-gen2"), "a secret's value is not part of the build's identity")
+
+	env["PACKER_BUILD_LOCATION"] = "West Europe"
+	p, err = prepare(req(env))
+	require.NoError(t, err)
+	assert.NotEqual(t, id, p.identity("vhd-gen2"), "another environment, another build")
+
+	t.Setenv("BUILD", "gen2")
+	t.Setenv("PACKER_BUILD_LOCATION", "westeurope")
+	_, err = prepare(req(map[string]string{}))
+	require.Error(t, err, "imgflow's own environment is not the build's")
+	assert.Contains(t, err.Error(), `-only "vhd-gen2" matches no builder (builders: vhd-)`)
+
+	_, err = New(newCloud(t)).Build(context.Background(), packer.BuildRequest{TemplatePath: tpl, Vars: map[string]string{"sa": "aksvhds", "rg": "rg"}, Env: map[string]string{"BUILD": "x"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `vhd-x.location is "": specify either a location`)
+	assert.Contains(t, err.Error(), `pass env = {"PACKER_BUILD_LOCATION": …}`)
+}
+
+func TestAFailedCheckNamesTheUnsetEnvBehindEmptySettings(t *testing.T) {
+	cfg := map[string]any{"type": "azure-arm", "os_type": "Linux", "location": "westeurope",
+		"image_publisher": "", "image_offer": "ubuntu-24_04-lts", "image_sku": "server",
+		"managed_image_name": "img", "managed_image_resource_group_name": "rg"}
+	_, err := parseConfig("b", cfg, map[string][]string{"image_publisher": {"IMG_PUBLISHER"}, "azure_tags.branch": {"BRANCH"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a marketplace source needs image_publisher, image_offer and image_sku\n"+
+		"(rendered from environment variables packer_build's env does not set, which packer renders as \"\": "+
+		"azure_tags.branch from {{env `BRANCH`}}; image_publisher from {{env `IMG_PUBLISHER`}}; pass them in env = {…})")
+
+	_, err = parseConfig("b", cfg, nil)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "environment variables")
 }

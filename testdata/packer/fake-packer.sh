@@ -15,6 +15,9 @@
 #   FAKE_PACKER_ECHO_VAR  print the value of this variable, read from the
 #                         last -var-file, in a ui message (as a provisioner
 #                         echoing a secret would)
+#   FAKE_PACKER_ECHO_ENV  print NAME=value for each of these (space-separated)
+#                         environment variables in a ui message (as a
+#                         provisioner echoing its environment would)
 set -u
 
 ts() { date +%s; }
@@ -74,6 +77,9 @@ preamble() {
 		v=$(sed -n "s/^ *\"${FAKE_PACKER_ECHO_VAR}\": \"\\(.*\\)\",\\{0,1\\}\$/\\1/p" "$varfile")
 		out ",ui,message,    $b: token=$v"
 	fi
+	for name in ${FAKE_PACKER_ECHO_ENV:-}; do
+		out ",ui,message,    $b: env $name=${!name:-}"
+	done
 }
 
 finish() {
