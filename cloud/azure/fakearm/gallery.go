@@ -208,8 +208,9 @@ func (f *Fake) sharingServer() computefake.GallerySharingProfileServer {
 			switch op {
 			case string(armcompute.SharingUpdateOperationTypesEnableCommunity):
 				ci := communityInfo(g)
-				if ci == nil || deref(ci.PublicNamePrefix) == "" {
-					errResp.SetError(invalidParameter("Gallery '%s' has no community gallery info: set sharingProfile.permissions=Community with communityGalleryInfo on the gallery first.", name))
+				if currentCommunity(g) == nil || ci == nil || deref(ci.PublicNamePrefix) == "" {
+					errResp.SetError(invalidParameter(
+						"Gallery '%s' is not a community gallery: only a gallery created with sharingProfile.permissions 'Community' and communityGalleryInfo can be shared with the community.", name))
 					return
 				}
 				for _, k := range sortedIDs(f.defs, deref(g.ID)+"/images/") {
