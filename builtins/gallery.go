@@ -77,6 +77,7 @@ func registerGallery(r *Registry) {
 				"it is an output, never computed, and cannot be recovered if the gallery is deleted. Idempotent. Needs the Owner or Compute Gallery Sharing Admin role on the gallery.",
 			Example: `g = share_community(gallery("flatcar", resource_group = rg, community = profile))`,
 			Impl:    shareCommunityImpl,
+			Removed: removedShareParams(),
 		},
 		&Spec{
 			Name: "image_definition", Positional: 1, Effect: Changes,
@@ -233,6 +234,14 @@ func communityInfoOf(p *starlarkstruct.Struct) cloud.CommunityInfo {
 		PublicNamePrefix: attrString(p, "prefix"), PublisherURI: attrString(p, "publisher_uri"),
 		PublisherContact: attrString(p, "publisher_email"), EULA: attrString(p, "eula"),
 	}
+}
+
+// removedShareParams are share_community()'s former profile parameters:
+// the profile now belongs to the gallery from its creation.
+func removedShareParams() map[string]string {
+	const fix = "Azure cannot convert a private gallery to a community gallery, so the profile is given when the gallery is created: " +
+		"gallery(…, community = community_profile(prefix = …, publisher_uri = …, publisher_email = …, eula = …)), then share_community(gallery)"
+	return map[string]string{"prefix": fix, "publisher_uri": fix, "publisher_email": fix, "eula": fix}
 }
 
 func shareCommunityImpl(c *Call) (starlark.Value, error) {
