@@ -37,6 +37,12 @@ func (s *Spec) call(thread *starlark.Thread, _ *starlark.Builtin, args starlark.
 	if len(args) > s.Positional {
 		return nil, s.positionalError(len(args))
 	}
+	for _, kv := range kwargs {
+		name := string(kv[0].(starlark.String))
+		if fix, ok := s.Removed[name]; ok {
+			return nil, fmt.Errorf("%s: parameter %s was removed: %s", s.Name, name, fix)
+		}
+	}
 	values := make([]starlark.Value, len(s.Params))
 	pairs := make([]any, 0, 2*len(s.Params))
 	for i, p := range s.Params {

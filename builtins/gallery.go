@@ -15,6 +15,7 @@ import (
 var (
 	kindRG         = KindOneOf(KindStruct("resource_group"), KindString)
 	kindGallery    = KindStruct("gallery")
+	kindCommunity  = KindStruct("community_profile")
 	kindDefinition = KindStruct("image_definition")
 	kindVersion    = KindStruct("image_version")
 	kindSource     = KindOneOf(KindStruct("managed_image", "image_version", "vhd"), KindString)
@@ -42,25 +43,41 @@ func registerGallery(r *Registry) {
 				{Name: "location", Kind: KindString, Default: "None", Doc: "region; default: the resource group's"},
 				{Name: "description", Kind: KindString, Default: `""`, Doc: "description"},
 				{Name: "tags", Kind: KindStringDict, Default: "{}", Doc: "tags added when created"},
+				{Name: "community", Kind: kindCommunity, Default: "None", Doc: "a community_profile(): create a community gallery, which share_community() can make public"},
 			},
-			Returns: "struct(id, name, resource_group, location, public_name, community)",
-			Doc:     "Ensures an Azure Compute Gallery exists. Gallery names are unique per subscription. `public_name` is None until the gallery is shared with share_community().",
-			Example: `g = gallery("flatcar_staging", resource_group = rg)`,
+			Returns: "struct(id, name, resource_group, location, description, community, public_name)",
+			Doc: "Ensures an Azure Compute Gallery exists. Gallery names are unique per subscription. " +
+				"With `community`, the gallery is created as a community gallery (Azure cannot convert an existing private gallery into one, so a private gallery of that name is an error); " +
+				"on a rerun its publisher URI, e-mail and EULA are updated, its prefix cannot change. " +
+				"`community` is the profile, or None for a private gallery; `public_name` is None until share_community().",
+			Example: `g = gallery("flatcar", resource_group = rg, community = community_profile(prefix = "flatcar", publisher_uri = "https://www.flatcar.org/", publisher_email = "infra@flatcar-linux.org", eula = "https://kinvolk.io/legal/open-source/"))`,
 			Impl:    galleryImpl,
+		},
+		&Spec{
+			Name: "community_profile", Effect: Pure,
+			Params: []Param{
+				{Name: "prefix", Kind: KindString, Doc: "public name prefix: 5–16 letters and digits (no `-`)"},
+				{Name: "publisher_uri", Kind: KindString, Doc: "publisher web site, http(s) (public)"},
+				{Name: "publisher_email", Kind: KindString, Doc: "publisher support e-mail (public)"},
+				{Name: "eula", Kind: KindString, Doc: "end-user license agreement URL, http(s) (public)"},
+			},
+			Returns: "struct(prefix, publisher_uri, publisher_email, eula)",
+			Doc:     "The public information of a community gallery, for gallery(…, community = …). Every field is required, checked here, and visible to everyone once the gallery is shared.",
+			Example: `profile = community_profile(prefix = "flatcar", publisher_uri = "https://www.flatcar.org/", publisher_email = "infra@flatcar-linux.org", eula = "https://kinvolk.io/legal/open-source/")`,
+			Impl:    communityProfileImpl,
 		},
 		&Spec{
 			Name: "share_community", Positional: 1, Effect: Changes,
 			Params: []Param{
-				{Name: "gallery", Kind: kindGallery, Doc: "the gallery() to share"},
-				{Name: "prefix", Kind: KindString, Doc: "public name prefix: 5–16 letters and digits (no `-`)"},
-				{Name: "publisher_uri", Kind: KindString, Doc: "publisher web site (public)"},
-				{Name: "publisher_email", Kind: KindString, Doc: "publisher support e-mail (public)"},
-				{Name: "eula", Kind: KindString, Doc: "legal agreement URL (public)"},
+				{Name: "gallery", Kind: kindGallery, Doc: "a gallery() created with `community = community_profile(…)`"},
 			},
 			Returns: "the gallery, with public_name set",
-			Doc:     "Shares a gallery with the Azure community: writes the community information, then enables community sharing. The platform generates the public name `<prefix>-<guid>`; it is an output, never computed, and cannot be recovered if the gallery is deleted. Idempotent; a different prefix on a shared gallery is an error.",
-			Example: `g = share_community(g, prefix = "flatcar", publisher_uri = "https://www.flatcar.org/", publisher_email = "infra@flatcar-linux.org", eula = "https://www.flatcar.org/license")`,
+			Doc: "Makes a community gallery public (EnableCommunity), so anyone can use its images. The gallery must have been created as a community gallery: " +
+				"a private one is refused before anything changes, because Azure cannot convert it. The platform generates the public name `<prefix>-<guid>`; " +
+				"it is an output, never computed, and cannot be recovered if the gallery is deleted. Idempotent. Needs the Owner or Compute Gallery Sharing Admin role on the gallery.",
+			Example: `g = share_community(gallery("flatcar", resource_group = rg, community = profile))`,
 			Impl:    shareCommunityImpl,
+			Removed: removedShareParams(),
 		},
 		&Spec{
 			Name: "image_definition", Positional: 1, Effect: Changes,
@@ -161,6 +178,10 @@ func galleryImpl(c *Call) (starlark.Value, error) {
 		Name: c.String("name", ""), ResourceGroup: rg, Location: c.String("location", rgLocation),
 		Description: c.String("description", ""), Tags: c.standardTags(c.StringMap("tags")),
 	}
+	if p := c.Struct("community"); p != nil {
+		info := communityInfoOf(p)
+		want.Community = &info
+	}
 	if want.Location == "" {
 		return nil, fmt.Errorf("gallery %s: location is required when resource_group is a name: pass location=… or resource_group=resource_group(…)", want.Name)
 	}
@@ -168,29 +189,65 @@ func galleryImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gallery %s: %w", want.Name, err)
 	}
-	c.Report(outcome, g.Name+" in "+g.Location)
+	detail := g.Name + " in " + g.Location
+	if g.Community != nil {
+		detail += " as a community gallery (prefix " + g.Community.PublicNamePrefix + ")"
+	}
+	c.Report(outcome, detail)
 	return galleryValue(g), nil
 }
 
 func galleryValue(g *cloud.Gallery) *starlarkstruct.Struct {
-	var public any
+	var public, community any
 	if g.PublicName() != "" {
 		public = g.PublicName()
 	}
+	if g.Community != nil {
+		community = communityProfileValue(*g.Community)
+	}
 	return makeStruct("gallery", fields{
 		"id": g.ID, "name": g.Name, "resource_group": g.ResourceGroup, "location": g.Location,
-		"description": g.Description, "public_name": public, "community": g.CommunityEnabled,
+		"description": g.Description, "community": community, "public_name": public,
 	})
 }
 
-func shareCommunityImpl(c *Call) (starlark.Value, error) {
-	gs := c.Struct("gallery")
+func communityProfileImpl(c *Call) (starlark.Value, error) {
 	info := cloud.CommunityInfo{
 		PublicNamePrefix: c.String("prefix", ""), PublisherURI: c.String("publisher_uri", ""),
 		PublisherContact: c.String("publisher_email", ""), EULA: c.String("eula", ""),
 	}
+	if err := cloud.ValidateCommunityInfo(info); err != nil {
+		return nil, fmt.Errorf("community_profile: %w", err)
+	}
+	return communityProfileValue(info), nil
+}
+
+func communityProfileValue(info cloud.CommunityInfo) *starlarkstruct.Struct {
+	return makeStruct("community_profile", fields{
+		"prefix": info.PublicNamePrefix, "publisher_uri": info.PublisherURI,
+		"publisher_email": info.PublisherContact, "eula": info.EULA,
+	})
+}
+
+func communityInfoOf(p *starlarkstruct.Struct) cloud.CommunityInfo {
+	return cloud.CommunityInfo{
+		PublicNamePrefix: attrString(p, "prefix"), PublisherURI: attrString(p, "publisher_uri"),
+		PublisherContact: attrString(p, "publisher_email"), EULA: attrString(p, "eula"),
+	}
+}
+
+// removedShareParams are share_community()'s former profile parameters:
+// the profile now belongs to the gallery from its creation.
+func removedShareParams() map[string]string {
+	const fix = "Azure cannot convert a private gallery to a community gallery, so the profile is given when the gallery is created: " +
+		"gallery(…, community = community_profile(prefix = …, publisher_uri = …, publisher_email = …, eula = …)), then share_community(gallery)"
+	return map[string]string{"prefix": fix, "publisher_uri": fix, "publisher_email": fix, "eula": fix}
+}
+
+func shareCommunityImpl(c *Call) (starlark.Value, error) {
+	gs := c.Struct("gallery")
 	name := attrString(gs, "name")
-	g, outcome, err := cloud.EnsureCommunity(c.Ctx(), c.Run.Provider, attrString(gs, "resource_group"), name, info)
+	g, outcome, err := cloud.EnsureCommunity(c.Ctx(), c.Run.Provider, attrString(gs, "resource_group"), name)
 	if err != nil {
 		return nil, fmt.Errorf("share gallery %s with the community: %w", name, err)
 	}

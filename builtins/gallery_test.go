@@ -1,8 +1,10 @@
 package builtins_test
 
 import (
+	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -243,13 +245,26 @@ output("rest", regions(exclude = ["westeurope", "eastus", "polandcentral", "braz
 	assert.Contains(t, msg, `so here "westeurope"`)
 }
 
+// communityPrelude is versionPrelude with the gallery created as a
+// community gallery; %s is the profile's prefix.
+const communityPrelude = `
+rg = resource_group("rg", location = "westeurope")
+sa = storage_account("imgflowtest", resource_group = rg)
+up = vhd_upload("disk.vhd", dest = blob(sa, container = "vhds", name = "disk.vhd"))
+profile = community_profile(prefix = "%s", publisher_uri = "https://example.org", publisher_email = "images@example.org", eula = "https://example.org/eula")
+g = gallery("gal", resource_group = rg, community = profile)
+d = image_definition(g, name = "def", publisher = "p", offer = "o", sku = "s")
+v = image_version(d, version = "1.0.0", source = vhd(up, storage_account = sa))
+`
+
 func TestGalleryFlowIsIdempotent(t *testing.T) {
 	s := newSnippetSandbox(t)
 	s.fixedVHD("disk.vhd", 1, "flatcar")
-	const src = versionPrelude + `
-shared = share_community(g, prefix = "imgflow", publisher_uri = "https://example.org", publisher_email = "images@example.org", eula = "https://example.org/eula")
+	src := fmt.Sprintf(communityPrelude, "imgflow") + `
+shared = share_community(g)
 output("public_name", shared.public_name)
 output("unshared_before", g.public_name == None)
+output("profile", g.community)
 `
 	first := s.mustRun(src, nil)
 	for _, b := range []string{"resource_group", "storage_account", "vhd_upload", "gallery", "image_definition", "image_version", "share_community"} {
@@ -258,6 +273,8 @@ output("unshared_before", g.public_name == None)
 	public, _ := outputsOf(first)["public_name"].(string)
 	assert.Regexp(t, `^imgflow-[0-9a-f-]{36}$`, public)
 	assert.Equal(t, true, outputsOf(first)["unshared_before"])
+	assert.Equal(t, map[string]any{"prefix": "imgflow", "publisher_uri": "https://example.org", "publisher_email": "images@example.org", "eula": "https://example.org/eula"},
+		outputsOf(first)["profile"])
 
 	second := s.mustRun(src, nil)
 	for _, step := range second.Steps {
@@ -267,10 +284,66 @@ output("unshared_before", g.public_name == None)
 	}
 	assert.Equal(t, public, outputsOf(second)["public_name"])
 
-	msg := s.mustFail(versionPrelude+`
-share_community(g, prefix = "other", publisher_uri = "https://example.org", publisher_email = "images@example.org", eula = "https://example.org/eula")
+	// Another prefix is refused by gallery(), before anything changes.
+	msg := s.mustFail(fmt.Sprintf(communityPrelude, "otherprefix"), nil)
+	assert.Contains(t, msg, `public name prefix "imgflow", which Azure cannot change`)
+	assert.Contains(t, msg, "keep prefix = \"imgflow\"")
+	assert.Contains(t, msg, "main.star:6:")
+}
+
+func TestCommunityGalleryPublisherDetailsAreUpdated(t *testing.T) {
+	s := newSnippetSandbox(t)
+	const src = `
+rg = resource_group("rg", location = "westeurope")
+g = gallery("gal", resource_group = rg, community = community_profile(prefix = "imgflow", publisher_uri = "https://example.org", publisher_email = "%s", eula = "https://example.org/eula"))
+output("contact", g.community.publisher_email)
+`
+	s.mustRun(fmt.Sprintf(src, "images@example.org"), nil)
+	res := s.mustRun(fmt.Sprintf(src, "security@example.org"), nil)
+	assert.Equal(t, cloud.Updated, lastOutcome(t, res, "gallery"))
+	assert.Equal(t, "security@example.org", outputsOf(res)["contact"])
+}
+
+func TestShareCommunityRefusesAPrivateGallery(t *testing.T) {
+	s := newSnippetSandbox(t)
+	// Declared in the workflow without community=: refused by the
+	// validation pass, so not even the resource group is created.
+	res := s.exec(`
+rg = resource_group("rg", location = "westeurope")
+g = gallery("gal", resource_group = rg)
+share_community(g)
 `, nil)
-	assert.Contains(t, msg, "prefix cannot change")
+	require.Error(t, res.Err)
+	assert.Equal(t, "validate", res.Pass, "refused by the validation pass")
+	for _, want := range []string{
+		"main.star:4:", `gallery "gal" is a private gallery`, "Azure cannot convert a private gallery to a community gallery",
+		`gallery("gal", …, community = community_profile(`, "use a new name, or delete it",
+	} {
+		assert.Contains(t, res.Err.Error(), want)
+	}
+	_, err := s.cloud.GetResourceGroup(context.Background(), "rg")
+	assert.True(t, cloud.IsNotFound(err), "nothing was created: %v", err)
+
+	// Existing, private: gallery(…, community = …) refuses to convert it.
+	s.mustRun(`gallery("gal", resource_group = resource_group("rg", location = "westeurope"))`, nil)
+	msg := s.mustFail(`
+rg = resource_group("rg", location = "westeurope")
+g = gallery("gal", resource_group = rg, community = community_profile(prefix = "imgflow", publisher_uri = "https://example.org", publisher_email = "images@example.org", eula = "https://example.org/eula"))
+share_community(g)
+`, nil)
+	assert.Contains(t, msg, "main.star:3:")
+	assert.Contains(t, msg, `gallery "gal" already exists as a private gallery, and Azure cannot convert a private gallery to a community gallery`)
+}
+
+func TestCommunityProfileIsCheckedWhereItIsWritten(t *testing.T) {
+	s := newSnippetSandbox(t)
+	msg := s.mustFail(`community_profile(prefix = "flatcar-capi", publisher_uri = "www.flatcar.org", publisher_email = "Flatcar <infra@flatcar-linux.org>", eula = "https://example.org/eula?sig=SECRET")`, nil)
+	for _, want := range []string{"main.star:1:", `invalid community prefix "flatcar-capi"`, "is not an absolute URL", "bare e-mail address", "has a query string"} {
+		assert.Contains(t, msg, want)
+	}
+	// The message never repeats the query (the traceback shows the source line).
+	message, _, _ := strings.Cut(msg, "\n    1 |")
+	assert.NotContains(t, message, "SECRET")
 }
 
 func TestImageDefinitionImmutableFields(t *testing.T) {

@@ -46,7 +46,11 @@ type Spec struct {
 	Effect     Effect
 	// Group orders the reference ("Parameters and run facts", "Galleries and images", …).
 	Group string
-	Impl  func(c *Call) (starlark.Value, error)
+	// Removed maps parameters the builtin no longer takes to what to pass
+	// instead, so an older workflow gets that fix rather than "unexpected
+	// keyword argument".
+	Removed map[string]string
+	Impl    func(c *Call) (starlark.Value, error)
 }
 
 // Registry holds the builtins of one interpreter. It is built once by

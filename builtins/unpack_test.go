@@ -66,6 +66,19 @@ func TestUnknownKeyword(t *testing.T) {
 	assert.Empty(t, s.cloud.Snapshot().ResourceGroups)
 }
 
+func TestRemovedParameterSaysWhatToDoInstead(t *testing.T) {
+	s := newSnippetSandbox(t)
+	msg := s.mustFail(`
+rg = resource_group("rg", location = "westeurope")
+g = gallery("gal", resource_group = rg)
+share_community(g, prefix = "flatcar", publisher_uri = "https://x.org", publisher_email = "a@x.org", eula = "https://x.org/eula")
+`, nil)
+	assert.Contains(t, msg, "main.star:4:")
+	assert.Contains(t, msg, "share_community: parameter prefix was removed")
+	assert.Contains(t, msg, "gallery(…, community = community_profile(")
+	assert.Empty(t, s.cloud.Snapshot().ResourceGroups)
+}
+
 func TestStructOfTheWrongBuiltinNamesBoth(t *testing.T) {
 	s := newSnippetSandbox(t)
 	msg := s.mustFail(`
@@ -76,7 +89,7 @@ image_definition(rg, name = "d", publisher = "p", offer = "o", sku = "s")
 	assert.Contains(t, msg, "main.star:3:")
 
 	// A plain struct() is not a gallery either.
-	msg = s.mustFail(`share_community(struct(name = "g"), prefix = "flatcar", publisher_uri = "https://x.org", publisher_email = "a@x.org", eula = "https://x.org/eula")`, nil)
+	msg = s.mustFail(`share_community(struct(name = "g"))`, nil)
 	assert.Contains(t, msg, "share_community: for parameter gallery: got struct, want gallery")
 }
 

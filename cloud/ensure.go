@@ -39,11 +39,19 @@ func EnsureResourceGroup(ctx context.Context, p Provider, want ResourceGroup) (*
 	return got, Exists, nil
 }
 
-// EnsureGallery creates the gallery when missing. Gallery names are unique
-// per subscription, so a gallery of that name in another resource group is
-// an error, as is an existing gallery in another location.
+// EnsureGallery creates the gallery when missing, as a community gallery
+// when want.Community is set. Gallery names are unique per subscription,
+// so a gallery of that name in another resource group is an error, as is
+// an existing gallery in another location. On an existing gallery the
+// description and the community publisher details are updated; a private
+// gallery asked to be a community one, or a community gallery under
+// another prefix, is an error: Azure can change neither.
 func EnsureGallery(ctx context.Context, p Provider, want Gallery) (*Gallery, Outcome, error) {
-	if err := errors.Join(ValidateGalleryName(want.Name), ValidateResourceGroupName(want.ResourceGroup), ValidateLocationName(want.Location)); err != nil {
+	errs := []error{ValidateGalleryName(want.Name), ValidateResourceGroupName(want.ResourceGroup), ValidateLocationName(want.Location)}
+	if want.Community != nil {
+		errs = append(errs, ValidateCommunityInfo(*want.Community))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return nil, "", err
 	}
 	all, err := p.ListGalleries(ctx)
@@ -68,35 +76,55 @@ func EnsureGallery(ctx context.Context, p Provider, want Gallery) (*Gallery, Out
 		return nil, "", fmt.Errorf("gallery %q already exists in %s, not %s: a gallery cannot move; use location=%q",
 			want.Name, got.Location, want.Location, got.Location)
 	}
-	if want.Description != "" && want.Description != got.Description {
-		upd := *got
-		upd.Description = want.Description
-		g, err := p.CreateGallery(ctx, upd)
-		return g, Updated, err
-	}
-	return got, Exists, nil
-}
-
-// EnsureCommunity shares the gallery with the community under info. It is
-// idempotent: a gallery already shared with the same information is left
-// alone; one shared under another prefix is an error, because the public
-// name cannot be changed without a reset that breaks its consumers.
-func EnsureCommunity(ctx context.Context, p Provider, rg, gallery string, info CommunityInfo) (*Gallery, Outcome, error) {
-	if err := ValidateCommunityInfo(info); err != nil {
+	if err := communityChangeError(got, want.Community); err != nil {
 		return nil, "", err
 	}
+	upd := *got
+	if want.Description != "" {
+		upd.Description = want.Description
+	}
+	upd.Community = UpdateCommunityProfile(got.Community, want.Community)
+	if upd.Description == got.Description && (upd.Community == nil || *upd.Community == *got.Community) {
+		return got, Exists, nil
+	}
+	g, err := p.CreateGallery(ctx, upd)
+	return g, Updated, err
+}
+
+// communityChangeError explains, in the workflow's terms, why an existing
+// gallery cannot take the community profile next (nil when it can).
+func communityChangeError(got *Gallery, next *CommunityInfo) error {
+	if CheckCommunityProfileChange(got.ID, got.Community, next) == nil {
+		return nil
+	}
+	if got.Community == nil {
+		return fmt.Errorf("gallery %q already exists as a private gallery, and Azure cannot convert a private gallery to a community gallery: "+
+			"a community gallery is created as one; give the community gallery a new name, or delete %q (with its images) and run again", got.Name, got.Name)
+	}
+	shared := ""
+	if got.PublicName() != "" {
+		shared = fmt.Sprintf(", and its public name %s comes from it", got.PublicName())
+	}
+	return fmt.Errorf("community gallery %q has the public name prefix %q, which Azure cannot change%s: keep prefix = %q, or create a new gallery for the new prefix",
+		got.Name, got.Community.PublicNamePrefix, shared, got.Community.PublicNamePrefix)
+}
+
+// EnsureCommunity makes a community gallery public (EnableCommunity), so
+// its images can be used by anyone under its public name. The gallery must
+// have been created as a community gallery: Azure cannot convert a private
+// one. A gallery already public is left alone.
+func EnsureCommunity(ctx context.Context, p Provider, rg, gallery string) (*Gallery, Outcome, error) {
 	got, err := p.GetGallery(ctx, rg, gallery)
 	if err != nil {
 		return nil, "", err
 	}
-	if got.CommunityEnabled && got.Community != nil {
-		if !strings.EqualFold(got.Community.PublicNamePrefix, info.PublicNamePrefix) {
-			return nil, "", fmt.Errorf("gallery %q is already shared with the community as %q (prefix %q): the prefix cannot change while shared; keep prefix=%q",
-				gallery, got.PublicName(), got.Community.PublicNamePrefix, got.Community.PublicNamePrefix)
-		}
-		if *got.Community == info {
-			return got, Exists, nil
-		}
+	if got.Community == nil {
+		return nil, "", fmt.Errorf("gallery %q is a private gallery, and Azure cannot convert a private gallery to a community gallery: "+
+			"create it as one with gallery(%q, …, community = community_profile(prefix = …, publisher_uri = …, publisher_email = …, eula = …)); "+
+			"an existing private gallery must be replaced: use a new name, or delete it", gallery, gallery)
+	}
+	if got.CommunityEnabled {
+		return got, Exists, nil
 	}
 	defs, err := p.ListImageDefinitions(ctx, rg, gallery)
 	if err != nil {
@@ -108,12 +136,8 @@ func EnsureCommunity(ctx context.Context, p Provider, rg, gallery string, info C
 				gallery, d.Name, st, st)
 		}
 	}
-	outcome := Created
-	if got.Community != nil {
-		outcome = Updated
-	}
-	g, err := p.ShareCommunity(ctx, rg, gallery, info)
-	return g, outcome, err
+	g, err := p.ShareCommunity(ctx, rg, gallery)
+	return g, Created, err
 }
 
 func isPrivateOnlySecurityType(st string) bool {
@@ -129,7 +153,7 @@ func EnsureImageDefinition(ctx context.Context, p Provider, want ImageDefinition
 		return nil, "", fmt.Errorf("image definition %s: gallery: %w", want.Name, err)
 	}
 	want.Location = g.Location
-	if err := ValidateImageDefinition(want, g.CommunityEnabled, now); err != nil {
+	if err := ValidateImageDefinition(want, g.Community != nil || g.CommunityEnabled, now); err != nil {
 		return nil, "", err
 	}
 	defs, err := p.ListImageDefinitions(ctx, want.ResourceGroup, want.Gallery)

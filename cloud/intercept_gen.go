@@ -73,11 +73,11 @@ func (x *intercepted) CreateGallery(ctx context.Context, g Gallery) (*Gallery, e
 	return res, err
 }
 
-func (x *intercepted) ShareCommunity(ctx context.Context, rg, name string, info CommunityInfo) (*Gallery, error) {
+func (x *intercepted) ShareCommunity(ctx context.Context, rg, name string) (*Gallery, error) {
 	if err := x.before(ctx, "ShareCommunity"); err != nil {
 		return nil, err
 	}
-	res, err := x.p.ShareCommunity(ctx, rg, name, info)
+	res, err := x.p.ShareCommunity(ctx, rg, name)
 	if err == nil {
 		err = x.after(ctx, "ShareCommunity")
 	}

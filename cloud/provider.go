@@ -33,11 +33,16 @@ type Provider interface {
 	// are unique per subscription).
 	ListGalleries(ctx context.Context) ([]Gallery, error)
 	GetGallery(ctx context.Context, rg, name string) (*Gallery, error)
+	// CreateGallery creates the gallery, a community gallery when
+	// g.Community is set, or updates an existing one's description, tags
+	// and community profile under CheckCommunityProfileChange; an input
+	// without Community keeps the existing profile.
 	CreateGallery(ctx context.Context, g Gallery) (*Gallery, error)
-	// ShareCommunity writes the community sharing profile on the gallery,
-	// then enables community sharing; the platform generates the public
-	// name, returned in Gallery.PublicNames.
-	ShareCommunity(ctx context.Context, rg, name string, info CommunityInfo) (*Gallery, error)
+	// ShareCommunity enables community sharing of a gallery created as a
+	// community gallery (POST /share EnableCommunity); the platform
+	// generates the public name, returned in Gallery.PublicNames. A
+	// private gallery is InvalidParameter.
+	ShareCommunity(ctx context.Context, rg, name string) (*Gallery, error)
 
 	ListImageDefinitions(ctx context.Context, rg, gallery string) ([]ImageDefinition, error)
 	GetImageDefinition(ctx context.Context, rg, gallery, name string) (*ImageDefinition, error)

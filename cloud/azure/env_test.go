@@ -48,10 +48,11 @@ func TestFromEnvironmentOverHTTP(t *testing.T) {
 	require.NoError(t, err)
 	c := "publish" + randomHex(3)
 	require.NoError(t, p.EnsureContainer(ctx, sa.Name, c))
-	_, _, err = cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "flatcar_gallery", ResourceGroup: "flatcar", Location: loc})
+	_, _, err = cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "flatcar_gallery", ResourceGroup: "flatcar", Location: loc,
+		Community: &cloud.CommunityInfo{PublicNamePrefix: "flatcar4capi", PublisherURI: "https://www.flatcar.org/",
+			PublisherContact: "infra@flatcar-linux.org", EULA: "https://kinvolk.io/legal/open-source/"}})
 	require.NoError(t, err)
-	g, _, err := cloud.EnsureCommunity(ctx, p, "flatcar", "flatcar_gallery", cloud.CommunityInfo{PublicNamePrefix: "flatcar4capi",
-		PublisherURI: "https://www.flatcar.org", PublisherContact: "maintainers@flatcar.org", EULA: "https://www.flatcar.org/eula"})
+	g, _, err := cloud.EnsureCommunity(ctx, p, "flatcar", "flatcar_gallery")
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(g.PublicName(), "flatcar4capi-"), g.PublicName())
 	_, _, err = cloud.EnsureImageDefinition(ctx, p, cloud.ImageDefinition{Name: "flatcar-stable-amd64", ResourceGroup: "flatcar", Gallery: "flatcar_gallery",

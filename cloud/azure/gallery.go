@@ -41,9 +41,10 @@ func (p *Provider) GetGallery(ctx context.Context, rg, name string) (*cloud.Gall
 }
 
 // CreateGallery implements cloud.Provider: a PUT creating the gallery or
-// updating its description and tags. The community fields of g are
-// written back only for a gallery already shared (so an update keeps the
-// share); sharing starts with ShareCommunity.
+// updating its description and tags. With g.Community the PUT carries the
+// community sharing profile (as CommunityGallery_Create does), so a
+// community gallery is one from its first PUT and keeps its profile on
+// updates; making it public is ShareCommunity's.
 func (p *Provider) CreateGallery(ctx context.Context, g cloud.Gallery) (*cloud.Gallery, error) {
 	id := cloud.GalleryID(p.sub, g.ResourceGroup, g.Name)
 	loc := g.Location
@@ -55,7 +56,7 @@ func (p *Provider) CreateGallery(ctx context.Context, g cloud.Gallery) (*cloud.G
 		loc = rg.Location
 	}
 	body := armcompute.Gallery{Location: to(loc), Tags: tagsIn(g.Tags), Properties: &armcompute.GalleryProperties{Description: to(g.Description)}}
-	if g.CommunityEnabled && g.Community != nil {
+	if g.Community != nil {
 		body.Properties.SharingProfile = communityProfile(*g.Community)
 	}
 	if err := p.putGallery(ctx, g.ResourceGroup, g.Name, body); err != nil {
@@ -85,29 +86,13 @@ func communityProfile(c cloud.CommunityInfo) *armcompute.SharingProfile {
 	}
 }
 
-// ShareCommunity implements cloud.Provider in Azure's two steps: the
-// community sharing profile is written on the gallery (a PUT), then
-// EnableCommunity is requested; the platform generates the public name,
-// read back with the expanded sharing profile.
-func (p *Provider) ShareCommunity(ctx context.Context, rg, name string, info cloud.CommunityInfo) (*cloud.Gallery, error) {
+// ShareCommunity implements cloud.Provider: POST /share with
+// EnableCommunity (202 + Location, polled), then the gallery is read back
+// with its expanded sharing profile for the public name the platform
+// generated. Enabling needs the Owner or Compute Gallery Sharing Admin
+// role on the gallery.
+func (p *Provider) ShareCommunity(ctx context.Context, rg, name string) (*cloud.Gallery, error) {
 	id := cloud.GalleryID(p.sub, rg, name)
-	g, err := p.GetGallery(ctx, rg, name)
-	if err != nil {
-		return nil, opError("share gallery", name, err)
-	}
-	if g.CommunityEnabled && g.Community != nil && !strings.EqualFold(g.Community.PublicNamePrefix, info.PublicNamePrefix) {
-		return nil, opError("share gallery", name, cloud.Conflict(cloud.CodeConflict, id,
-			"The public name prefix of gallery '%s' cannot change from '%s' to '%s' while it is shared with the community; reset sharing first (az sig share reset).",
-			name, g.Community.PublicNamePrefix, info.PublicNamePrefix))
-	}
-	body := armcompute.Gallery{
-		Location:   to(g.Location),
-		Tags:       tagsIn(g.Tags),
-		Properties: &armcompute.GalleryProperties{Description: to(g.Description), SharingProfile: communityProfile(info)},
-	}
-	if err := p.putGallery(ctx, rg, name, body); err != nil {
-		return nil, opError("write community sharing profile of gallery", name, azErr(err, id))
-	}
 	poller, err := p.sharing.BeginUpdate(ctx, rg, name, armcompute.SharingUpdate{OperationType: to(armcompute.SharingUpdateOperationTypesEnableCommunity)}, nil)
 	if err == nil {
 		_, err = wait(ctx, p, "enable community sharing of gallery "+name, poller)
@@ -128,7 +113,7 @@ func galleryOut(g *armcompute.Gallery, rg string) *cloud.Gallery {
 		return out
 	}
 	out.Description = deref(props.Description)
-	if sp := props.SharingProfile; sp != nil && sp.CommunityGalleryInfo != nil {
+	if sp := props.SharingProfile; sp != nil && sp.CommunityGalleryInfo != nil && strOf(sp.Permissions) != string(armcompute.GallerySharingPermissionTypesPrivate) {
 		ci := sp.CommunityGalleryInfo
 		if deref(ci.PublicNamePrefix) != "" {
 			out.Community = &cloud.CommunityInfo{

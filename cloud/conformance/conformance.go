@@ -1,6 +1,6 @@
 // Package conformance is the suite every imgflow target passes: the same
 // cases (ensure twice, conflicts, missing parents, bad names, community
-// sharing, versions from a VHD and from a version, replication, disk
+// galleries and sharing, versions from a VHD and from a version, replication, disk
 // export, blob copy) run against each cloud.Provider, so the local target
 // and the Azure target cannot drift apart.
 //
@@ -59,7 +59,9 @@ func Run(t *testing.T, newProvider func(t *testing.T) cloud.Provider) {
 		{"Conflicts", conflicts},
 		{"MissingParents", missingParents},
 		{"BadNames", badNames},
-		{"CommunitySharing", communitySharing},
+		{"CommunityGallery", communityGallery},
+		{"ShareCommunity", shareCommunity},
+		{"RefuseSharingPrivate", refuseSharingPrivate},
 		{"VersionFromVHD", versionFromVHD},
 		{"VersionFromVersion", versionFromVersion},
 		{"ManagedImage", managedImage},
@@ -394,7 +396,8 @@ func badNames(e *env) {
 	require.ErrorAs(t, err, &ve)
 	_, _, err = cloud.EnsureStorageAccount(e.ctx, e.p, cloud.StorageAccount{Name: "Bad_Account", ResourceGroup: "rg", Location: Location})
 	require.ErrorAs(t, err, &ve)
-	_, _, err = cloud.EnsureCommunity(e.ctx, e.p, "rg", "gal", cloud.CommunityInfo{PublicNamePrefix: "bad-prefix"})
+	_, _, err = cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: Location,
+		Community: &cloud.CommunityInfo{PublicNamePrefix: "bad-prefix"}})
 	require.ErrorAs(t, err, &ve)
 
 	e.group("rg")
@@ -422,15 +425,79 @@ func badNames(e *env) {
 
 var publicNameRE = regexp.MustCompile(`^imgflowconf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
-func communitySharing(e *env) {
+// communityInfo is the profile the community cases create galleries with.
+func communityInfo() cloud.CommunityInfo {
+	return cloud.CommunityInfo{PublicNamePrefix: "imgflowconf", PublisherURI: "https://www.flatcar.org/",
+		PublisherContact: "infra@flatcar-linux.org", EULA: "https://kinvolk.io/legal/open-source/"}
+}
+
+func (e *env) communityGallery(rg, name string, info cloud.CommunityInfo) (*cloud.Gallery, cloud.Outcome, error) {
+	return cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: name, ResourceGroup: rg, Location: Location, Community: &info})
+}
+
+// communityGallery: a community gallery is one from its creation; its
+// publisher details can change, its prefix cannot.
+func communityGallery(e *env) {
 	t := e.t
 	e.group("rg")
-	e.gallery("rg", "community_gal")
-	e.definition("rg", "community_gal", "flatcar", "stable")
-	info := cloud.CommunityInfo{PublicNamePrefix: "imgflowconf", PublisherURI: "https://www.flatcar.org",
-		PublisherContact: "maintainers@flatcar.org", EULA: "https://www.flatcar.org/eula"}
+	info := communityInfo()
+	g, outcome, err := e.communityGallery("rg", "community_gal", info)
+	require.NoError(t, err)
+	assert.Equal(t, cloud.Created, outcome)
+	require.NotNil(t, g.Community)
+	assert.Equal(t, info, *g.Community)
+	assert.False(t, g.CommunityEnabled, "created, not yet public")
+	assert.Empty(t, g.PublicNames)
 
-	g, outcome, err := cloud.EnsureCommunity(e.ctx, e.p, "rg", "community_gal", info)
+	_, outcome, err = e.communityGallery("rg", "community_gal", info)
+	require.NoError(t, err)
+	assert.Equal(t, cloud.Exists, outcome)
+
+	// Publisher details are updated in place.
+	info2 := info
+	info2.EULA = "https://www.flatcar.org/license"
+	g, outcome, err = e.communityGallery("rg", "community_gal", info2)
+	require.NoError(t, err)
+	assert.Equal(t, cloud.Updated, outcome)
+	assert.Equal(t, info2, *g.Community)
+
+	// The prefix is refused, by the ensure and by the target.
+	other := info2
+	other.PublicNamePrefix = "otherprefix"
+	_, _, err = e.communityGallery("rg", "community_gal", other)
+	require.ErrorContains(t, err, `public name prefix "imgflowconf", which Azure cannot change`)
+	_, err = e.p.CreateGallery(e.ctx, cloud.Gallery{Name: "community_gal", ResourceGroup: "rg", Location: Location, Community: &other})
+	requireCode(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed)
+
+	// A gallery() without a profile leaves the community profile alone.
+	g, outcome, err = cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "community_gal", ResourceGroup: "rg", Location: Location, Description: "Flatcar"})
+	require.NoError(t, err)
+	assert.Equal(t, cloud.Updated, outcome)
+	assert.Equal(t, "Flatcar", g.Description)
+	g, err = e.p.GetGallery(e.ctx, "rg", "community_gal")
+	require.NoError(t, err)
+	require.NotNil(t, g.Community)
+	assert.Equal(t, info2, *g.Community)
+
+	// Private-only security types are refused in a community gallery,
+	// public or not.
+	private := definition("rg", "community_gal", "private", "private")
+	private.Features = map[string]string{"SecurityType": "TrustedLaunch"}
+	_, _, err = cloud.EnsureImageDefinition(e.ctx, e.p, private, e.now)
+	require.ErrorContains(t, err, "private galleries only")
+}
+
+// shareCommunity: EnableCommunity makes a community gallery public under a
+// generated name, once.
+func shareCommunity(e *env) {
+	t := e.t
+	e.group("rg")
+	info := communityInfo()
+	_, _, err := e.communityGallery("rg", "community_gal", info)
+	require.NoError(t, err)
+	e.definition("rg", "community_gal", "flatcar", "stable")
+
+	g, outcome, err := cloud.EnsureCommunity(e.ctx, e.p, "rg", "community_gal")
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Created, outcome)
 	assert.True(t, g.CommunityEnabled)
@@ -439,55 +506,68 @@ func communitySharing(e *env) {
 	public := g.PublicName()
 	assert.Regexp(t, publicNameRE, public)
 
-	g, outcome, err = cloud.EnsureCommunity(e.ctx, e.p, "rg", "community_gal", info)
+	g, outcome, err = cloud.EnsureCommunity(e.ctx, e.p, "rg", "community_gal")
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Exists, outcome)
 	assert.Equal(t, public, g.PublicName())
 
-	// Other publisher details update the share and keep the name.
+	// Updating the gallery keeps it public under the same name.
 	info2 := info
-	info2.PublisherContact = "security@flatcar.org"
-	g, outcome, err = cloud.EnsureCommunity(e.ctx, e.p, "rg", "community_gal", info2)
-	require.NoError(t, err)
-	assert.Equal(t, cloud.Updated, outcome)
-	assert.Equal(t, public, g.PublicName())
-	assert.Equal(t, "security@flatcar.org", g.Community.PublisherContact)
-
-	// The prefix cannot change while shared.
-	other := info
-	other.PublicNamePrefix = "otherprefix"
-	_, _, err = cloud.EnsureCommunity(e.ctx, e.p, "rg", "community_gal", other)
-	require.ErrorContains(t, err, "cannot change")
-	_, err = e.p.ShareCommunity(e.ctx, "rg", "community_gal", other)
-	requireCode(t, err, http.StatusConflict, cloud.CodeConflict)
-
-	// Updating the gallery keeps the share.
-	_, outcome, err = cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "community_gal", ResourceGroup: "rg", Location: Location, Description: "Flatcar"})
+	info2.PublisherContact = "security@flatcar-linux.org"
+	_, outcome, err = cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "community_gal", ResourceGroup: "rg", Location: Location, Description: "Flatcar", Community: &info2})
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Updated, outcome)
 	g, err = e.p.GetGallery(e.ctx, "rg", "community_gal")
 	require.NoError(t, err)
 	assert.True(t, g.CommunityEnabled)
 	assert.Equal(t, public, g.PublicName())
+	assert.Equal(t, "security@flatcar-linux.org", g.Community.PublisherContact)
 	assert.Equal(t, "Flatcar", g.Description)
 
-	// Private-only security types are refused in a community gallery.
+	// A private-only security type is refused in a public gallery.
 	private := definition("rg", "community_gal", "private", "private")
 	private.Features = map[string]string{"SecurityType": "TrustedLaunch"}
-	_, _, err = cloud.EnsureImageDefinition(e.ctx, e.p, private, e.now)
-	require.ErrorContains(t, err, "private galleries only")
 	private.Location = Location
 	_, err = e.p.CreateImageDefinition(e.ctx, private)
 	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 
-	// A gallery holding such a definition cannot be shared.
-	e.gallery("rg", "private_gal")
-	_, err = e.p.CreateImageDefinition(e.ctx, withGallery(private, "private_gal"))
+	// A community gallery holding such a definition cannot be made public.
+	_, _, err = e.communityGallery("rg", "community_gal2", info)
 	require.NoError(t, err)
-	_, err = e.p.ShareCommunity(e.ctx, "rg", "private_gal", info)
+	_, err = e.p.CreateImageDefinition(e.ctx, withGallery(private, "community_gal2"))
+	require.NoError(t, err)
+	_, err = e.p.ShareCommunity(e.ctx, "rg", "community_gal2")
 	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
-	g, err = e.p.GetGallery(e.ctx, "rg", "private_gal")
+	_, _, err = cloud.EnsureCommunity(e.ctx, e.p, "rg", "community_gal2")
+	require.ErrorContains(t, err, "use TrustedLaunchSupported instead")
+	g, err = e.p.GetGallery(e.ctx, "rg", "community_gal2")
 	require.NoError(t, err)
+	assert.False(t, g.CommunityEnabled)
+	assert.Empty(t, g.PublicNames)
+}
+
+// refuseSharingPrivate: Azure cannot convert a private gallery to a
+// community gallery, neither by sharing it nor by a PUT of the profile.
+func refuseSharingPrivate(e *env) {
+	t := e.t
+	e.group("rg")
+	e.gallery("rg", "private_gal")
+	info := communityInfo()
+
+	_, _, err := cloud.EnsureCommunity(e.ctx, e.p, "rg", "private_gal")
+	require.ErrorContains(t, err, "Azure cannot convert a private gallery to a community gallery")
+	require.ErrorContains(t, err, "community = community_profile(")
+	_, err = e.p.ShareCommunity(e.ctx, "rg", "private_gal")
+	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+
+	_, _, err = e.communityGallery("rg", "private_gal", info)
+	require.ErrorContains(t, err, `gallery "private_gal" already exists as a private gallery`)
+	_, err = e.p.CreateGallery(e.ctx, cloud.Gallery{Name: "private_gal", ResourceGroup: "rg", Location: Location, Community: &info})
+	requireCode(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed)
+
+	g, err := e.p.GetGallery(e.ctx, "rg", "private_gal")
+	require.NoError(t, err)
+	assert.Nil(t, g.Community, "still private")
 	assert.False(t, g.CommunityEnabled)
 	assert.Empty(t, g.PublicNames)
 }

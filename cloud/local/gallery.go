@@ -60,9 +60,10 @@ func (p *Provider) GetGallery(ctx context.Context, rg, name string) (*cloud.Gall
 	return &out, nil
 }
 
-// CreateGallery implements cloud.Provider: a PUT creating the gallery or
-// updating its description and tags. The sharing fields of the input are
-// ignored: sharing changes only through ShareCommunity.
+// CreateGallery implements cloud.Provider: a PUT creating the gallery (a
+// community gallery when in.Community is set) or updating its description,
+// tags and community publisher details. Whether it is public changes only
+// through ShareCommunity.
 func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.Gallery, error) {
 	var out cloud.Gallery
 	err := p.update(ctx, func(st *State) error {
@@ -89,6 +90,9 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 			if g.Location != loc {
 				return locationChanged(g.ID, g.Name, rg.Name, g.Location, loc)
 			}
+			if err := cloud.CheckCommunityProfileChange(g.ID, g.Community, in.Community); err != nil {
+				return err
+			}
 		} else {
 			g = &GalleryState{
 				Gallery:     cloud.Gallery{ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc},
@@ -98,6 +102,7 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 		}
 		g.Description = in.Description
 		g.Tags = copyTags(in.Tags)
+		g.Community = cloud.UpdateCommunityProfile(g.Community, in.Community)
 		out = copyGallery(g.Gallery)
 		return nil
 	})
@@ -107,27 +112,20 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 	return &out, nil
 }
 
-// ShareCommunity implements cloud.Provider. The public name is generated
-// once; sharing again with the same prefix keeps it (the other publisher
-// fields are updated), while another prefix is refused because Azure
-// cannot rename a shared gallery.
-func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string, info cloud.CommunityInfo) (*cloud.Gallery, error) {
+// ShareCommunity implements cloud.Provider: EnableCommunity. The public
+// name is generated once; enabling a public gallery again keeps it.
+func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cloud.Gallery, error) {
 	var out cloud.Gallery
 	err := p.update(ctx, func(st *State) error {
 		_, g, err := p.lookupGallery(st, rgName, name, "")
 		if err != nil {
 			return err
 		}
-		if g.CommunityEnabled && g.Community != nil {
-			if !strings.EqualFold(g.Community.PublicNamePrefix, info.PublicNamePrefix) {
-				return cloud.Conflict(cloud.CodeConflict, g.ID,
-					"The public name prefix of gallery '%s' cannot change from '%s' to '%s' while it is shared with the community; reset sharing first (az sig share reset).",
-					g.Name, g.Community.PublicNamePrefix, info.PublicNamePrefix)
-			}
-			prefix := g.Community.PublicNamePrefix
-			c := info
-			c.PublicNamePrefix = prefix
-			g.Community = &c
+		if g.Community == nil {
+			return invalidParameter(g.ID,
+				"Gallery '%s' is not a community gallery: only a gallery created with sharingProfile.permissions 'Community' and communityGalleryInfo can be shared with the community.", g.Name)
+		}
+		if g.CommunityEnabled {
 			out = copyGallery(g.Gallery)
 			return nil
 		}
@@ -148,10 +146,8 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string, info
 				return err
 			}
 		}
-		c := info
-		g.Community = &c
 		g.CommunityEnabled = true
-		g.PublicNames = []string{info.PublicNamePrefix + "-" + guid}
+		g.PublicNames = []string{g.Community.PublicNamePrefix + "-" + guid}
 		out = copyGallery(g.Gallery)
 		return nil
 	})

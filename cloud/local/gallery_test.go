@@ -86,12 +86,54 @@ var community = cloud.CommunityInfo{
 	PublisherContact: "security@flatcar.org", EULA: "https://flatcar.org/eula",
 }
 
+// communityGallery creates the community gallery "community" in the
+// fixture's resource group.
+func communityGallery(t *testing.T, f *fixture) *cloud.Gallery {
+	t.Helper()
+	info := community
+	g, err := f.p.CreateGallery(ctx, cloud.Gallery{Name: "community", ResourceGroup: rgName, Community: &info})
+	require.NoError(t, err)
+	return g
+}
+
+func TestCommunityGalleryIsCreatedAsOne(t *testing.T) {
+	f := newFixture(t)
+	g := communityGallery(t, f)
+	assert.Equal(t, community, *g.Community)
+	assert.False(t, g.CommunityEnabled, "not public until shared")
+
+	// The publisher details change; the prefix does not.
+	info := community
+	info.EULA = "https://kinvolk.io/legal/open-source/"
+	g, err := f.p.CreateGallery(ctx, cloud.Gallery{Name: "community", ResourceGroup: rgName, Community: &info})
+	require.NoError(t, err)
+	assert.Equal(t, info, *g.Community)
+	info.PublicNamePrefix = "flatcar4capi"
+	_, err = f.p.CreateGallery(ctx, cloud.Gallery{Name: "community", ResourceGroup: rgName, Community: &info})
+	requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "publicNamePrefix")
+
+	// A PUT without a profile keeps it.
+	g, err = f.p.CreateGallery(ctx, cloud.Gallery{Name: "community", ResourceGroup: rgName, Description: "d"})
+	require.NoError(t, err)
+	assert.Equal(t, "flatcar", g.Community.PublicNamePrefix)
+
+	// A private gallery is not converted.
+	_, err = f.p.CreateGallery(ctx, cloud.Gallery{Name: galName, ResourceGroup: rgName, Community: &info})
+	requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "from 'Private' to 'Community'")
+	got, err := f.p.GetGallery(ctx, rgName, galName)
+	require.NoError(t, err)
+	assert.Nil(t, got.Community)
+}
+
 func TestShareCommunity(t *testing.T) {
 	f := newFixture(t)
-	_, err := f.p.ShareCommunity(ctx, rgName, "missing", community)
+	_, err := f.p.ShareCommunity(ctx, rgName, "missing")
 	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	_, err = f.p.ShareCommunity(ctx, rgName, galName)
+	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "is not a community gallery")
 
-	g, err := f.p.ShareCommunity(ctx, rgName, galName, community)
+	communityGallery(t, f)
+	g, err := f.p.ShareCommunity(ctx, rgName, "community")
 	require.NoError(t, err)
 	assert.True(t, g.CommunityEnabled)
 	assert.Equal(t, community, *g.Community)
@@ -107,23 +149,14 @@ func TestShareCommunity(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "flatcar-"+want.String(), g.PublicName())
 
-	// Idempotent: same prefix keeps the name.
-	again, err := f.p.ShareCommunity(ctx, rgName, galName, community)
+	// Idempotent: enabling again keeps the name.
+	again, err := f.p.ShareCommunity(ctx, rgName, "community")
 	require.NoError(t, err)
 	assert.Equal(t, g.PublicNames, again.PublicNames)
 
-	other := community
-	other.PublicNamePrefix = "flatcar4capi"
-	_, err = f.p.ShareCommunity(ctx, rgName, galName, other)
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodeConflict, "cannot change", "share reset")
-
-	got, err := f.p.GetGallery(ctx, rgName, galName)
-	require.NoError(t, err)
-	assert.Equal(t, g.PublicNames, got.PublicNames)
-
 	// Definitions of a community gallery cannot be private-only.
 	d := f.def
-	d.Name, d.SKU = "tl", "tl"
+	d.Gallery, d.Name, d.SKU = "community", "tl", "tl"
 	d.Features = map[string]string{"SecurityType": "TrustedLaunch"}
 	_, err = f.p.CreateImageDefinition(ctx, d)
 	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "TrustedLaunch")
@@ -134,17 +167,18 @@ func TestShareCommunity(t *testing.T) {
 
 func TestShareCommunityRefusesPrivateOnlySecurityType(t *testing.T) {
 	f := newFixture(t)
+	communityGallery(t, f)
 	d := f.def
-	d.Name, d.SKU = "cvm", "cvm"
+	d.Gallery, d.Name, d.SKU = "community", "cvm", "cvm"
 	d.Features = map[string]string{"SecurityType": "ConfidentialVM"}
 	_, err := f.p.CreateImageDefinition(ctx, d)
-	require.NoError(t, err, "private galleries accept ConfidentialVM")
-	_, err = f.p.ShareCommunity(ctx, rgName, galName, community)
+	require.NoError(t, err, "a community gallery not yet public accepts ConfidentialVM")
+	_, err = f.p.ShareCommunity(ctx, rgName, "community")
 	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "'cvm'", "ConfidentialVM")
-	g, err := f.p.GetGallery(ctx, rgName, galName)
+	g, err := f.p.GetGallery(ctx, rgName, "community")
 	require.NoError(t, err)
 	assert.False(t, g.CommunityEnabled)
-	assert.Nil(t, g.Community)
+	assert.Empty(t, g.PublicNames)
 }
 
 func TestImageDefinitions(t *testing.T) {

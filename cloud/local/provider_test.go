@@ -108,9 +108,10 @@ func populate(t *testing.T, f *fixture) {
 	p := f.p
 	_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: rgName, Location: "westeurope", Tags: cloud.Tags{"a": "b"}})
 	require.NoError(t, err)
-	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: galName, ResourceGroup: rgName})
+	info := community
+	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: galName, ResourceGroup: rgName, Community: &info})
 	require.NoError(t, err)
-	_, err = p.ShareCommunity(ctx, rgName, galName, community)
+	_, err = p.ShareCommunity(ctx, rgName, galName)
 	require.NoError(t, err)
 	f.def = cloud.ImageDefinition{Name: defName, ResourceGroup: rgName, Gallery: galName,
 		Publisher: "kinvolk", Offer: "stable", SKU: defName, OSType: cloud.OSTypeLinux,

@@ -57,9 +57,10 @@ func (p *Provider) GetGallery(ctx context.Context, rg, name string) (*cloud.Gall
 	return read(ctx, p, pGallery(rg, name), func() (*cloud.Gallery, error) { return p.base.GetGallery(ctx, rg, name) })
 }
 
-// CreateGallery implements cloud.Provider: records the gallery, or the new
-// description and tags of an existing one. Sharing fields of in are
-// ignored, as on the target.
+// CreateGallery implements cloud.Provider: records the gallery (a community
+// gallery when in.Community is set), or the new description, tags and
+// community publisher details of an existing one, under the target's rule
+// for sharing profiles (cloud.CheckCommunityProfileChange).
 func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.Gallery, error) {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
@@ -92,50 +93,48 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 		if !strings.EqualFold(old.Location, loc) {
 			return nil, locationChanged(old.ID, old.Name, rg.Name, old.Location, loc)
 		}
+		if err := cloud.CheckCommunityProfileChange(old.ID, old.Community, in.Community); err != nil {
+			return nil, err
+		}
 		g = *old
 	}
 	g.Description = in.Description
 	g.Tags = in.Tags
+	g.Community = cloud.UpdateCommunityProfile(g.Community, in.Community)
 	return record(p, pGallery(rg.Name, g.Name), g, !exists, change(exists, KindGallery, g.ID)), nil
 }
 
-// ShareCommunity implements cloud.Provider. A newly shared gallery's public
-// name is <prefix>-<pending guid> (local.PendingGUID): only the platform
-// can generate it. One already shared keeps its name and prefix.
-func (p *Provider) ShareCommunity(ctx context.Context, rg, name string, info cloud.CommunityInfo) (*cloud.Gallery, error) {
+// ShareCommunity implements cloud.Provider. A newly public gallery's name
+// is <prefix>-<pending guid> (local.PendingGUID): only the platform can
+// generate it. A public gallery keeps its name.
+func (p *Provider) ShareCommunity(ctx context.Context, rg, name string) (*cloud.Gallery, error) {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	g, err := p.GetGallery(ctx, rg, name)
 	if err != nil {
 		return nil, err
 	}
-	op := OpCreate
-	c := info
-	if g.CommunityEnabled && g.Community != nil {
-		if !strings.EqualFold(g.Community.PublicNamePrefix, info.PublicNamePrefix) {
-			return nil, cloud.Conflict(cloud.CodeConflict, g.ID,
-				"The public name prefix of gallery '%s' cannot change from '%s' to '%s' while it is shared with the community; reset sharing first (az sig share reset).",
-				g.Name, g.Community.PublicNamePrefix, info.PublicNamePrefix)
-		}
-		op = OpUpdate
-		c.PublicNamePrefix = g.Community.PublicNamePrefix
-	} else {
-		defs, err := p.ListImageDefinitions(ctx, g.ResourceGroup, g.Name)
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range defs {
-			if sec, bad := privateOnlySecurityType(d.Features); bad {
-				return nil, invalidParameter(g.ID,
-					"Gallery '%s' cannot be shared with the community: image definition '%s' has SecurityType '%s', which is only supported in private galleries.",
-					g.Name, d.Name, sec)
-			}
-		}
-		g.CommunityEnabled = true
-		g.PublicNames = []string{info.PublicNamePrefix + "-" + local.PendingGUID}
+	if g.Community == nil {
+		return nil, invalidParameter(g.ID,
+			"Gallery '%s' is not a community gallery: only a gallery created with sharingProfile.permissions 'Community' and communityGalleryInfo can be shared with the community.", g.Name)
 	}
-	g.Community = &c
-	return record(p, pGallery(g.ResourceGroup, g.Name), *g, false, Change{Op: op, Kind: KindCommunitySharing, ID: g.ID}), nil
+	if g.CommunityEnabled {
+		return g, nil
+	}
+	defs, err := p.ListImageDefinitions(ctx, g.ResourceGroup, g.Name)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range defs {
+		if sec, bad := privateOnlySecurityType(d.Features); bad {
+			return nil, invalidParameter(g.ID,
+				"Gallery '%s' cannot be shared with the community: image definition '%s' has SecurityType '%s', which is only supported in private galleries.",
+				g.Name, d.Name, sec)
+		}
+	}
+	g.CommunityEnabled = true
+	g.PublicNames = []string{g.Community.PublicNamePrefix + "-" + local.PendingGUID}
+	return record(p, pGallery(g.ResourceGroup, g.Name), *g, false, Change{Op: OpCreate, Kind: KindCommunitySharing, ID: g.ID}), nil
 }
 
 func privateOnlySecurityType(features map[string]string) (string, bool) {

@@ -49,7 +49,7 @@ func (r readOnly) CreateResourceGroup(context.Context, cloud.ResourceGroup) (*cl
 func (r readOnly) CreateGallery(context.Context, cloud.Gallery) (*cloud.Gallery, error) {
 	return nil, r.write("CreateGallery")
 }
-func (r readOnly) ShareCommunity(context.Context, string, string, cloud.CommunityInfo) (*cloud.Gallery, error) {
+func (r readOnly) ShareCommunity(context.Context, string, string) (*cloud.Gallery, error) {
 	return nil, r.write("ShareCommunity")
 }
 func (r readOnly) CreateImageDefinition(context.Context, cloud.ImageDefinition) (*cloud.ImageDefinition, error) {
@@ -124,8 +124,9 @@ func newFixture(t *testing.T) *fixture {
 	must(base.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg2", Location: "westeurope"}))
 	must(base.CreateGallery(ctx, cloud.Gallery{Name: "gal1", ResourceGroup: "rg1", Location: "westeurope"}))
 	must(base.CreateGallery(ctx, cloud.Gallery{Name: "other", ResourceGroup: "rg2", Location: "westeurope"}))
-	must(base.CreateGallery(ctx, cloud.Gallery{Name: "shared", ResourceGroup: "rg2", Location: "westeurope"}))
-	f.shared, err = base.ShareCommunity(ctx, "rg2", "shared", communityInfo("flatcar"))
+	flatcar := communityInfo("flatcar")
+	must(base.CreateGallery(ctx, cloud.Gallery{Name: "shared", ResourceGroup: "rg2", Location: "westeurope", Community: &flatcar}))
+	f.shared, err = base.ShareCommunity(ctx, "rg2", "shared")
 	require.NoError(t, err)
 	f.def = cloud.ImageDefinition{
 		Name: "flatcar", ResourceGroup: "rg1", Gallery: "gal1", Publisher: "kinvolk", Offer: "stable", SKU: "flatcar",
@@ -306,19 +307,32 @@ func scenario(t *testing.T, f *fixture, p cloud.Provider) map[string]string {
 	do("replicate again", func() (any, cloud.Outcome, error) {
 		return cloud.Replicate(ctx, p, cloud.ReplicateRequest{ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Version: "1.0.0", Regions: []string{"northeurope", "eastus"}})
 	})
+	do("community gallery create", func() (any, cloud.Outcome, error) {
+		info := communityInfo("imgflow")
+		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "galcommunity", ResourceGroup: "rg-new", Location: "westeurope", Community: &info})
+	})
 	do("community overlay gallery", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureCommunity(ctx, p, "rg-new", "galnew", communityInfo("imgflow"))
+		return cloud.EnsureCommunity(ctx, p, "rg-new", "galcommunity")
 	})
 	do("community again", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureCommunity(ctx, p, "rg-new", "galnew", communityInfo("imgflow"))
+		return cloud.EnsureCommunity(ctx, p, "rg-new", "galcommunity")
 	})
 	do("community other prefix", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureCommunity(ctx, p, "rg-new", "galnew", communityInfo("other"))
+		info := communityInfo("other")
+		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "galcommunity", ResourceGroup: "rg-new", Location: "westeurope", Community: &info})
+	})
+	do("community overlay private gallery", func() (any, cloud.Outcome, error) {
+		return cloud.EnsureCommunity(ctx, p, "rg-new", "galnew")
+	})
+	do("community convert base private gallery", func() (any, cloud.Outcome, error) {
+		info := communityInfo("imgflow")
+		v, err := p.CreateGallery(ctx, cloud.Gallery{Name: "gal1", ResourceGroup: "rg1", Location: "westeurope", Community: &info})
+		return v, "", err
 	})
 	do("community base shared, new contact", func() (any, cloud.Outcome, error) {
 		info := communityInfo("flatcar")
 		info.PublisherContact = "new@example.com"
-		return cloud.EnsureCommunity(ctx, p, "rg2", "shared", info)
+		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "shared", ResourceGroup: "rg2", Location: "westeurope", Community: &info})
 	})
 	do("storage account create", func() (any, cloud.Outcome, error) {
 		return cloud.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "planstore", ResourceGroup: "rg-new", Location: "westeurope"})
@@ -419,11 +433,15 @@ func TestEnsureMatchesLocalDryRun(t *testing.T) {
 	prefix("replicate base version", "updated ")
 	prefix("wait replicated", " ")
 	prefix("replicate again", "exists ")
+	prefix("community gallery create", "created ")
 	prefix("community overlay gallery", "created ")
 	assert.Contains(t, got["community overlay gallery"], `"public_names":["imgflow-`+local.PendingGUID+`"]`)
 	prefix("community again", "exists ")
-	prefix("community other prefix", "error gallery \"galnew\" is already shared")
+	prefix("community other prefix", "error community gallery \"galcommunity\" has the public name prefix \"imgflow\"")
+	prefix("community overlay private gallery", "error gallery \"galnew\" is a private gallery")
+	prefix("community convert base private gallery", "error 409 PropertyChangeNotAllowed")
 	prefix("community base shared, new contact", "updated ")
+	assert.Contains(t, got["community base shared, new contact"], `"publisher_contact":"new@example.com"`)
 	assert.Contains(t, got["community base shared, new contact"], `"public_names":["`+f.shared.PublicName()+`"]`)
 	prefix("storage account name taken", "error 409 StorageAccountAlreadyTaken")
 	prefix("blob in new container", "error 404 BlobNotFound")
@@ -453,7 +471,13 @@ func TestBaseNeverChanged(t *testing.T) {
 	must := func(_ any, err error) { t.Helper(); require.NoError(t, err) }
 	must(p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg1", Location: "westeurope", Tags: cloud.Tags{"a": "b"}}))
 	must(p.CreateGallery(ctx, cloud.Gallery{Name: "gal2", ResourceGroup: "rg1"}))
-	must(p.ShareCommunity(ctx, "rg1", "gal1", communityInfo("gal1")))
+	profile := communityInfo("galthree")
+	must(p.CreateGallery(ctx, cloud.Gallery{Name: "gal3", ResourceGroup: "rg1", Community: &profile}))
+	must(p.ShareCommunity(ctx, "rg1", "gal3"))
+	flatcar := communityInfo("flatcar")
+	flatcar.EULA = "https://example.com/new-eula"
+	must(p.CreateGallery(ctx, cloud.Gallery{Name: "shared", ResourceGroup: "rg2", Community: &flatcar}))
+	must(p.ShareCommunity(ctx, "rg2", "shared"))
 	must(p.CreateImageDefinition(ctx, definition("rg1", "gal1", "extra", "extra")))
 	require.NoError(t, p.DeleteImageDefinition(ctx, "rg1", "gal1", "extra"))
 	must(p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.1", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(f.vhd)}))

@@ -37,6 +37,17 @@ func communityInfo(g *armcompute.Gallery) *armcompute.CommunityGalleryInfo {
 	return g.Properties.SharingProfile.CommunityGalleryInfo
 }
 
+// currentCommunity is the community profile of a gallery whose sharing
+// permissions are Community, as the sharing rule compares it; nil for a
+// private gallery.
+func currentCommunity(g *armcompute.Gallery) *cloud.CommunityInfo {
+	sp := g.Properties.SharingProfile
+	if sp == nil || sp.Permissions == nil || *sp.Permissions != armcompute.GallerySharingPermissionTypesCommunity || sp.CommunityGalleryInfo == nil {
+		return nil
+	}
+	return &cloud.CommunityInfo{PublicNamePrefix: deref(sp.CommunityGalleryInfo.PublicNamePrefix)}
+}
+
 func communityEnabled(g *armcompute.Gallery) bool {
 	ci := communityInfo(g)
 	return ci != nil && deref(ci.CommunityGalleryEnabled)
@@ -93,9 +104,11 @@ func (f *Fake) galleriesServer() computefake.GalleriesServer {
 	}
 }
 
-// putGallery creates a gallery or updates its description, tags and
-// community sharing profile. A PUT without a sharing profile keeps the
-// current one.
+// putGallery creates a gallery (a community gallery when the PUT's sharing
+// permissions are Community) or updates its description, tags and
+// community publisher details. A PUT without a sharing profile keeps the
+// current one; one turning a private gallery into a community gallery, or
+// changing the public name prefix, is refused (cloud.CheckCommunityProfileChange).
 func (f *Fake) putGallery(ctx context.Context, rg, name string, in armcompute.Gallery) (armcompute.Gallery, *Error) {
 	grp, err := f.group(rg)
 	if err != nil {
@@ -130,10 +143,11 @@ func (f *Fake) putGallery(ctx context.Context, rg, name string, in armcompute.Ga
 		if ci == nil || deref(ci.PublicNamePrefix) == "" || deref(ci.PublisherURI) == "" || deref(ci.PublisherContact) == "" || deref(ci.Eula) == "" {
 			return armcompute.Gallery{}, invalidParameter("The community gallery info of gallery '%s' must set publicNamePrefix, publisherUri, publisherContact and eula.", name)
 		}
-		if exists && communityEnabled(g) && !strings.EqualFold(deref(communityInfo(g).PublicNamePrefix), deref(ci.PublicNamePrefix)) {
-			return armcompute.Gallery{}, newErr(http.StatusConflict, cloud.CodeConflict,
-				"The public name prefix of gallery '%s' cannot change from '%s' to '%s' while it is shared with the community; reset sharing first (az sig share reset).",
-				name, deref(communityInfo(g).PublicNamePrefix), deref(ci.PublicNamePrefix))
+		if exists {
+			next := &cloud.CommunityInfo{PublicNamePrefix: deref(ci.PublicNamePrefix)}
+			if ce := cloud.CheckCommunityProfileChange(id, currentCommunity(g), next); ce != nil {
+				return armcompute.Gallery{}, newErr(ce.StatusCode, ce.Code, "%s", ce.Message)
+			}
 		}
 	}
 	if fe := f.lroFault(ctx, http.MethodPut, id); fe != nil {
@@ -166,9 +180,6 @@ func (f *Fake) putGallery(ctx context.Context, rg, name string, in armcompute.Ga
 		if cur != nil {
 			ci.CommunityGalleryEnabled, ci.PublicNames = cur.CommunityGalleryEnabled, cur.PublicNames
 			ci.PublicNamePrefix = cur.PublicNamePrefix
-			if !deref(cur.CommunityGalleryEnabled) {
-				ci.PublicNamePrefix = sp.CommunityGalleryInfo.PublicNamePrefix
-			}
 		}
 		g.Properties.SharingProfile = &armcompute.SharingProfile{Permissions: sp.Permissions, CommunityGalleryInfo: ci}
 	}
@@ -197,8 +208,9 @@ func (f *Fake) sharingServer() computefake.GallerySharingProfileServer {
 			switch op {
 			case string(armcompute.SharingUpdateOperationTypesEnableCommunity):
 				ci := communityInfo(g)
-				if ci == nil || deref(ci.PublicNamePrefix) == "" {
-					errResp.SetError(invalidParameter("Gallery '%s' has no community gallery info: set sharingProfile.permissions=Community with communityGalleryInfo on the gallery first.", name))
+				if currentCommunity(g) == nil || ci == nil || deref(ci.PublicNamePrefix) == "" {
+					errResp.SetError(invalidParameter(
+						"Gallery '%s' is not a community gallery: only a gallery created with sharingProfile.permissions 'Community' and communityGalleryInfo can be shared with the community.", name))
 					return
 				}
 				for _, k := range sortedIDs(f.defs, deref(g.ID)+"/images/") {
