@@ -110,9 +110,14 @@ func joinPath(base, key string) string {
 // occurrence is one reference at one place.
 type occurrence struct {
 	kind, name, path string
+	// owner is the variable whose default holds an HCL2 reference.
+	owner string
 }
 
 func (t *Template) occurrences() []occurrence {
+	if t.hcl != nil {
+		return t.hcl.occurrences()
+	}
 	var out []occurrence
 	walkStrings(t.raw, "", func(path, s string) {
 		for _, r := range refsIn(s) {
@@ -125,7 +130,9 @@ func (t *Template) occurrences() []occurrence {
 // UsedVariables lists every {{user}} and {{env}} reference found in any
 // string of the template (variables, builders, provisioners,
 // post-processors, …), one VarRef per kind and name, sorted by name then
-// kind, each with the sorted, de-duplicated paths where it occurs.
+// kind, each with the sorted, de-duplicated paths where it occurs. For
+// HCL2 a var.NAME reference is KindUser and an env("NAME") call KindEnv;
+// paths look like "source.azure-arm.sig.location (sig.pkr.hcl:12)".
 func (t *Template) UsedVariables() []VarRef {
 	byKey := map[[2]string]map[string]bool{}
 	for _, o := range t.occurrences() {
@@ -164,12 +171,20 @@ type VariableProblem struct {
 	Paths []string
 	// Declared reports whether the variable is in "variables".
 	Declared bool
-	// Required reports a "name": null declaration.
+	// Required reports a "name": null declaration (HCL2: no default).
 	Required bool
+	// Undeclared reports a value passed for a variable an HCL2 template
+	// does not declare (see Template.CheckUndeclared).
+	Undeclared bool
+	// HCL2 reports a problem of an HCL2 template.
+	HCL2 bool
 }
 
 // String describes the problem and how to fix it, in one line.
 func (p VariableProblem) String() string {
+	if p.HCL2 {
+		return p.hcl2String()
+	}
 	if p.Kind == KindEnv {
 		return fmt.Sprintf("env %s: used at %s, but packer 1.6.6 allows {{env}} only in \"variables\" defaults (it fails with \"env vars are not allowed here\"); declare a variable with default \"{{env `%s`}}\" and use {{user `…`}} instead",
 			p.Name, strings.Join(p.Paths, ", "), p.Name)
@@ -206,7 +221,17 @@ func (e *MissingVariablesError) Error() string {
 	if n == 1 {
 		noun = "variable has"
 	}
-	fmt.Fprintf(&b, "packer template %s: %d %s no value:", e.Template, n, noun)
+	what := "no value"
+	for _, p := range e.Problems {
+		if p.Undeclared {
+			noun, what = "variables are", "not declared or have no value"
+			if n == 1 {
+				noun, what = "variable is", "not declared"
+			}
+			break
+		}
+	}
+	fmt.Fprintf(&b, "packer template %s: %d %s %s:", e.Template, n, noun, what)
 	for _, p := range e.Problems {
 		b.WriteString("\n  - ")
 		b.WriteString(p.String())
@@ -233,7 +258,12 @@ func (e *MissingVariablesError) Names() []string {
 // inside the default of a variable that values overrides are ignored, as
 // packer never renders that default. {{env}} in defaults follows packer's
 // rule: an unset environment variable is "".
+//
+// For an HCL2 template the rules are packer 1.9.5's: see checkHCL2Variables.
 func (t *Template) CheckVariables(values map[string]string) error {
+	if t.hcl != nil {
+		return t.checkHCL2Variables(values)
+	}
 	// name → set of paths where it is used without a value
 	users := map[string]map[string]bool{}
 	envs := map[string]map[string]bool{}
@@ -345,9 +375,18 @@ func sortedKeys(m map[string]bool) []string {
 // when it uses only lower, upper, split, replace or replace_all.
 //
 // Render fails like CheckVariables when a variable has no value.
+//
+// For an HCL2 template Render evaluates each build's source with var.*
+// (values converted to the declared types), local.*, source.name and
+// source.type, path.root and packer's common functions; env() works in
+// variable defaults only. What packer knows only while building
+// (timestamp(), uuidv4(), build.*) stays as the attribute's source text.
 func (t *Template) Render(values, env map[string]string) (map[string]any, error) {
 	if err := t.CheckVariables(values); err != nil {
 		return nil, err
+	}
+	if t.hcl != nil {
+		return t.renderHCL2(values, env)
 	}
 	r := &renderer{t: t, values: values, env: env, resolved: map[string]string{}, state: map[string]int{}}
 	// packer renders every variable before any builder, so a broken default
