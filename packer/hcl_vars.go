@@ -169,11 +169,12 @@ func (p VariableProblem) hcl2String() string {
 		fmt.Fprintf(&b, "set in vars, but the template declares no variable %q (packer 1.9.5 refuses it: \"Undefined -var variable\"); declare variable %q { type = string } or remove it from vars", p.Name, p.Name)
 		return b.String()
 	case p.Required && len(p.Paths) > 0:
-		fmt.Fprintf(&b, "declared without a default and used at %s (packer 1.9.5 fails with \"Unset variable %q\")", strings.Join(p.Paths, ", "), p.Name)
+		fmt.Fprintf(&b, "declared without a default and used at %s (packer 1.9.5 fails with: Unset variable %q)", strings.Join(p.Paths, ", "), p.Name)
 	case p.Required:
-		fmt.Fprintf(&b, "declared without a default; packer 1.9.5 refuses to build without it (\"Unset variable %q\")", p.Name)
+		fmt.Fprintf(&b, "declared without a default; packer 1.9.5 refuses to build without it (Unset variable %q)", p.Name)
 	case !p.Declared:
-		fmt.Fprintf(&b, "used at %s but not declared (packer 1.9.5 fails with \"Unsupported attribute\"); add variable %q { type = string }", strings.Join(p.Paths, ", "), p.Name)
+		fmt.Fprintf(&b, "used at %s but not declared (packer 1.9.5 fails with \"Unsupported attribute\"); add variable %q { type = string } to the template", strings.Join(p.Paths, ", "), p.Name)
+		return b.String()
 	default:
 		fmt.Fprintf(&b, "used at %s", strings.Join(p.Paths, ", "))
 	}
