@@ -44,7 +44,8 @@ type Runner struct {
 
 // BuildRequest is one `packer build`.
 type BuildRequest struct {
-	// TemplatePath is the JSON template; relative paths are relative to WorkDir.
+	// TemplatePath is the JSON or .pkr.hcl template; relative paths are
+	// relative to WorkDir.
 	TemplatePath string
 	// Vars are user variables, passed to packer in a temporary 0600
 	// var-file (never on the command line). They override VarFiles.
@@ -123,8 +124,11 @@ func (e *BuildError) Unwrap() error { return e.cause }
 //
 // Before packer starts, Build loads the template, fails with a
 // *MissingVariablesError naming every variable that has no value (see
-// Template.CheckVariables; VarFiles and Vars both count), and rejects Only
-// names that match no builder (packer would silently build nothing).
+// Template.CheckVariables; VarFiles and Vars both count; for an HCL2
+// template Vars must also be declared, see Template.CheckUndeclared), and
+// rejects Only names that match no builder (packer would silently build
+// nothing). An HCL2 template's required_plugins are installed with
+// `packer init` first.
 //
 // Cancelling ctx sends SIGINT to packer's process group and SIGKILL after
 // KillGrace. On failure Build returns a *BuildError and, when packer ran,
@@ -190,6 +194,9 @@ func prepare(req BuildRequest, check bool) (*prepared, error) {
 		if err := tpl.CheckVariables(values); err != nil {
 			return nil, err
 		}
+		if err := tpl.CheckUndeclared(req.Vars); err != nil {
+			return nil, err
+		}
 	}
 
 	sensitive := slices.Concat(req.Sensitive, tpl.SensitiveVariables)
@@ -234,9 +241,9 @@ func ReadVarFile(path string) (map[string]string, error) {
 	return out, nil
 }
 
-// writeVarFile writes vars to a new 0600 temporary file and returns its
-// path; the caller removes it.
-func writeVarFile(vars map[string]string) (string, error) {
+// writeVarFile writes vars (a map of JSON values) to a new 0600 temporary
+// file and returns its path; the caller removes it.
+func writeVarFile[V any](vars map[string]V) (string, error) {
 	data, err := json.MarshalIndent(vars, "", "  ")
 	if err != nil {
 		return "", fmt.Errorf("encode var-file: %w", err)
@@ -263,6 +270,11 @@ func writeVarFile(vars map[string]string) (string, error) {
 
 // run executes a prepared build.
 func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
+	if len(p.tpl.RequiredPlugins) > 0 {
+		if err := r.initPlugins(ctx, p); err != nil {
+			return nil, err
+		}
+	}
 	red := newRedactor(p.secrets)
 	args := []string{"build", "-machine-readable"}
 	if len(p.only) > 0 {
@@ -272,7 +284,11 @@ func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
 		args = append(args, "-var-file="+f)
 	}
 	if len(p.vars) > 0 {
-		vf, err := writeVarFile(p.vars)
+		values, err := p.tpl.VarFileValues(p.vars)
+		if err != nil {
+			return nil, fmt.Errorf("packer build %s: %w", p.template, err)
+		}
+		vf, err := writeVarFile(values)
 		if err != nil {
 			return nil, fmt.Errorf("packer build %s: %w", p.template, err)
 		}
