@@ -1,0 +1,118 @@
+//go:build unix
+
+package packer
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/internal/testutil"
+)
+
+// These tests hold the HCL2 rules (build names, required and undeclared
+// variables, type conversion) against the real packer ≥ 1.7 with null
+// sources; they never need a plugin or the network.
+
+const nullHCL2Template = "../testdata/packer/hcl/null-validate.pkr.hcl"
+
+// requireHCL2Packer is requirePacker for a packer that reads HCL2.
+func requireHCL2Packer(t *testing.T) {
+	t.Helper()
+	requirePacker(t)
+	v, err := (&Runner{}).Version(context.Background())
+	require.NoError(t, err)
+	if strings.HasPrefix(v, "0.") || strings.HasPrefix(v, "1.6.") || strings.HasPrefix(v, "1.5.") {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("packer %s on PATH cannot read HCL2 but CI=true: CI must put packer 1.9.5 first (`make deps`)", v)
+		}
+		t.Skipf("packer %s cannot read HCL2; `make deps` installs 1.9.5", v)
+	}
+}
+
+// packerValidate runs `packer validate args… template` and returns its
+// output and whether it succeeded.
+func packerValidate(t *testing.T, template string, args ...string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command("packer", append(append([]string{"validate"}, args...), template)...)
+	cmd.Env = append(os.Environ(), "CHECKPOINT_DISABLE=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, string(out))
+	}
+	return string(out), err == nil
+}
+
+func TestRealPackerHCL2BuildNames(t *testing.T) {
+	requireHCL2Packer(t)
+	tpl, err := LoadTemplate(nullHCL2Template)
+	require.NoError(t, err)
+	out := &testutil.SyncBuffer{}
+	res, err := realRunner(out).Build(context.Background(), BuildRequest{TemplatePath: nullHCL2Template, Vars: map[string]string{"required_name": "imgflow"}})
+	require.NoError(t, err, out.String())
+
+	var built []string
+	for _, b := range res.Builds {
+		built = append(built, b.Name)
+	}
+	sort.Strings(built)
+	want := append([]string(nil), tpl.BuilderNames()...)
+	sort.Strings(want)
+	assert.Equal(t, []string{"named.null.first", "named.null.second", "null.first"}, want)
+	assert.Equal(t, want, built, "packer names the builds as LoadTemplate does")
+	assert.Contains(t, out.String(), "hello-imgflow first 2", "locals and variables as packer evaluates them")
+
+	// -only takes those names as they are.
+	res, err = realRunner(out).Build(context.Background(), BuildRequest{TemplatePath: nullHCL2Template, Vars: map[string]string{"required_name": "x"}, Only: []string{"named.null.second"}})
+	require.NoError(t, err, out.String())
+	require.Len(t, res.Builds, 1)
+	assert.Equal(t, "named.null.second", res.Builds[0].Name)
+}
+
+func TestRealPackerHCL2VariableRules(t *testing.T) {
+	requireHCL2Packer(t)
+	tpl, err := LoadTemplate(nullHCL2Template)
+	require.NoError(t, err)
+
+	// No value for a variable without a default: both refuse.
+	out, ok := packerValidate(t, nullHCL2Template)
+	assert.False(t, ok)
+	assert.Contains(t, out, `Unset variable "required_name"`)
+	var mv *MissingVariablesError
+	require.ErrorAs(t, tpl.CheckVariables(nil), &mv)
+	assert.Equal(t, []string{"required_name"}, mv.Names())
+	assert.Contains(t, mv.Error(), `Unset variable "required_name"`)
+
+	// An undeclared -var is an error…
+	out, ok = packerValidate(t, nullHCL2Template, "-var", "required_name=x", "-var", "undeclared=1")
+	assert.False(t, ok)
+	assert.Contains(t, out, "Undefined -var variable")
+	require.ErrorAs(t, tpl.CheckUndeclared(map[string]string{"required_name": "x", "undeclared": "1"}), &mv)
+	assert.Equal(t, []string{"undeclared"}, mv.Names())
+	assert.Contains(t, mv.Error(), "Undefined -var variable")
+
+	// …but only a warning in a var-file.
+	vf := filepath.Join(t.TempDir(), "vars.json")
+	require.NoError(t, os.WriteFile(vf, []byte(`{"required_name": "x", "undeclared": "1"}`), 0o600))
+	out, ok = packerValidate(t, nullHCL2Template, "-var-file="+vf)
+	assert.True(t, ok, out)
+	assert.Contains(t, out, "Undefined variable")
+	assert.NoError(t, tpl.CheckVariables(map[string]string{"required_name": "x", "undeclared": "1"}))
+
+	// A string for a number variable is converted, a non-number refused.
+	_, ok = packerValidate(t, nullHCL2Template, "-var", "required_name=x", "-var", "count_of=3")
+	assert.True(t, ok)
+	assert.NoError(t, tpl.CheckVariables(map[string]string{"required_name": "x", "count_of": "3"}))
+	out, ok = packerValidate(t, nullHCL2Template, "-var", "required_name=x", "-var", "count_of=three")
+	assert.False(t, ok)
+	assert.Contains(t, out, "a number is required")
+	assert.ErrorContains(t, tpl.CheckVariables(map[string]string{"required_name": "x", "count_of": "three"}), "not a valid number")
+}
