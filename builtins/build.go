@@ -61,7 +61,7 @@ func registerBuild(r *Registry) {
 		&Spec{
 			Name: "packer_build", Positional: 1, Effect: Changes,
 			Params: []Param{
-				{Name: "template", Kind: KindString, Doc: "packer 1.6.6 JSON template in the workspace, relative to the calling file or `//path`"},
+				{Name: "template", Kind: KindString, Doc: "packer template in the workspace, relative to the calling file or `//path`: legacy JSON, or HCL2 when it ends in `.pkr.hcl` (its `required_plugins` are installed with `packer init` before the build)"},
 				{Name: "vars", Kind: KindDict, Default: "{}", Doc: "template variables: strings, or secret() values (sent in a 0600 var-file, never argv); quote numbers and booleans"},
 				{Name: "files", Kind: kindUploads, Default: "[]", Doc: "uploads for the template's file provisioner: `struct(src, dest)` (stage_cse_modules().uploads) or `\"src:dest\"` strings, src a workspace file, dest absolute; staged in a directory that mirrors dest, passed as the variable `imgflow_files_dir`. An entry with `generated = True` (made by an earlier command()) need not exist in the validation pass"},
 				{Name: "var_files", Kind: KindStringList, Default: "[]", Doc: "JSON var-files in the workspace (objects of strings), before `vars`"},
@@ -69,7 +69,8 @@ func registerBuild(r *Registry) {
 				{Name: "timeout", Kind: KindDuration, Default: `"3h"`, Doc: "how long the build may take"},
 			},
 			Returns: "struct(artifacts, managed_image, sig_version, vhd_url, resource_group)",
-			Doc: "Runs a packer build. Before anything runs, every `{{user}}` variable the template uses must have a value (one error names all that are missing). " +
+			Doc: "Runs a packer build. Before anything runs, every `{{user}}` variable the template uses must have a value (one error names all that are missing); " +
+				"for an HCL2 template every variable without a default must have one, `vars` may only set declared variables, and values convert to the declared type (lists and maps as JSON). " +
 				"On the local target no VM boots: the azure-arm builder's products are created from the rendered template — the captured VHD (a sparse fixed VHD of `os_disk_size_gb`), " +
 				"the managed image, the gallery image version of `shared_image_gallery_destination`. On the Azure target the real `packer build -machine-readable` runs, " +
 				"its output streamed with a `[packer]` prefix. On both, a build whose `shared_image_gallery_destination` version exists is not run again: the version is reused (`exists`), " +
@@ -146,6 +147,13 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 			msg += fmt.Sprintf("\n(%s is set by packer_build from files=[…]: pass the uploads, e.g. files = cse.uploads)", localsim.FilesDirVar)
 		}
 		return nil, errors.New(redactValues(msg, secrets))
+	}
+	if err := tpl.CheckUndeclared(vars); err != nil {
+		var mv *packer.MissingVariablesError
+		if errors.As(err, &mv) {
+			mv.Template = tplRel
+		}
+		return nil, errors.New(redactValues(err.Error(), secrets))
 	}
 
 	// A build whose gallery version exists was made by an earlier run,
