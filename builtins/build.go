@@ -64,7 +64,7 @@ func registerBuild(r *Registry) {
 				{Name: "template", Kind: KindString, Doc: "packer template in the workspace, relative to the calling file or `//path`: legacy JSON, or HCL2 when it ends in `.pkr.hcl` (its `required_plugins` are installed with `packer init` before the build)"},
 				{Name: "vars", Kind: KindDict, Default: "{}", Doc: "template variables: strings, or secret() values (sent in a 0600 var-file, never argv); quote numbers and booleans"},
 				{Name: "files", Kind: kindUploads, Default: "[]", Doc: "uploads for the template's file provisioner: `struct(src, dest)` (stage_cse_modules().uploads) or `\"src:dest\"` strings, src a workspace file, dest absolute; staged in a directory that mirrors dest, passed as the variable `imgflow_files_dir`. An entry with `generated = True` (made by an earlier command()) need not exist in the validation pass"},
-				{Name: "var_files", Kind: KindStringList, Default: "[]", Doc: "JSON var-files in the workspace (objects of strings), before `vars`"},
+				{Name: "var_files", Kind: KindStringList, Default: "[]", Doc: "JSON var-files in the workspace (objects of strings; for an HCL2 template any JSON values, or `.pkrvars.hcl` files), before `vars`"},
 				{Name: "only", Kind: KindStringList, Default: "[]", Doc: "build names to run (packer -only); unknown names are an error"},
 				{Name: "timeout", Kind: KindDuration, Default: `"3h"`, Doc: "how long the build may take"},
 			},
@@ -114,7 +114,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		vf, err := readVarFile(abs, rel)
+		vf, err := readVarFile(tpl, abs, rel)
 		if err != nil {
 			return nil, fail(err)
 		}
@@ -298,7 +298,15 @@ func copyMap(m map[string]string) map[string]string {
 }
 
 // readVarFile reads a workspace var-file: a JSON object of strings.
-func readVarFile(abs, rel string) (map[string]string, error) {
+func readVarFile(tpl *packer.Template, abs, rel string) (map[string]string, error) {
+	if tpl.IsHCL2() {
+		// packer 1.9.5 reads typed JSON and .pkrvars.hcl for HCL2 templates.
+		vf, err := tpl.ReadVarFile(abs)
+		if err != nil {
+			return nil, fmt.Errorf("var_files: %s", strings.ReplaceAll(err.Error(), abs, rel))
+		}
+		return vf, nil
+	}
 	data, err := os.ReadFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("var_files: %w", err)

@@ -171,7 +171,7 @@ func prepare(req BuildRequest, check bool) (*prepared, error) {
 	values := map[string]string{}
 	for _, f := range req.VarFiles {
 		abs := ResolvePath(req.WorkDir, f)
-		vf, err := ReadVarFile(abs)
+		vf, err := tpl.ReadVarFile(abs)
 		if err != nil {
 			return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 		}

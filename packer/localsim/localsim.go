@@ -172,7 +172,7 @@ func prepare(req packer.BuildRequest) (*prepared, error) {
 	}
 	p := &prepared{tpl: tpl, tplData: data, display: req.TemplatePath, values: map[string]string{}, secret: map[string]bool{}}
 	for _, f := range req.VarFiles {
-		vf, err := packer.ReadVarFile(packer.ResolvePath(req.WorkDir, f))
+		vf, err := tpl.ReadVarFile(packer.ResolvePath(req.WorkDir, f))
 		if err != nil {
 			return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 		}
