@@ -93,7 +93,7 @@ func (p *hclParser) builds(body *hclsyntax.Body) {
 				name = buildName + "." + name
 			}
 			if prev, dup := seen[name]; dup {
-				p.fail(ranges[i], "Duplicate build", fmt.Sprintf("build %q is also defined at %s; give one build block a distinct name", name, prev))
+				p.fail(ranges[i], "Duplicate build", fmt.Sprintf("build %q is also defined at %s; packer 1.9.5 would run both under one name, so their artifacts could not be told apart: give one build block a distinct name", name, prev))
 				continue
 			}
 			seen[name] = ranges[i]

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -28,15 +27,15 @@ func hclFunctions(env map[string]string) map[string]function.Function {
 		"abs": stdlib.AbsoluteFunc, "can": tryfunc.CanFunc, "ceil": stdlib.CeilFunc, "chomp": stdlib.ChompFunc,
 		"chunklist": stdlib.ChunklistFunc, "coalesce": stdlib.CoalesceFunc, "coalescelist": stdlib.CoalesceListFunc,
 		"compact": stdlib.CompactFunc, "concat": stdlib.ConcatFunc, "contains": stdlib.ContainsFunc,
-		"convert": stdlib.MakeToFunc(cty.DynamicPseudoType), "csvdecode": stdlib.CSVDecodeFunc,
+		"csvdecode": stdlib.CSVDecodeFunc,
 		"distinct": stdlib.DistinctFunc, "element": stdlib.ElementFunc, "flatten": stdlib.FlattenFunc,
 		"floor": stdlib.FloorFunc, "format": stdlib.FormatFunc, "formatdate": stdlib.FormatDateFunc,
-		"formatlist": stdlib.FormatListFunc, "indent": stdlib.IndentFunc, "index": stdlib.IndexFunc,
+		"formatlist": stdlib.FormatListFunc, "indent": stdlib.IndentFunc,
 		"join": stdlib.JoinFunc, "jsondecode": stdlib.JSONDecodeFunc, "jsonencode": stdlib.JSONEncodeFunc,
 		"keys": stdlib.KeysFunc, "length": stdlib.LengthFunc, "log": stdlib.LogFunc, "lookup": stdlib.LookupFunc,
 		"lower": stdlib.LowerFunc, "max": stdlib.MaxFunc, "merge": stdlib.MergeFunc, "min": stdlib.MinFunc,
 		"parseint": stdlib.ParseIntFunc, "pow": stdlib.PowFunc, "range": stdlib.RangeFunc, "regex": stdlib.RegexFunc,
-		"regex_replace": stdlib.RegexReplaceFunc, "regexall": stdlib.RegexAllFunc, "replace": replaceFunc,
+		"regex_replace": stdlib.RegexReplaceFunc, "regexall": stdlib.RegexAllFunc, "replace": stdlib.ReplaceFunc,
 		"reverse": stdlib.ReverseListFunc, "setintersection": stdlib.SetIntersectionFunc,
 		"setproduct": stdlib.SetProductFunc, "setunion": stdlib.SetUnionFunc, "signum": stdlib.SignumFunc,
 		"slice": stdlib.SliceFunc, "sort": stdlib.SortFunc, "split": stdlib.SplitFunc, "strrev": stdlib.ReverseFunc,
@@ -61,24 +60,6 @@ func hclFunctions(env map[string]string) map[string]function.Function {
 var unknownStringFunc = function.New(&function.Spec{
 	Type: function.StaticReturnType(cty.String),
 	Impl: func([]cty.Value, cty.Type) (cty.Value, error) { return cty.UnknownVal(cty.String), nil },
-})
-
-// replaceFunc is packer's replace: a substring written /like this/ is a
-// regular expression, anything else is replaced literally.
-var replaceFunc = function.New(&function.Spec{
-	Params: []function.Parameter{{Name: "str", Type: cty.String}, {Name: "substr", Type: cty.String}, {Name: "replace", Type: cty.String}},
-	Type:   function.StaticReturnType(cty.String),
-	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-		str, substr, repl := args[0].AsString(), args[1].AsString(), args[2].AsString()
-		if len(substr) > 1 && strings.HasPrefix(substr, "/") && strings.HasSuffix(substr, "/") {
-			re, err := regexp.Compile(substr[1 : len(substr)-1])
-			if err != nil {
-				return cty.NilVal, err
-			}
-			return cty.StringVal(re.ReplaceAllString(str, repl)), nil
-		}
-		return cty.StringVal(strings.ReplaceAll(str, substr, repl)), nil
-	},
 })
 
 // hclEval evaluates one HCL2 template for a set of variable values.

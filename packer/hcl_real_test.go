@@ -4,9 +4,11 @@ package packer
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -115,4 +117,27 @@ func TestRealPackerHCL2VariableRules(t *testing.T) {
 	assert.False(t, ok)
 	assert.Contains(t, out, "a number is required")
 	assert.ErrorContains(t, tpl.CheckVariables(map[string]string{"required_name": "x", "count_of": "three"}), "not a valid number")
+}
+
+// resultsRE finds the JSON that functions.pkr.hcl's provisioner prints.
+var resultsRE = regexp.MustCompile(`RESULTS=(\{.*\})`)
+
+func TestRealPackerHCL2FunctionsEvaluateAlike(t *testing.T) {
+	requireHCL2Packer(t)
+	const path = "../testdata/packer/hcl/functions.pkr.hcl"
+	out := &testutil.SyncBuffer{}
+	_, err := realRunner(out).Build(context.Background(), BuildRequest{TemplatePath: path})
+	require.NoError(t, err, out.String())
+	m := resultsRE.FindStringSubmatch(out.String())
+	require.NotNil(t, m, "no RESULTS line in packer's output:\n%s", out.String())
+
+	tpl, err := LoadTemplate(path)
+	require.NoError(t, err)
+	e, err := tpl.newHCLEval(nil, nil)
+	require.NoError(t, err)
+	ours, err := ctyToGo(e.locals["results"])
+	require.NoError(t, err)
+	data, err := json.Marshal(ours)
+	require.NoError(t, err)
+	assert.JSONEq(t, m[1], string(data))
 }

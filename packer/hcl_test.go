@@ -124,7 +124,7 @@ build { sources = ["source.azure-arm.x"] }
 	assert.Equal(t, "a-b-c-d", cfg["joined"])
 	assert.Equal(t, "A,B,C/3", cfg["up"])
 	assert.Equal(t, "a_b_c", cfg["replaced"])
-	assert.Equal(t, "vN.N.N", cfg["regex"], "packer's replace takes a /regexp/")
+	assert.Equal(t, "v1.2.3", cfg["regex"], "packer 1.9.5's replace is literal, /…/ included (measured)")
 	assert.Equal(t, "fallback", cfg["first"])
 	assert.Equal(t, true, cfg["found"])
 	assert.Equal(t, "none", cfg["looked_up"])
