@@ -45,6 +45,15 @@ type hclVariable struct {
 	def       hcl.Expression
 	sensitive bool
 	decl      hcl.Range
+	// validations are the variable's validation blocks, in order.
+	validations []hclValidation
+}
+
+// hclValidation is a variable's validation { condition error_message }.
+type hclValidation struct {
+	condition hcl.Expression
+	message   hcl.Expression
+	rng       hcl.Range
 }
 
 // hclLocal is one locals attribute or local block.
@@ -277,6 +286,18 @@ func (p *hclParser) variable(name string, b *hclsyntax.Block) {
 	}
 	if a, ok := b.Body.Attributes["default"]; ok {
 		v.def = a.Expr
+	}
+	for _, vb := range b.Body.Blocks {
+		if vb.Type != "validation" {
+			continue
+		}
+		cond, hasCond := vb.Body.Attributes["condition"]
+		msg, hasMsg := vb.Body.Attributes["error_message"]
+		if !hasCond || !hasMsg {
+			p.fail(vb.DefRange(), "Incomplete validation", "a validation block needs condition = … and error_message = \"…\"")
+			continue
+		}
+		v.validations = append(v.validations, hclValidation{condition: cond.Expr, message: msg.Expr, rng: vb.TypeRange})
 	}
 	if a, ok := b.Body.Attributes["sensitive"]; ok {
 		s, ok := p.constant(a.Expr)

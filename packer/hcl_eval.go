@@ -122,6 +122,9 @@ func (t *Template) newHCLEval(values, env map[string]string) (*hclEval, error) {
 		v := e.h.variables[name]
 		if raw, given := values[name]; given {
 			val, err := v.convert(raw)
+			if err == nil {
+				err = v.validate(val)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -138,6 +141,8 @@ func (t *Template) newHCLEval(values, env map[string]string) (*hclEval, error) {
 			if conv, err := convert.Convert(val, v.typ); err != nil {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid default value for variable",
 					Detail: fmt.Sprintf("variable %q: %v", name, err), Subject: v.def.Range().Ptr()})
+			} else if err := v.validate(conv); err != nil {
+				return nil, err
 			} else {
 				e.vars[name] = conv
 			}
@@ -334,6 +339,34 @@ func (v *hclVariable) convert(raw string) (cty.Value, error) {
 		return cty.NilVal, fmt.Errorf("variable %s (%s): the value is not a valid %s: %w", v.name, v.decl, v.typ.FriendlyName(), err)
 	}
 	return out, nil
+}
+
+// validate applies the variable's validation blocks to val, as packer does
+// before a build. The value is never shown: it may be a secret.
+func (v *hclVariable) validate(val cty.Value) error {
+	ctx := &hcl.EvalContext{
+		Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{v.name: val})},
+		Functions: hclFunctions(nil),
+	}
+	for _, rule := range v.validations {
+		ok, diags := rule.condition.Value(ctx)
+		if diags.HasErrors() {
+			return fmt.Errorf("variable %s: validation rule at %s: %w", v.name, rule.rng, diags)
+		}
+		ok, err := convert.Convert(ok, cty.Bool)
+		if err != nil || ok.IsNull() || !ok.IsKnown() {
+			return fmt.Errorf("variable %s: the condition of the validation rule at %s must be true or false", v.name, rule.rng)
+		}
+		if ok.True() {
+			continue
+		}
+		msg := "the value is not valid"
+		if m, diags := rule.message.Value(nil); !diags.HasErrors() && m.Type() == cty.String && !m.IsNull() && m.IsKnown() {
+			msg = m.AsString()
+		}
+		return fmt.Errorf("variable %s: %s (the validation rule at %s; packer 1.9.5 fails with \"Invalid value for variable\")", v.name, msg, rule.rng)
+	}
+	return nil
 }
 
 func exampleOf(t cty.Type) string {

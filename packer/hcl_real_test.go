@@ -117,6 +117,12 @@ func TestRealPackerHCL2VariableRules(t *testing.T) {
 	assert.False(t, ok)
 	assert.Contains(t, out, "a number is required")
 	assert.ErrorContains(t, tpl.CheckVariables(map[string]string{"required_name": "x", "count_of": "three"}), "not a valid number")
+
+	// Validation rules.
+	out, ok = packerValidate(t, nullHCL2Template, "-var", "required_name=")
+	assert.False(t, ok)
+	assert.Contains(t, out, "The required_name must not be empty.")
+	assert.ErrorContains(t, tpl.CheckVariables(map[string]string{"required_name": ""}), "variable required_name: The required_name must not be empty.")
 }
 
 // resultsRE finds the JSON that functions.pkr.hcl's provisioner prints.

@@ -105,7 +105,11 @@ func (t *Template) checkHCL2Variables(values map[string]string) error {
 	var errs []error
 	for _, name := range sortedKeys(keysOf(values)) {
 		if v, ok := h.variables[name]; ok {
-			if _, err := v.convert(values[name]); err != nil {
+			val, err := v.convert(values[name])
+			if err == nil {
+				err = v.validate(val)
+			}
+			if err != nil {
 				errs = append(errs, err)
 			}
 		}

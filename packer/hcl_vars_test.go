@@ -135,3 +135,33 @@ func TestVarFileValuesHCL2(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"zones": `["1"]`}, values)
 }
+
+func TestCheckVariablesHCL2Validation(t *testing.T) {
+	tpl := parseHCL(t, `
+variable "version" {
+  type = string
+  validation {
+    condition     = can(regex("^[0-9]+\\.[0-9]+\\.[0-9]+$", var.version))
+    error_message = "The version must be MAJOR.MINOR.PATCH."
+  }
+}
+variable "size" {
+  type    = number
+  default = 8
+  validation {
+    condition     = var.size >= 30
+    error_message = "The OS disk needs at least 30 GiB."
+  }
+}
+source "null" "a" { x = var.version }
+build { sources = ["source.null.a"] }
+`)
+	assert.NoError(t, tpl.CheckVariables(map[string]string{"version": "1.2.3", "size": "30"}))
+	err := tpl.CheckVariables(map[string]string{"version": "1.2", "size": "30"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `variable version: The version must be MAJOR.MINOR.PATCH. (the validation rule at test.pkr.hcl:4,3-13; packer 1.9.5 fails with "Invalid value for variable")`)
+
+	_, err = tpl.Render(map[string]string{"version": "1.2.3"}, nil)
+	require.Error(t, err, "a default is validated too")
+	assert.Contains(t, err.Error(), "variable size: The OS disk needs at least 30 GiB.")
+}

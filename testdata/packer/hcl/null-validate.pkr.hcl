@@ -2,6 +2,10 @@
 # packer/hcl_real_test.go: build names, required and undeclared variables.
 variable "required_name" {
   type = string
+  validation {
+    condition     = length(var.required_name) > 0
+    error_message = "The required_name must not be empty."
+  }
 }
 
 variable "greeting" {
