@@ -49,7 +49,7 @@ func hclFunctions(env map[string]string) map[string]function.Function {
 		"jsondecode":      stdlib.JSONDecodeFunc,
 		"jsonencode":      stdlib.JSONEncodeFunc,
 		"keys":            stdlib.KeysFunc,
-		"length":          stdlib.LengthFunc,
+		"length":          lengthFunc,
 		"log":             stdlib.LogFunc,
 		"lookup":          stdlib.LookupFunc,
 		"lower":           stdlib.LowerFunc,
@@ -98,6 +98,19 @@ func hclFunctions(env map[string]string) map[string]function.Function {
 	}
 	return fns
 }
+
+// lengthFunc is packer's length: the number of characters of a string,
+// or of elements of a collection (go-cty's LengthFunc takes only these).
+var lengthFunc = function.New(&function.Spec{
+	Params: []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType, AllowDynamicType: true, AllowUnknown: true}},
+	Type:   function.StaticReturnType(cty.Number),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		if args[0].Type() == cty.String {
+			return stdlib.Strlen(args[0])
+		}
+		return stdlib.Length(args[0])
+	},
+})
 
 var unknownStringFunc = function.New(&function.Spec{
 	Type: function.StaticReturnType(cty.String),

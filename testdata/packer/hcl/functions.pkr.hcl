@@ -36,6 +36,7 @@ locals {
     missing    = lookup(var.tags, "owner", "none")
     contains   = contains(var.regions, "eastus")
     length     = length(local.parts)
+    strlen     = length("ubuntu")
     trimmed    = trimspace("  x  ")
     date       = formatdate("YYYY-MM-DD hh:mm", "2026-12-03T09:30:00Z")
     merged     = merge(var.tags, { os = "linux" })
