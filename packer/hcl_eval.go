@@ -31,7 +31,7 @@ func hclFunctions(env map[string]string) map[string]function.Function {
 		"ceil":            stdlib.CeilFunc,
 		"chomp":           stdlib.ChompFunc,
 		"chunklist":       stdlib.ChunklistFunc,
-		"coalesce":        stdlib.CoalesceFunc,
+		"coalesce":        coalesceFunc,
 		"coalescelist":    stdlib.CoalesceListFunc,
 		"compact":         stdlib.CompactFunc,
 		"concat":          stdlib.ConcatFunc,
@@ -109,6 +109,42 @@ var lengthFunc = function.New(&function.Spec{
 			return stdlib.Strlen(args[0])
 		}
 		return stdlib.Length(args[0])
+	},
+})
+
+// coalesceFunc is packer's coalesce: the first argument that is neither
+// null nor "" (go-cty's CoalesceFunc returns "" — measured difference).
+var coalesceFunc = function.New(&function.Spec{
+	VarParam: &function.Parameter{Name: "vals", Type: cty.DynamicPseudoType, AllowNull: true, AllowUnknown: true, AllowDynamicType: true},
+	Type: func(args []cty.Value) (cty.Type, error) {
+		types := make([]cty.Type, len(args))
+		for i, a := range args {
+			types[i] = a.Type()
+		}
+		t, _ := convert.UnifyUnsafe(types)
+		if t == cty.NilType {
+			return cty.NilType, fmt.Errorf("all arguments must have the same type")
+		}
+		return t, nil
+	},
+	Impl: func(args []cty.Value, retType cty.Type) (cty.Value, error) {
+		for _, a := range args {
+			if !a.IsKnown() {
+				return cty.UnknownVal(retType), nil
+			}
+			if a.IsNull() {
+				continue
+			}
+			v, err := convert.Convert(a, retType)
+			if err != nil {
+				return cty.NilVal, err
+			}
+			if retType == cty.String && v.AsString() == "" {
+				continue
+			}
+			return v, nil
+		}
+		return cty.NilVal, fmt.Errorf("no non-null, non-empty-string arguments")
 	},
 })
 

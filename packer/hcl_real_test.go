@@ -4,6 +4,7 @@ package packer
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -125,8 +126,9 @@ func TestRealPackerHCL2VariableRules(t *testing.T) {
 	assert.ErrorContains(t, tpl.CheckVariables(map[string]string{"required_name": ""}), "variable required_name: The required_name must not be empty.")
 }
 
-// resultsRE finds the JSON that functions.pkr.hcl's provisioner prints.
-var resultsRE = regexp.MustCompile(`RESULTS=(\{.*\})`)
+// resultsRE finds the base64 JSON that functions.pkr.hcl's provisioner
+// prints.
+var resultsRE = regexp.MustCompile(`RESULTS=([A-Za-z0-9+/=]+)`)
 
 func TestRealPackerHCL2FunctionsEvaluateAlike(t *testing.T) {
 	requireHCL2Packer(t)
@@ -145,5 +147,7 @@ func TestRealPackerHCL2FunctionsEvaluateAlike(t *testing.T) {
 	require.NoError(t, err)
 	data, err := json.Marshal(ours)
 	require.NoError(t, err)
-	assert.JSONEq(t, m[1], string(data))
+	theirs, err := base64.StdEncoding.DecodeString(m[1])
+	require.NoError(t, err)
+	assert.JSONEq(t, string(theirs), string(data))
 }

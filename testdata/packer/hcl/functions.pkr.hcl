@@ -48,6 +48,33 @@ locals {
     keys       = keys(var.tags)
     conditional = length(var.regions) > 1 ? "multi" : "single"
     for_expr   = [for r in var.regions : upper(r)]
+    coalesce_empty = coalesce("", "x")
+    sorted     = sort(["b", "a", "c"])
+    distinct   = distinct(["a", "a", "b"])
+    compact    = compact(["a", "", "b"])
+    chomp      = chomp("line\n")
+    indent     = indent(2, "a\nb")
+    parseint   = parseint("ff", 16)
+    zipmap     = zipmap(["a", "b"], ["1", "2"])
+    values     = values({ a = "1", b = "2" })
+    flatten    = flatten([["a"], ["b", ["c"]]])
+    slice      = slice(["a", "b", "c"], 1, 3)
+    element    = element(["a", "b"], 3)
+    numbers    = [abs(-2), ceil(1.2), floor(1.8), pow(2, 3), signum(-5), log(8, 2)]
+    range      = range(3)
+    formatlist = formatlist("%s-x", ["a", "b"])
+    chunklist  = chunklist(["a", "b", "c"], 2)
+    regex_replace = regex_replace("v1.2.3", "[0-9]", "N")
+    timeadd    = timeadd("2026-12-03T09:30:00Z", "1h")
+    jsondecode = jsondecode("{\"a\": [1, 2]}")
+    csvdecode  = csvdecode("a,b\n1,2\n")
+    trim       = trim("--x--", "-")
+    trimsuffix = trimsuffix("image.vhd", ".vhd")
+    strrev     = strrev("abc")
+    regexall   = regexall("[0-9]", "a1b2")
+    reverse    = reverse(["a", "b"])
+    try        = try(var.tags["owner"], "nobody")
+    can        = can(var.tags["owner"])
   }
 }
 
@@ -59,6 +86,7 @@ build {
   sources = ["source.null.fn"]
 
   provisioner "shell-local" {
-    inline = ["echo 'RESULTS=${jsonencode(local.results)}'"]
+    # base64: the JSON's \n would become a newline in packer's output.
+    inline = ["echo RESULTS=${base64encode(jsonencode(local.results))}"]
   }
 }
