@@ -3,6 +3,7 @@ package packer
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -36,6 +37,24 @@ type hclTemplate struct {
 	// exprs are every expression of the template, for UsedVariables and
 	// CheckVariables.
 	exprs []hclExpr
+	// auto holds the values of a template directory's *.auto.pkrvars.*
+	// files; values passed to CheckVariables and Render override them.
+	auto map[string]string
+}
+
+// withAuto returns values over the auto var-files' values.
+func (h *hclTemplate) withAuto(values map[string]string) map[string]string {
+	if len(h.auto) == 0 {
+		return values
+	}
+	out := make(map[string]string, len(h.auto)+len(values))
+	for k, v := range h.auto {
+		out[k] = v
+	}
+	for k, v := range values {
+		out[k] = v
+	}
+	return out
 }
 
 // hclVariable is a variable block.
@@ -105,32 +124,67 @@ func shortFile(name string) string {
 // IsHCL2 reports whether the template was written in HCL2.
 func (t *Template) IsHCL2() bool { return t.hcl != nil }
 
-// isHCL2Path reports whether LoadTemplate reads path as HCL2.
-func isHCL2Path(path string) bool { return strings.HasSuffix(path, HCL2Ext) }
+// isHCL2Path reports whether LoadTemplate reads path as HCL2: a .pkr.hcl
+// file or a directory.
+func isHCL2Path(path string) bool {
+	if strings.HasSuffix(path, HCL2Ext) {
+		return true
+	}
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
 
 // ParseHCL2Template parses an HCL2 template from memory; filename is used in
-// error messages and for path.root. The result has no Path.
+// error messages. The result has no Path.
 func ParseHCL2Template(src []byte, filename string) (*Template, error) {
-	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
-	if diags.HasErrors() {
-		return nil, diags
+	t, err := parseHCL2Files([]hclFile{{name: filename, src: src}}, filename)
+	if err != nil {
+		return nil, err
 	}
+	t.source = src
+	return t, nil
+}
+
+// hclFile is one file of an HCL2 template.
+type hclFile struct {
+	name string
+	src  []byte
+}
+
+// parseHCL2Files parses the files of one template (a file, or a
+// directory's *.pkr.hcl files) as packer does: one set of variables,
+// locals and sources that every file's build blocks share.
+func parseHCL2Files(files []hclFile, display string) (*Template, error) {
 	p := &hclParser{
-		t:  &Template{Variables: map[string]Variable{}},
-		h:  &hclTemplate{src: map[string][]byte{filename: src}, variables: map[string]*hclVariable{}, locals: map[string]*hclLocal{}, sources: map[string]*hclSource{}},
-		fn: filename,
+		t: &Template{Variables: map[string]Variable{}},
+		h: &hclTemplate{src: map[string][]byte{}, variables: map[string]*hclVariable{}, locals: map[string]*hclLocal{}, sources: map[string]*hclSource{}},
 	}
 	p.t.hcl = p.h
-	body := file.Body.(*hclsyntax.Body)
-	p.topLevel(body)
+	var bodies []*hclsyntax.Body
+	for _, f := range files {
+		file, diags := hclsyntax.ParseConfig(f.src, f.name, hcl.InitialPos)
+		p.errs = append(p.errs, diags...)
+		if diags.HasErrors() {
+			continue
+		}
+		p.h.src[f.name] = f.src
+		p.t.source = append(p.t.source, fmt.Sprintf("%d:%s;%d:", len(f.name), filepath.Base(f.name), len(f.src))...)
+		p.t.source = append(p.t.source, f.src...)
+		bodies = append(bodies, file.Body.(*hclsyntax.Body))
+	}
+	for _, body := range bodies {
+		p.topLevel(body)
+	}
 	if len(p.errs) == 0 {
-		p.builds(body)
+		for _, body := range bodies {
+			p.builds(body)
+		}
 	}
 	if len(p.errs) > 0 {
 		return nil, p.errs
 	}
 	if len(p.t.Builders) == 0 {
-		return nil, fmt.Errorf("%s: template has no build block with sources; packer would build nothing", filename)
+		return nil, fmt.Errorf("%s: template has no build block with sources; packer would build nothing", display)
 	}
 	for name, v := range p.h.variables {
 		if v.sensitive {
@@ -150,11 +204,61 @@ func loadHCL2(abs string) (*Template, error) {
 	return ParseHCL2Template(data, abs)
 }
 
+// loadHCL2Dir reads a directory as packer 1.9.5 does: every *.pkr.hcl file
+// is part of the template, and *.auto.pkrvars.hcl / *.auto.pkrvars.json
+// files give values (below var-files and vars), in name order.
+func loadHCL2Dir(dir string) (*Template, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("packer template: %w", err)
+	}
+	var files []hclFile
+	var autoFiles []string
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case e.IsDir():
+		case strings.HasSuffix(name, ".pkr.json"):
+			return nil, fmt.Errorf("%s: imgflow reads HCL2 templates written as .pkr.hcl, not .pkr.json; convert it or pass the .pkr.hcl files' directory without it", filepath.Join(dir, name))
+		case strings.HasSuffix(name, HCL2Ext):
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				return nil, fmt.Errorf("packer template: %w", err)
+			}
+			files = append(files, hclFile{name: filepath.Join(dir, name), src: data})
+		case strings.HasSuffix(name, ".auto.pkrvars.hcl"), strings.HasSuffix(name, ".auto.pkrvars.json"):
+			autoFiles = append(autoFiles, filepath.Join(dir, name))
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s has no *%s file: not a packer template directory", dir, HCL2Ext)
+	}
+	t, err := parseHCL2Files(files, dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range autoFiles {
+		values, err := t.ReadVarFile(f)
+		if err != nil {
+			return nil, err
+		}
+		data, _ := os.ReadFile(f)
+		t.source = append(t.source, fmt.Sprintf("%d:%s;%d:", len(f), filepath.Base(f), len(data))...)
+		t.source = append(t.source, data...)
+		if t.hcl.auto == nil {
+			t.hcl.auto = map[string]string{}
+		}
+		for k, v := range values {
+			t.hcl.auto[k] = v
+		}
+	}
+	return t, nil
+}
+
 // hclParser collects a template's blocks and every error it finds.
 type hclParser struct {
 	t    *Template
 	h    *hclTemplate
-	fn   string
 	errs hcl.Diagnostics
 }
 
@@ -314,8 +418,8 @@ func (p *hclParser) variable(name string, b *hclsyntax.Block) {
 }
 
 func (p *hclParser) declare(v *hclVariable) {
-	if _, dup := p.h.variables[v.name]; dup {
-		p.fail(v.decl, "Duplicate variable", fmt.Sprintf("variable %q is declared twice; remove one", v.name))
+	if prev, dup := p.h.variables[v.name]; dup {
+		p.fail(v.decl, "Duplicate variable", fmt.Sprintf("variable %q is declared twice (also at %s); remove one", v.name, prev.decl))
 		return
 	}
 	p.h.variables[v.name] = v

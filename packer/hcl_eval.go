@@ -166,6 +166,7 @@ type hclEval struct {
 // variables' defaults and then every local.
 func (t *Template) newHCLEval(values, env map[string]string) (*hclEval, error) {
 	e := &hclEval{t: t, h: t.hcl, env: env, vars: map[string]cty.Value{}, locals: map[string]cty.Value{}}
+	values = e.h.withAuto(values)
 	var diags hcl.Diagnostics
 	for _, name := range sortedVariableNames(e.h.variables) {
 		v := e.h.variables[name]

@@ -151,3 +151,32 @@ func TestRealPackerHCL2FunctionsEvaluateAlike(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, string(theirs), string(data))
 }
+
+// A template directory: packer reads every *.pkr.hcl file and the
+// *.auto.pkrvars.* files, and so does LoadTemplate.
+func TestRealPackerHCL2Directory(t *testing.T) {
+	requireHCL2Packer(t)
+	dir := writeTemplateDir(t, dirTemplate)
+	tpl, err := LoadTemplate(dir)
+	require.NoError(t, err)
+	require.NoError(t, tpl.CheckVariables(nil))
+	builds, err := tpl.Render(nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "fromauto-5", builds["null.a"].(map[string]any)["label"])
+
+	// The null builder refuses unknown keys: packer builds the same
+	// directory without the label.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.pkr.hcl"), []byte(`
+source "null" "a" { communicator = "none" }
+build {
+  sources = ["source.null.a"]
+  provisioner "shell-local" { inline = ["echo VAL ${var.req}-${var.n}"] }
+}
+`), 0o644))
+	out := &testutil.SyncBuffer{}
+	res, err := realRunner(out).Build(context.Background(), BuildRequest{TemplatePath: dir})
+	require.NoError(t, err, out.String())
+	require.Len(t, res.Builds, 1)
+	assert.Equal(t, tpl.BuilderNames()[0], res.Builds[0].Name)
+	assert.Contains(t, out.String(), "VAL fromauto-5")
+}

@@ -60,6 +60,7 @@ func varName(tr hcl.Traversal) (string, bool) {
 // how imgflow passes every value; CheckUndeclared checks workflow vars.
 func (t *Template) checkHCL2Variables(values map[string]string) error {
 	h := t.hcl
+	values = h.withAuto(values)
 	users := map[string]map[string]bool{}
 	envs := map[string]map[string]bool{}
 	add := func(m map[string]map[string]bool, name, path string) {

@@ -39,6 +39,8 @@ type Template struct {
 
 	// hcl holds an HCL2 template's expressions; nil for JSON templates.
 	hcl *hclTemplate
+	// source is what the template was read from, see Source.
+	source []byte
 	// raw is the whole decoded document; UsedVariables scans it so that no
 	// section is missed, including ones this type does not model.
 	raw map[string]any
@@ -79,14 +81,19 @@ type Builder struct {
 }
 
 // LoadTemplate reads and parses the template at path: HCL2 when its name
-// ends in .pkr.hcl, legacy JSON otherwise.
+// ends in .pkr.hcl or it is a directory of .pkr.hcl files (with
+// *.auto.pkrvars.* files, as packer reads them), legacy JSON otherwise.
 func LoadTemplate(path string) (*Template, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("packer template %s: %w", path, err)
 	}
 	if isHCL2Path(abs) {
-		t, err := loadHCL2(abs)
+		load := loadHCL2
+		if st, err := os.Stat(abs); err == nil && st.IsDir() {
+			load = loadHCL2Dir
+		}
+		t, err := load(abs)
 		if err != nil {
 			return nil, fmt.Errorf("packer template %s: %w", path, err)
 		}
@@ -118,7 +125,7 @@ func ParseTemplate(data []byte) (*Template, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("invalid JSON: trailing data after the template object")
 	}
-	t := &Template{Variables: map[string]Variable{}, raw: raw}
+	t := &Template{Variables: map[string]Variable{}, raw: raw, source: data}
 
 	if v, ok := raw["sensitive-variables"]; ok {
 		list, ok := v.([]any)
@@ -215,6 +222,11 @@ func ParseTemplate(data []byte) (*Template, error) {
 	}
 	return t, nil
 }
+
+// Source returns the bytes the template was parsed from: a file's content,
+// or for a template directory each file's name and content in name order.
+// Two templates with the same Source are the same template.
+func (t *Template) Source() []byte { return t.source }
 
 // Declared returns the declared variables sorted by name.
 func (t *Template) Declared() []Variable {
