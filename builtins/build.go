@@ -267,7 +267,10 @@ func checkPackerInputs(tpl *packer.Template, values, vars map[string]string, sec
 			errs = append(errs, fmt.Errorf("%s is a sensitive variable of the template: pass it as vars={%q: secret(%q)}, not as a plain string (which would reach the journal and plans)", name, name, name))
 		}
 	}
-	if len(uploads) > 0 && !usesVar(tpl, localsim.FilesDirVar) {
+	if len(uploads) > 0 && !usesVar(tpl, localsim.FilesDirVar) && tpl.IsHCL2() {
+		errs = append(errs, fmt.Errorf("files were given but the template never uses var.%s: declare variable %q { type = string } and add to its build block:\n    provisioner \"file\" {\n      source      = \"${var.%s}/home/packer/\"\n      destination = \"/home/packer/\"\n    }",
+			localsim.FilesDirVar, localsim.FilesDirVar, localsim.FilesDirVar))
+	} else if len(uploads) > 0 && !usesVar(tpl, localsim.FilesDirVar) {
 		errs = append(errs, fmt.Errorf("files were given but the template never uses {{user `%s`}}: add a file provisioner {\"type\": \"file\", \"source\": \"{{user `%s`}}/home/packer/\", \"destination\": \"/home/packer/\"}",
 			localsim.FilesDirVar, localsim.FilesDirVar))
 	}
@@ -279,7 +282,8 @@ func checkPackerInputs(tpl *packer.Template, values, vars map[string]string, sec
 	return errors.Join(errs...)
 }
 
-// usesVar reports whether the template uses {{user `name`}}.
+// usesVar reports whether the template uses {{user `name`}} (var.name in
+// HCL2).
 func usesVar(tpl *packer.Template, name string) bool {
 	for _, ref := range tpl.UsedVariables() {
 		if ref.Kind == packer.KindUser && ref.Name == name {

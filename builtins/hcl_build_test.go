@@ -46,3 +46,14 @@ func TestPackerBuildHCL2RefusesUndeclaredVars(t *testing.T) {
 	assert.Contains(t, msg, `sig_image_verison: set in vars, but the template declares no variable "sig_image_verison"`)
 	assert.Empty(t, f.cloud.Snapshot().ResourceGroups, "nothing was created")
 }
+
+func TestPackerBuildHCL2FilesNeedTheFilesVariable(t *testing.T) {
+	f := newBuildFixture(t)
+	res := f.run("testdata/packer/hcl/files_unused.star", nil)
+	require.Error(t, res.Err)
+	assert.Equal(t, "validate", res.Pass)
+	msg := res.Err.Error()
+	assert.Contains(t, msg, "testdata/packer/hcl/files_unused.star:3:")
+	assert.Contains(t, msg, `files were given but the template never uses var.imgflow_files_dir: declare variable "imgflow_files_dir" { type = string }`)
+	assert.Contains(t, msg, `provisioner "file" {`+"\n"+`      source      = "${var.imgflow_files_dir}/home/packer/"`)
+}
