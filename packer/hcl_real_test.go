@@ -124,6 +124,23 @@ func TestRealPackerHCL2VariableRules(t *testing.T) {
 	assert.False(t, ok)
 	assert.Contains(t, out, "The required_name must not be empty.")
 	assert.ErrorContains(t, tpl.CheckVariables(map[string]string{"required_name": ""}), "variable required_name: The required_name must not be empty.")
+
+	// env() outside a variable's default.
+	envTpl := filepath.Join(t.TempDir(), "env.pkr.hcl")
+	require.NoError(t, os.WriteFile(envTpl, []byte(`
+locals { home = env("HOME") }
+source "null" "a" { communicator = "none" }
+build { sources = ["source.null.a"] }
+`), 0o644))
+	out, ok = packerValidate(t, envTpl)
+	assert.False(t, ok)
+	assert.Contains(t, out, `There is no function named "env"`)
+	withEnv, err := LoadTemplate(envTpl)
+	require.NoError(t, err)
+	err = withEnv.CheckVariables(nil)
+	require.ErrorAs(t, err, &mv)
+	assert.Equal(t, []string{"HOME"}, mv.Names())
+	assert.Contains(t, err.Error(), `There is no function named "env"`)
 }
 
 // resultsRE finds the base64 JSON that functions.pkr.hcl's provisioner

@@ -163,7 +163,7 @@ func (t *Template) CheckUndeclared(vars map[string]string) error {
 // hcl2String is VariableProblem.String for an HCL2 template.
 func (p VariableProblem) hcl2String() string {
 	if p.Kind == KindEnv {
-		return fmt.Sprintf("env(%q): used at %s, but packer allows env() only in a variable's default (it fails with \"There is no function named env\"); declare variable %q { default = env(%q) } and use var.%s instead",
+		return fmt.Sprintf("env(%q): used at %s, but packer allows env() only in a variable's default (it fails with: There is no function named \"env\"); declare variable %q { default = env(%q) } and use var.%s instead",
 			p.Name, strings.Join(p.Paths, ", "), strings.ToLower(p.Name), p.Name, strings.ToLower(p.Name))
 	}
 	var b strings.Builder
