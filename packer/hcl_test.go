@@ -39,6 +39,8 @@ func TestLoadHCL2TemplateCVM(t *testing.T) {
 	assert.Equal(t, "cvm.azure-arm.cvm", b.Name, "a named build block prefixes its name, as packer 1.9.5 does")
 	assert.Equal(t, "ConfidentialVM", b.Config["security_type"])
 	assert.Equal(t, true, b.Config["skip_create_image"])
+	assert.Equal(t, "DiskWithVMGuestState", b.Config["security_encryption_type"])
+	assert.NotContains(t, b.Config, "confidential_vm_image_encryption_type", "a destination setting, not the builder's")
 	assert.Equal(t, "var.location", b.Config["location"], "unevaluated until Render")
 	dest, ok := b.Config["shared_image_gallery_destination"].(map[string]any)
 	require.True(t, ok, "a nested block is an object")

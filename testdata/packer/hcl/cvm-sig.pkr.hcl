@@ -77,11 +77,13 @@ source "azure-arm" "cvm" {
   image_offer     = "0001-com-ubuntu-confidential-vm-jammy"
   image_sku       = "22_04-lts-cvm"
 
-  security_type                          = "ConfidentialVM"
-  secure_boot_enabled                    = true
-  vtpm_enabled                           = true
-  confidential_vm_image_encryption_type = "EncryptedWithPmk"
-  skip_create_image                      = true
+  # The OS disk is encrypted with the guest state (EncryptedWithPmk in the
+  # gallery); the image goes straight to the gallery, no managed image.
+  security_type            = "ConfidentialVM"
+  security_encryption_type = "DiskWithVMGuestState"
+  secure_boot_enabled      = true
+  vtpm_enabled             = true
+  skip_create_image        = true
 
   shared_image_gallery_destination {
     subscription        = var.subscription_id
@@ -91,6 +93,7 @@ source "azure-arm" "cvm" {
     image_version       = var.sig_image_version
     replication_regions = var.replication_regions
     specialized         = true
+    # Only in the destination block, as in packer-plugin-azure.
     confidential_vm_image_encryption_type = "EncryptedWithPmk"
   }
 
