@@ -60,11 +60,11 @@ func registerBuild(r *Registry) {
 		&Spec{
 			Name: "packer_build", Positional: 1, Effect: Changes,
 			Params: []Param{
-				{Name: "template", Kind: KindString, Doc: "packer JSON template in the workspace, relative to the calling file or `//path`"},
+				{Name: "template", Kind: KindString, Doc: "packer template in the workspace, relative to the calling file or `//path`: legacy JSON, or HCL2 when it ends in `.pkr.hcl` (its `required_plugins` are installed with `packer init` before the build)"},
 				{Name: "vars", Kind: KindDict, Default: "{}", Doc: "template variables: strings, or secret() values (sent in a 0600 var-file, never argv); quote numbers and booleans"},
 				{Name: "env", Kind: KindDict, Default: "{}", Doc: "environment variables for the template's ``{{env `NAME`}}`` references, e.g. `{\"PACKER_BUILD_LOCATION\": location, \"UA_TOKEN\": secret(\"ua_token\")}`: strings, or secret() values (shown as `<secret>`). The local target and plans render `{{env}}` from this dict only, never from imgflow's environment; on the Azure target it is added to packer's environment"},
 				{Name: "files", Kind: kindUploads, Default: "[]", Doc: "uploads for the template's file provisioner: `struct(src, dest)` (stage_cse_modules().uploads) or `\"src:dest\"` strings, src a workspace file, dest absolute; staged in a directory that mirrors dest, passed as the variable `imgflow_files_dir`. An entry with `generated = True` (made by an earlier command()) need not exist in the validation pass"},
-				{Name: "var_files", Kind: KindStringList, Default: "[]", Doc: "JSON var-files in the workspace (objects of strings; null is \"\", as in packer), in order, before `vars`"},
+				{Name: "var_files", Kind: KindStringList, Default: "[]", Doc: "var-files in the workspace, in order, before `vars`: JSON objects of strings (null is \"\", as in packer); for an HCL2 template any JSON values, or `.pkrvars.hcl` files"},
 				{Name: "only", Kind: KindStringList, Default: "[]", Doc: "build names to run (packer -only), as rendered: `sig-flatcar-gen2` for a builder named ``sig-{{user `build_name`}}``; unknown names are an error"},
 				{Name: "timeout", Kind: KindDuration, Default: `"3h"`, Doc: "how long the build may take"},
 			},
@@ -72,6 +72,7 @@ func registerBuild(r *Registry) {
 			Doc: "Runs a packer build. Variables follow packer 1.9.5: before anything runs, every required (`null`) variable must have a value (one error names all that are missing); " +
 				"a `{{user}}` reference to a variable nobody sets renders as \"\" (a warning names those the template's builders and provisioners make), as does an `{{env}}` name `env` lacks — " +
 				"when such a value is one the build needs (e.g. `location`), the error names the environment variable to pass in `env`. " +
+				"For an HCL2 template every variable without a default must have a value, `vars` may only set declared variables, and values convert to the declared type (lists and maps as JSON). " +
 				"On the local target no VM boots: the azure-arm builder's products are created from the rendered template — the captured VHD (a sparse fixed VHD of `os_disk_size_gb`), " +
 				"the managed image, the gallery image version of `shared_image_gallery_destination`. On the Azure target the real `packer build -machine-readable` runs, " +
 				"its output streamed with a `[packer]` prefix. On both, a build whose `shared_image_gallery_destination` version exists is not run again: the version is reused (`exists`), " +
@@ -119,7 +120,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		vf, err := readVarFile(abs, rel)
+		vf, err := readVarFile(tpl, abs, rel)
 		if err != nil {
 			return nil, fail(err)
 		}
@@ -152,6 +153,13 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 			msg += fmt.Sprintf("\n(%s is set by packer_build from files=[…]: pass the uploads, e.g. files = cse.uploads)", localsim.FilesDirVar)
 		}
 		return nil, errors.New(redactValues(msg, secrets))
+	}
+	if err := tpl.CheckUndeclared(vars); err != nil {
+		var mv *packer.MissingVariablesError
+		if errors.As(err, &mv) {
+			mv.Template = tplRel
+		}
+		return nil, errors.New(redactValues(err.Error(), secrets))
 	}
 	if only := c.Strings("only"); len(only) > 0 {
 		names, err := tpl.BuildNames(checked, env)
@@ -275,14 +283,18 @@ func checkPackerInputs(tpl *packer.Template, values map[string]string, secretVar
 			errs = append(errs, fmt.Errorf("%s is a sensitive variable of the template: pass it as vars={%q: secret(%q)}, not as a plain string (which would reach the journal and plans)", name, name, name))
 		}
 	}
-	if len(uploads) > 0 && !usesVar(tpl, localsim.FilesDirVar) {
+	if len(uploads) > 0 && !usesVar(tpl, localsim.FilesDirVar) && tpl.IsHCL2() {
+		errs = append(errs, fmt.Errorf("files were given but the template never uses var.%s: declare variable %q { type = string } and add to its build block:\n    provisioner \"file\" {\n      source      = \"${var.%s}/home/packer/\"\n      destination = \"/home/packer/\"\n    }",
+			localsim.FilesDirVar, localsim.FilesDirVar, localsim.FilesDirVar))
+	} else if len(uploads) > 0 && !usesVar(tpl, localsim.FilesDirVar) {
 		errs = append(errs, fmt.Errorf("files were given but the template never uses {{user `%s`}}: add a file provisioner {\"type\": \"file\", \"source\": \"{{user `%s`}}/home/packer/\", \"destination\": \"/home/packer/\"}",
 			localsim.FilesDirVar, localsim.FilesDirVar))
 	}
 	return errors.Join(errs...)
 }
 
-// usesVar reports whether the template uses {{user `name`}}.
+// usesVar reports whether the template uses {{user `name`}} (var.name in
+// HCL2).
 func usesVar(tpl *packer.Template, name string) bool {
 	for _, ref := range tpl.UsedVariables() {
 		if ref.Kind == packer.KindUser && ref.Name == name {
@@ -300,10 +312,15 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// readVarFile reads a workspace var-file as packer does (packer.ReadVarFile:
-// strings, null read as ""), naming it by its workspace path.
-func readVarFile(abs, rel string) (map[string]string, error) {
-	vf, err := packer.ReadVarFile(abs)
+// readVarFile reads a workspace var-file as packer does, naming it by its
+// workspace path: for a JSON template an object of strings (null read as
+// "", packer.ReadVarFile); for an HCL2 template typed JSON or .pkrvars.hcl.
+func readVarFile(tpl *packer.Template, abs, rel string) (map[string]string, error) {
+	read := packer.ReadVarFile
+	if tpl.IsHCL2() {
+		read = tpl.ReadVarFile
+	}
+	vf, err := read(abs)
 	if err != nil {
 		return nil, fmt.Errorf("var_files: %s", strings.ReplaceAll(err.Error(), abs, rel))
 	}

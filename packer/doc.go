@@ -1,6 +1,8 @@
 // Package packer is the one place in imgflow that knows how to run packer
-// well: it loads legacy JSON templates, finds every {{user}} and {{env}}
-// reference they make, renders them as packer does, refuses to start a
+// well: it loads legacy JSON templates and HCL2 .pkr.hcl templates, finds
+// every {{user}} and {{env}} reference (var.NAME and env("NAME") in HCL2)
+// they make, renders them as packer does, runs `packer init` for an HCL2
+// template's required_plugins, refuses to start a
 // build packer would refuse (or that would build nothing), runs `packer
 // build -machine-readable` with secrets kept out of argv, logs and errors,
 // and turns packer's output into typed results (managed image id, gallery
@@ -43,6 +45,21 @@
 // packer gets imgflow's environment, then CHECKPOINT_DISABLE=1,
 // Runner.Env and BuildRequest.Env; the local simulation (localsim) renders
 // {{env}} from BuildRequest.Env alone.
+//
+// Facts about packer 1.9.5 and HCL2 this package relies on (measured, and
+// checked by hcl_real_test.go with null sources):
+//
+//   - Build names are "type.name" for a build block without a name and
+//     "build-name.type.name" for one with; -only takes them as they are.
+//     Two builds of one name are accepted and both run; imgflow refuses them.
+//   - A variable without a default and no value fails with `Unset variable
+//     "x"`; default = null is a value (null). An undeclared -var fails
+//     ("Undefined -var variable"), an undeclared var-file key only warns.
+//   - A JSON var-file string converts to a number or bool variable, not to a
+//     list or map: those need JSON lists and objects.
+//   - replace() is literal: "/…/" is not a regular expression.
+//   - Without the plugins of required_plugins, packer fails ("Did you run
+//     packer init for this project ?"); `packer init` installs them.
 //
 // Facts about packer's output this package relies on (measured with
 // Debian's packer 1.6.6+ds2-1+b1, see ../shared/reference/azure-sdk-and-tools.md §6):

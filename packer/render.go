@@ -56,6 +56,9 @@ func (t *Template) Render(values, env map[string]string) (map[string]any, error)
 // RenderBuilds fails like CheckVariables, on a variable that refers to
 // itself, and on two builders whose names render the same.
 func (t *Template) RenderBuilds(values, env map[string]string) (*Rendering, error) {
+	if t.hcl != nil {
+		return t.renderHCL2Builds(values, env)
+	}
 	r, err := t.newRenderer(values, env)
 	if err != nil {
 		return nil, err
@@ -98,6 +101,26 @@ func (t *Template) BuildNames(values, env map[string]string) ([]string, error) {
 		return nil, err
 	}
 	return r.Names, nil
+}
+
+// renderHCL2Builds is RenderBuilds for an HCL2 template: its build names
+// are static (source type and name), so only the configurations render.
+func (t *Template) renderHCL2Builds(values, env map[string]string) (*Rendering, error) {
+	if err := t.CheckVariables(values); err != nil {
+		return nil, err
+	}
+	configs, err := t.renderHCL2(values, env)
+	if err != nil {
+		return nil, err
+	}
+	out := &Rendering{Builders: map[string]Builder{}, Configs: map[string]map[string]any{}, UnsetEnv: map[string]map[string][]string{}}
+	for _, b := range t.Builders {
+		out.Names = append(out.Names, b.Name)
+		out.Builders[b.Name] = b
+		cfg, _ := configs[b.Name].(map[string]any)
+		out.Configs[b.Name] = cfg
+	}
+	return out, nil
 }
 
 // newRenderer checks the variables and renders all of them, as packer

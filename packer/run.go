@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // DefaultKillGrace is how long a cancelled packer gets between SIGINT and
@@ -44,7 +46,8 @@ type Runner struct {
 
 // BuildRequest is one `packer build`.
 type BuildRequest struct {
-	// TemplatePath is the JSON template; relative paths are relative to WorkDir.
+	// TemplatePath is the JSON or .pkr.hcl template; relative paths are
+	// relative to WorkDir.
 	TemplatePath string
 	// Vars are user variables, passed to packer in a temporary 0600
 	// var-file (never on the command line). They override VarFiles.
@@ -131,8 +134,10 @@ func (e *BuildError) Unwrap() error { return e.cause }
 //
 // Before packer starts, Build loads the template, fails with a
 // *MissingVariablesError naming every required variable that has no value
-// (see Template.CheckVariables; VarFiles and Vars both count), and rejects
-// Only names that match no rendered build name.
+// (see Template.CheckVariables; VarFiles and Vars both count; for an HCL2
+// template Vars must also be declared, see Template.CheckUndeclared), and
+// rejects Only names that match no rendered build name. An HCL2 template's
+// required_plugins are installed with `packer init` first.
 //
 // Cancelling ctx sends SIGINT to packer's process group and SIGKILL after
 // KillGrace. On failure Build returns a *BuildError and, when packer ran,
@@ -180,7 +185,7 @@ func prepare(req BuildRequest, env map[string]string, check bool) (*prepared, er
 	values := map[string]string{}
 	for _, f := range req.VarFiles {
 		abs := ResolvePath(req.WorkDir, f)
-		vf, err := ReadVarFile(abs)
+		vf, err := tpl.ReadVarFile(abs)
 		if err != nil {
 			return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 		}
@@ -195,6 +200,9 @@ func prepare(req BuildRequest, env map[string]string, check bool) (*prepared, er
 
 	if check {
 		if err := tpl.CheckVariables(values); err != nil {
+			return nil, err
+		}
+		if err := tpl.CheckUndeclared(req.Vars); err != nil {
 			return nil, err
 		}
 		if len(req.Only) > 0 {
@@ -240,7 +248,10 @@ func CheckOnly(label string, only, names []string) error {
 // CHECKPOINT_DISABLE=1 (no version check calls), Runner.Env and req.Env,
 // later entries winning.
 func (r *Runner) environ(req BuildRequest) []string {
-	env := append(append(os.Environ(), "CHECKPOINT_DISABLE=1"), r.Env...)
+	// imgflow's secret() values live in IMGFLOW_SECRET_* variables; packer
+	// gets a secret only when the workflow passes it (vars or env).
+	own := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, redact.SecretEnvPrefix) })
+	env := append(append(own, "CHECKPOINT_DISABLE=1"), r.Env...)
 	keys := make([]string, 0, len(req.Env))
 	for k := range req.Env {
 		keys = append(keys, k)
@@ -304,9 +315,9 @@ func ReadVarFile(path string) (map[string]string, error) {
 	return out, nil
 }
 
-// writeVarFile writes vars to a new 0600 temporary file and returns its
-// path; the caller removes it.
-func writeVarFile(vars map[string]string) (string, error) {
+// writeVarFile writes vars (a map of JSON values) to a new 0600 temporary
+// file and returns its path; the caller removes it.
+func writeVarFile[V any](vars map[string]V) (string, error) {
 	data, err := json.MarshalIndent(vars, "", "  ")
 	if err != nil {
 		return "", fmt.Errorf("encode var-file: %w", err)
@@ -333,6 +344,11 @@ func writeVarFile(vars map[string]string) (string, error) {
 
 // run executes a prepared build.
 func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
+	if len(p.tpl.RequiredPlugins) > 0 {
+		if err := r.initPlugins(ctx, p); err != nil {
+			return nil, err
+		}
+	}
 	red := newRedactor(p.secrets)
 	args := []string{"build", "-machine-readable"}
 	if len(p.only) > 0 {
@@ -342,7 +358,11 @@ func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
 		args = append(args, "-var-file="+f)
 	}
 	if len(p.vars) > 0 {
-		vf, err := writeVarFile(p.vars)
+		values, err := p.tpl.VarFileValues(p.vars)
+		if err != nil {
+			return nil, fmt.Errorf("packer build %s: %w", p.template, err)
+		}
+		vf, err := writeVarFile(values)
 		if err != nil {
 			return nil, fmt.Errorf("packer build %s: %w", p.template, err)
 		}

@@ -398,3 +398,14 @@ func TestReadVarFileReadsNullAsEmpty(t *testing.T) {
 	assert.Contains(t, err.Error(), "a is a number; packer accepts only strings")
 	assert.Contains(t, err.Error(), "b is a boolean")
 }
+
+// imgflow's own secret() variables never reach packer's environment: a
+// workflow passes a secret to packer through vars or env, or not at all.
+func TestBuildDoesNotPassImgflowSecretsToPacker(t *testing.T) {
+	t.Setenv("IMGFLOW_SECRET_UA_TOKEN", secret)
+	f := newFake(t, "vhd", "FAKE_PACKER_ECHO_ENV=IMGFLOW_SECRET_UA_TOKEN")
+	_, err := f.runner.Build(context.Background(), BuildRequest{TemplatePath: azureVHDTemplate, Vars: azureVars()})
+	require.NoError(t, err)
+	assert.Contains(t, f.out.String(), "azure-arm: env IMGFLOW_SECRET_UA_TOKEN=\n", "packer sees the variable unset")
+	assertNoSecret(t, "stdout", f.out.String())
+}

@@ -9,8 +9,9 @@ import (
 	"sort"
 )
 
-// Template is a packer 1.6.6 legacy JSON template. Build one with
-// LoadTemplate or ParseTemplate.
+// Template is a packer template: a legacy JSON template (packer 1.6.6's
+// format) or an HCL2 .pkr.hcl file. Build one with LoadTemplate,
+// ParseTemplate or ParseHCL2Template.
 //
 // Builders keep their whole configuration as decoded JSON so that callers
 // (the local target) can read any azure-arm field without this package
@@ -21,7 +22,8 @@ type Template struct {
 	Path string
 	// Variables maps each declared variable to its declaration.
 	Variables map[string]Variable
-	// SensitiveVariables lists the template's "sensitive-variables".
+	// SensitiveVariables lists the template's "sensitive-variables" (JSON)
+	// or its variables declared sensitive = true (HCL2), sorted.
 	SensitiveVariables []string
 	// Builders in template order.
 	Builders []Builder
@@ -30,7 +32,15 @@ type Template struct {
 	// PostProcessors as decoded JSON: packer accepts a name, an object or a
 	// sequence (array) of those for each entry, so entries are kept as any.
 	PostProcessors []any
+	// RequiredPlugins maps each plugin an HCL2 template's packer {
+	// required_plugins { … } } block names to its source and version; nil
+	// when there is none (always, for JSON templates).
+	RequiredPlugins map[string]Plugin
 
+	// hcl holds an HCL2 template's expressions; nil for JSON templates.
+	hcl *hclTemplate
+	// source is what the template was read from, see Source.
+	source []byte
 	// raw is the whole decoded document; UsedVariables scans it so that no
 	// section is missed, including ones this type does not model.
 	raw map[string]any
@@ -40,12 +50,15 @@ type Template struct {
 type Variable struct {
 	Name string
 	// Default is the declared default; it may itself contain {{user}} or
-	// {{env}} references, which packer renders.
+	// {{env}} references, which packer renders. For HCL2 it is a constant
+	// default as a string (collections as JSON), or the default's source
+	// text when it calls env() or refers to anything.
 	Default string
-	// Required is true when the default is JSON null: packer then refuses to
-	// build unless a value is passed.
+	// Required is true when the default is JSON null (JSON) or absent
+	// (HCL2): packer then refuses to build unless a value is passed.
 	Required bool
-	// Sensitive is true when the name is listed in "sensitive-variables".
+	// Sensitive is true when the name is listed in "sensitive-variables"
+	// (JSON) or declared with sensitive = true (HCL2).
 	Sensitive bool
 }
 
@@ -54,18 +67,38 @@ type Builder struct {
 	// Type is the builder type, e.g. "azure-arm".
 	Type string
 	// Name is the build name: the "name" field, or the type when absent
-	// (packer's rule). It is what -only selects and what machine-readable
-	// lines carry as their target.
+	// (packer's rule). For HCL2 it is "type.source-name", prefixed with
+	// "build-name." when the build block has a name (packer 1.9.5). It is
+	// what -only selects and what machine-readable lines carry as their
+	// target.
 	Name string
 	// Config is the builder's whole JSON object, "type" and "name" included.
+	// For HCL2 it is the source block (with a build's overrides) in the same
+	// shape: attributes as keys, a nested block as an object, repeated
+	// blocks as a list; attributes that refer to variables hold their
+	// source text until Render.
 	Config map[string]any
 }
 
-// LoadTemplate reads and parses the JSON template at path.
+// LoadTemplate reads and parses the template at path: HCL2 when its name
+// ends in .pkr.hcl or it is a directory of .pkr.hcl files (with
+// *.auto.pkrvars.* files, as packer reads them), legacy JSON otherwise.
 func LoadTemplate(path string) (*Template, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("packer template %s: %w", path, err)
+	}
+	if isHCL2Path(abs) {
+		load := loadHCL2
+		if st, err := os.Stat(abs); err == nil && st.IsDir() {
+			load = loadHCL2Dir
+		}
+		t, err := load(abs)
+		if err != nil {
+			return nil, fmt.Errorf("packer template %s: %w", path, err)
+		}
+		t.Path = abs
+		return t, nil
 	}
 	data, err := os.ReadFile(abs)
 	if err != nil {
@@ -92,7 +125,7 @@ func ParseTemplate(data []byte) (*Template, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("invalid JSON: trailing data after the template object")
 	}
-	t := &Template{Variables: map[string]Variable{}, raw: raw}
+	t := &Template{Variables: map[string]Variable{}, raw: raw, source: data}
 
 	if v, ok := raw["sensitive-variables"]; ok {
 		list, ok := v.([]any)
@@ -189,6 +222,11 @@ func ParseTemplate(data []byte) (*Template, error) {
 	}
 	return t, nil
 }
+
+// Source returns the bytes the template was parsed from: a file's content,
+// or for a template directory each file's name and content in name order.
+// Two templates with the same Source are the same template.
+func (t *Template) Source() []byte { return t.source }
 
 // Declared returns the declared variables sorted by name.
 func (t *Template) Declared() []Variable {

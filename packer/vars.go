@@ -108,9 +108,14 @@ func joinPath(base, key string) string {
 // occurrence is one reference at one place.
 type occurrence struct {
 	kind, name, path string
+	// owner is the variable whose default holds an HCL2 reference.
+	owner string
 }
 
 func (t *Template) occurrences() []occurrence {
+	if t.hcl != nil {
+		return t.hcl.occurrences()
+	}
 	var out []occurrence
 	walkStrings(t.raw, "", func(path, s string) {
 		for _, r := range refsIn(s) {
@@ -123,7 +128,9 @@ func (t *Template) occurrences() []occurrence {
 // UsedVariables lists every {{user}} and {{env}} reference found in any
 // string of the template (variables, builders, provisioners,
 // post-processors, …), one VarRef per kind and name, sorted by name then
-// kind, each with the sorted, de-duplicated paths where it occurs.
+// kind, each with the sorted, de-duplicated paths where it occurs. For
+// HCL2 a var.NAME reference is KindUser and an env("NAME") call KindEnv;
+// paths look like "source.azure-arm.sig.location (sig.pkr.hcl:12)".
 func (t *Template) UsedVariables() []VarRef {
 	byKey := map[[2]string]map[string]bool{}
 	for _, o := range t.occurrences() {
@@ -162,12 +169,20 @@ type VariableProblem struct {
 	Paths []string
 	// Declared reports whether the variable is in "variables".
 	Declared bool
-	// Required reports a "name": null declaration.
+	// Required reports a "name": null declaration (HCL2: no default).
 	Required bool
+	// Undeclared reports a value passed for a variable an HCL2 template
+	// does not declare (see Template.CheckUndeclared).
+	Undeclared bool
+	// HCL2 reports a problem of an HCL2 template.
+	HCL2 bool
 }
 
 // String describes the problem and how to fix it, in one line.
 func (p VariableProblem) String() string {
+	if p.HCL2 {
+		return p.hcl2String()
+	}
 	if p.Kind == KindEnv {
 		return fmt.Sprintf("env %s: used at %s, but packer allows {{env}} only in \"variables\" defaults and var-file values (it fails with \"env vars are not allowed here\"); declare a variable with default \"{{env `%s`}}\" and use {{user `…`}} instead",
 			p.Name, strings.Join(p.Paths, ", "), p.Name)
@@ -204,7 +219,17 @@ func (e *MissingVariablesError) Error() string {
 	if n == 1 {
 		noun = "variable has"
 	}
-	fmt.Fprintf(&b, "packer template %s: %d %s no value:", e.Template, n, noun)
+	what := "no value"
+	for _, p := range e.Problems {
+		if p.Undeclared {
+			noun, what = "variables are", "not declared or have no value"
+			if n == 1 {
+				noun, what = "variable is", "not declared"
+			}
+			break
+		}
+	}
+	fmt.Fprintf(&b, "packer template %s: %d %s %s:", e.Template, n, noun, what)
 	for _, p := range e.Problems {
 		b.WriteString("\n  - ")
 		b.WriteString(p.String())
@@ -231,7 +256,12 @@ func (e *MissingVariablesError) Names() []string {
 // template's builders, provisioners and post-processors make); {{env}} in
 // defaults and values renders as "" when the variable is not set. See the
 // package documentation for the measurements.
+//
+// For an HCL2 template the rules are packer 1.9.5's: see checkHCL2Variables.
 func (t *Template) CheckVariables(values map[string]string) error {
+	if t.hcl != nil {
+		return t.checkHCL2Variables(values)
+	}
 	users := map[string]map[string]bool{}
 	envs := map[string]map[string]bool{}
 	for _, o := range t.occurrences() {

@@ -167,13 +167,10 @@ func prepare(req packer.BuildRequest) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("packer template: %w", err)
-	}
-	p := &prepared{tpl: tpl, tplData: data, display: req.TemplatePath, values: map[string]string{}, secret: map[string]bool{}}
+	// Source, not the file: a template may be a directory of files.
+	p := &prepared{tpl: tpl, tplData: tpl.Source(), display: req.TemplatePath, values: map[string]string{}, secret: map[string]bool{}}
 	for _, f := range req.VarFiles {
-		vf, err := packer.ReadVarFile(packer.ResolvePath(req.WorkDir, f))
+		vf, err := tpl.ReadVarFile(packer.ResolvePath(req.WorkDir, f))
 		if err != nil {
 			return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 		}
