@@ -62,3 +62,29 @@ func TestLinuxArm64PublishesStraightToTheGalleryOnTheAzureTarget(t *testing.T) {
 		return r.Method == http.MethodPut && strings.Contains(r.Path, "/images/AzureLinuxV3gen2arm64/versions/")
 	}), "the version was created")
 }
+
+// A confidential VM build goes the same way into its Specialized
+// definition, then exports as every build does.
+func TestLinuxCVMPublishesASpecializedVersionOnTheAzureTarget(t *testing.T) {
+	srv := azureTarget(t)
+	seedAKSStorage(t)
+	t.Setenv(envSimulatePacker, "simulate")
+	root := repoRoot(t)
+	res := imgflow(t, "run", "--root", root, "--state", t.TempDir(), "--target", "azure", filepath.Join(root, "workflows", "linux.star"),
+		"--var", "os=AzureLinux", "--var", "os_version=3.0", "--var", "features=cvm", "--var", "os_disk_size_gb=1")
+	require.Equal(t, 0, res.code, res.String())
+	assert.False(t, slices.ContainsFunc(srv.Requests(), func(r fakearm.Request) bool {
+		return strings.Contains(r.Path, "/providers/Microsoft.Compute/images/") && r.Method != http.MethodGet
+	}), "no managed image may be created or deleted")
+
+	ctx := context.Background()
+	p, err := azure.FromEnvironment(ctx, "", nil)
+	require.NoError(t, err)
+	d, err := p.GetImageDefinition(ctx, "aks-vhd-build", "PackerSigGalleryEastUS", "AzureLinuxV3gen2CVM")
+	require.NoError(t, err)
+	assert.Equal(t, "Specialized", d.OSState)
+	assert.Equal(t, "ConfidentialVM", d.Features["SecurityType"])
+	assert.True(t, slices.ContainsFunc(srv.Requests(), func(r fakearm.Request) bool {
+		return r.Method == http.MethodPut && strings.Contains(r.Path, "/images/AzureLinuxV3gen2CVM/versions/")
+	}), "the version was created")
+}
