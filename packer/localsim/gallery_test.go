@@ -164,6 +164,12 @@ func TestSkipCreateImagePublishesNothing(t *testing.T) {
 	assert.Empty(t, res.Builds[0].Artifacts)
 	assert.Empty(t, res.GalleryImageVersionID)
 	assert.Equal(t, before, p.Snapshot())
+
+	// Nothing is captured, so no capture rule applies (an Arm64 managed image).
+	res, err = New(p).Build(context.Background(), packer.BuildRequest{TemplatePath: galleryTpl(t, true, `"skip_create_image": true,`, ""), Vars: map[string]string{"image": "arm64", "sku": "server-arm64"}})
+	require.NoError(t, err)
+	assert.Empty(t, res.Builds[0].Artifacts)
+	assert.Equal(t, before, p.Snapshot())
 }
 
 func TestAManagedImageBuildPrintsThePluginsGalleryLines(t *testing.T) {

@@ -117,6 +117,9 @@ func (s *simulation) check(ctx context.Context) error {
 			s.location = g.Location
 		}
 	}
+	if c.skipCreateImage {
+		return nil // nothing is captured: Azure has nothing to refuse
+	}
 	arch := c.architecture()
 	if s.sourceArch != "" {
 		arch = s.sourceArch
