@@ -186,3 +186,43 @@ func TestPackerRegionsFollowThePlugin(t *testing.T) {
 	assert.Equal(t, []string{"West Europe", "eastus"}, packerRegions([]string{"West Europe", "eastus"}, "westeurope"), "kept as given")
 	assert.Equal(t, []string{"eastus", "westeurope"}, packerRegions([]string{"East US"}, "West Europe"), "normalized, location appended")
 }
+
+// linux.star's templates: x64 through a managed image; Arm64 and CVM
+// straight to the gallery, CVM as a specialized confidential VM; each
+// forwards enable_fips to the build VM as ENABLE_FIPS.
+func TestTheAKSTemplatesPublishAsAzureAllows(t *testing.T) {
+	for name, want := range map[string]struct{ gallery, cvm bool }{
+		"aks-ubuntu.json": {}, "aks-ubuntu-arm64.json": {gallery: true}, "aks-ubuntu-cvm.json": {gallery: true, cvm: true},
+		"aks-azurelinux.json": {}, "aks-azurelinux-arm64.json": {gallery: true}, "aks-azurelinux-cvm.json": {gallery: true, cvm: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tpl, err := packer.LoadTemplate("../../artifacts/packer/" + name)
+			require.NoError(t, err)
+			values := map[string]string{"sig_image_version": "1.0.0", "img_sku": "sku"}
+			for _, v := range tpl.Declared() {
+				if v.Required && values[v.Name] == "" {
+					values[v.Name] = "x"
+				}
+			}
+			rendered, err := tpl.Render(values, nil)
+			require.NoError(t, err)
+			c, err := parseConfig("azure-arm", rendered["azure-arm"].(map[string]any))
+			require.NoError(t, err)
+			assert.Equal(t, want.gallery, c.galleryMode(), "straight to the gallery")
+			assert.Equal(t, !want.gallery, c.managedMode(), "through a managed image")
+			assert.Equal(t, want.cvm, c.specialized)
+			if want.cvm {
+				assert.Equal(t, []any{"ConfidentialVM", "VMGuestStateOnly", "EncryptedVMGuestStateOnlyWithPmk"}, []any{c.securityType, c.securityEncryptionType, c.cvmEncryptionType})
+			}
+			forwards := false
+			for _, p := range tpl.Provisioners {
+				env, _ := p["environment_vars"].([]any)
+				for _, e := range env {
+					forwards = forwards || e == "ENABLE_FIPS={{user `enable_fips`}}"
+				}
+			}
+			assert.True(t, forwards, "ENABLE_FIPS reaches the build VM")
+			assert.Equal(t, "false", tpl.Variables["enable_fips"].Default)
+		})
+	}
+}
