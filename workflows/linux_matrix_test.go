@@ -225,3 +225,10 @@ func findDefinition(st *local.State, rg, gallery, name string) *local.Definition
 	}
 	return nil
 }
+
+// A build straight to the gallery survives a crash after every step: the
+// resumed run finds what the crashed one made (the version packer
+// published among them) and ends as an uninterrupted run.
+func TestLinuxDirectGalleryBuildCrashAtEveryStepThenResume(t *testing.T) {
+	crashAtEveryStepThenResume(t, "workflows/linux.star", map[string]string{"os": "AzureLinux", "os_version": "3.0", "arch": "arm64"})
+}
