@@ -123,8 +123,8 @@ func registerGallery(r *Registry) {
 			Name: "replicate", Positional: 1, Effect: Changes,
 			Params: []Param{
 				{Name: "version", Kind: kindVersion, Doc: "the image_version()"},
-				{Name: "regions", Kind: KindStringList, Doc: "the complete target list; the version's own region is always kept"},
-				{Name: "replica_count", Kind: KindInt, Default: "None", Doc: "replicas per region; default: unchanged"},
+				{Name: "regions", Kind: kindRegionTargets, Doc: "the complete target list: region names, or a dict of region name to its replica count (`{\"westus2\": 2}`, AgentBaker's REPLICATIONS=region=count); the version's own region is always kept"},
+				{Name: "replica_count", Kind: KindInt, Default: "None", Doc: "replicas per region not given a count in `regions`; default: unchanged"},
 				{Name: "storage_account_type", Kind: KindString, Default: "None", Doc: "storage type per region; default: unchanged"},
 				{Name: "wait", Kind: KindBool, Default: "True", Doc: "wait until every region reports Completed"},
 				{Name: "timeout", Kind: KindDuration, Default: `"6h"`, Doc: "how long to wait"},
@@ -415,10 +415,14 @@ func replicateImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	names, counts, err := regionTargets(c.Value("regions"))
+	if err != nil {
+		return nil, err
+	}
 	req := cloud.ReplicateRequest{
 		ResourceGroup: attrString(ds, "resource_group"), Gallery: attrString(attrStruct(ds, "gallery"), "name"),
 		Definition: attrString(ds, "name"), Version: attrString(vs, "name"),
-		Regions: c.Strings("regions"), ReplicaCount: replicas, StorageAccountType: c.String("storage_account_type", ""),
+		Regions: names, ReplicaCount: replicas, StorageAccountType: c.String("storage_account_type", ""), RegionReplicas: counts,
 	}
 	v, outcome, err := cloud.Replicate(c.Ctx(), c.Run.Provider, req)
 	if err != nil {
@@ -436,6 +440,55 @@ func replicateImpl(c *Call) (starlark.Value, error) {
 		statuses = append(statuses, makeStruct("region_status", fields{"name": s.Region, "state": s.State, "progress": s.Progress}))
 	}
 	return makeStruct("replication", fields{"version": versionValue(v, ds), "regions": statuses}), nil
+}
+
+// kindRegionTargets is replicate()'s regions: a list of names, or a dict of
+// name to replica count.
+var kindRegionTargets Kind = &simpleKind{"list of region names or dict of region name to replica count", func(v starlark.Value) bool {
+	d, ok := v.(*starlark.Dict)
+	if !ok {
+		return isStringList(v)
+	}
+	for _, kv := range d.Items() {
+		_, isName := kv[0].(starlark.String)
+		_, isCount := kv[1].(starlark.Int)
+		if !isName || !isCount {
+			return false
+		}
+	}
+	return true
+}}
+
+// regionTargets reads replicate()'s regions: the names in order and, for a
+// dict, each region's replica count by lower-cased name.
+func regionTargets(v starlark.Value) ([]string, map[string]int, error) {
+	d, ok := v.(*starlark.Dict)
+	if !ok {
+		seq, _ := v.(starlark.Indexable)
+		if seq == nil {
+			return nil, nil, nil
+		}
+		names := make([]string, seq.Len())
+		for i := range names {
+			names[i] = string(seq.Index(i).(starlark.String))
+		}
+		return names, nil, nil
+	}
+	names := make([]string, 0, d.Len())
+	counts := make(map[string]int, d.Len())
+	for _, kv := range d.Items() {
+		name := string(kv[0].(starlark.String))
+		n, ok := kv[1].(starlark.Int).Int64()
+		if !ok || n < 1 {
+			return nil, nil, fmt.Errorf("replicate: regions[%q] = %s: a replica count is 1 to 100", name, kv[1])
+		}
+		if err := cloud.ValidateReplicaCount(int(n)); err != nil {
+			return nil, nil, fmt.Errorf("replicate: regions[%q]: %w", name, err)
+		}
+		names = append(names, name)
+		counts[strings.ToLower(name)] = int(n)
+	}
+	return names, counts, nil
 }
 
 // replicationPollInterval is how often replication status is read; Azure

@@ -361,3 +361,30 @@ image_definition(g, name = "def", publisher = "p", offer = "o", sku = "s"%s)
 	res := s.mustRun(fmt.Sprintf(base, `, description = "new words"`), nil)
 	assert.Equal(t, cloud.Updated, lastOutcome(t, res, "image_definition"))
 }
+
+func TestReplicateSetsAReplicaCountPerRegion(t *testing.T) {
+	s, counter := newReplicationSandbox(t)
+	res := s.mustRun(versionPrelude+`r = replicate(v, regions = {"eastus": 2, "northeurope": 3}, replica_count = 1)`+replicateOutputs, nil)
+	assert.Equal(t, cloud.Updated, lastOutcome(t, res, "replicate"))
+	require.Len(t, counter.updates, 1)
+	counts := map[string]int{}
+	for _, r := range versionState(t, s.cloud).TargetRegions {
+		counts[r.Name] = r.ReplicaCount
+	}
+	assert.Equal(t, map[string]int{"westeurope": 1, "eastus": 2, "northeurope": 3}, counts, "the source region keeps replica_count; the others their own")
+
+	// The same counts again change nothing.
+	again := s.mustRun(versionPrelude+`r = replicate(v, regions = {"eastus": 2, "northeurope": 3}, replica_count = 1)`, nil)
+	assert.Equal(t, cloud.Exists, lastOutcome(t, again, "replicate"))
+}
+
+func TestReplicateRefusesABadRegionCount(t *testing.T) {
+	s, _ := newReplicationSandbox(t)
+	for src, want := range map[string]string{
+		`replicate(v, regions = {"eastus": 0})`:   `regions["eastus"] = 0: a replica count is 1 to 100`,
+		`replicate(v, regions = {"eastus": 101})`: `regions["eastus"]: invalid replica count "101"`,
+		`replicate(v, regions = {"eastus": "2"})`: "list of region names or dict of region name to replica count",
+	} {
+		assert.Contains(t, s.mustFail(versionPrelude+src, nil), want, src)
+	}
+}

@@ -17,6 +17,9 @@ type ReplicateRequest struct {
 	// values keep what a region has (or the version's default for new ones).
 	ReplicaCount       int
 	StorageAccountType string
+	// RegionReplicas sets the replica count of single regions, by
+	// lower-cased name, over ReplicaCount (REPLICATIONS=region=count,…).
+	RegionReplicas map[string]int
 }
 
 // Replicate sets a version's target regions in one update. A version that
@@ -48,6 +51,9 @@ func Replicate(ctx context.Context, p Provider, req ReplicateRequest) (*ImageVer
 		}
 		if req.ReplicaCount != 0 {
 			t.ReplicaCount = req.ReplicaCount
+		}
+		if n := req.RegionReplicas[key]; n != 0 {
+			t.ReplicaCount = n
 		}
 		if req.StorageAccountType != "" {
 			t.StorageAccountType = req.StorageAccountType

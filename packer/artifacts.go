@@ -95,9 +95,12 @@ type AzureAdditionalDisk struct {
 //	AdditionalDiskUri (datadisk-%d): %s
 //	AdditionalDiskUriReadOnlySas (datadisk-%d): %s
 //
-// Later plugin versions (hashicorp/packer-plugin-azure) write the VHD as
-// "VHDOSDiskUri" and add SharedImageGallery* lines; VHDOSDiskUri is read as
-// OSDiskURI and unknown keys are kept in Extra.
+// The azure plugin (hashicorp/packer-plugin-azure; 1.4.0 is bundled with
+// packer 1.9.5) adds SharedImageGallery{ResourceGroup,Name,ImageName,
+// ImageVersion,ReplicatedRegions} lines after ManagedImageSharedImageGalleryId,
+// and a build published straight to the gallery (no managed image, no VHD)
+// prints only OSType and those lines. 2.x writes the VHD as "VHDOSDiskUri".
+// VHDOSDiskUri is read as OSDiskURI and unknown keys are kept in Extra.
 type AzureARMArtifact struct {
 	OSType string
 

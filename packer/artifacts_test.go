@@ -125,3 +125,28 @@ func TestAzureArtifactRejectsOtherStrings(t *testing.T) {
 	_, err = ParseAzureARMArtifact("Azure.ResourceManagement.VMImage:\n\nno colon here")
 	assert.Error(t, err)
 }
+
+// A build published straight to the gallery (azure plugin 1.4.0, bundled
+// with packer 1.9.5): no managed image and no VHD lines, the version's id
+// and the destination.
+func TestAzureArtifactGalleryOnly(t *testing.T) {
+	version := sub + "/resourceGroups/rg/providers/Microsoft.Compute/galleries/g/images/arm64/versions/1.2.3"
+	s := "Azure.ResourceManagement.VMImage:\n\nOSType: Linux\nManagedImageSharedImageGalleryId: " + version + "\n" +
+		"SharedImageGalleryResourceGroup: rg\nSharedImageGalleryName: g\nSharedImageGalleryImageName: arm64\n" +
+		"SharedImageGalleryImageVersion: 1.2.3\nSharedImageGalleryReplicatedRegions: eastus, westus2\n"
+	a, err := ParseAzureARMArtifact(s)
+	require.NoError(t, err)
+	assert.False(t, a.IsManagedImage())
+	assert.Empty(t, a.ManagedImageID)
+	assert.Equal(t, version, a.ManagedImageSharedImageGalleryID)
+	assert.Empty(t, a.VHDURL())
+	assert.Equal(t, "eastus, westus2", a.Extra["SharedImageGalleryReplicatedRegions"])
+
+	c := newCollector(func(string) {}, newRedactor(nil))
+	feed(c, azureRun(s))
+	res := c.result()
+	assert.Equal(t, version, res.GalleryImageVersionID)
+	assert.Empty(t, res.ManagedImageID)
+	assert.Empty(t, res.ResourceGroup, "no managed image resource group")
+	assert.Empty(t, res.OSDiskVHDURL)
+}

@@ -136,35 +136,41 @@ func outcomes(steps []*builtins.Step) []string {
 // without redoing any journaled step.
 func TestCrashAtEveryStepThenResume(t *testing.T) {
 	for file, vars := range durableCases {
-		reference := newHarness(t, file, vars)
-		uninterrupted := reference.run("ref", false, nil)
-		require.NoError(t, uninterrupted.Err)
-		changes := cloudChanges(uninterrupted.Steps)
-		require.NotEmpty(t, changes)
-		for i, c := range changes {
-			t.Run(fmt.Sprintf("%s/%d-%s", file, i, c.builtin), func(t *testing.T) {
-				h := newHarness(t, file, vars)
-				crashed := h.run("ref", false, map[string]cloud.Fault{c.builtin: {Crash: true, Skip: c.occurrence, Times: 1}})
-				require.True(t, crashed.Crashed, "the run must crash at step %d: %v", i, crashed.Err)
+		crashAtEveryStepThenResume(t, file, vars)
+	}
+}
 
-				resumed := h.run("ref", true, nil)
-				require.NoError(t, resumed.Err)
-				// Before the crash: the workflow's steps replay from the
-				// journal; the cleanups that finished do not run again.
-				var want []string
-				for k := 0; k < i; k++ {
-					if !changes[k].cleanup {
-						want = append(want, changes[k].builtin+":replayed")
-					}
+// crashAtEveryStepThenResume is TestCrashAtEveryStepThenResume for one
+// workflow run with vars.
+func crashAtEveryStepThenResume(t *testing.T, file string, vars map[string]string) {
+	reference := newHarness(t, file, vars)
+	uninterrupted := reference.run("ref", false, nil)
+	require.NoError(t, uninterrupted.Err)
+	changes := cloudChanges(uninterrupted.Steps)
+	require.NotEmpty(t, changes)
+	for i, c := range changes {
+		t.Run(fmt.Sprintf("%s/%d-%s", file, i, c.builtin), func(t *testing.T) {
+			h := newHarness(t, file, vars)
+			crashed := h.run("ref", false, map[string]cloud.Fault{c.builtin: {Crash: true, Skip: c.occurrence, Times: 1}})
+			require.True(t, crashed.Crashed, "the run must crash at step %d: %v", i, crashed.Err)
+
+			resumed := h.run("ref", true, nil)
+			require.NoError(t, resumed.Err)
+			// Before the crash: the workflow's steps replay from the
+			// journal; the cleanups that finished do not run again.
+			var want []string
+			for k := 0; k < i; k++ {
+				if !changes[k].cleanup {
+					want = append(want, changes[k].builtin+":replayed")
 				}
-				want = append(want, changes[i].builtin+":"+resumedOutcome(changes[i].builtin))
-				got := outcomes(resumed.Steps)
-				require.Len(t, got, len(want)+len(changes)-i-1)
-				assert.Equal(t, want, got[:len(want)], "what the crashed attempt did must not run again; the crashed step was made and the resume finds it")
-				assert.Equal(t, outputsOf(uninterrupted), outputsOf(resumed))
-				assert.Equal(t, reference.state(), h.state())
-			})
-		}
+			}
+			want = append(want, changes[i].builtin+":"+resumedOutcome(changes[i].builtin))
+			got := outcomes(resumed.Steps)
+			require.Len(t, got, len(want)+len(changes)-i-1)
+			assert.Equal(t, want, got[:len(want)], "what the crashed attempt did must not run again; the crashed step was made and the resume finds it")
+			assert.Equal(t, outputsOf(uninterrupted), outputsOf(resumed))
+			assert.Equal(t, reference.state(), h.state())
+		})
 	}
 }
 

@@ -12,7 +12,9 @@ import (
 )
 
 // azureConfig is the part of a rendered azure-arm builder configuration the
-// simulation reads. Field names follow packer 1.6.6's JSON keys.
+// simulation reads. Field names follow packer 1.6.6's JSON keys, plus the
+// azure plugin's later ones for direct gallery publishing and confidential
+// VMs (security_type, specialized, …).
 type azureConfig struct {
 	build string
 
@@ -39,8 +41,18 @@ type azureConfig struct {
 	imageURL                       string
 	sigSource                      *sigRef
 
+	// skipCreateImage is skip_create_image: the plugin then captures and
+	// publishes nothing (the build is a provisioning test).
+	skipCreateImage bool
+
+	// The build VM's security (plugin 2.x keys).
+	securityType, securityEncryptionType string
+	secureBoot, vtpm                     bool
+
 	// shared_image_gallery_destination and its version settings.
 	sigDest           *sigRef
+	specialized       bool
+	cvmEncryptionType string
 	regions           []string
 	replicaCount      int
 	excludeFromLatest bool
@@ -60,6 +72,26 @@ func (s *sigRef) String() string {
 
 func (c *azureConfig) vhdMode() bool     { return c.captureContainer != "" || c.capturePrefix != "" }
 func (c *azureConfig) managedMode() bool { return c.imageName != "" || c.imageResourceGroup != "" }
+
+// galleryMode is a build with no managed image and no VHD that publishes
+// the VM straight to shared_image_gallery_destination (the azure plugin
+// since 1.0; what Arm64 and ConfidentialVM builds need).
+func (c *azureConfig) galleryMode() bool { return c.sigDest != nil && !c.vhdMode() && !c.managedMode() }
+
+// architecture is the build VM's CPU architecture as far as the rendered
+// template tells: Arm64 when the marketplace SKU names it (Canonical's
+// 22_04-lts-arm64, server-arm64; Azure Linux's azure-linux-3-arm64-…),
+// "" when unknown. A gallery source's architecture is read from its
+// definition by the simulation.
+func (c *azureConfig) architecture() string {
+	if c.sku == "" {
+		return ""
+	}
+	if strings.Contains(strings.ToLower(c.sku), "arm64") {
+		return cloud.ArchArm64
+	}
+	return cloud.ArchX64
+}
 
 // parseConfig reads a rendered builder configuration. Values may be JSON
 // strings where packer expects numbers or booleans: packer decodes them
@@ -99,6 +131,8 @@ func parseConfig(build string, raw map[string]any, unsetEnv map[string][]string)
 	if sub := r.obj("shared_image_gallery_destination"); sub != nil {
 		c.sigDest = &sigRef{sub.str("subscription"), sub.str("resource_group"), sub.str("gallery_name"), sub.str("image_name"), sub.str("image_version")}
 		c.regions = sub.regionList("replication_regions")
+		c.specialized = sub.bool("specialized")
+		c.cvmEncryptionType = sub.str("confidential_vm_image_encryption_type")
 	}
 	if (c.location == "") == (c.buildResourceGroup == "") {
 		if c.location == "" {
@@ -107,6 +141,11 @@ func parseConfig(build string, raw map[string]any, unsetEnv map[string][]string)
 			r.fail("location", "and build_resource_group_name are both set: specify one of them, not both (packer's rule)")
 		}
 	}
+	c.skipCreateImage = r.bool("skip_create_image")
+	c.securityType = r.str("security_type")
+	c.securityEncryptionType = r.str("security_encryption_type")
+	c.secureBoot = r.bool("secure_boot_enabled")
+	c.vtpm = r.bool("vtpm_enabled")
 	c.replicaCount = r.int("shared_image_gallery_replica_count")
 	c.excludeFromLatest = r.bool("shared_gallery_image_version_exclude_from_latest")
 	if eol := r.str("shared_gallery_image_version_end_of_life_date"); eol != "" {
@@ -195,12 +234,14 @@ func (c *azureConfig) check() error {
 		if c.imageURL != "" {
 			fail("A managed image must be created from a managed image, it cannot be created from a VHD (image_url)")
 		}
+	case c.sigDest != nil:
+		// Published straight to the gallery.
 	default:
-		fail("no output: set storage_account, resource_group_name, capture_container_name and capture_name_prefix (VHD), or managed_image_name and managed_image_resource_group_name (managed image)")
+		fail("no output: set storage_account, resource_group_name, capture_container_name and capture_name_prefix (VHD), managed_image_name and managed_image_resource_group_name (managed image), or shared_image_gallery_destination alone (straight to the gallery)")
 	}
 	if c.sigDest != nil {
-		if !c.managedMode() {
-			fail("shared_image_gallery_destination needs a managed image output: packer 1.6.6 publishes the managed image and silently skips the gallery in VHD mode")
+		if c.vhdMode() {
+			fail("shared_image_gallery_destination with a VHD output: packer 1.6.6 silently skips the gallery in VHD mode; remove the VHD keys to publish straight to the gallery")
 		}
 		if c.sigDest.resourceGroup == "" || c.sigDest.gallery == "" || c.sigDest.image == "" || c.sigDest.version == "" {
 			fail("shared_image_gallery_destination needs resource_group, gallery_name, image_name and image_version")
@@ -208,11 +249,52 @@ func (c *azureConfig) check() error {
 			fail("shared_image_gallery_destination.image_version: %v", err)
 		}
 	}
+	errs = append(errs, c.checkSecurity()...)
 	if c.osDiskGB < 0 {
 		fail("os_disk_size_gb must be positive")
 	}
 	return errors.Join(errs...)
 }
+
+// checkSecurity applies the azure plugin's (2.x) rules for the build VM's
+// security settings: confidential VMs, Secure Boot, vTPM and specialized
+// images are published straight to a gallery, never as a managed image or
+// VHD.
+func (c *azureConfig) checkSecurity() []error {
+	var errs []error
+	fail := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("build %s: "+format, append([]any{c.build}, args...)...))
+	}
+	switch c.securityType {
+	case "", securityTrustedLaunch, securityConfidentialVM:
+	default:
+		fail("security_type %q must be %s or %s", c.securityType, securityTrustedLaunch, securityConfidentialVM)
+	}
+	cvm := c.securityType == securityConfidentialVM
+	if c.securityEncryptionType != "" && !cvm {
+		fail("security_encryption_type must be unset if the security_type is not set to %q", securityConfidentialVM)
+	}
+	if cvm && (c.vhdMode() || c.managedMode()) {
+		fail("a security_type of %q cannot build a VHD or a managed image: Azure publishes a confidential VM only straight to a gallery; remove the managed_image_* (or VHD) keys and keep shared_image_gallery_destination with specialized = true",
+			securityConfidentialVM)
+	}
+	if c.managedMode() && (c.secureBoot || c.vtpm) {
+		fail("a managed image (managed_image_name, managed_image_resource_group_name) can not set secure_boot_enabled or vtpm_enabled: publish straight to shared_image_gallery_destination instead")
+	}
+	if c.managedMode() && c.specialized {
+		fail("a managed image (managed_image_name, managed_image_resource_group_name) can not be specialized: remove shared_image_gallery_destination.specialized, or the managed_image_* keys to publish straight to the gallery")
+	}
+	if cvm && c.securityEncryptionType == "VMGuestStateOnly" && c.cvmEncryptionType != "" && c.cvmEncryptionType != "EncryptedVMGuestStateOnlyWithPmk" {
+		fail("security_encryption_type \"VMGuestStateOnly\" needs shared_image_gallery_destination.confidential_vm_image_encryption_type \"EncryptedVMGuestStateOnlyWithPmk\", not %q", c.cvmEncryptionType)
+	}
+	return errs
+}
+
+// The azure plugin's security_type values.
+const (
+	securityTrustedLaunch  = "TrustedLaunch"
+	securityConfidentialVM = "ConfidentialVM"
+)
 
 // reader reads typed fields of a JSON object, collecting errors.
 type reader struct {

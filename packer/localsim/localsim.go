@@ -20,6 +20,21 @@
 //   - shared_image_gallery_destination: a gallery image version made from
 //     the managed image, which fails as in Azure when the gallery or the
 //     definition does not exist.
+//   - shared_image_gallery_destination alone (no managed image, no VHD):
+//     the VM published straight to the gallery, as the azure plugin does
+//     since 1.0 and as Arm64 and ConfidentialVM builds must. No managed
+//     image is left; the OS disk is staged like a managed image's and
+//     deleted once the version holds it. The artifact is the plugin
+//     1.4.0's (packer 1.9.5) gallery-only one.
+//   - skip_create_image: nothing is captured or published, no artifact.
+//
+// Before anything is created, the rules Azure applies only after an hour
+// of provisioning are checked (cloud.ValidateCapture): no managed image
+// from an Arm64 VM or a confidential VM, a specialized build only into a
+// Specialized definition (and a generalized one only into a Generalized),
+// the VM's architecture that of the definition. A marketplace image's
+// architecture is read from its SKU (Arm64 when it names arm64), a gallery
+// source's from its definition.
 //
 // Sources are checked as Azure would: a shared_image_gallery version or an
 // image_url blob must exist. A marketplace image cannot be checked.
@@ -119,6 +134,12 @@ func (b *Builder) BuildOutcome(ctx context.Context, req packer.BuildRequest) (*p
 	res := &packer.Result{}
 	outcome := cloud.Exists
 	for _, s := range sims {
+		if s.cfg.skipCreateImage {
+			// The plugin provisions the VM, then captures and publishes
+			// nothing ("Skipping image creation...") and reports no artifact.
+			res.Builds = append(res.Builds, packer.BuildArtifacts{Name: s.cfg.build})
+			continue
+		}
 		art, out, err := s.run(ctx)
 		if err != nil {
 			return res, "", fmt.Errorf("packer build %s (simulated azure-arm): %w", p.display, err)

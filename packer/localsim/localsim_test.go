@@ -104,6 +104,9 @@ func TestConfigRulesFollowPacker(t *testing.T) {
 	// for a marketplace build: packer's source count ignores it.
 	emptySigSrc := map[string]any{"shared_image_gallery": map[string]any{"gallery_name": "", "image_name": "", "image_version": "", "resource_group": "", "subscription": "", "community_gallery_image_id": ""}}
 	dest := map[string]any{"shared_image_gallery_destination": map[string]any{"resource_group": "rg", "gallery_name": "g", "image_name": "i", "image_version": "1.0.1"}}
+	specializedDest := map[string]any{"shared_image_gallery_destination": map[string]any{"resource_group": "rg", "gallery_name": "g", "image_name": "i", "image_version": "1.0.1",
+		"specialized": true, "confidential_vm_image_encryption_type": "EncryptedVMGuestStateOnlyWithPmk"}}
+	cvm := map[string]any{"security_type": "ConfidentialVM", "security_encryption_type": "VMGuestStateOnly", "secure_boot_enabled": true, "vtpm_enabled": true}
 	merge := func(parts ...map[string]any) map[string]any {
 		out := map[string]any{}
 		for _, p := range parts {
@@ -128,7 +131,16 @@ func TestConfigRulesFollowPacker(t *testing.T) {
 		"build rg, no location":   {merge(base, market, managed, map[string]any{"location": "", "build_resource_group_name": "rg"}), ""},
 		"image_url managed":       {merge(base, map[string]any{"image_url": "https://a.blob.core.windows.net/c/x.vhd"}, managed), "A managed image must be created from a managed image"},
 		"gallery source VHD":      {merge(base, sigSrc, vhdOut), "VHD Target [capture_container_name] is not supported when using Shared Image Gallery as source"},
-		"gallery dest in VHD":     {merge(base, market, vhdOut, dest), "shared_image_gallery_destination needs a managed image output"},
+		"gallery dest in VHD":     {merge(base, market, vhdOut, dest), "shared_image_gallery_destination with a VHD output"},
+		"straight to the gallery": {merge(base, market, dest), ""},
+		"cvm straight to gallery": {merge(base, market, cvm, specializedDest), ""},
+		"cvm managed image":       {merge(base, market, managed, cvm, specializedDest), `security_type of "ConfidentialVM" cannot build a VHD or a managed image`},
+		"cvm VHD":                 {merge(base, market, vhdOut, cvm), `security_type of "ConfidentialVM" cannot build a VHD or a managed image`},
+		"specialized managed":     {merge(base, market, managed, specializedDest), "a managed image (managed_image_name, managed_image_resource_group_name) can not be specialized"},
+		"secure boot managed":     {merge(base, market, managed, dest, map[string]any{"secure_boot_enabled": true}), "can not set secure_boot_enabled or vtpm_enabled"},
+		"encryption without cvm":  {merge(base, market, dest, map[string]any{"security_encryption_type": "VMGuestStateOnly"}), "security_encryption_type must be unset"},
+		"bad security type":       {merge(base, market, dest, map[string]any{"security_type": "Confidential"}), `security_type "Confidential" must be TrustedLaunch or ConfidentialVM`},
+		"cvm encryption mismatch": {merge(base, market, cvm, map[string]any{"shared_image_gallery_destination": map[string]any{"resource_group": "rg", "gallery_name": "g", "image_name": "i", "image_version": "1.0.1", "specialized": true, "confidential_vm_image_encryption_type": "EncryptedWithCmk"}}), `needs shared_image_gallery_destination.confidential_vm_image_encryption_type "EncryptedVMGuestStateOnlyWithPmk"`},
 		"no source":               {merge(base, managed), "specify exactly one source"},
 		"two sources":             {merge(base, market, sigSrc, managed), "specify exactly one source"},
 		"two outputs":             {merge(base, market, vhdOut, managed), "not both"},

@@ -26,6 +26,7 @@ type simulation struct {
 	// Learnt by check.
 	sourceSize int64  // bytes of the source image, 0 when unknown
 	sourceGen  string // Hyper-V generation of a gallery source
+	sourceArch string // architecture of a gallery source
 	destGen    string // Hyper-V generation of the destination definition
 	location   string
 	account    *cloud.StorageAccount // VHD mode
@@ -50,11 +51,11 @@ func (s *simulation) check(ctx context.Context) error {
 	}
 	switch {
 	case c.sigSource != nil:
-		gen, size, err := s.gallerySource(ctx)
+		def, size, err := s.gallerySource(ctx)
 		if err != nil {
 			return err
 		}
-		s.sourceGen, s.sourceSize = gen, size
+		s.sourceGen, s.sourceArch, s.sourceSize = def.HyperVGeneration, def.Architecture, size
 	case c.imageURL != "":
 		ref, err := cloud.ParseBlobURL(c.imageURL)
 		if err != nil {
@@ -82,9 +83,12 @@ func (s *simulation) check(ctx context.Context) error {
 		s.account, s.location = sa, sa.Location
 		return nil
 	}
-	rg, err := s.p().GetResourceGroup(ctx, c.imageResourceGroup)
-	if err != nil {
-		return fmt.Errorf("build %s: managed_image_resource_group_name %s: %w (packer needs it to exist: create it with resource_group())", c.build, c.imageResourceGroup, err)
+	var rg *cloud.ResourceGroup
+	if c.managedMode() {
+		var err error
+		if rg, err = s.p().GetResourceGroup(ctx, c.imageResourceGroup); err != nil {
+			return fmt.Errorf("build %s: managed_image_resource_group_name %s: %w (packer needs it to exist: create it with resource_group())", c.build, c.imageResourceGroup, err)
+		}
 	}
 	s.location = c.location
 	if c.buildResourceGroup != "" {
@@ -96,18 +100,33 @@ func (s *simulation) check(ctx context.Context) error {
 			s.location = brg.Location
 		}
 	}
-	if s.location == "" {
+	if s.location == "" && rg != nil {
 		s.location = rg.Location
 	}
+	var dest *cloud.ImageDefinition
 	if d := c.sigDest; d != nil {
-		if _, err := s.p().GetGallery(ctx, d.resourceGroup, d.gallery); err != nil {
+		g, err := s.p().GetGallery(ctx, d.resourceGroup, d.gallery)
+		if err != nil {
 			return fmt.Errorf("build %s: shared_image_gallery_destination gallery %s: %w (create it with gallery() before packer_build)", c.build, d.gallery, err)
 		}
-		def, err := s.p().GetImageDefinition(ctx, d.resourceGroup, d.gallery, d.image)
-		if err != nil {
+		if dest, err = s.p().GetImageDefinition(ctx, d.resourceGroup, d.gallery, d.image); err != nil {
 			return fmt.Errorf("build %s: shared_image_gallery_destination image %s: %w (create it with image_definition() before packer_build)", c.build, d.image, err)
 		}
-		s.destGen = def.HyperVGeneration
+		s.destGen = dest.HyperVGeneration
+		if s.location == "" {
+			s.location = g.Location
+		}
+	}
+	if c.skipCreateImage {
+		return nil // nothing is captured: Azure has nothing to refuse
+	}
+	arch := c.architecture()
+	if s.sourceArch != "" {
+		arch = s.sourceArch
+	}
+	capture := cloud.Capture{Architecture: arch, SecurityType: c.securityType, ManagedImage: c.managedMode(), Specialized: c.specialized}
+	if err := cloud.ValidateCapture(capture, dest); err != nil {
+		return fmt.Errorf("build %s: Azure would refuse this build after provisioning the VM: %w", c.build, err)
 	}
 	return nil
 }
@@ -123,22 +142,22 @@ func subOf(r *sigRef) string {
 }
 
 // gallerySource checks the shared_image_gallery source and returns its
-// definition's Hyper-V generation and its size. "latest" needs only the
-// definition: the Provider cannot list versions.
-func (s *simulation) gallerySource(ctx context.Context) (string, int64, error) {
+// definition and its size. "latest" needs only the definition: the
+// Provider cannot list versions.
+func (s *simulation) gallerySource(ctx context.Context) (*cloud.ImageDefinition, int64, error) {
 	src := s.cfg.sigSource
 	def, err := s.p().GetImageDefinition(ctx, src.resourceGroup, src.gallery, src.image)
 	if err != nil {
-		return "", 0, fmt.Errorf("build %s: source shared_image_gallery %s: %w", s.cfg.build, src, err)
+		return nil, 0, fmt.Errorf("build %s: source shared_image_gallery %s: %w", s.cfg.build, src, err)
 	}
 	if strings.EqualFold(src.version, "latest") {
-		return def.HyperVGeneration, 0, nil
+		return def, 0, nil
 	}
 	v, err := s.p().GetImageVersion(ctx, src.resourceGroup, src.gallery, src.image, src.version)
 	if err != nil {
-		return "", 0, fmt.Errorf("build %s: source shared_image_gallery %s: %w", s.cfg.build, src, err)
+		return nil, 0, fmt.Errorf("build %s: source shared_image_gallery %s: %w", s.cfg.build, src, err)
 	}
-	return def.HyperVGeneration, v.SizeBytes, nil
+	return def, v.SizeBytes, nil
 }
 
 // diskSize is the OS disk's virtual size in bytes.
@@ -154,8 +173,11 @@ func (s *simulation) diskSize() int64 {
 
 // run creates what the build produces, or finds it made by an earlier run.
 func (s *simulation) run(ctx context.Context) (packer.Artifact, cloud.Outcome, error) {
-	if s.cfg.vhdMode() {
+	switch {
+	case s.cfg.vhdMode():
 		return s.runVHD(ctx)
+	case s.cfg.galleryMode():
+		return s.runGallery(ctx)
 	}
 	return s.runManaged(ctx)
 }
@@ -221,17 +243,97 @@ func (s *simulation) runManaged(ctx context.Context) (packer.Artifact, cloud.Out
 		"ManagedImageLocation: " + img.Location,
 	}
 	if c.sigDest != nil {
-		v, out, err := s.ensureVersion(ctx, img)
+		src := cloud.ImageSource{Kind: cloud.SourceManagedImage, ID: img.ID}
+		v, err := s.existingVersion(ctx, func(got cloud.ImageSource) bool {
+			return got.Kind == src.Kind && strings.EqualFold(got.ID, src.ID)
+		})
 		if err != nil {
 			return packer.Artifact{}, "", err
 		}
-		if out == cloud.Created {
+		if v == nil {
+			if v, err = s.createVersion(ctx, img.Location, src); err != nil {
+				return packer.Artifact{}, "", err
+			}
 			outcome = cloud.Created
 		}
-		lines = append(lines, "ManagedImageSharedImageGalleryId: "+v.ID)
+		lines = append(lines, s.galleryLines(v, img.Location)...)
 	}
 	art, err := artifact(img.ID, strings.Join(append(lines, ""), "\n"))
 	return art, outcome, err
+}
+
+// runGallery publishes the build VM straight to the gallery destination,
+// with no managed image: the OS disk is staged as a VHD in the gallery's
+// resource group (standing for the VM, which Azure reads directly), the
+// version made from it and the staged blob deleted.
+func (s *simulation) runGallery(ctx context.Context) (packer.Artifact, cloud.Outcome, error) {
+	c := s.cfg
+	d := c.sigDest
+	p := s.p()
+	ref := cloud.BlobRef{Account: StagingAccount(p.SubscriptionID(), d.resourceGroup), Container: captureContainer,
+		Name: fmt.Sprintf("Microsoft.Compute/Images/packer/%s-osDisk.%s.vhd", d.image, s.id)}
+	v, err := s.existingVersion(ctx, func(got cloud.ImageSource) bool { return sameBlob(got, ref) })
+	if err != nil {
+		return packer.Artifact{}, "", err
+	}
+	outcome := cloud.Exists
+	if v == nil {
+		sa, _, err := cloud.EnsureStorageAccount(ctx, p, cloud.StorageAccount{
+			Name: ref.Account, ResourceGroup: d.resourceGroup, Location: s.location,
+			Tags: cloud.Tags{"createdBy": "imgflow-localsim", "purpose": "simulated packer OS disks"},
+		})
+		if err != nil {
+			return packer.Artifact{}, "", fmt.Errorf("build %s: staging account for the OS disk: %w", c.build, err)
+		}
+		ref.Endpoint = endpointOf(sa)
+		if _, err := s.ensureOSDisk(ctx, ref); err != nil {
+			return packer.Artifact{}, "", err
+		}
+		src := cloud.ImageSource{Kind: cloud.SourceVHD, URI: ref.URL(), StorageAccountID: sa.ID}
+		if v, err = s.createVersion(ctx, s.location, src); err != nil {
+			return packer.Artifact{}, "", err
+		}
+		if err := p.DeleteBlob(ctx, ref); err != nil && !cloud.IsNotFound(err) {
+			return packer.Artifact{}, "", fmt.Errorf("build %s: delete the staged OS disk %s: %w", c.build, ref.URL(), err)
+		}
+		outcome = cloud.Created
+	}
+	// azure plugin 1.4.0 (packer 1.9.5), Artifact.String of a build
+	// published straight to the gallery: no managed image and no VHD lines.
+	lines := append([]string{packer.AzureARMBuilderID + ":", "", "OSType: " + c.osType}, s.galleryLines(v, s.location)...)
+	art, err := artifact(v.ID, strings.Join(append(lines, ""), "\n"))
+	return art, outcome, err
+}
+
+// galleryLines are the artifact lines of a published version (azure plugin
+// 1.4.0): its id, then the destination and the replication regions as
+// packer computed them (the build location appended, normalized, when
+// replication_regions lacks it).
+func (s *simulation) galleryLines(v *cloud.ImageVersion, location string) []string {
+	d := s.cfg.sigDest
+	return []string{
+		"ManagedImageSharedImageGalleryId: " + v.ID,
+		"SharedImageGalleryResourceGroup: " + d.resourceGroup,
+		"SharedImageGalleryName: " + d.gallery,
+		"SharedImageGalleryImageName: " + d.image,
+		"SharedImageGalleryImageVersion: " + d.version,
+		"SharedImageGalleryReplicatedRegions: " + strings.Join(packerRegions(s.cfg.regions, location), ", "),
+	}
+}
+
+// packerRegions is the azure plugin's replication list: the configured
+// regions as given when they include the build location, else normalized
+// with the location appended.
+func packerRegions(regions []string, location string) []string {
+	loc := normLocation(location)
+	normalized := make([]string, len(regions))
+	for i, r := range regions {
+		normalized[i] = normLocation(r)
+		if normalized[i] == loc {
+			return regions
+		}
+	}
+	return append(normalized, loc)
 }
 
 // createImage stages the OS disk VHD, makes the managed image from it and
@@ -275,20 +377,29 @@ func (s *simulation) createImage(ctx context.Context, ref cloud.BlobRef) (*cloud
 	return img, nil
 }
 
-// ensureVersion publishes the managed image to the gallery destination.
-func (s *simulation) ensureVersion(ctx context.Context, img *cloud.ManagedImage) (*cloud.ImageVersion, cloud.Outcome, error) {
+// existingVersion returns the destination version when an earlier run of
+// this build made it (madeByThisBuild accepts its source), nil when there
+// is none, and an error when another source made it.
+func (s *simulation) existingVersion(ctx context.Context, madeByThisBuild func(cloud.ImageSource) bool) (*cloud.ImageVersion, error) {
 	d := s.cfg.sigDest
-	p := s.p()
-	got, err := p.GetImageVersion(ctx, d.resourceGroup, d.gallery, d.image, d.version)
+	got, err := s.p().GetImageVersion(ctx, d.resourceGroup, d.gallery, d.image, d.version)
 	switch {
 	case err == nil:
-		if got.Source.Kind == cloud.SourceManagedImage && strings.EqualFold(got.Source.ID, img.ID) {
-			return got, cloud.Exists, nil
+		if madeByThisBuild(got.Source) {
+			return got, nil
 		}
-		return nil, "", fmt.Errorf("build %s: gallery image version %s already exists from another source: bump image_version (Azure refuses to change a version's source)", s.cfg.build, d)
-	case !cloud.IsNotFound(err):
-		return nil, "", fmt.Errorf("build %s: gallery image version %s: %w", s.cfg.build, d, err)
+		return nil, fmt.Errorf("build %s: gallery image version %s already exists from another source: bump image_version (Azure refuses to change a version's source)", s.cfg.build, d)
+	case cloud.IsNotFound(err):
+		return nil, nil
 	}
+	return nil, fmt.Errorf("build %s: gallery image version %s: %w", s.cfg.build, d, err)
+}
+
+// createVersion publishes src to the gallery destination in location and
+// waits for its replication, as packer does.
+func (s *simulation) createVersion(ctx context.Context, location string, src cloud.ImageSource) (*cloud.ImageVersion, error) {
+	d := s.cfg.sigDest
+	p := s.p()
 	replicas := s.cfg.replicaCount
 	if replicas == 0 {
 		replicas = 1
@@ -297,10 +408,10 @@ func (s *simulation) ensureVersion(ctx context.Context, img *cloud.ManagedImage)
 	names := append([]string(nil), s.cfg.regions...)
 	found := false
 	for _, n := range names {
-		found = found || strings.EqualFold(n, img.Location)
+		found = found || strings.EqualFold(n, location)
 	}
 	if !found {
-		names = append(names, img.Location)
+		names = append(names, location)
 	}
 	regions := make([]cloud.TargetRegion, len(names))
 	for i, n := range names {
@@ -308,7 +419,7 @@ func (s *simulation) ensureVersion(ctx context.Context, img *cloud.ManagedImage)
 	}
 	want := cloud.ImageVersion{
 		Name: d.version, ResourceGroup: d.resourceGroup, Gallery: d.gallery, Definition: d.image,
-		Location: img.Location, Source: cloud.ImageSource{Kind: cloud.SourceManagedImage, ID: img.ID},
+		Location: location, Source: src,
 		TargetRegions: regions, ReplicaCount: replicas, StorageAccountType: cloud.StorageStandardLRS,
 		ExcludeFromLatest: s.cfg.excludeFromLatest, EndOfLife: s.cfg.endOfLife, Tags: s.cfg.tags,
 	}
@@ -317,18 +428,18 @@ func (s *simulation) ensureVersion(ctx context.Context, img *cloud.ManagedImage)
 		now = s.b.Now
 	}
 	if err := cloud.ValidateImageVersion(want, now()); err != nil {
-		return nil, "", fmt.Errorf("build %s: shared_image_gallery_destination: %w", s.cfg.build, err)
+		return nil, fmt.Errorf("build %s: shared_image_gallery_destination: %w", s.cfg.build, err)
 	}
 	v, err := p.CreateImageVersion(ctx, want)
 	if err != nil {
-		return nil, "", fmt.Errorf("build %s: gallery image version %s: %w", s.cfg.build, d, err)
+		return nil, fmt.Errorf("build %s: gallery image version %s: %w", s.cfg.build, d, err)
 	}
 	// packer waits for the publishing operation, which ends Failed when a
 	// target region fails to replicate.
 	if v, err = cloud.WaitReplicated(ctx, p, v, publishTimeout, publishPollInterval, nil); err != nil {
-		return nil, "", fmt.Errorf("build %s: gallery image version %s: %w", s.cfg.build, d, err)
+		return nil, fmt.Errorf("build %s: gallery image version %s: %w", s.cfg.build, d, err)
 	}
-	return v, cloud.Created, nil
+	return v, nil
 }
 
 // publishTimeout and publishPollInterval bound the wait for a simulated
