@@ -2,6 +2,7 @@ package localsim
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -192,8 +193,8 @@ func TestPackerRegionsFollowThePlugin(t *testing.T) {
 // forwards enable_fips to the build VM as ENABLE_FIPS.
 func TestTheAKSTemplatesPublishAsAzureAllows(t *testing.T) {
 	for name, want := range map[string]struct{ gallery, cvm bool }{
-		"aks-ubuntu.json": {}, "aks-ubuntu-arm64.json": {gallery: true}, "aks-ubuntu-cvm.json": {gallery: true, cvm: true},
-		"aks-azurelinux.json": {}, "aks-azurelinux-arm64.json": {gallery: true}, "aks-azurelinux-cvm.json": {gallery: true, cvm: true},
+		"aks-ubuntu.json": {}, "aks-ubuntu-arm64.json": {gallery: true}, "aks-ubuntu-cvm.pkr.hcl": {gallery: true, cvm: true},
+		"aks-azurelinux.json": {}, "aks-azurelinux-arm64.json": {gallery: true}, "aks-azurelinux-cvm.pkr.hcl": {gallery: true, cvm: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tpl, err := packer.LoadTemplate("../../artifacts/packer/" + name)
@@ -206,7 +207,7 @@ func TestTheAKSTemplatesPublishAsAzureAllows(t *testing.T) {
 			}
 			rendered, err := tpl.Render(values, nil)
 			require.NoError(t, err)
-			c, err := parseConfig("azure-arm", rendered["azure-arm"].(map[string]any), nil)
+			c, err := parseConfig("azure-arm", rendered[tpl.BuilderNames()[0]].(map[string]any), nil)
 			require.NoError(t, err)
 			assert.Equal(t, want.gallery, c.galleryMode(), "straight to the gallery")
 			assert.Equal(t, !want.gallery, c.managedMode(), "through a managed image")
@@ -216,10 +217,9 @@ func TestTheAKSTemplatesPublishAsAzureAllows(t *testing.T) {
 			}
 			forwards := false
 			for _, p := range tpl.Provisioners {
-				env, _ := p["environment_vars"].([]any)
-				for _, e := range env {
-					forwards = forwards || e == "ENABLE_FIPS={{user `enable_fips`}}"
-				}
+				// JSON keeps the list; HCL2 keeps an expression's source.
+				env := fmt.Sprint(p["environment_vars"])
+				forwards = forwards || strings.Contains(env, "ENABLE_FIPS={{user `enable_fips`}}") || strings.Contains(env, "ENABLE_FIPS=${var.enable_fips}")
 			}
 			assert.True(t, forwards, "ENABLE_FIPS reaches the build VM")
 			assert.Equal(t, "false", tpl.Variables["enable_fips"].Default)
