@@ -19,7 +19,7 @@ type Line struct {
 	Data []string
 }
 
-// Unescape undoes packer's machine-readable escaping: packer 1.6.6 writes a
+// Unescape undoes packer's machine-readable escaping: packer writes a
 // comma as %!(PACKER_COMMA), a newline as the two characters \n and a
 // carriage return as \r. A literal backslash-n in the original text cannot
 // be told apart and also becomes a newline.
@@ -63,6 +63,9 @@ var buildRGRE = regexp.MustCompile(`^==> ([^:]+):\s+-> ResourceGroupName\s*:\s*'
 type collector struct {
 	print  func(string) // prints one display line; nil discards
 	redact *redactor
+	// names maps packer's build targets to the template's build names
+	// (see buildNames); targets not in it are kept as they are.
+	names map[string]string
 
 	builds     []*BuildArtifacts
 	byName     map[string]*BuildArtifacts
@@ -76,7 +79,27 @@ func newCollector(print func(string), red *redactor) *collector {
 	return &collector{print: print, redact: red, byName: map[string]*BuildArtifacts{}}
 }
 
-func (c *collector) build(name string) *BuildArtifacts {
+// buildNames maps each target packer may print for a builder of tpl to
+// the builder's build name. For a legacy JSON template packer 1.9.5 prints
+// "TYPE.NAME" when the builder has a "name" and "TYPE" when it has none,
+// while -only still takes NAME.
+func buildNames(tpl *Template) map[string]string {
+	if tpl == nil {
+		return nil
+	}
+	names := map[string]string{}
+	for _, b := range tpl.Builders {
+		names[b.Name] = b.Name
+		names[b.Type+"."+b.Name] = b.Name
+	}
+	return names
+}
+
+func (c *collector) build(target string) *BuildArtifacts {
+	name := target
+	if n, ok := c.names[target]; ok {
+		name = n
+	}
 	b := c.byName[name]
 	if b == nil {
 		b = &BuildArtifacts{Name: name}
@@ -133,7 +156,9 @@ func (c *collector) handle(raw string) {
 	case "error":
 		msg := c.redact.redact(strings.TrimSpace(strings.Join(l.Data, ",")))
 		if l.Target != "" {
-			c.build(l.Target).Errors = append(c.build(l.Target).Errors, msg)
+			b := c.build(l.Target)
+			b.Errors = append(b.Errors, msg)
+			// As packer's ui shows it, so errorLines drops the ui duplicate.
 			msg = l.Target + ": " + msg
 		}
 		c.targetErrs = append(c.targetErrs, msg)

@@ -4,11 +4,13 @@ package packer
 
 import (
 	"context"
+	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,24 +18,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/internal/testutil"
+	"github.com/imgflow/imgflow/packer/packertest"
 )
 
-// These tests run the real packer 1.6.6 (Debian's package) with the null
-// and file builders and a shell-local provisioner, to pin the parser to
-// real output. They never run the azure-arm builder.
+// These tests run the real packer 1.9.5 (`make deps`) with the null and
+// file builders and a shell-local provisioner, to pin the parser to real
+// output. They never run the azure-arm builder.
 
 const nullFileTemplate = "../testdata/packer/null-file.json"
 
-// requirePacker skips without packer, except in CI where its absence is a
-// failure: the parser must be checked against the real binary there.
+// requirePacker skips without packer 1.9.x, except in CI where its absence
+// is a failure: the parser must be checked against the real binary there.
 func requirePacker(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("packer"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("packer is not on PATH but CI=true: CI must install it (`make deps` installs Debian's packer 1.6.6)")
-		}
-		t.Skip("packer not on PATH; install it with `make deps` (apt-get install packer) to run the real-binary tests")
-	}
+	packertest.Require(t)
 }
 
 func realRunner(out *testutil.SyncBuffer) *Runner {
@@ -53,14 +51,14 @@ func TestRealPackerVersion(t *testing.T) {
 	requirePacker(t)
 	v, err := (&Runner{}).Version(context.Background())
 	require.NoError(t, err)
-	assert.Regexp(t, regexp.MustCompile(`^\d+\.\d+\.\d+`), v)
+	assert.Regexp(t, regexp.MustCompile(`^1\.9\.\d+$`), v)
 	t.Logf("packer version %s", v)
 }
 
 func TestRealPackerBuildSuccess(t *testing.T) {
 	requirePacker(t)
 	out := &testutil.SyncBuffer{}
-	// "sleep" is not declared in the template: packer 1.6.6 accepts
+	// "sleep" is not declared in the template: packer 1.9.5 accepts
 	// undeclared var-file keys and {{user}} sees them.
 	vars, dir := realVars(t, nil)
 	res, err := realRunner(out).Build(context.Background(), BuildRequest{TemplatePath: nullFileTemplate, Vars: vars})
@@ -88,10 +86,10 @@ func TestRealPackerBuildSuccess(t *testing.T) {
 	assert.Empty(t, byName["nullb"].Artifacts[0].Files)
 
 	text := out.String()
-	assert.Contains(t, text, "[packer]     nullb: provisioning nullb, greeting=hello\n", "comma unescaped")
-	// packer 1.6.6 masks sensitive-variables only in its human UI; in
+	assert.Contains(t, text, "[packer]     null.nullb: provisioning nullb, greeting=hello\n", "comma unescaped")
+	// packer 1.9.5 masks sensitive-variables only in its human UI; in
 	// machine-readable output the Runner does it.
-	assert.Contains(t, text, "[packer]     nullb: token=<sensitive>\n")
+	assert.Contains(t, text, "[packer]     null.nullb: token=<sensitive>\n")
 	assertNoSecret(t, "stdout", text)
 	assert.Empty(t, res.ManagedImageID)
 }
@@ -115,7 +113,9 @@ func TestRealPackerBuildFailure(t *testing.T) {
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, 1, be.ExitCode)
 	assert.Contains(t, err.Error(), "non-zero exit status: 3")
-	assert.Contains(t, err.Error(), "Build 'nullb' errored")
+	assert.Contains(t, err.Error(), "Build 'null.nullb' errored")
+	assert.Contains(t, err.Error(), "--> null.nullb: Script exited with non-zero exit status: 3. Allowed exit codes are: [0]")
+	assert.False(t, be.Cancelled)
 	assertNoSecret(t, "error", err.Error())
 	// The file build succeeded; its artifact is still reported.
 	require.NotNil(t, res)
@@ -149,10 +149,13 @@ func TestRealPackerRequiredVariableMissing(t *testing.T) {
 	assert.Contains(t, out.String(), "[packer] \t* required variable not set: req\n", "multi-line ui error split into lines")
 }
 
+// TestRealPackerCancel cancels a build in the middle of its shell-local
+// provisioner: packer gets SIGINT (to its process group: the wrapper
+// process alone ignores it), cancels, and nothing of the group survives.
 func TestRealPackerCancel(t *testing.T) {
 	requirePacker(t)
 	out := &testutil.SyncBuffer{}
-	vars, _ := realVars(t, map[string]string{"sleep": "60"})
+	vars, dir := realVars(t, map[string]string{"sleep": "60"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -160,15 +163,35 @@ func TestRealPackerCancel(t *testing.T) {
 		_, err := realRunner(out).Build(ctx, BuildRequest{TemplatePath: nullFileTemplate, Vars: vars, Only: []string{"nullb"}})
 		done <- err
 	}()
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "token=") }, 15*time.Second, 20*time.Millisecond)
+	// The script writes its pid just before it sleeps.
+	pidFile := filepath.Join(dir, "nullb.pid")
+	var pid int
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(pidFile)
+		if err != nil || !strings.HasSuffix(string(data), "\n") {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil
+	}, 15*time.Second, 20*time.Millisecond)
+	pgid, err := syscall.Getpgid(pid)
+	require.NoError(t, err, "the provisioner's shell is running")
 	start := time.Now()
 	cancel()
 	select {
 	case err := <-done:
 		require.Error(t, err)
 		assert.ErrorIs(t, err, context.Canceled)
+		var be *BuildError
+		require.ErrorAs(t, err, &be)
+		assert.True(t, be.Cancelled)
+		assert.Contains(t, err.Error(), "cancelled")
 		assert.Less(t, time.Since(start), 4*time.Second, "packer stops on SIGINT, long before the 60 s sleep")
 		assert.Contains(t, out.String(), "Cancelling build after receiving interrupt")
+		assert.Contains(t, out.String(), "Cleanly cancelled builds after being interrupted.")
+		// SIGKILL is delivered asynchronously; give the kernel a moment.
+		assert.Eventually(t, func() bool { return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) }, 2*time.Second, 10*time.Millisecond,
+			"packer's process group (plugins, the script, its sleep) has ended")
 	case <-time.After(20 * time.Second):
 		t.Fatal("Build did not return after cancellation")
 	}

@@ -182,7 +182,7 @@ func prepare(req BuildRequest, check bool) (*prepared, error) {
 
 	for _, name := range req.Only {
 		if _, ok := tpl.Builder(name); !ok {
-			return nil, fmt.Errorf("packer build %s: -only %q matches no builder (builders: %s); packer 1.6.6 would build nothing and succeed",
+			return nil, fmt.Errorf("packer build %s: -only %q matches no builder (builders: %s); packer would find no build to run",
 				req.TemplatePath, name, strings.Join(tpl.BuilderNames(), ", "))
 		}
 	}
@@ -212,7 +212,7 @@ func ResolvePath(dir, p string) string {
 	return p
 }
 
-// ReadVarFile reads a packer 1.6.6 var-file: a JSON object of strings
+// ReadVarFile reads a legacy JSON var-file: a JSON object of strings
 // (packer rejects other value types).
 func ReadVarFile(path string) (map[string]string, error) {
 	data, err := os.ReadFile(path)
@@ -227,7 +227,7 @@ func ReadVarFile(path string) (map[string]string, error) {
 	for k, v := range raw {
 		s, ok := v.(string)
 		if !ok {
-			return nil, fmt.Errorf("var-file %s: %s is %s; packer 1.6.6 accepts only strings", path, k, jsonKind(v))
+			return nil, fmt.Errorf("var-file %s: %s is %s; packer accepts only strings", path, k, jsonKind(v))
 		}
 		out[k] = s
 	}
@@ -284,6 +284,7 @@ func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
 	out := r.printer()
 	out(red.redact("packer " + strings.Join(args, " ")))
 	col := newCollector(out, red)
+	col.names = buildNames(p.tpl)
 	errs := &plainLines{print: out, redact: red}
 	ran, err := r.exec(ctx, p.workDir, args, col.handle, errs.handle)
 	if err != nil {
@@ -306,7 +307,7 @@ func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
 	return res, be
 }
 
-// Version returns packer's version, e.g. "1.6.6".
+// Version returns packer's version, e.g. "1.9.5".
 func (r *Runner) Version(ctx context.Context) (string, error) {
 	col := newCollector(nil, nil)
 	errs := &plainLines{redact: nil}
@@ -327,7 +328,7 @@ func (r *Runner) Version(ctx context.Context) (string, error) {
 	return col.version, nil
 }
 
-// plainLines handles packer's stderr: plain text (packer 1.6.6 writes all
+// plainLines handles packer's stderr: plain text (packer writes all
 // machine-readable output to stdout), shown and kept for error messages.
 // Only exec's stderr goroutine uses it until Wait returns.
 type plainLines struct {
@@ -371,7 +372,7 @@ func (r *Runner) binary() (string, error) {
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return "", fmt.Errorf("packer binary %q not found (install packer 1.6.6: `make deps`, or `apt-get install packer`): %w", bin, err)
+		return "", fmt.Errorf("packer binary %q not found (imgflow is tested with packer 1.9.5: `make deps` builds it into .tools/bin; put that first on PATH): %w", bin, err)
 	}
 	return path, nil
 }

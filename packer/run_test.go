@@ -329,7 +329,7 @@ func TestVersionFake(t *testing.T) {
 	f := newFake(t, "vhd")
 	v, err := f.runner.Version(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, "1.6.6", v)
+	assert.Equal(t, "1.9.5", v)
 	assert.Empty(t, f.out.String(), "version prints nothing")
 }
 

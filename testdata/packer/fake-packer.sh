@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# A stand-in for packer 1.6.6 that prints realistic `-machine-readable`
+# A stand-in for packer 1.9.5 that prints realistic `-machine-readable`
 # azure-arm output without touching Azure. Used by packer/run_test.go.
 #
-# Shapes follow packer 1.6.6: everything on stdout as
+# Shapes follow packer 1.9.5 (an unnamed azure-arm builder's target is
+# "azure-arm"): everything on stdout as
 # timestamp,target,type,data...; commas escaped as %!(PACKER_COMMA), newlines
 # as the two characters \n; the azure-arm artifact string is
 # builder/azure/arm/artifact.go String() of v1.6.6.
@@ -21,10 +22,10 @@ ts() { date +%s; }
 out() { printf '%s,%s\n' "$(ts)" "$1"; }
 
 if [ "${1:-}" = "version" ]; then
-	out ",version,1.6.6"
+	out ",version,1.9.5"
 	out ",version-prelease,"
 	out ",version-commit,"
-	out ",ui,say,Packer v1.6.6"
+	out ",ui,say,Packer v1.9.5"
 	exit 0
 fi
 
@@ -120,12 +121,12 @@ fail)
 	out ",ui,say,==> $b: Provisioning step had errors: Running the cleanup provisioner%!(PACKER_COMMA) if present..."
 	out ",ui,say,==> $b: Deleting resource group ..."
 	out ",ui,say,==> $b:  -> ResourceGroupName : '$rg'"
-	out ",ui,error,Build '$b' errored after 3 minutes 1 second: Script exited with non-zero exit status: 100.Allowed exit codes are: [0]"
+	out ",ui,error,Build '$b' errored after 3 minutes 1 second: Script exited with non-zero exit status: 100. Allowed exit codes are: [0]"
 	out ",ui,say,\\n==> Wait completed after 3 minutes 1 second"
 	out ",error-count,1"
 	out ",ui,error,\\n==> Some builds didn't complete successfully and had errors:"
-	out "$b,error,Script exited with non-zero exit status: 100.Allowed exit codes are: [0]"
-	out ",ui,error,--> $b: Script exited with non-zero exit status: 100.Allowed exit codes are: [0]"
+	out "$b,error,Script exited with non-zero exit status: 100. Allowed exit codes are: [0]"
+	out ",ui,error,--> $b: Script exited with non-zero exit status: 100. Allowed exit codes are: [0]"
 	out ",ui,say,\\n==> Builds finished but no artifacts were created."
 	exit 1
 	;;
