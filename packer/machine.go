@@ -145,7 +145,9 @@ func (c *collector) handle(raw string) {
 		}
 		msg := strings.Join(l.Data[1:], ",")
 		if l.Data[0] == "error" {
-			c.uiErrors = append(c.uiErrors, c.redact.redact(strings.TrimSpace(msg)))
+			if e := strings.TrimSpace(withoutBundledPluginsWarning(msg)); e != "" {
+				c.uiErrors = append(c.uiErrors, c.redact.redact(e))
+			}
 		}
 		if m := buildRGRE.FindStringSubmatch(msg); m != nil {
 			if b := c.build(m[1]); b.BuildResourceGroup == "" {
@@ -212,6 +214,23 @@ func (c *collector) artifact(l Line) {
 			a.Files = append(a.Files, c.redact.redact(strings.Join(l.Data[3:], ",")))
 		}
 	}
+}
+
+// bundledPluginsWarning starts the warning packer 1.9.5 prints for every
+// legacy JSON template that uses a plugin it bundles (azure-arm): as a ui
+// say line, or, when packer then fails, at the head of the ui error line.
+const bundledPluginsWarning = "Warning: Bundled plugins used"
+
+// withoutBundledPluginsWarning returns a ui error message without that
+// warning: the error that follows it, or "" when there is none.
+func withoutBundledPluginsWarning(msg string) string {
+	if !strings.HasPrefix(strings.TrimSpace(msg), bundledPluginsWarning) {
+		return msg
+	}
+	if i := strings.Index(msg, "\nError:"); i >= 0 {
+		return msg[i+1:]
+	}
+	return ""
 }
 
 // errorLines returns packer's error lines (ui errors, then per-build error

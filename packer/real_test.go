@@ -196,3 +196,48 @@ func TestRealPackerCancel(t *testing.T) {
 		t.Fatal("Build did not return after cancellation")
 	}
 }
+
+func TestRealPackerValidate(t *testing.T) {
+	requirePacker(t)
+	ctx := context.Background()
+	vars, _ := realVars(t, nil)
+	require.NoError(t, realRunner(&testutil.SyncBuffer{}).Validate(ctx, BuildRequest{TemplatePath: nullFileTemplate, Vars: vars}))
+
+	// packer finds what imgflow's model cannot: the script does not exist.
+	// Its path holds the secret, which packer prints unmasked.
+	out := &testutil.SyncBuffer{}
+	bad := BuildRequest{TemplatePath: "../testdata/packer/bad-script.json", Vars: map[string]string{"token": secret}}
+	err := realRunner(out).Validate(ctx, bad)
+	var ve *ValidateError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, 1, ve.ExitCode)
+	assert.Contains(t, err.Error(), `Error: Failed to prepare build: "nullb"`)
+	assert.Contains(t, err.Error(), "* Bad script '/nonexistent/<sensitive>.sh': stat")
+	assertNoSecret(t, "error", err.Error())
+	assertNoSecret(t, "stdout", out.String())
+
+	// -only reaches packer: the file build alone is valid.
+	bad.Only = []string{"fileb"}
+	require.NoError(t, realRunner(&testutil.SyncBuffer{}).Validate(ctx, bad))
+}
+
+// TestRealPackerValidateAzureOffline shows that validating an azure-arm
+// template needs no Azure: packer checks the configuration without
+// authenticating. It does check that one set of credentials is complete,
+// which for this template depends on the Runner's Env.
+func TestRealPackerValidateAzureOffline(t *testing.T) {
+	requirePacker(t)
+	ctx := context.Background()
+	req := BuildRequest{TemplatePath: azureVHDTemplate, Vars: azureVars()}
+	r := realRunner(&testutil.SyncBuffer{})
+	r.Env = []string{"AZURE_CLIENT_ID="}
+	err := r.Validate(ctx, req)
+	var ve *ValidateError
+	require.ErrorAs(t, err, &ve, "client_secret without client_id")
+	assert.Contains(t, err.Error(), "No valid set of authentication values specified")
+	assert.NotContains(t, err.Error(), bundledPluginsWarning, "packer's plugin warning is not an error")
+	assertNoSecret(t, "error", err.Error())
+
+	r.Env = []string{"AZURE_CLIENT_ID=11111111-1111-1111-1111-111111111111"}
+	require.NoError(t, r.Validate(ctx, req))
+}

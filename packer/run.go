@@ -87,15 +87,27 @@ func (e *BuildError) Error() string {
 	} else {
 		fmt.Fprintf(&b, "packer build %s failed (exit status %d)", e.Template, e.ExitCode)
 	}
-	lines := e.Errors
+	none := ""
+	if !e.Cancelled {
+		none = "packer printed no error"
+	}
+	writeErrorLines(&b, e.Errors, e.Output, none)
+	return b.String()
+}
+
+// writeErrorLines appends ":" and packer's error lines to b, one per line
+// and continuation lines indented; output stands in when there are no
+// error lines, and ": "+none when there is neither.
+func writeErrorLines(b *strings.Builder, errs, output []string, none string) {
+	lines := errs
 	if len(lines) == 0 {
-		lines = e.Output
+		lines = output
 	}
 	if len(lines) == 0 {
-		if !e.Cancelled {
-			b.WriteString(": packer printed no error")
+		if none != "" {
+			b.WriteString(": " + none)
 		}
-		return b.String()
+		return
 	}
 	b.WriteString(":")
 	for _, l := range lines {
@@ -113,7 +125,6 @@ func (e *BuildError) Error() string {
 			b.WriteString(strings.TrimRight(part, " \t\r"))
 		}
 	}
-	return b.String()
 }
 
 // Unwrap returns the context's error for a cancelled build, or exec's.
@@ -124,7 +135,7 @@ func (e *BuildError) Unwrap() error { return e.cause }
 // Before packer starts, Build loads the template, fails with a
 // *MissingVariablesError naming every variable that has no value (see
 // Template.CheckVariables; VarFiles and Vars both count), and rejects Only
-// names that match no builder (packer would silently build nothing).
+// names that match no builder.
 //
 // Cancelling ctx sends SIGINT to packer's process group and SIGKILL after
 // KillGrace. On failure Build returns a *BuildError and, when packer ran,
@@ -264,22 +275,11 @@ func writeVarFile(vars map[string]string) (string, error) {
 // run executes a prepared build.
 func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
 	red := newRedactor(p.secrets)
-	args := []string{"build", "-machine-readable"}
-	if len(p.only) > 0 {
-		args = append(args, "-only="+strings.Join(p.only, ","))
+	args, cleanup, err := appendBuildArgs([]string{"build", "-machine-readable"}, p)
+	if err != nil {
+		return nil, fmt.Errorf("packer build %s: %w", p.template, err)
 	}
-	for _, f := range p.varFiles {
-		args = append(args, "-var-file="+f)
-	}
-	if len(p.vars) > 0 {
-		vf, err := writeVarFile(p.vars)
-		if err != nil {
-			return nil, fmt.Errorf("packer build %s: %w", p.template, err)
-		}
-		defer os.Remove(vf)
-		args = append(args, "-var-file="+vf)
-	}
-	args = append(args, p.template)
+	defer cleanup()
 
 	out := r.printer()
 	out(red.redact("packer " + strings.Join(args, " ")))

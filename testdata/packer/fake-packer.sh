@@ -29,7 +29,7 @@ if [ "${1:-}" = "version" ]; then
 	exit 0
 fi
 
-if [ "${1:-}" != "build" ]; then
+if [ "${1:-}" != "build" ] && [ "${1:-}" != "validate" ]; then
 	echo "fake-packer: unsupported command: $*" >&2
 	exit 2
 fi
@@ -55,6 +55,22 @@ if [ -n "${FAKE_PACKER_ARGV_FILE:-}" ]; then
 fi
 
 mode="${FAKE_PACKER_MODE:-vhd}"
+
+# validate: packer 1.9.5's lines for a valid template, or (mode fail) its
+# error for a provisioner script that does not exist, naming the value of
+# FAKE_PACKER_ECHO_VAR as real packer would when the path holds it.
+if [ "$1" = validate ]; then
+	if [ "$mode" = fail ]; then
+		v=""
+		if [ -n "${FAKE_PACKER_ECHO_VAR:-}" ] && [ -n "$varfile" ]; then
+			v=$(sed -n "s/^ *\"${FAKE_PACKER_ECHO_VAR}\": \"\\(.*\\)\",\\{0,1\\}\$/\\1/p" "$varfile")
+		fi
+		out ",ui,error,Error: Failed to prepare build: \"azure-arm\"\\n\\n1 error(s) occurred:\\n\\n* Bad script '/scripts/$v.sh': stat\\n/scripts/$v.sh: no such file or directory\\n\\n"
+		exit 1
+	fi
+	out ",ui,say,The configuration is valid."
+	exit 0
+fi
 b=azure-arm
 rg=packer-Resource-Group-k3v9x2m1qa
 
