@@ -179,7 +179,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		TemplatePath: tplRel, Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
 		Only: c.Strings("only"), WorkDir: c.Run.Workspace.Root,
 	}
-	if err := c.validatePacker(ctx, req, uploads); err != nil {
+	if err := c.validatePacker(ctx, req); err != nil {
 		return nil, errors.New(redactValues(strings.ReplaceAll(err.Error(), tplAbs, tplRel), secrets))
 	}
 	builder := c.Run.packerBuilder()

@@ -2,9 +2,14 @@ package builtins
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -22,8 +27,8 @@ type PackerValidator interface {
 // PackerValidateOnce wraps v so that each distinct request is validated
 // once: a workflow that builds the same template with the same inputs
 // several times (or a plan of several workflows) pays for one packer run.
-// Requests differing only in their staged-files directory are the same
-// request when the uploads are.
+// Requests differing only in the name of their staged-files directory are
+// the same request when the files are.
 func PackerValidateOnce(v PackerValidator) PackerValidator {
 	return &validateOnce{v: v, done: map[string]*validateResult{}}
 }
@@ -39,14 +44,12 @@ type validateResult struct {
 	err   error
 }
 
+// Validate validates req unless a request with the same inputs was.
 func (o *validateOnce) Validate(ctx context.Context, req packer.BuildRequest) error {
-	return o.validate(ctx, req, req.Vars[localsim.FilesDirVar])
-}
-
-// validate validates req once per key: filesKey stands for the staged
-// files' directory, whose name changes with every staging.
-func (o *validateOnce) validate(ctx context.Context, req packer.BuildRequest, filesKey string) error {
-	key := requestKey(req, filesKey)
+	key, err := requestKey(req)
+	if err != nil {
+		return err
+	}
 	o.mu.Lock()
 	r, seen := o.done[key]
 	if !seen {
@@ -73,38 +76,63 @@ func (o *validateOnce) validate(ctx context.Context, req packer.BuildRequest, fi
 	return r.err
 }
 
-// requestKey identifies what packer validate sees of req.
-func requestKey(req packer.BuildRequest, filesKey string) string {
+// requestKey identifies what packer validate sees of req. The staged
+// files' directory has a new name at every staging: its content counts.
+func requestKey(req packer.BuildRequest) (string, error) {
 	vars := make(map[string]string, len(req.Vars))
 	for k, v := range req.Vars {
 		vars[k] = v
 	}
-	if _, ok := vars[localsim.FilesDirVar]; ok {
-		vars[localsim.FilesDirVar] = filesKey
+	if dir, ok := vars[localsim.FilesDirVar]; ok {
+		digest, err := treeDigest(dir)
+		if err != nil {
+			return "", fmt.Errorf("packer validate: staged files: %w", err)
+		}
+		vars[localsim.FilesDirVar] = digest
 	}
-	data, _ := json.Marshal(struct {
+	data, err := json.Marshal(struct {
 		Template, WorkDir string
 		Vars              map[string]string
 		VarFiles, Only    []string
 	}{packer.ResolvePath(req.WorkDir, req.TemplatePath), req.WorkDir, vars, req.VarFiles, req.Only})
-	return string(data)
+	return string(data), err
 }
 
-// validatePacker runs the plan's PackerValidator on req, whose staged
-// files are uploads. It returns nil outside a plan, and reports a template
+// treeDigest hashes the paths, modes and contents of the files under dir.
+func treeDigest(dir string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %o %d\n", filepath.ToSlash(rel), info.Mode().Perm(), len(data))
+		h.Write(data)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil)), err
+}
+
+// validatePacker runs the plan's PackerValidator on req. It returns nil outside a plan, and reports a template
 // packer cannot validate here (needs plugins `packer init` downloads) as a
 // note instead of failing.
-func (c *Call) validatePacker(ctx context.Context, req packer.BuildRequest, uploads []upload) error {
+func (c *Call) validatePacker(ctx context.Context, req packer.BuildRequest) error {
 	v := c.Run.PackerValidator
 	if v == nil || !c.Run.dryRun() {
 		return nil
 	}
-	var err error
-	if once, ok := v.(*validateOnce); ok {
-		err = once.validate(ctx, req, uploadsKey(uploads))
-	} else {
-		err = v.Validate(ctx, req)
-	}
+	err := v.Validate(ctx, req)
 	var nv *packer.NotValidatedError
 	switch {
 	case err == nil:
@@ -120,13 +148,4 @@ func (c *Call) validatePacker(ctx context.Context, req packer.BuildRequest, uplo
 		return fmt.Errorf("%w\nthe real packer rejects this build: change the template, or the vars, var_files or only of this packer_build, so that `packer validate` passes (imgflow plan --no-packer-validate skips this check)", err)
 	}
 	return fmt.Errorf("packer validate: %w", err)
-}
-
-// uploadsKey describes the staged files by source and destination.
-func uploadsKey(uploads []upload) string {
-	parts := make([]string, len(uploads))
-	for i, u := range uploads {
-		parts[i] = u.abs + ":" + u.dest
-	}
-	return strings.Join(parts, "\n")
 }
