@@ -73,7 +73,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "lint":
 		err = cmdLint(env, rest)
 	case "check":
-		err = cmdCheck(env, rest)
+		err = cmdCheck(ctx, env, rest)
 	case "completion":
 		err = cmdCompletion(env, rest)
 	case "__complete-params":
