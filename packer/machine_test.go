@@ -148,3 +148,32 @@ func TestLineWriter(t *testing.T) {
 	w.flush()
 	assert.Equal(t, []string{"a,bc", "d", "", "ef"}, got)
 }
+
+// A gallery-only build (no managed image, the azure plugin v1.4.0 that
+// packer 1.9.5 bundles allows it) as its Artifact.String() writes it, in
+// a builder named "sig": target azure-arm.sig.
+const galleryOnlyRun = `1796290000,azure-arm.sig,artifact-count,1
+1796290000,azure-arm.sig,artifact,0,builder-id,Azure.ResourceManagement.VMImage
+1796290000,azure-arm.sig,artifact,0,id,
+1796290000,azure-arm.sig,artifact,0,string,Azure.ResourceManagement.VMImage:\n\nOSType: Linux\nManagedImageSharedImageGalleryId: /subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.Compute/galleries/g/images/i/versions/1.0.1\nSharedImageGalleryResourceGroup: rg\nSharedImageGalleryName: g\nSharedImageGalleryImageName: i\nSharedImageGalleryImageVersion: 1.0.1\nSharedImageGalleryReplicatedRegions: westeurope%!(PACKER_COMMA) northeurope\n
+1796290000,azure-arm.sig,artifact,0,files-count,0
+1796290000,azure-arm.sig,artifact,0,end`
+
+func TestCollectorGalleryOnlyArtifact(t *testing.T) {
+	tpl, err := ParseTemplate([]byte(`{"builders": [{"type": "azure-arm", "name": "sig"}]}`))
+	require.NoError(t, err)
+	c := newCollector(nil, nil)
+	c.names = buildNames(tpl)
+	feed(c, galleryOnlyRun)
+	res := c.result()
+	require.Len(t, res.Builds, 1)
+	assert.Equal(t, "sig", res.Builds[0].Name)
+	assert.Equal(t, "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.Compute/galleries/g/images/i/versions/1.0.1", res.GalleryImageVersionID)
+	assert.Empty(t, res.ManagedImageID)
+	assert.Empty(t, res.ResourceGroup)
+	assert.Empty(t, res.OSDiskVHDURL)
+	az := res.Builds[0].Artifacts[0].Azure
+	require.NotNil(t, az)
+	assert.Equal(t, "westeurope, northeurope", az.Extra["SharedImageGalleryReplicatedRegions"])
+	assert.Equal(t, "1.0.1", az.Extra["SharedImageGalleryImageVersion"])
+}

@@ -145,6 +145,8 @@ func TestBuildFakeManagedImageAndGallery(t *testing.T) {
 	assert.Equal(t, img, res.ManagedImageID)
 	assert.Equal(t, ver, res.GalleryImageVersionID)
 	assert.Equal(t, "aks-images", res.ResourceGroup)
+	require.NotNil(t, res.Builds[0].Artifacts[0].Azure)
+	assert.Equal(t, "westus2, eastus", res.Builds[0].Artifacts[0].Azure.Extra["SharedImageGalleryReplicatedRegions"])
 }
 
 func TestBuildFakeFailureReturnsPackerErrors(t *testing.T) {

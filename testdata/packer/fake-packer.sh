@@ -5,8 +5,8 @@
 # Shapes follow packer 1.9.5 (an unnamed azure-arm builder's target is
 # "azure-arm"): everything on stdout as
 # timestamp,target,type,data...; commas escaped as %!(PACKER_COMMA), newlines
-# as the two characters \n; the azure-arm artifact string is
-# builder/azure/arm/artifact.go String() of v1.6.6.
+# as the two characters \n; the azure-arm artifact string is the shape of
+# builder/azure/arm/artifact.go String() of packer-plugin-azure v1.4.0.
 #
 # Controlled by the environment:
 #   FAKE_PACKER_MODE      vhd (default) | managed | sig | fail | hang | hang-ignore-int
@@ -128,7 +128,9 @@ managed | sig)
 		out ",ui,say,==> $b: Publishing to Shared Image Gallery ..."
 		out ",ui,say,==> $b:  -> SIG replication regions    : '[westus2 eastus]'"
 		ver="$sub/resourceGroups/aks-galleries/providers/Microsoft.Compute/galleries/aksgallery/images/ubuntu2204/versions/2021.01.01"
-		s="${s}ManagedImageSharedImageGalleryId: $ver\\n"
+		# azure plugin v1.4.0 (bundled with packer 1.9.5) adds the gallery's
+		# coordinates after the version id.
+		s="${s}ManagedImageSharedImageGalleryId: $ver\\nSharedImageGalleryResourceGroup: aks-galleries\\nSharedImageGalleryName: aksgallery\\nSharedImageGalleryImageName: ubuntu2204\\nSharedImageGalleryImageVersion: 2021.01.01\\nSharedImageGalleryReplicatedRegions: westus2%!(PACKER_COMMA) eastus\\n"
 	fi
 	finish "$img" "$s"
 	;;
