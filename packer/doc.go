@@ -37,9 +37,11 @@
 //     wrapper alone is ignored; SIGINT to the group cancels the build
 //     ("Cancelling build after receiving interrupt", exit 1) and reaches the
 //     shell-local scripts too. SIGTERM to the group cancels the same way
-//     ("…after receiving terminated"). The Runner sends SIGINT to the group,
-//     then SIGKILL after KillGrace: the azure-arm builder's cleanup cannot
-//     be measured offline and may need longer.
+//     ("…after receiving terminated") but packer then exits 0 now and then
+//     (2 runs in 18 here). The Runner sends SIGINT to the group, judges a
+//     cancelled build by its context, not the exit status, and sends
+//     SIGKILL after KillGrace: the azure-arm builder's cleanup cannot be
+//     measured offline and may need longer.
 //   - `packer validate` takes the same -var-file, -only and template
 //     arguments as build, prints "The configuration is valid." or ui error
 //     lines, and exits 1 on an invalid template. It does not authenticate:

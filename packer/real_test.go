@@ -245,48 +245,53 @@ func TestRealPackerValidateAzureOffline(t *testing.T) {
 
 // TestRealPackerSignals pins what doc.go says of packer's signals, on
 // packer itself rather than through the Runner: its wrapper process
-// ignores a SIGINT sent to it alone, and SIGTERM to the process group
-// cancels the build cleanly, as SIGINT does.
+// ignores a SIGINT sent to it alone, and SIGINT or SIGTERM to the process
+// group cancels the build cleanly. The exit status after a SIGTERM is 1
+// or, now and then, 0 (logged, not asserted): the Runner sends SIGINT and
+// goes by its context, not by the status.
 func TestRealPackerSignals(t *testing.T) {
 	bin := packertest.Require(t)
-	vars, dir := realVars(t, map[string]string{"sleep": "60"})
-	vf, err := writeVarFile(vars)
-	require.NoError(t, err)
-	defer os.Remove(vf)
-	tpl, err := filepath.Abs(nullFileTemplate)
-	require.NoError(t, err)
-	cmd := exec.Command(bin, "build", "-machine-readable", "-only=nullb", "-var-file="+vf, tpl)
-	cmd.Env = append(os.Environ(), "CHECKPOINT_DISABLE=1")
-	ownProcessGroup(cmd)
-	out := &testutil.SyncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	require.NoError(t, cmd.Start())
-	pgid := cmd.Process.Pid
-	defer killGroup(pgid)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	require.Eventually(t, func() bool {
-		data, err := os.ReadFile(filepath.Join(dir, "nullb.pid"))
-		return err == nil && strings.HasSuffix(string(data), "\n")
-	}, 15*time.Second, 20*time.Millisecond, "the provisioner started")
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			vars, dir := realVars(t, map[string]string{"sleep": "60"})
+			vf, err := writeVarFile(vars)
+			require.NoError(t, err)
+			defer os.Remove(vf)
+			tpl, err := filepath.Abs(nullFileTemplate)
+			require.NoError(t, err)
+			cmd := exec.Command(bin, "build", "-machine-readable", "-only=nullb", "-var-file="+vf, tpl)
+			cmd.Env = append(os.Environ(), "CHECKPOINT_DISABLE=1")
+			ownProcessGroup(cmd)
+			out := &testutil.SyncBuffer{}
+			cmd.Stdout, cmd.Stderr = out, out
+			require.NoError(t, cmd.Start())
+			pgid := cmd.Process.Pid
+			defer killGroup(pgid)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			require.Eventually(t, func() bool {
+				data, err := os.ReadFile(filepath.Join(dir, "nullb.pid"))
+				return err == nil && strings.HasSuffix(string(data), "\n")
+			}, 15*time.Second, 20*time.Millisecond, "the provisioner started")
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	select {
-	case err := <-done:
-		t.Fatalf("packer ended on a SIGINT to its wrapper alone: %v\n%s", err, out.String())
-	case <-time.After(1500 * time.Millisecond):
-	}
-	assert.NotContains(t, out.String(), "Cancelling build")
+			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+			select {
+			case err := <-done:
+				t.Fatalf("packer ended on a SIGINT to its wrapper alone: %v\n%s", err, out.String())
+			case <-time.After(1500 * time.Millisecond):
+			}
+			assert.NotContains(t, out.String(), "Cancelling build")
 
-	require.NoError(t, syscall.Kill(-pgid, syscall.SIGTERM))
-	select {
-	case err := <-done:
-		var exitErr *exec.ExitError
-		require.ErrorAs(t, err, &exitErr)
-		assert.Equal(t, 1, exitErr.ExitCode())
-		assert.Contains(t, out.String(), "Cancelling build after receiving terminated")
-		assert.Contains(t, out.String(), "Cleanly cancelled builds after being interrupted.")
-	case <-time.After(10 * time.Second):
-		t.Fatalf("packer did not stop on SIGTERM to its group:\n%s", out.String())
+			require.NoError(t, syscall.Kill(-pgid, sig))
+			select {
+			case err := <-done:
+				t.Logf("exit status after %v to the group: %v", sig, err)
+				word := map[syscall.Signal]string{syscall.SIGINT: "interrupt", syscall.SIGTERM: "terminated"}[sig]
+				assert.Contains(t, out.String(), "Cancelling build after receiving "+word)
+				assert.Contains(t, out.String(), "Cleanly cancelled builds after being interrupted.")
+			case <-time.After(10 * time.Second):
+				t.Fatalf("packer did not stop on %v to its group:\n%s", sig, out.String())
+			}
+		})
 	}
 }
