@@ -42,6 +42,13 @@
 //     cancelled build by its context, not the exit status, and sends
 //     SIGKILL after KillGrace: the azure-arm builder's cleanup cannot be
 //     measured offline and may need longer.
+//   - For an HCL2 template (.pkr.hcl), JSON var-files (named *.json) work
+//     the same, an undeclared variable in one is a warning, sensitive
+//     values are not masked in -machine-readable output either, and build
+//     names, targets and -only names are all "TYPE.NAME". An -only that
+//     matches nothing is only a warning there: validate then checks nothing
+//     and says "The configuration is valid.", another reason to reject
+//     unknown names up front.
 //   - `packer validate` takes the same -var-file, -only and template
 //     arguments as build, prints "The configuration is valid." or ui error
 //     lines, and exits 1 on an invalid template. It does not authenticate:
