@@ -203,6 +203,9 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		TemplatePath: tplRel, Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
 		Only: c.Strings("only"), WorkDir: c.Run.Workspace.Root, Env: env, SensitiveEnv: sensitiveEnv,
 	}
+	if err := c.validatePacker(ctx, req); err != nil {
+		return nil, errors.New(redactValues(strings.ReplaceAll(err.Error(), tplAbs, tplRel), secrets))
+	}
 	builder := c.Run.packerBuilder()
 	if builder == nil || c.Run.dryRun() {
 		builder = localsim.New(c.Run.Provider)

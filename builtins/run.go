@@ -104,6 +104,9 @@ type Run struct {
 	// Azure target). Nil, the validation pass and dry-run providers use
 	// the local simulation (packer/localsim) against Provider.
 	Packer PackerBuilder
+	// PackerValidator, set in a plan, validates each packer_build with the
+	// real packer before the simulation runs it. Nil skips that.
+	PackerValidator PackerValidator
 	// Spawn makes a thread of this run for a parallel() branch, cancelled
 	// when ctx is done (call stop when the branch ends). The interpreter
 	// sets it.

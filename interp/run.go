@@ -35,6 +35,9 @@ type Config struct {
 	// Packer runs packer_build in the apply pass (the real binary on the
 	// Azure target); nil simulates it against the target (local).
 	Packer builtins.PackerBuilder
+	// PackerValidator validates every packer_build of a plan with the real
+	// packer (`packer validate`); nil skips that. Other passes ignore it.
+	PackerValidator builtins.PackerValidator
 }
 
 // Target is where a run happens. Validate, when set, is a dry-run copy of
@@ -103,6 +106,9 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	}
 	if pass == "apply" {
 		run.Packer = cfg.Packer // validation and plan simulate packer
+	}
+	if pass == "plan" {
+		run.PackerValidator = cfg.PackerValidator
 	}
 	if cfg.Journal != nil {
 		var sink *journal.File

@@ -19,7 +19,7 @@ type Line struct {
 	Data []string
 }
 
-// Unescape undoes packer's machine-readable escaping: packer 1.6.6 writes a
+// Unescape undoes packer's machine-readable escaping: packer writes a
 // comma as %!(PACKER_COMMA), a newline as the two characters \n and a
 // carriage return as \r. A literal backslash-n in the original text cannot
 // be told apart and also becomes a newline.
@@ -63,6 +63,9 @@ var buildRGRE = regexp.MustCompile(`^==> ([^:]+):\s+-> ResourceGroupName\s*:\s*'
 type collector struct {
 	print  func(string) // prints one display line; nil discards
 	redact *redactor
+	// names maps packer's build targets to the template's build names
+	// (see buildNames); targets not in it are kept as they are.
+	names map[string]string
 
 	builds     []*BuildArtifacts
 	byName     map[string]*BuildArtifacts
@@ -76,7 +79,37 @@ func newCollector(print func(string), red *redactor) *collector {
 	return &collector{print: print, redact: red, byName: map[string]*BuildArtifacts{}}
 }
 
-func (c *collector) build(name string) *BuildArtifacts {
+// buildNames maps each target packer may print for a builder of tpl to
+// the builder's build name. For a legacy JSON template packer 1.9.5 prints
+// "TYPE.NAME" when the builder has a "name" and "TYPE" when it has none,
+// while -only still takes NAME.
+func buildNames(tpl *Template) map[string]string {
+	if tpl == nil {
+		return nil
+	}
+	names := map[string]string{}
+	for _, b := range tpl.Builders {
+		names[b.Name] = b.Name
+		if !tpl.IsHCL2() { // HCL2 build names are TYPE.NAME already
+			names[b.Type+"."+b.Name] = b.Name
+			names[typePrefix+b.Type] = b.Type
+		}
+	}
+	return names
+}
+
+// typePrefix marks a builder type in buildNames: a target "TYPE.NAME"
+// whose NAME was rendered from a template ("sig-{{user `x`}}") is not in
+// the map, but its TYPE is, and NAME is the rendered build name.
+const typePrefix = "\x00type:"
+
+func (c *collector) build(target string) *BuildArtifacts {
+	name := target
+	if n, ok := c.names[target]; ok {
+		name = n
+	} else if typ, rest, found := strings.Cut(target, "."); found && c.names[typePrefix+typ] != "" {
+		name = rest
+	}
 	b := c.byName[name]
 	if b == nil {
 		b = &BuildArtifacts{Name: name}
@@ -122,7 +155,9 @@ func (c *collector) handle(raw string) {
 		}
 		msg := strings.Join(l.Data[1:], ",")
 		if l.Data[0] == "error" {
-			c.uiErrors = append(c.uiErrors, c.redact.redact(strings.TrimSpace(msg)))
+			if e := strings.TrimSpace(withoutBundledPluginsWarning(msg)); e != "" {
+				c.uiErrors = append(c.uiErrors, c.redact.redact(e))
+			}
 		}
 		if m := buildRGRE.FindStringSubmatch(msg); m != nil {
 			if b := c.build(m[1]); b.BuildResourceGroup == "" {
@@ -133,7 +168,9 @@ func (c *collector) handle(raw string) {
 	case "error":
 		msg := c.redact.redact(strings.TrimSpace(strings.Join(l.Data, ",")))
 		if l.Target != "" {
-			c.build(l.Target).Errors = append(c.build(l.Target).Errors, msg)
+			b := c.build(l.Target)
+			b.Errors = append(b.Errors, msg)
+			// As packer's ui shows it, so errorLines drops the ui duplicate.
 			msg = l.Target + ": " + msg
 		}
 		c.targetErrs = append(c.targetErrs, msg)
@@ -187,6 +224,23 @@ func (c *collector) artifact(l Line) {
 			a.Files = append(a.Files, c.redact.redact(strings.Join(l.Data[3:], ",")))
 		}
 	}
+}
+
+// bundledPluginsWarning starts the warning packer 1.9.5 prints for every
+// legacy JSON template that uses a plugin it bundles (azure-arm): as a ui
+// say line, or, when packer then fails, at the head of the ui error line.
+const bundledPluginsWarning = "Warning: Bundled plugins used"
+
+// withoutBundledPluginsWarning returns a ui error message without that
+// warning: the error that follows it, or "" when there is none.
+func withoutBundledPluginsWarning(msg string) string {
+	if !strings.HasPrefix(strings.TrimSpace(msg), bundledPluginsWarning) {
+		return msg
+	}
+	if i := strings.Index(msg, "\nError:"); i >= 0 {
+		return msg[i+1:]
+	}
+	return ""
 }
 
 // errorLines returns packer's error lines (ui errors, then per-build error

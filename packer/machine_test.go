@@ -37,30 +37,29 @@ func TestUnescape(t *testing.T) {
 	assert.Equal(t, "plain", Unescape("plain"))
 }
 
-// A failing real packer 1.6.6 run (null builder with a shell-local
-// provisioner exiting 3), plus the multi-line error of a missing required
-// variable, as packer printed them on this machine.
-const failingRun = `1796210375,,ui,say,Build 'fileb' finished after 2 milliseconds 338 microseconds.
-1796210375,,ui,say,==> nullb: Running local shell script: /tmp/packer-shell2312714500
-1796210375,,ui,message,    nullb: provisioning nullb
-1796210375,,ui,message,    nullb: line%!(PACKER_COMMA) with comma
-1796210375,,ui,say,==> nullb: Provisioning step had errors: Running the cleanup provisioner%!(PACKER_COMMA) if present...
-1796210375,,ui,error,Build 'nullb' errored after 12 milliseconds 135 microseconds: Script exited with non-zero exit status: 3.Allowed exit codes are: [0]
-1796210375,,ui,say,\n==> Wait completed after 12 milliseconds 182 microseconds
-1796210375,,error-count,1
-1796210375,,ui,error,\n==> Some builds didn't complete successfully and had errors:
-1796210375,nullb,error,Script exited with non-zero exit status: 3.Allowed exit codes are: [0]
-1796210375,,ui,error,--> nullb: Script exited with non-zero exit status: 3.Allowed exit codes are: [0]
-1796210375,,ui,say,\n==> Builds finished. The artifacts of successful builds are:
-1796210375,fileb,artifact-count,1
-1796210375,fileb,artifact,0,builder-id,packer.file
-1796210375,fileb,artifact,0,id,File
-1796210375,fileb,artifact,0,string,Stored file: /tmp/pk/out.txt
-1796210375,fileb,artifact,0,files-count,1
-1796210375,fileb,artifact,0,file,0,/tmp/pk/out.txt
-1796210375,fileb,artifact,0,end
-1796210375,,ui,say,--> fileb: Stored file: /tmp/pk/out.txt
-`
+// A failing real packer 1.9.5 run of testdata/packer/null-file.json (the
+// null build's shell-local provisioner exits 3), as packer printed it on
+// this machine (token=hunter2-secret). Targets are "TYPE.NAME".
+const failingRun = `1796289655,,ui,say,==> null.nullb: Running local shell script: /tmp/packer-shell3926246651
+1796289655,,ui,say,Build 'file.fileb' finished after 7 milliseconds 972 microseconds.
+1796289655,,ui,message,    null.nullb: provisioning nullb%!(PACKER_COMMA) greeting=hello
+1796289655,,ui,message,    null.nullb: token=hunter2-secret
+1796289655,,ui,say,==> null.nullb: Provisioning step had errors: Running the cleanup provisioner%!(PACKER_COMMA) if present...
+1796289655,,ui,error,Build 'null.nullb' errored after 15 milliseconds 249 microseconds: Script exited with non-zero exit status: 3. Allowed exit codes are: [0]
+1796289655,,ui,say,\n==> Wait completed after 15 milliseconds 396 microseconds
+1796289655,,error-count,1
+1796289655,,ui,error,\n==> Some builds didn't complete successfully and had errors:
+1796289655,null.nullb,error,Script exited with non-zero exit status: 3. Allowed exit codes are: [0]
+1796289655,,ui,error,--> null.nullb: Script exited with non-zero exit status: 3. Allowed exit codes are: [0]
+1796289655,,ui,say,\n==> Builds finished. The artifacts of successful builds are:
+1796289655,file.fileb,artifact-count,1
+1796289655,file.fileb,artifact,0,builder-id,packer.file
+1796289655,file.fileb,artifact,0,id,File
+1796289655,file.fileb,artifact,0,string,Stored file: /tmp/pk/out.txt
+1796289655,file.fileb,artifact,0,files-count,1
+1796289655,file.fileb,artifact,0,file,0,/tmp/pk/out.txt
+1796289655,file.fileb,artifact,0,end
+1796289655,,ui,say,--> file.fileb: Stored file: /tmp/pk/out.txt`
 
 func feed(c *collector, text string) {
 	for _, line := range strings.Split(text, "\n") {
@@ -69,13 +68,17 @@ func feed(c *collector, text string) {
 }
 
 func TestCollectorFailingRun(t *testing.T) {
+	tpl, err := LoadTemplate("../testdata/packer/null-file.json")
+	require.NoError(t, err)
 	var shown []string
-	c := newCollector(func(s string) { shown = append(shown, "[p] "+s) }, newRedactor(nil))
+	c := newCollector(func(s string) { shown = append(shown, "[p] "+s) }, newRedactor([]string{"hunter2-secret"}))
+	c.names = buildNames(tpl)
 	feed(c, failingRun)
 
-	assert.Contains(t, shown, "[p]     nullb: line, with comma")
-	assert.Contains(t, shown, "[p] ==> Wait completed after 12 milliseconds 182 microseconds", "leading \\n is dropped")
-	assert.Contains(t, shown, "[p] --> nullb: Script exited with non-zero exit status: 3.Allowed exit codes are: [0]", "ui errors are shown too")
+	assert.Contains(t, shown, "[p]     null.nullb: provisioning nullb, greeting=hello")
+	assert.Contains(t, shown, "[p]     null.nullb: token=<sensitive>", "packer 1.9.5 does not mask sensitive values in machine-readable output")
+	assert.Contains(t, shown, "[p] ==> Wait completed after 15 milliseconds 396 microseconds", "leading \\n is dropped")
+	assert.Contains(t, shown, "[p] --> null.nullb: Script exited with non-zero exit status: 3. Allowed exit codes are: [0]", "ui errors are shown too")
 	for _, s := range shown {
 		assert.NotContains(t, s, "PACKER_COMMA")
 		assert.NotContains(t, s, `\n`)
@@ -83,18 +86,31 @@ func TestCollectorFailingRun(t *testing.T) {
 
 	errs := c.errorLines()
 	assert.Equal(t, []string{
-		"Build 'nullb' errored after 12 milliseconds 135 microseconds: Script exited with non-zero exit status: 3.Allowed exit codes are: [0]",
+		"Build 'null.nullb' errored after 15 milliseconds 249 microseconds: Script exited with non-zero exit status: 3. Allowed exit codes are: [0]",
 		"==> Some builds didn't complete successfully and had errors:",
-		"--> nullb: Script exited with non-zero exit status: 3.Allowed exit codes are: [0]",
-	}, errs, "the nullb error line duplicates the --> ui error and is dropped")
+		"--> null.nullb: Script exited with non-zero exit status: 3. Allowed exit codes are: [0]",
+	}, errs, "the null.nullb error line duplicates the --> ui error and is dropped")
 
 	res := c.result()
 	require.Len(t, res.Builds, 2, "builds in order of appearance")
-	assert.Equal(t, "nullb", res.Builds[0].Name)
-	assert.Equal(t, []string{"Script exited with non-zero exit status: 3.Allowed exit codes are: [0]"}, res.Builds[0].Errors)
+	assert.Equal(t, "nullb", res.Builds[0].Name, "target null.nullb is the template's build nullb")
+	assert.Equal(t, []string{"Script exited with non-zero exit status: 3. Allowed exit codes are: [0]"}, res.Builds[0].Errors)
 	assert.Empty(t, res.Builds[0].Artifacts)
 	assert.Equal(t, "fileb", res.Builds[1].Name)
 	assert.Equal(t, []Artifact{{Index: 0, BuilderID: FileBuilderID, ID: "File", String: "Stored file: /tmp/pk/out.txt", Files: []string{"/tmp/pk/out.txt"}}}, res.Builds[1].Artifacts)
+}
+
+func TestBuildNames(t *testing.T) {
+	tpl, err := ParseTemplate([]byte(`{"builders": [{"type": "null", "communicator": "none"}, {"type": "azure-arm", "name": "sig"}]}`))
+	require.NoError(t, err)
+	c := newCollector(nil, nil)
+	c.names = buildNames(tpl)
+	feed(c, "1,null,artifact-count,0\n1,azure-arm.sig,artifact-count,0\n1,other.x,artifact-count,0")
+	var names []string
+	for _, b := range c.result().Builds {
+		names = append(names, b.Name)
+	}
+	assert.Equal(t, []string{"null", "sig", "other.x"}, names, "an unnamed builder's target is its type; unknown targets are kept")
 }
 
 func TestCollectorMultiLineUIError(t *testing.T) {
@@ -113,11 +129,11 @@ func TestCollectorUnparsedAndVersion(t *testing.T) {
 	var shown []string
 	c := newCollector(func(s string) { shown = append(shown, s) }, nil)
 	c.handle("panic: something broke")
-	c.handle("1796210521,,version,1.6.6")
+	c.handle("1796289620,,version,1.9.5")
 	c.handle("")
 	assert.Equal(t, []string{"panic: something broke"}, shown)
 	assert.Equal(t, []string{"panic: something broke"}, c.unparsed)
-	assert.Equal(t, "1.6.6", c.version)
+	assert.Equal(t, "1.9.5", c.version)
 }
 
 func TestLineWriter(t *testing.T) {
@@ -131,4 +147,33 @@ func TestLineWriter(t *testing.T) {
 	assert.Equal(t, []string{"a,bc", "d", ""}, got)
 	w.flush()
 	assert.Equal(t, []string{"a,bc", "d", "", "ef"}, got)
+}
+
+// A gallery-only build (no managed image, the azure plugin v1.4.0 that
+// packer 1.9.5 bundles allows it) as its Artifact.String() writes it, in
+// a builder named "sig": target azure-arm.sig.
+const galleryOnlyRun = `1796290000,azure-arm.sig,artifact-count,1
+1796290000,azure-arm.sig,artifact,0,builder-id,Azure.ResourceManagement.VMImage
+1796290000,azure-arm.sig,artifact,0,id,
+1796290000,azure-arm.sig,artifact,0,string,Azure.ResourceManagement.VMImage:\n\nOSType: Linux\nManagedImageSharedImageGalleryId: /subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.Compute/galleries/g/images/i/versions/1.0.1\nSharedImageGalleryResourceGroup: rg\nSharedImageGalleryName: g\nSharedImageGalleryImageName: i\nSharedImageGalleryImageVersion: 1.0.1\nSharedImageGalleryReplicatedRegions: westeurope%!(PACKER_COMMA) northeurope\n
+1796290000,azure-arm.sig,artifact,0,files-count,0
+1796290000,azure-arm.sig,artifact,0,end`
+
+func TestCollectorGalleryOnlyArtifact(t *testing.T) {
+	tpl, err := ParseTemplate([]byte(`{"builders": [{"type": "azure-arm", "name": "sig"}]}`))
+	require.NoError(t, err)
+	c := newCollector(nil, nil)
+	c.names = buildNames(tpl)
+	feed(c, galleryOnlyRun)
+	res := c.result()
+	require.Len(t, res.Builds, 1)
+	assert.Equal(t, "sig", res.Builds[0].Name)
+	assert.Equal(t, "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.Compute/galleries/g/images/i/versions/1.0.1", res.GalleryImageVersionID)
+	assert.Empty(t, res.ManagedImageID)
+	assert.Empty(t, res.ResourceGroup)
+	assert.Empty(t, res.OSDiskVHDURL)
+	az := res.Builds[0].Artifacts[0].Azure
+	require.NotNil(t, az)
+	assert.Equal(t, "westeurope, northeurope", az.Extra["SharedImageGalleryReplicatedRegions"])
+	assert.Equal(t, "1.0.1", az.Extra["SharedImageGalleryImageVersion"])
 }

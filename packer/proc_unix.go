@@ -16,8 +16,9 @@ func ownProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-// interruptGroup sends SIGINT to the command's process group: packer 1.6.6
-// cancels builds on SIGINT but ignores SIGTERM while it retries.
+// interruptGroup sends SIGINT to the command's process group: packer's
+// wrapper process ignores a SIGINT sent to it alone, and packer 1.6.6
+// ignored SIGTERM while the azure-arm builder retried.
 func interruptGroup(p *os.Process) error {
 	err := syscall.Kill(-p.Pid, syscall.SIGINT)
 	if errors.Is(err, syscall.ESRCH) {

@@ -98,15 +98,27 @@ func (e *BuildError) Error() string {
 	} else {
 		fmt.Fprintf(&b, "packer build %s failed (exit status %d)", e.Template, e.ExitCode)
 	}
-	lines := e.Errors
+	none := ""
+	if !e.Cancelled {
+		none = "packer printed no error"
+	}
+	writeErrorLines(&b, e.Errors, e.Output, none)
+	return b.String()
+}
+
+// writeErrorLines appends ":" and packer's error lines to b, one per line
+// and continuation lines indented; output stands in when there are no
+// error lines, and ": "+none when there is neither.
+func writeErrorLines(b *strings.Builder, errs, output []string, none string) {
+	lines := errs
 	if len(lines) == 0 {
-		lines = e.Output
+		lines = output
 	}
 	if len(lines) == 0 {
-		if !e.Cancelled {
-			b.WriteString(": packer printed no error")
+		if none != "" {
+			b.WriteString(": " + none)
 		}
-		return b.String()
+		return
 	}
 	b.WriteString(":")
 	for _, l := range lines {
@@ -124,7 +136,6 @@ func (e *BuildError) Error() string {
 			b.WriteString(strings.TrimRight(part, " \t\r"))
 		}
 	}
-	return b.String()
 }
 
 // Unwrap returns the context's error for a cancelled build, or exec's.
@@ -350,30 +361,16 @@ func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
 		}
 	}
 	red := newRedactor(p.secrets)
-	args := []string{"build", "-machine-readable"}
-	if len(p.only) > 0 {
-		args = append(args, "-only="+strings.Join(p.only, ","))
+	args, cleanup, err := appendBuildArgs([]string{"build", "-machine-readable"}, p)
+	if err != nil {
+		return nil, fmt.Errorf("packer build %s: %w", p.template, err)
 	}
-	for _, f := range p.varFiles {
-		args = append(args, "-var-file="+f)
-	}
-	if len(p.vars) > 0 {
-		values, err := p.tpl.VarFileValues(p.vars)
-		if err != nil {
-			return nil, fmt.Errorf("packer build %s: %w", p.template, err)
-		}
-		vf, err := writeVarFile(values)
-		if err != nil {
-			return nil, fmt.Errorf("packer build %s: %w", p.template, err)
-		}
-		defer os.Remove(vf)
-		args = append(args, "-var-file="+vf)
-	}
-	args = append(args, p.template)
+	defer cleanup()
 
 	out := r.printer()
 	out(red.redact("packer " + strings.Join(args, " ")))
 	col := newCollector(out, red)
+	col.names = buildNames(p.tpl)
 	errs := &plainLines{print: out, redact: red}
 	ran, err := r.exec(ctx, p.workDir, p.env, args, col.handle, errs.handle)
 	if err != nil {
@@ -396,7 +393,7 @@ func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
 	return res, be
 }
 
-// Version returns packer's version, e.g. "1.6.6".
+// Version returns packer's version, e.g. "1.9.5".
 func (r *Runner) Version(ctx context.Context) (string, error) {
 	col := newCollector(nil, nil)
 	errs := &plainLines{redact: nil}
@@ -417,7 +414,7 @@ func (r *Runner) Version(ctx context.Context) (string, error) {
 	return col.version, nil
 }
 
-// plainLines handles packer's stderr: plain text (packer 1.6.6 writes all
+// plainLines handles packer's stderr: plain text (packer writes all
 // machine-readable output to stdout), shown and kept for error messages.
 // Only exec's stderr goroutine uses it until Wait returns.
 type plainLines struct {
@@ -461,7 +458,7 @@ func (r *Runner) binary() (string, error) {
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return "", fmt.Errorf("packer binary %q not found (install packer 1.6.6: `make deps`, or `apt-get install packer`): %w", bin, err)
+		return "", fmt.Errorf("packer binary %q not found (imgflow is tested with packer 1.9.5: `make deps` builds it into .tools/bin; put that first on PATH): %w", bin, err)
 	}
 	return path, nil
 }

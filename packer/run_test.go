@@ -145,6 +145,8 @@ func TestBuildFakeManagedImageAndGallery(t *testing.T) {
 	assert.Equal(t, img, res.ManagedImageID)
 	assert.Equal(t, ver, res.GalleryImageVersionID)
 	assert.Equal(t, "aks-images", res.ResourceGroup)
+	require.NotNil(t, res.Builds[0].Artifacts[0].Azure)
+	assert.Equal(t, "westus2, eastus", res.Builds[0].Artifacts[0].Azure.Extra["SharedImageGalleryReplicatedRegions"])
 }
 
 func TestBuildFakeFailureReturnsPackerErrors(t *testing.T) {
@@ -329,7 +331,7 @@ func TestVersionFake(t *testing.T) {
 	f := newFake(t, "vhd")
 	v, err := f.runner.Version(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, "1.6.6", v)
+	assert.Equal(t, "1.9.5", v)
 	assert.Empty(t, f.out.String(), "version prints nothing")
 }
 

@@ -21,9 +21,9 @@ Usage:
   imgflow run --resume RUN_ID [FILE] [--var k=v]…   resume a failed or interrupted run
   imgflow gc [--older-than 4h] [--dry-run]   finish the cleanups of dead and abandoned runs
   imgflow runs [--output json] list runs and whether they can be resumed
-  imgflow plan FILE [--var k=v]… [--output json]   what run would do; nothing changes
+  imgflow plan FILE [--var k=v]… [--output json] [--no-packer-validate]   what run would do; nothing changes
   imgflow test [PATH…] [--junit FILE] [--output json]   run *_test.star files (default: workflows/)
-  imgflow check FILE…          parse, resolve, follow loads and lint; nothing runs
+  imgflow check FILE… [--no-packer-validate]   parse, resolve, follow loads, lint, packer validate; nothing runs
   imgflow fmt [-check] [PATH…] format .star files like buildifier (default: workflows lib)
   imgflow lint [PATH…]         buildifier warnings and imgflow's checks (default: workflows lib)
   imgflow doc [--markdown | --stubs DIR]   builtin reference (Markdown) or editor stubs (imgflow.pyi)
@@ -31,6 +31,7 @@ Usage:
   imgflow completion bash|zsh  shell completion script
   imgflow version
 
+plan and check run packer validate on packer_build calls when packer is on PATH.
 run and plan also take --output json; in Azure Pipelines (TF_BUILD) and GitHub
 Actions (GITHUB_ACTIONS) their logs are grouped and errors become annotations.
 
@@ -73,7 +74,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "lint":
 		err = cmdLint(env, rest)
 	case "check":
-		err = cmdCheck(env, rest)
+		err = cmdCheck(ctx, env, rest)
 	case "completion":
 		err = cmdCompletion(env, rest)
 	case "__complete-params":

@@ -42,6 +42,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	targetName := fs.String("target", "local", "what to plan against: local or azure (read, never changed)")
 	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
 	output := fs.String("output", "text", "text or json")
+	noPackerValidate := fs.Bool("no-packer-validate", false, "do not run `packer validate` on each packer_build (it runs when packer is on PATH)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagError(err)
@@ -69,7 +70,8 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer tgt.close()
-	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: newRunInfo()}
+	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: newRunInfo(),
+		PackerValidator: packerValidator(*noPackerValidate)}
 	logCI := detectCI()
 	if *output == "text" {
 		rep := newConsoleReporter(e)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# A stand-in for packer 1.6.6 that prints realistic `-machine-readable`
+# A stand-in for packer 1.9.5 that prints realistic `-machine-readable`
 # azure-arm output without touching Azure. Used by packer/run_test.go.
 #
-# Shapes follow packer 1.6.6: everything on stdout as
+# Shapes follow packer 1.9.5 (an unnamed azure-arm builder's target is
+# "azure-arm"): everything on stdout as
 # timestamp,target,type,data...; commas escaped as %!(PACKER_COMMA), newlines
-# as the two characters \n; the azure-arm artifact string is
-# builder/azure/arm/artifact.go String() of v1.6.6.
+# as the two characters \n; the azure-arm artifact string is the shape of
+# builder/azure/arm/artifact.go String() of packer-plugin-azure v1.4.0.
 #
 # Controlled by the environment:
 #   FAKE_PACKER_MODE      vhd (default) | managed | sig | fail | hang | hang-ignore-int
@@ -24,14 +25,14 @@ ts() { date +%s; }
 out() { printf '%s,%s\n' "$(ts)" "$1"; }
 
 if [ "${1:-}" = "version" ]; then
-	out ",version,1.6.6"
+	out ",version,1.9.5"
 	out ",version-prelease,"
 	out ",version-commit,"
-	out ",ui,say,Packer v1.6.6"
+	out ",ui,say,Packer v1.9.5"
 	exit 0
 fi
 
-if [ "${1:-}" != "build" ]; then
+if [ "${1:-}" != "build" ] && [ "${1:-}" != "validate" ]; then
 	echo "fake-packer: unsupported command: $*" >&2
 	exit 2
 fi
@@ -57,6 +58,22 @@ if [ -n "${FAKE_PACKER_ARGV_FILE:-}" ]; then
 fi
 
 mode="${FAKE_PACKER_MODE:-vhd}"
+
+# validate: packer 1.9.5's lines for a valid template, or (mode fail) its
+# error for a provisioner script that does not exist, naming the value of
+# FAKE_PACKER_ECHO_VAR as real packer would when the path holds it.
+if [ "$1" = validate ]; then
+	if [ "$mode" = fail ]; then
+		v=""
+		if [ -n "${FAKE_PACKER_ECHO_VAR:-}" ] && [ -n "$varfile" ]; then
+			v=$(sed -n "s/^ *\"${FAKE_PACKER_ECHO_VAR}\": \"\\(.*\\)\",\\{0,1\\}\$/\\1/p" "$varfile")
+		fi
+		out ",ui,error,Error: Failed to prepare build: \"azure-arm\"\\n\\n1 error(s) occurred:\\n\\n* Bad script '/scripts/$v.sh': stat\\n/scripts/$v.sh: no such file or directory\\n\\n"
+		exit 1
+	fi
+	out ",ui,say,The configuration is valid."
+	exit 0
+fi
 b=azure-arm
 rg=packer-Resource-Group-k3v9x2m1qa
 
@@ -117,7 +134,9 @@ managed | sig)
 		out ",ui,say,==> $b: Publishing to Shared Image Gallery ..."
 		out ",ui,say,==> $b:  -> SIG replication regions    : '[westus2 eastus]'"
 		ver="$sub/resourceGroups/aks-galleries/providers/Microsoft.Compute/galleries/aksgallery/images/ubuntu2204/versions/2021.01.01"
-		s="${s}ManagedImageSharedImageGalleryId: $ver\\n"
+		# azure plugin v1.4.0 (bundled with packer 1.9.5) adds the gallery's
+		# coordinates after the version id.
+		s="${s}ManagedImageSharedImageGalleryId: $ver\\nSharedImageGalleryResourceGroup: aks-galleries\\nSharedImageGalleryName: aksgallery\\nSharedImageGalleryImageName: ubuntu2204\\nSharedImageGalleryImageVersion: 2021.01.01\\nSharedImageGalleryReplicatedRegions: westus2%!(PACKER_COMMA) eastus\\n"
 	fi
 	finish "$img" "$s"
 	;;
@@ -126,12 +145,12 @@ fail)
 	out ",ui,say,==> $b: Provisioning step had errors: Running the cleanup provisioner%!(PACKER_COMMA) if present..."
 	out ",ui,say,==> $b: Deleting resource group ..."
 	out ",ui,say,==> $b:  -> ResourceGroupName : '$rg'"
-	out ",ui,error,Build '$b' errored after 3 minutes 1 second: Script exited with non-zero exit status: 100.Allowed exit codes are: [0]"
+	out ",ui,error,Build '$b' errored after 3 minutes 1 second: Script exited with non-zero exit status: 100. Allowed exit codes are: [0]"
 	out ",ui,say,\\n==> Wait completed after 3 minutes 1 second"
 	out ",error-count,1"
 	out ",ui,error,\\n==> Some builds didn't complete successfully and had errors:"
-	out "$b,error,Script exited with non-zero exit status: 100.Allowed exit codes are: [0]"
-	out ",ui,error,--> $b: Script exited with non-zero exit status: 100.Allowed exit codes are: [0]"
+	out "$b,error,Script exited with non-zero exit status: 100. Allowed exit codes are: [0]"
+	out ",ui,error,--> $b: Script exited with non-zero exit status: 100. Allowed exit codes are: [0]"
 	out ",ui,say,\\n==> Builds finished but no artifacts were created."
 	exit 1
 	;;

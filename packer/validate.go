@@ -1,0 +1,132 @@
+package packer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// ValidateError is a `packer validate` that found the build invalid. Its
+// message carries packer's own error lines, redacted.
+type ValidateError struct {
+	Template string
+	// ExitCode is packer's exit status, -1 when it was killed by a signal.
+	ExitCode int
+	// Errors are packer's ui error lines, without its "Bundled plugins
+	// used" warning.
+	Errors []string
+	// Output is the tail of output that was not machine-readable, used when
+	// packer printed no error line.
+	Output []string
+	cause  error
+}
+
+// Error says that packer rejected the template, followed by its lines.
+func (e *ValidateError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "packer validate %s failed (exit status %d)", e.Template, e.ExitCode)
+	writeErrorLines(&b, e.Errors, e.Output, "packer printed no error")
+	return b.String()
+}
+
+// Unwrap returns exec's error when packer did not end on its own.
+func (e *ValidateError) Unwrap() error { return e.cause }
+
+// NotValidatedError is returned by Validate for a template that packer
+// cannot validate on this machine: it needs plugins that only `packer
+// init` installs (it downloads them). Such a template is checked by
+// imgflow's own model only.
+type NotValidatedError struct {
+	Template string
+	// Reason says what is missing and how to get it.
+	Reason string
+}
+
+func (e *NotValidatedError) Error() string {
+	return fmt.Sprintf("packer validate %s: not run: checked by imgflow's model only (%s)", e.Template, e.Reason)
+}
+
+// Validate runs `packer validate -machine-readable` for req with what a
+// Build of req would pass: the same var-files, the Vars in a 0600
+// temporary var-file (never argv), -only, working directory and Env.
+//
+// Like Build it first fails with a *MissingVariablesError for variables
+// without a value and rejects unknown Only names. It returns a
+// *ValidateError when packer finds the template invalid, and a
+// *NotValidatedError, without running packer, for a template that needs
+// azure plugin 2.x (see NeedsAzurePlugin2). packer validate does not
+// authenticate: azure-arm templates validate offline.
+func (r *Runner) Validate(ctx context.Context, req BuildRequest) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("packer validate %s: %w", req.TemplatePath, err)
+	}
+	// Before prepare: imgflow's model of such a template is checked by
+	// the caller (packer_build), and packer could only fail.
+	path := ResolvePath(req.WorkDir, req.TemplatePath)
+	if needs, err := templateNeedsAzurePlugin2(path); err != nil {
+		return fmt.Errorf("packer validate %s: %w", path, err)
+	} else if needs {
+		return &NotValidatedError{Template: path, Reason: "needs azure plugin 2.x: packer init"}
+	}
+	env := r.environ(req)
+	p, err := prepare(req, envMap(env), true)
+	if err != nil {
+		return err
+	}
+	p.env = env
+
+	args := []string{"validate", "-machine-readable"}
+	args, cleanup, err := appendBuildArgs(args, p)
+	if err != nil {
+		return fmt.Errorf("packer validate %s: %w", p.template, err)
+	}
+	defer cleanup()
+
+	red := newRedactor(p.secrets)
+	out := r.printer()
+	out(red.redact("packer " + strings.Join(args, " ")))
+	col := newCollector(out, red)
+	col.names = buildNames(p.tpl)
+	errs := &plainLines{print: out, redact: red}
+	ran, err := r.exec(ctx, p.workDir, p.env, args, col.handle, errs.handle)
+	if err != nil {
+		return fmt.Errorf("packer validate %s: %w", p.template, err)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("packer validate %s: %w", p.template, ctx.Err())
+	}
+	if ran.code == 0 && (ran.waitErr == nil || errors.Is(ran.waitErr, exec.ErrWaitDelay)) {
+		return nil
+	}
+	return &ValidateError{Template: p.template, ExitCode: ran.code, Errors: col.errorLines(),
+		Output: append(col.unparsed, errs.tail...), cause: ran.waitErr}
+}
+
+// appendBuildArgs appends the arguments build and validate share: -only,
+// the var-files, a temporary var-file with p.vars (removed by cleanup),
+// and the template.
+func appendBuildArgs(args []string, p *prepared) ([]string, func(), error) {
+	cleanup := func() {}
+	if len(p.only) > 0 {
+		args = append(args, "-only="+strings.Join(p.only, ","))
+	}
+	for _, f := range p.varFiles {
+		args = append(args, "-var-file="+f)
+	}
+	if len(p.vars) > 0 {
+		values, err := p.tpl.VarFileValues(p.vars)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		vf, err := writeVarFile(values)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		cleanup = func() { _ = os.Remove(vf) }
+		args = append(args, "-var-file="+vf)
+	}
+	return append(args, p.template), cleanup, nil
+}
