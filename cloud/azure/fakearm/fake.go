@@ -283,6 +283,14 @@ func (f *Fake) FailReplication(region, details string) {
 	f.failRegions[f.canonical(region)] = details
 }
 
+// SetReplicationDelay sets Options.ReplicationDelay for replication
+// started from now on (e.g. after a test's setup ran at full speed).
+func (f *Fake) SetReplicationDelay(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opts.ReplicationDelay = d
+}
+
 // Request is one request the fake answered.
 type Request struct {
 	Method string
