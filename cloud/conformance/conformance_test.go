@@ -38,7 +38,7 @@ func TestAzure(t *testing.T) {
 			Locations:        local.DefaultLocations(),
 			LROPolls:         1,
 			ReplicationDelay: 20 * time.Millisecond,
-			Blob:      &fakearm.BlobBackend{Endpoint: az.Endpoint, Key: azuritetest.Key},
+			Blob:             &fakearm.BlobBackend{Endpoint: az.Endpoint, Key: azuritetest.Key},
 		})
 		p, err := azure.New(context.Background(), azure.Options{
 			SubscriptionID: f.SubscriptionID(),
