@@ -4,12 +4,18 @@
 // It is built on the SDK's own fake servers (armcompute/v7/fake,
 // armresources/v3/fake, armstorage/v2/fake, armsubscriptions/fake): their
 // handlers are backed by maps with the semantics of the local target
-// (parents, conflicts, immutable fields, community public names), long
-// operations report InProgress before completing (azfake.PollerResponder),
-// and faults can be injected: any status with Retry-After answered before
-// the request reaches the handler (429 then success after the SDK's
-// retry, 409, 500…), a long operation failing on its last poll, and a
-// replication region ending Failed.
+// (parents, conflicts, immutable fields, community public names). The
+// transport answers on ARM's terms, as the REST spec examples do (see
+// lro.go and testdata/azure/contract): long operations answer 201/200
+// with provisioningState Creating/Updating and Azure-AsyncOperation, or
+// 202 with Location, and report InProgress before their end; a version's
+// PUT or PATCH ends only after its replication (ReplicationDelay);
+// compute answers locations as display names ("West Europe"); paths
+// match without case. Faults can be injected: any status with
+// Retry-After answered before the request reaches the handler (429 then
+// success after the SDK's retry, 409, 500…), a long operation failing on
+// its last poll (with or without an error object), and a replication
+// region ending Failed.
 //
 // Use Transport in arm.ClientOptions to drive the real SDK clients in
 // process, or NewServer to serve the same fake over HTTP (for `imgflow run
