@@ -105,7 +105,7 @@ func TestWaitReplicatedWaitsForProvisioning(t *testing.T) {
 	p, want := versionFixture(t)
 	p.state = cloud.ProvisioningCreating
 	v := want
-	_, err := cloud.WaitReplicated(ctx, p, &v, 50*time.Millisecond, time.Millisecond, nil)
+	_, err := cloud.WaitReplicated(ctx, p, &v, 300*time.Millisecond, time.Millisecond, nil)
 	require.ErrorIs(t, err, cloud.ErrReplicationIncomplete)
 	assert.Contains(t, err.Error(), "provisioningState Creating")
 

@@ -133,17 +133,26 @@ func (e *versionFailedError) Unwrap() []error { return e.errs }
 // Failed, and after timeout otherwise, naming the regions that are not
 // Completed. progress, when set, sees every poll.
 func WaitReplicated(ctx context.Context, p Provider, v *ImageVersion, timeout, interval time.Duration, progress func([]RegionStatus)) (*ImageVersion, error) {
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	var last *ImageVersion
+	pending := []string{"no status read yet"}
 	for {
 		got, err := p.GetImageVersion(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
+		if err != nil && ctx.Err() != nil && parent.Err() == nil {
+			// The timeout ended a read: report it as the timeout it is.
+			return last, fmt.Errorf("%w: version %s not Completed after %s in %s", ErrReplicationIncomplete, v.Name, timeout, strings.Join(pending, ", "))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("replication status of %s: %w", v.Name, err)
 		}
+		last = got
 		if progress != nil {
 			progress(got.Replication)
 		}
-		pending, failed := ReplicationLaggards(got)
+		var failed []string
+		pending, failed = ReplicationLaggards(got)
 		if got.Failed() {
 			return got, FailedVersionError(got, nil)
 		}
