@@ -29,7 +29,8 @@ import (
 //   - PATCH: 200 with the body in Updating and Azure-AsyncOperation.
 //   - DELETE: 202 with Location and Azure-AsyncOperation.
 //   - POST (…/share, …/beginGetAccess, …/endGetAccess): 202 with Location
-//     (Gallery_EnableCommunityGallery.json, Disk_BeginGetAccess.json).
+//     (Gallery_EnableCommunityGallery.json, whose 202 also carries the
+//     sharing update; Disk_BeginGetAccess.json).
 //
 // An Azure-AsyncOperation URL answers {name, status, startTime, endTime,
 // error}; a Location URL answers 202 while in progress, then the final
@@ -80,6 +81,7 @@ type lroForm struct {
 	state    string // provisioningState of the initial body ("" = no body)
 	async    bool   // Azure-AsyncOperation header
 	location bool   // Location header
+	echo     bool   // the first answer carries the final body already
 }
 
 // formOf returns ARM's answer form for a long operation.
@@ -99,6 +101,9 @@ func formOf(api, method string, existed bool) lroForm {
 		return lroForm{status: http.StatusCreated, state: "Creating", async: true}
 	case method == http.MethodDelete:
 		return lroForm{status: http.StatusAccepted, async: true, location: true}
+	case client == "GallerySharingProfileClient":
+		// Gallery_EnableCommunityGallery.json: 202 with the SharingUpdate.
+		return lroForm{status: http.StatusAccepted, location: true, echo: true}
 	}
 	return lroForm{status: http.StatusAccepted, location: true}
 }
@@ -169,6 +174,10 @@ func (f *Fake) answerLRO(req *http.Request, api string, final *http.Response, ex
 		h.Set(headerLocation, opURL+"&"+monitorParam+"=true")
 	}
 	var out []byte
+	if form.echo {
+		out = body
+		h.Set("Content-Type", "application/json; charset=utf-8")
+	}
 	if form.state != "" {
 		if !json.Valid(body) || !bytes.Contains(body, []byte(`"id"`)) {
 			body = reqBody
