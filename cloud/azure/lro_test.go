@@ -40,6 +40,31 @@ func TestReplicateReturnsBeforeReplicationEnds(t *testing.T) {
 	assert.Equal(t, cloud.ProvisioningSucceeded, done.ProvisioningState)
 }
 
+// A region that fails after a while: the update was accepted, the wait
+// reports the failure with the region's details, and the version, now
+// Failed, is never reused.
+func TestRegionFailingDuringReplication(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	sa, c := w.base("imgflowtest")
+	v, _ := w.version(sa, c)
+	w.f.SetReplicationDelay(100 * time.Millisecond)
+	w.f.FailReplication("eastus", "Replication failed: the region has no capacity.")
+	got, outcome, err := cloud.Replicate(w.ctx, w.p, cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
+		Regions: []string{"northeurope", "eastus"}})
+	require.NoError(t, err)
+	assert.Equal(t, cloud.Updated, outcome)
+	assert.Equal(t, cloud.ProvisioningUpdating, got.ProvisioningState)
+
+	_, err = cloud.WaitReplicated(w.ctx, w.p, v, time.Minute, 10*time.Millisecond, nil)
+	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	require.ErrorIs(t, err, cloud.ErrReplicationIncomplete)
+	assert.Contains(t, err.Error(), "failed to replicate to eastus (Replication failed: the region has no capacity.)")
+	assert.NotContains(t, err.Error(), "northeurope (")
+	_, _, err = cloud.EnsureImageVersion(w.ctx, w.p, *v, time.Now())
+	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	assert.Contains(t, err.Error(), "az sig image-version delete --resource-group rg --gallery-name gal --gallery-image-definition def --gallery-image-version 1.0.0")
+}
+
 // The create returns once the version exists (Creating); the timeout of
 // the wait bounds the whole wait for replication.
 func TestCreateVersionReturnsOnceStartedAndTimeoutBoundsTheWait(t *testing.T) {

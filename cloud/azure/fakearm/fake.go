@@ -282,7 +282,9 @@ func (f *Fake) PendingFaults() int {
 }
 
 // FailReplication makes replication to region (a name or display name)
-// end Failed with details, for versions that add it from now on.
+// end Failed with details, for versions that add it from now on: at once,
+// or after the region's replication delay. The version's operation then
+// fails and the version stays in provisioningState Failed.
 func (f *Fake) FailReplication(region, details string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -46,6 +46,9 @@ type regionState struct {
 	polls    int // reads that still show Replicating; -1: none
 	started  time.Time
 	readyAt  time.Time // not Completed before
+	// failure, when set, ends the replication Failed with these details
+	// instead (FailReplication) once the delay passed.
+	failure string
 }
 
 // advance moves replication on: a region completes once its delay has
@@ -65,6 +68,8 @@ func (f *Fake) advance(v *version, read bool) {
 			}
 			total := st.readyAt.Sub(st.started)
 			switch {
+			case st.polls < 0 && !now.Before(st.readyAt) && st.failure != "":
+				st.state, st.details = armcompute.ReplicationStateFailed, st.failure
 			case st.polls < 0 && !now.Before(st.readyAt):
 				st.state, st.progress = armcompute.ReplicationStateCompleted, 100
 			case total > 0:
@@ -494,16 +499,17 @@ func (f *Fake) commitRegions(next, prev *version) {
 			delay = f.opts.ReplicationDelay
 		}
 		now := time.Now()
-		switch details, failed := f.failRegions[t.Name]; {
-		case failed:
+		details, failed := f.failRegions[t.Name]
+		switch {
+		case failed && delay == 0:
 			regions[t.Name] = &regionState{state: armcompute.ReplicationStateFailed, details: details}
 		case f.opts.ReplicationPolls > 0 || delay > 0:
 			polls := f.opts.ReplicationPolls
-			if polls == 0 {
+			if polls == 0 || failed {
 				polls = -1
 			}
 			regions[t.Name] = &regionState{state: armcompute.ReplicationStateReplicating, polls: polls,
-				started: now, readyAt: now.Add(delay)}
+				started: now, readyAt: now.Add(delay), failure: details}
 		default:
 			regions[t.Name] = &regionState{state: armcompute.ReplicationStateCompleted, progress: 100}
 		}
