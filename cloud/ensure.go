@@ -18,6 +18,13 @@ const (
 	Updated Outcome = "updated"
 )
 
+// SameLocation reports whether two locations are the same region: ARM
+// compares them without case and spaces, and its compute answers spell
+// "westeurope" as "West Europe".
+func SameLocation(a, b string) bool { return locationKey(a) == locationKey(b) }
+
+func locationKey(s string) string { return strings.ToLower(strings.ReplaceAll(s, " ", "")) }
+
 // EnsureResourceGroup creates the group when missing. An existing group in
 // another location is an error: a group's location cannot change.
 func EnsureResourceGroup(ctx context.Context, p Provider, want ResourceGroup) (*ResourceGroup, Outcome, error) {
@@ -32,7 +39,7 @@ func EnsureResourceGroup(ctx context.Context, p Provider, want ResourceGroup) (*
 	case err != nil:
 		return nil, "", err
 	}
-	if !strings.EqualFold(got.Location, want.Location) {
+	if !SameLocation(got.Location, want.Location) {
 		return nil, "", fmt.Errorf("resource group %q already exists in %s, not %s: use location=%q or another resource group name",
 			want.Name, got.Location, want.Location, got.Location)
 	}
@@ -72,7 +79,7 @@ func EnsureGallery(ctx context.Context, p Provider, want Gallery) (*Gallery, Out
 	case err != nil:
 		return nil, "", err
 	}
-	if !strings.EqualFold(got.Location, want.Location) {
+	if !SameLocation(got.Location, want.Location) {
 		return nil, "", fmt.Errorf("gallery %q already exists in %s, not %s: a gallery cannot move; use location=%q",
 			want.Name, got.Location, want.Location, got.Location)
 	}
@@ -260,6 +267,9 @@ func EnsureImageVersion(ctx context.Context, p Provider, want ImageVersion, now 
 	case err != nil:
 		return nil, "", err
 	}
+	if got.Failed() {
+		return nil, "", FailedVersionError(got, nil)
+	}
 	if !sameSource(got.Source, want.Source) {
 		return nil, "", fmt.Errorf("image version %s of %s already exists from another source (%s): a version's source cannot change; bump the version",
 			want.Name, want.Definition, describeSource(got.Source))
@@ -330,7 +340,7 @@ func EnsureStorageAccount(ctx context.Context, p Provider, want StorageAccount) 
 	case err != nil:
 		return nil, "", err
 	}
-	if !strings.EqualFold(got.Location, want.Location) {
+	if !SameLocation(got.Location, want.Location) {
 		return nil, "", fmt.Errorf("storage account %q already exists in %s, not %s: use location=%q", want.Name, got.Location, want.Location, got.Location)
 	}
 	return got, Exists, nil

@@ -57,7 +57,9 @@ type Provider interface {
 	// may still be in progress (see GetImageVersion).
 	CreateImageVersion(ctx context.Context, v ImageVersion) (*ImageVersion, error)
 	// UpdateImageVersion changes the updatable fields: target regions,
-	// replica count, exclude-from-latest, end of life, tags.
+	// replica count, exclude-from-latest, end of life, tags. Like
+	// CreateImageVersion it returns once the update started; replication
+	// to new regions may still be in progress.
 	UpdateImageVersion(ctx context.Context, v ImageVersion) (*ImageVersion, error)
 	DeleteImageVersion(ctx context.Context, rg, gallery, def, version string) error
 

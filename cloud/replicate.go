@@ -29,6 +29,9 @@ func Replicate(ctx context.Context, p Provider, req ReplicateRequest) (*ImageVer
 	if err != nil {
 		return nil, "", err
 	}
+	if v.Failed() {
+		return nil, "", FailedVersionError(v, nil)
+	}
 	current := map[string]TargetRegion{}
 	for _, r := range v.TargetRegions {
 		current[strings.ToLower(r.Name)] = r
@@ -37,6 +40,8 @@ func Replicate(ctx context.Context, p Provider, req ReplicateRequest) (*ImageVer
 	var targets []TargetRegion
 	seen := map[string]bool{}
 	for i, n := range names {
+		// Names as the workflow wrote them: a display name ("West
+		// Europe") is refused by ValidateTargetRegions below, not folded.
 		key := strings.ToLower(n)
 		if i > 0 && key == strings.ToLower(v.Location) {
 			continue // the source region, always first
@@ -94,27 +99,77 @@ func replicasEqual(a, b []TargetRegion) bool {
 // Completed.
 var ErrReplicationIncomplete = errors.New("replication incomplete")
 
-// WaitReplicated polls the version until every target region reports
-// Completed. It fails at once when a region reports Failed, and after
-// timeout otherwise, naming the regions that are not Completed. progress,
-// when set, sees every poll.
+// ErrVersionFailed is returned (wrapped) for an image version in
+// provisioningState Failed: it cannot be used or updated, only deleted.
+var ErrVersionFailed = errors.New("image version failed")
+
+// FailedVersionError reports a version in provisioningState Failed: the
+// regions that failed with the platform's details, the operation's error
+// (cause, when known) and the command that deletes it. The error wraps
+// ErrVersionFailed, ErrReplicationIncomplete when a region failed, and
+// cause.
+func FailedVersionError(v *ImageVersion, cause error) error {
+	msg := fmt.Sprintf("image version %s/%s/%s is in provisioningState Failed", v.Gallery, v.Definition, v.Name)
+	_, failed := ReplicationLaggards(v)
+	errs := []error{ErrVersionFailed}
+	if len(failed) > 0 {
+		msg += ": failed to replicate to " + strings.Join(failed, ", ")
+		errs = append(errs, ErrReplicationIncomplete)
+	}
+	if cause != nil {
+		msg += ": " + cause.Error()
+		errs = append(errs, cause)
+	}
+	msg += fmt.Sprintf("; a failed version is never reused: delete it (az sig image-version delete --resource-group %s --gallery-name %s --gallery-image-definition %s --gallery-image-version %s) and run again",
+		v.ResourceGroup, v.Gallery, v.Definition, v.Name)
+	return &versionFailedError{msg: msg, errs: errs}
+}
+
+type versionFailedError struct {
+	msg  string
+	errs []error
+}
+
+func (e *versionFailedError) Error() string   { return e.msg }
+func (e *versionFailedError) Unwrap() []error { return e.errs }
+
+// WaitReplicated polls the version until its provisioning (the create or
+// update that replicates it) ended and every target region reports
+// Completed. It fails at once when the version or a region reports
+// Failed, and after timeout otherwise, naming the regions that are not
+// Completed. progress, when set, sees every poll.
 func WaitReplicated(ctx context.Context, p Provider, v *ImageVersion, timeout, interval time.Duration, progress func([]RegionStatus)) (*ImageVersion, error) {
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	var last *ImageVersion
+	pending := []string{"no status read yet"}
 	for {
 		got, err := p.GetImageVersion(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
+		if err != nil && ctx.Err() != nil && parent.Err() == nil {
+			// The timeout ended a read: report it as the timeout it is.
+			return last, fmt.Errorf("%w: version %s not Completed after %s in %s", ErrReplicationIncomplete, v.Name, timeout, strings.Join(pending, ", "))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("replication status of %s: %w", v.Name, err)
 		}
+		last = got
 		if progress != nil {
 			progress(got.Replication)
 		}
-		pending, failed := ReplicationLaggards(got)
+		var failed []string
+		pending, failed = ReplicationLaggards(got)
+		if got.Failed() {
+			return got, FailedVersionError(got, nil)
+		}
 		if len(failed) > 0 {
 			return got, fmt.Errorf("%w: version %s failed to replicate to %s", ErrReplicationIncomplete, v.Name, strings.Join(failed, ", "))
 		}
-		if len(pending) == 0 {
+		if len(pending) == 0 && !got.Provisioning() {
 			return got, nil
+		}
+		if len(pending) == 0 {
+			pending = []string{"provisioningState " + got.ProvisioningState}
 		}
 		select {
 		case <-ctx.Done():

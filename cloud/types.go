@@ -1,6 +1,9 @@
 package cloud
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Enumerations accepted by Azure Compute Gallery (armcompute v7 constants).
 const (
@@ -28,6 +31,13 @@ const (
 	ReplicationReplicating = "Replicating"
 	ReplicationFailed      = "Failed"
 	ReplicationUnknown     = "Unknown"
+
+	// Provisioning states of a resource (an image version's is Creating
+	// or Updating until it replicated everywhere, hours on Azure).
+	ProvisioningCreating  = "Creating"
+	ProvisioningUpdating  = "Updating"
+	ProvisioningSucceeded = "Succeeded"
+	ProvisioningFailed    = "Failed"
 
 	BlobTypePage  = "PageBlob"
 	BlobTypeBlock = "BlockBlob"
@@ -165,6 +175,21 @@ type ImageVersion struct {
 	SizeBytes int64 `json:"size_bytes,omitempty"`
 	// Replication is the per-region status (read-only).
 	Replication []RegionStatus `json:"replication,omitempty"`
+	// ProvisioningState is Azure's provisioningState (read-only; "" when
+	// the target does not report one, which means Succeeded).
+	ProvisioningState string `json:"provisioning_state,omitempty"`
+}
+
+// Failed reports whether the version's provisioning failed: it cannot be
+// used or updated, only deleted.
+func (v *ImageVersion) Failed() bool {
+	return strings.EqualFold(v.ProvisioningState, ProvisioningFailed)
+}
+
+// Provisioning reports whether the version's create or update is still
+// running.
+func (v *ImageVersion) Provisioning() bool {
+	return strings.EqualFold(v.ProvisioningState, ProvisioningCreating) || strings.EqualFold(v.ProvisioningState, ProvisioningUpdating)
 }
 
 // RegionNames lists the version's target region names in order.

@@ -26,7 +26,7 @@ func (p *Provider) GetDisk(ctx context.Context, rg, name string) (*cloud.Disk, e
 	if err != nil {
 		return nil, opError("get disk", name, azErr(err, cloud.DiskID(p.sub, rg, name)))
 	}
-	return diskOut(&res.Disk, rg), nil
+	return p.diskOut(ctx, &res.Disk, rg), nil
 }
 
 // CreateDiskFromImageVersion implements cloud.Provider: a managed disk
@@ -127,8 +127,8 @@ func (p *Provider) DeleteDisk(ctx context.Context, rg, name string) error {
 	return opError("delete disk", name, azErr(err, cloud.DiskID(p.sub, rg, name)))
 }
 
-func diskOut(d *armcompute.Disk, rg string) *cloud.Disk {
-	out := &cloud.Disk{ID: deref(d.ID), Name: deref(d.Name), ResourceGroup: rg, Location: deref(d.Location), Tags: tagsOut(d.Tags)}
+func (p *Provider) diskOut(ctx context.Context, d *armcompute.Disk, rg string) *cloud.Disk {
+	out := &cloud.Disk{ID: deref(d.ID), Name: deref(d.Name), ResourceGroup: rg, Location: p.regionName(ctx, deref(d.Location)), Tags: tagsOut(d.Tags)}
 	if r := rgFromID(out.ID); r != "" {
 		out.ResourceGroup = r
 	}

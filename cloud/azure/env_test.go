@@ -77,13 +77,14 @@ func TestFromEnvironmentOverHTTP(t *testing.T) {
 	assert.Equal(t, cloud.Created, outcome)
 	assert.Zero(t, srv.PendingFaults())
 
+	// The region fails at once: the PATCH's version reads Failed.
 	srv.FailReplication("southeastasia", "Replication to Southeast Asia failed.")
-	v, _, err = cloud.Replicate(ctx, p, cloud.ReplicateRequest{ResourceGroup: "flatcar", Gallery: "flatcar_gallery", Definition: "flatcar-stable-amd64",
+	_, _, err = cloud.Replicate(ctx, p, cloud.ReplicateRequest{ResourceGroup: "flatcar", Gallery: "flatcar_gallery", Definition: "flatcar-stable-amd64",
 		Version: "4152.2.3", Regions: []string{"eastus", "southeastasia"}})
-	require.NoError(t, err)
-	_, err = cloud.WaitReplicated(ctx, p, v, time.Minute, 5*time.Millisecond, nil)
 	require.ErrorIs(t, err, cloud.ErrReplicationIncomplete)
+	require.ErrorIs(t, err, cloud.ErrVersionFailed)
 	assert.Contains(t, err.Error(), "southeastasia (Replication to Southeast Asia failed.)")
+	assert.Contains(t, err.Error(), "az sig image-version delete --resource-group flatcar --gallery-name flatcar_gallery")
 
 	// Export to a VHD through a disk, as sig_to_vhd does.
 	d, err := p.CreateDiskFromImageVersion(ctx, cloud.Disk{Name: "export", ResourceGroup: "flatcar", SourceImageVersionID: v.ID})

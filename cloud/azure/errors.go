@@ -28,7 +28,49 @@ const (
 	CodeCopyFailed = "CopyFailed"
 	// CodeMD5Mismatch: a copy whose content MD5 differs from the source's.
 	CodeMD5Mismatch = "Md5Mismatch"
+	// CodeOperationFailed: a long operation that ended Failed (or
+	// Canceled) without an error code. ARM defines none for that case.
+	CodeOperationFailed = "OperationFailed"
 )
+
+// maxBodyInError bounds the answer quoted in an error.
+const maxBodyInError = 2048
+
+// operationState reads the final state of a failed long operation from
+// its last answer (status of an operation-status body, or
+// properties.provisioningState of a resource) and the answer itself,
+// shortened, for the error message.
+func operationState(resp *http.Response) (state, body string) {
+	if resp == nil {
+		return "Failed", ""
+	}
+	data, err := runtime.Payload(resp)
+	if err != nil {
+		return "Failed", ""
+	}
+	var doc struct {
+		Status     string `json:"status"`
+		Properties struct {
+			ProvisioningState string `json:"provisioningState"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(data, &doc)
+	state = doc.Status
+	if state == "" {
+		state = doc.Properties.ProvisioningState
+	}
+	if state == "" {
+		state = "Failed"
+	}
+	body = strings.TrimSpace(string(data))
+	if len(body) > maxBodyInError {
+		body = body[:maxBodyInError] + "…"
+	}
+	if body == "" {
+		body = "(empty body)"
+	}
+	return "in " + state, body
+}
 
 // opError wraps err (already converted by azErr) with the operation, the
 // way every provider method reports failures: "create image version
@@ -58,13 +100,21 @@ func azErr(err error, resource string) error {
 		if out.Code == "" {
 			out.Code = code
 		}
+		if out.StatusCode < 400 {
+			// A long operation that failed: its status poll (or the
+			// resource) answered 2xx with the failure in the body, which
+			// may hold no error object at all.
+			out.StatusCode = http.StatusInternalServerError
+			state, body := operationState(re.RawResponse)
+			if out.Code == "" {
+				out.Code = CodeOperationFailed
+			}
+			if msg == "" {
+				msg = fmt.Sprintf("the operation ended %s without an error object; the service answered %d: %s", state, re.StatusCode, body)
+			}
+		}
 		if out.Code == "" {
 			out.Code = strings.ReplaceAll(http.StatusText(re.StatusCode), " ", "")
-		}
-		if out.StatusCode < 400 {
-			// A long operation that failed: its status poll answered 2xx
-			// with the failure in the body. The service failed it.
-			out.StatusCode = http.StatusInternalServerError
 		}
 		out.Message = redactSAS(msg)
 		return out

@@ -22,7 +22,7 @@ func (p *Provider) ListGalleries(ctx context.Context) ([]cloud.Gallery, error) {
 		}
 		for _, g := range page.Value {
 			if g != nil {
-				out = append(out, *galleryOut(g, ""))
+				out = append(out, *p.galleryOut(ctx, g, ""))
 			}
 		}
 	}
@@ -37,7 +37,7 @@ func (p *Provider) GetGallery(ctx context.Context, rg, name string) (*cloud.Gall
 	if err != nil {
 		return nil, opError("get gallery", name, azErr(err, cloud.GalleryID(p.sub, rg, name)))
 	}
-	return galleryOut(&res.Gallery, rg), nil
+	return p.galleryOut(ctx, &res.Gallery, rg), nil
 }
 
 // CreateGallery implements cloud.Provider: a PUT creating the gallery or
@@ -103,8 +103,10 @@ func (p *Provider) ShareCommunity(ctx context.Context, rg, name string) (*cloud.
 	return p.GetGallery(ctx, rg, name)
 }
 
-func galleryOut(g *armcompute.Gallery, rg string) *cloud.Gallery {
-	out := &cloud.Gallery{ID: deref(g.ID), Name: deref(g.Name), ResourceGroup: rg, Location: deref(g.Location), Tags: tagsOut(g.Tags)}
+// galleryOut reads a gallery; its location, which Azure answers as a
+// display name ("West Europe"), becomes the region's name.
+func (p *Provider) galleryOut(ctx context.Context, g *armcompute.Gallery, rg string) *cloud.Gallery {
+	out := &cloud.Gallery{ID: deref(g.ID), Name: deref(g.Name), ResourceGroup: rg, Location: p.regionName(ctx, deref(g.Location)), Tags: tagsOut(g.Tags)}
 	if r := rgFromID(out.ID); r != "" {
 		out.ResourceGroup = r
 	}
@@ -144,7 +146,7 @@ func (p *Provider) ListImageDefinitions(ctx context.Context, rg, gallery string)
 		}
 		for _, d := range page.Value {
 			if d != nil {
-				out = append(out, *definitionOut(d, rg, gallery))
+				out = append(out, *p.definitionOut(ctx, d, rg, gallery))
 			}
 		}
 	}
@@ -158,12 +160,13 @@ func (p *Provider) GetImageDefinition(ctx context.Context, rg, gallery, name str
 	if err != nil {
 		return nil, opError("get image definition", gallery+"/"+name, azErr(err, cloud.ImageDefinitionID(p.sub, rg, gallery, name)))
 	}
-	return definitionOut(&res.GalleryImage, rg, gallery), nil
+	return p.definitionOut(ctx, &res.GalleryImage, rg, gallery), nil
 }
 
 // CreateImageDefinition implements cloud.Provider: a PUT creating the
 // definition or updating its mutable fields. An empty location is the
-// gallery's.
+// gallery's. A definition with an ID is an update: its features are sent
+// with allowUpdateImage, which Azure requires to change them.
 func (p *Provider) CreateImageDefinition(ctx context.Context, d cloud.ImageDefinition) (*cloud.ImageDefinition, error) {
 	id := cloud.ImageDefinitionID(p.sub, d.ResourceGroup, d.Gallery, d.Name)
 	what := d.Gallery + "/" + d.Name
@@ -199,6 +202,12 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, d cloud.ImageDefin
 	for _, k := range names {
 		props.Features = append(props.Features, &armcompute.GalleryImageFeature{Name: to(k), Value: to(d.Features[k])})
 	}
+	if d.ID != "" && len(props.Features) > 0 {
+		// An update of an existing definition (cloud.EnsureImageDefinition
+		// passes the one it read): Azure refuses changed features unless
+		// allowUpdateImage is set.
+		props.AllowUpdateImage = to(true)
+	}
 	body := armcompute.GalleryImage{Location: to(loc), Tags: tagsIn(d.Tags), Properties: props}
 	poller, err := p.images.BeginCreateOrUpdate(ctx, d.ResourceGroup, d.Gallery, d.Name, body, nil)
 	if err == nil {
@@ -220,8 +229,8 @@ func (p *Provider) DeleteImageDefinition(ctx context.Context, rg, gallery, name 
 	return opError("delete image definition", gallery+"/"+name, azErr(err, id))
 }
 
-func definitionOut(g *armcompute.GalleryImage, rg, gallery string) *cloud.ImageDefinition {
-	out := &cloud.ImageDefinition{ID: deref(g.ID), Name: deref(g.Name), ResourceGroup: rg, Gallery: gallery, Location: deref(g.Location), Tags: tagsOut(g.Tags)}
+func (p *Provider) definitionOut(ctx context.Context, g *armcompute.GalleryImage, rg, gallery string) *cloud.ImageDefinition {
+	out := &cloud.ImageDefinition{ID: deref(g.ID), Name: deref(g.Name), ResourceGroup: rg, Gallery: gallery, Location: p.regionName(ctx, deref(g.Location)), Tags: tagsOut(g.Tags)}
 	if rid, err := cloud.ParseResourceID(out.ID); err == nil && len(rid.Names) == 2 {
 		out.ResourceGroup, out.Gallery = rid.ResourceGroup, rid.Names[0]
 	}

@@ -96,7 +96,7 @@ func (p *Provider) CreateResourceGroup(ctx context.Context, rg cloud.ResourceGro
 }
 
 func rgOut(g *armresources.ResourceGroup, name string) *cloud.ResourceGroup {
-	out := &cloud.ResourceGroup{ID: deref(g.ID), Name: deref(g.Name), Location: deref(g.Location), Tags: tagsOut(g.Tags)}
+	out := &cloud.ResourceGroup{ID: deref(g.ID), Name: deref(g.Name), Location: foldLocation(deref(g.Location)), Tags: tagsOut(g.Tags)}
 	if out.Name == "" {
 		out.Name = name
 	}
@@ -150,7 +150,7 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, sa cloud.StorageAcc
 }
 
 func (p *Provider) accountOut(a *armstorage.Account, rg, name string) *cloud.StorageAccount {
-	out := &cloud.StorageAccount{ID: deref(a.ID), Name: deref(a.Name), ResourceGroup: rg, Location: deref(a.Location), Tags: tagsOut(a.Tags)}
+	out := &cloud.StorageAccount{ID: deref(a.ID), Name: deref(a.Name), ResourceGroup: rg, Location: foldLocation(deref(a.Location)), Tags: tagsOut(a.Tags)}
 	if out.Name == "" {
 		out.Name = name
 	}

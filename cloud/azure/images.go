@@ -22,7 +22,7 @@ func (p *Provider) GetManagedImage(ctx context.Context, rg, name string) (*cloud
 	if err != nil {
 		return nil, opError("get managed image", name, azErr(err, cloud.ManagedImageID(p.sub, rg, name)))
 	}
-	return imageOut(&res.Image, rg), nil
+	return p.imageOut(ctx, &res.Image, rg), nil
 }
 
 // CreateManagedImage implements cloud.Provider. From a VHD the image's OS
@@ -137,8 +137,8 @@ func (p *Provider) DeleteManagedImage(ctx context.Context, rg, name string) erro
 	return opError("delete managed image", name, azErr(err, cloud.ManagedImageID(p.sub, rg, name)))
 }
 
-func imageOut(img *armcompute.Image, rg string) *cloud.ManagedImage {
-	out := &cloud.ManagedImage{ID: deref(img.ID), Name: deref(img.Name), ResourceGroup: rg, Location: deref(img.Location), Tags: tagsOut(img.Tags)}
+func (p *Provider) imageOut(ctx context.Context, img *armcompute.Image, rg string) *cloud.ManagedImage {
+	out := &cloud.ManagedImage{ID: deref(img.ID), Name: deref(img.Name), ResourceGroup: rg, Location: p.regionName(ctx, deref(img.Location)), Tags: tagsOut(img.Tags)}
 	if r := rgFromID(out.ID); r != "" {
 		out.ResourceGroup = r
 	}

@@ -266,11 +266,7 @@ func (p *Provider) progress(op string, pct int) {
 // token to OnPoller, reports progress and the wait (Options.Waits) and
 // polls at PollFrequency (or the service's Retry-After).
 func wait[T any](ctx context.Context, p *Provider, op string, poller *runtime.Poller[T]) (T, error) {
-	if p.opts.OnPoller != nil && !poller.Done() {
-		if tok, err := poller.ResumeToken(); err == nil {
-			p.opts.OnPoller(op, tok)
-		}
-	}
+	handOff(p, op, poller)
 	p.progress(op, 0)
 	end := progress.WaitOf(p.opts.Waits).Wait(redactSAS(op))
 	res, err := poller.PollUntilDone(ctx, &runtime.PollUntilDoneOptions{Frequency: p.opts.PollFrequency})
@@ -279,6 +275,15 @@ func wait[T any](ctx context.Context, p *Provider, op string, poller *runtime.Po
 		p.progress(op, 100)
 	}
 	return res, err
+}
+
+// handOff gives a started operation's resume token to Options.OnPoller.
+func handOff[T any](p *Provider, op string, poller *runtime.Poller[T]) {
+	if p.opts.OnPoller != nil && !poller.Done() {
+		if tok, err := poller.ResumeToken(); err == nil {
+			p.opts.OnPoller(op, tok)
+		}
+	}
 }
 
 // tagsIn converts tags for a request; nil stays nil.

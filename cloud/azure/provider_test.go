@@ -3,6 +3,7 @@ package azure_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -129,19 +130,58 @@ func TestFailedLongOperation(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, cloud.HasCode(err, "InternalExecutionError"), "%v", err)
 	assert.Contains(t, err.Error(), "create image version gal/def/2.0.0")
+	require.ErrorIs(t, err, cloud.ErrVersionFailed)
 	polls := 0
 	for _, r := range w.f.Requests() {
-		if r.Poll && strings.Contains(r.Path, "/versions/2.0.0") {
+		if r.Poll && r.API == "GalleryImageVersionsClient.BeginCreateOrUpdate" {
 			polls++
 		}
 	}
 	assert.Positive(t, polls, "the failure came from a status poll")
-	_, err = w.p.GetImageVersion(w.ctx, "rg", "gal", "def", "2.0.0")
-	assert.True(t, cloud.IsNotFound(err), "a failed create leaves nothing: %v", err)
-	// Rerunning works: the fake keeps no stale operation.
-	got, err := w.p.CreateImageVersion(w.ctx, want)
+	// As on Azure, the failed version stays, Failed; a rerun does not
+	// reuse it but says how to delete it.
+	got, err := w.p.GetImageVersion(w.ctx, "rg", "gal", "def", "2.0.0")
+	require.NoError(t, err)
+	assert.True(t, got.Failed(), got.ProvisioningState)
+	_, _, err = cloud.EnsureImageVersion(w.ctx, w.p, want, time.Now())
+	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	assert.Contains(t, err.Error(), "az sig image-version delete --resource-group rg --gallery-name gal --gallery-image-definition def --gallery-image-version 2.0.0")
+	// Once deleted, the name works again: the fake keeps no stale operation.
+	require.NoError(t, w.p.DeleteImageVersion(w.ctx, "rg", "gal", "def", "2.0.0"))
+	got, err = w.p.CreateImageVersion(w.ctx, want)
 	require.NoError(t, err)
 	assert.Equal(t, "2.0.0", got.Name)
+	assert.False(t, got.Failed())
+}
+
+// A failed operation whose answers carry no error object (status Failed,
+// or a resource in provisioningState Failed) still yields a message: the
+// code, the state and the answer, never "OK".
+func TestFailedWithoutErrorObject(t *testing.T) {
+	for _, bodyPolling := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bodyPolling=%v", bodyPolling), func(t *testing.T) {
+			w := newWorld(t, fakearm.Options{}, nil)
+			sa, c := w.base("imgflowtest")
+			v, _ := w.version(sa, c)
+			w.f.Inject(fakearm.Fault{LRO: true, NoError: true, BodyPolling: bodyPolling, API: "GalleryImageVersionsClient.BeginCreateOrUpdate", Path: "/versions/3.0.0"})
+			want := *v
+			want.Name = "3.0.0"
+			_, err := w.p.CreateImageVersion(w.ctx, want)
+			require.ErrorIs(t, err, cloud.ErrVersionFailed)
+			assert.True(t, cloud.HasCode(err, azure.CodeOperationFailed), "%v", err)
+			assert.NotContains(t, err.Error(), ": OK")
+			assert.Contains(t, err.Error(), "ended in Failed without an error object")
+			assert.Contains(t, err.Error(), `"Failed"`, "the answer is quoted")
+		})
+	}
+	// The same through the SDK's own poller, on a definition.
+	w := newWorld(t, fakearm.Options{}, nil)
+	w.base("imgflowtest")
+	w.f.Inject(fakearm.Fault{LRO: true, NoError: true, API: "GalleriesClient.BeginCreateOrUpdate"})
+	_, err := w.p.CreateGallery(w.ctx, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+	require.Error(t, err)
+	assert.True(t, cloud.HasCode(err, azure.CodeOperationFailed), "%v", err)
+	assert.Contains(t, err.Error(), `"status":"Failed"`)
 }
 
 func TestReplicationFailedRegion(t *testing.T) {
@@ -149,14 +189,22 @@ func TestReplicationFailedRegion(t *testing.T) {
 	sa, c := w.base("imgflowtest")
 	v, _ := w.version(sa, c)
 	w.f.FailReplication("eastus", "Replication failed: storage quota exceeded in the target region.")
-	v, outcome, err := cloud.Replicate(w.ctx, w.p, cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
+	_, _, err := cloud.Replicate(w.ctx, w.p, cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
 		Regions: []string{"northeurope", "eastus"}})
-	require.NoError(t, err)
-	assert.Equal(t, cloud.Updated, outcome)
-	_, err = cloud.WaitReplicated(w.ctx, w.p, v, time.Minute, time.Millisecond, nil)
+	// The PATCH was accepted; the version it left is Failed, with the
+	// operation's reason and the region's.
 	require.ErrorIs(t, err, cloud.ErrReplicationIncomplete)
+	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	assert.True(t, cloud.HasCode(err, fakearm.CodeReplicationFailed), "%v", err)
 	assert.Contains(t, err.Error(), "failed to replicate to eastus (Replication failed: storage quota exceeded")
-	assert.NotContains(t, err.Error(), "northeurope")
+	// Waiting says the same, and a rerun never reuses the version.
+	_, err = cloud.WaitReplicated(w.ctx, w.p, v, time.Minute, time.Millisecond, nil)
+	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	assert.Contains(t, err.Error(), "failed to replicate to eastus (Replication failed: storage quota exceeded")
+	assert.NotContains(t, err.Error(), "northeurope (")
+	_, _, err = cloud.EnsureImageVersion(w.ctx, w.p, *v, time.Now())
+	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	assert.Contains(t, err.Error(), "az sig image-version delete --resource-group rg --gallery-name gal --gallery-image-definition def --gallery-image-version 1.0.0")
 }
 
 func TestReplicationProgressAndRegionNames(t *testing.T) {

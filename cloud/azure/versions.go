@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/imgflow/imgflow/cloud"
@@ -29,8 +30,11 @@ func (p *Provider) GetImageVersion(ctx context.Context, rg, gallery, def, versio
 
 // CreateImageVersion implements cloud.Provider: a PUT of the version with
 // its source (a managed image or gallery version by id, or a VHD with its
-// storage account) and full publishing profile. It returns once the
-// version exists; replication may go on (see GetImageVersion).
+// storage account) and full publishing profile. Azure ends that operation
+// only once every target region replicated (hours), so it returns once the
+// PUT is accepted and the version exists, in provisioningState Creating;
+// cloud.WaitReplicated waits for the rest under the caller's timeout. A
+// version already Failed is an error with the operation's reason.
 func (p *Provider) CreateImageVersion(ctx context.Context, v cloud.ImageVersion) (*cloud.ImageVersion, error) {
 	id := cloud.ImageVersionID(p.sub, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
 	what := versionWhat(v.Gallery, v.Definition, v.Name)
@@ -59,20 +63,42 @@ func (p *Provider) CreateImageVersion(ctx context.Context, v cloud.ImageVersion)
 		},
 	}
 	poller, err := p.versions.BeginCreateOrUpdate(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name, body, nil)
-	if err == nil {
-		_, err = wait(ctx, p, "create image version "+what, poller)
-	}
 	if err != nil {
 		return nil, opError("create image version", what, azErr(err, id))
 	}
-	return p.GetImageVersion(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
+	return started(ctx, p, "create image version", v, poller)
+}
+
+// started returns the version whose PUT or PATCH poller was accepted: the
+// operation ends with replication, which the caller waits for. A version
+// already Failed is reported with the operation's error.
+func started[T any](ctx context.Context, p *Provider, op string, v cloud.ImageVersion, poller *runtime.Poller[T]) (*cloud.ImageVersion, error) {
+	what := versionWhat(v.Gallery, v.Definition, v.Name)
+	handOff(p, op+" "+what, poller)
+	got, err := p.GetImageVersion(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
+	if err != nil || !got.Failed() {
+		return got, err
+	}
+	// The operation's status says why; the version only that it failed.
+	var cause error
+	if !poller.Done() {
+		_, cause = poller.Poll(ctx)
+	}
+	if cause == nil && poller.Done() {
+		_, cause = poller.Result(ctx)
+	}
+	if cause != nil {
+		cause = azErr(cause, got.ID)
+	}
+	return nil, opError(op, what, cloud.FailedVersionError(got, cause))
 }
 
 // UpdateImageVersion implements cloud.Provider with one PATCH carrying the
 // FULL target region list (regions left out would be removed), the
-// replica count, exclude-from-latest, end of life and tags. The storage
-// profile is sent empty, as Azure's own example does: the source cannot
-// change.
+// replica count, exclude-from-latest, end of life and tags. Like
+// CreateImageVersion it returns once the PATCH is accepted: replication
+// to new regions goes on. The storage profile is sent empty, as Azure's
+// own example does: the source cannot change.
 func (p *Provider) UpdateImageVersion(ctx context.Context, v cloud.ImageVersion) (*cloud.ImageVersion, error) {
 	id := cloud.ImageVersionID(p.sub, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
 	what := versionWhat(v.Gallery, v.Definition, v.Name)
@@ -84,13 +110,10 @@ func (p *Provider) UpdateImageVersion(ctx context.Context, v cloud.ImageVersion)
 		},
 	}
 	poller, err := p.versions.BeginUpdate(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name, body, nil)
-	if err == nil {
-		_, err = wait(ctx, p, "update image version "+what, poller)
-	}
 	if err != nil {
 		return nil, opError("update image version", what, azErr(err, id))
 	}
-	return p.GetImageVersion(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
+	return started(ctx, p, "update image version", v, poller)
 }
 
 // DeleteImageVersion implements cloud.Provider.
@@ -151,7 +174,7 @@ func publishingProfile(v cloud.ImageVersion, create bool) *armcompute.GalleryIma
 
 func (p *Provider) versionOut(ctx context.Context, g *armcompute.GalleryImageVersion, rg, gallery, def string) *cloud.ImageVersion {
 	out := &cloud.ImageVersion{ID: deref(g.ID), Name: deref(g.Name), ResourceGroup: rg, Gallery: gallery, Definition: def,
-		Location: deref(g.Location), Tags: tagsOut(g.Tags)}
+		Location: p.regionName(ctx, deref(g.Location)), Tags: tagsOut(g.Tags)}
 	if rid, err := cloud.ParseResourceID(out.ID); err == nil && len(rid.Names) == 3 {
 		out.ResourceGroup, out.Gallery, out.Definition = rid.ResourceGroup, rid.Names[0], rid.Names[1]
 	}
@@ -159,6 +182,7 @@ func (p *Provider) versionOut(ctx context.Context, g *armcompute.GalleryImageVer
 	if props == nil {
 		return out
 	}
+	out.ProvisioningState = strOf(props.ProvisioningState)
 	if sp := props.StorageProfile; sp != nil {
 		switch {
 		case sp.Source != nil && deref(sp.Source.ID) != "":

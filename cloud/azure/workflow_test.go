@@ -104,3 +104,28 @@ func TestExportWorkflow(t *testing.T) {
 		assert.Contains(t, res.Err.Error(), "eastus (Replication failed in East US.)")
 	})
 }
+
+// TestReplicateNoWaitWorkflow: replicate(wait = False) returns while the
+// new regions still replicate; Azure ends the version's PATCH only after
+// replication, so the run must not wait for it.
+func TestReplicateNoWaitWorkflow(t *testing.T) {
+	w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations(),
+		RegionDelays: map[string]time.Duration{"northeurope": time.Hour, "eastus": time.Hour}}, nil)
+	ws, err := builtins.NewWorkspace("../..")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	res := interp.Run(ctx, "//testdata/azure/replicate_nowait.star", interp.Config{
+		Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "azure-nowait", Time: time.Now()},
+	}, interp.Target{Apply: w.p})
+	require.NoError(t, res.Err)
+	assert.Less(t, time.Since(start), 30*time.Second)
+	var states string
+	for _, o := range res.Outputs {
+		if o.Name == "states" {
+			states = starlarkString(o.Value)
+		}
+	}
+	assert.Equal(t, "westeurope=Completed,northeurope=Replicating,eastus=Replicating", states)
+}

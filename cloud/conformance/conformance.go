@@ -243,7 +243,18 @@ func (e *env) vhdVersion(rg, gallery, def string) (*cloud.ImageVersion, *vhdFile
 	}, e.now)
 	require.NoError(e.t, err)
 	require.Equal(e.t, cloud.Created, outcome)
-	return ver, v, ref, sa
+	return e.replicated(ver), v, ref, sa
+}
+
+// replicated waits for a version's replication, as image_version() does:
+// on Azure a version is created (or updated) long before its regions
+// have their replicas.
+func (e *env) replicated(v *cloud.ImageVersion) *cloud.ImageVersion {
+	e.t.Helper()
+	got, err := cloud.WaitReplicated(e.ctx, e.p, v, time.Minute, 5*time.Millisecond, nil)
+	require.NoError(e.t, err)
+	assert.Equal(e.t, cloud.ProvisioningSucceeded, got.ProvisioningState)
+	return got
 }
 
 func ensureTwice(e *env) {
@@ -700,6 +711,7 @@ func managedImage(e *env) {
 	assert.Equal(t, cloud.Created, outcome)
 	assert.Equal(t, cloud.SourceManagedImage, v.Source.Kind)
 	assert.True(t, strings.EqualFold(img.ID, v.Source.ID))
+	v = e.replicated(v)
 
 	// A managed image from the version (the import path of gen2 builds).
 	fromVersion := cloud.ManagedImage{Name: "from-version", ResourceGroup: "rg", Location: Location, OSType: cloud.OSTypeLinux, HyperVGeneration: cloud.HyperVGenV2,

@@ -27,13 +27,18 @@ func TestLocal(t *testing.T) {
 }
 
 // TestAzure runs the suite through the real SDK clients against the fake
-// ARM (in process) and Azurite for blobs.
+// ARM (in process) and Azurite for blobs. The fake answers as ARM does:
+// long operations report InProgress before their end, a version's PUT or
+// PATCH ends only after its replication, locations come back as display
+// names.
 func TestAzure(t *testing.T) {
 	az := azuritetest.Shared(t)
 	conformance.Run(t, func(t *testing.T) cloud.Provider {
 		f := fakearm.New(fakearm.Options{
-			Locations: local.DefaultLocations(),
-			Blob:      &fakearm.BlobBackend{Endpoint: az.Endpoint, Key: azuritetest.Key},
+			Locations:        local.DefaultLocations(),
+			LROPolls:         1,
+			ReplicationDelay: 20 * time.Millisecond,
+			Blob:             &fakearm.BlobBackend{Endpoint: az.Endpoint, Key: azuritetest.Key},
 		})
 		p, err := azure.New(context.Background(), azure.Options{
 			SubscriptionID: f.SubscriptionID(),

@@ -173,6 +173,7 @@ func (p *Provider) applyPublishing(v *cloud.ImageVersion, in cloud.ImageVersion,
 		v.Tags = copyTags(in.Tags)
 	}
 	// Replication is instantaneous: every target region is complete.
+	v.ProvisioningState = cloud.ProvisioningSucceeded
 	v.Replication = make([]cloud.RegionStatus, len(v.TargetRegions))
 	for i, r := range v.TargetRegions {
 		v.Replication[i] = cloud.RegionStatus{Region: r.Name, State: cloud.ReplicationCompleted, Progress: 100}

@@ -428,6 +428,7 @@ func (p *Provider) applyPublishing(ctx context.Context, v *cloud.ImageVersion, i
 	if in.Tags != nil || put {
 		v.Tags = in.Tags
 	}
+	v.ProvisioningState = cloud.ProvisioningSucceeded
 	v.Replication = make([]cloud.RegionStatus, len(v.TargetRegions))
 	for i, r := range v.TargetRegions {
 		v.Replication[i] = cloud.RegionStatus{Region: r.Name, State: cloud.ReplicationCompleted, Progress: 100}

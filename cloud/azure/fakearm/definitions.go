@@ -136,6 +136,14 @@ func (f *Fake) putDefinition(ctx context.Context, rg, gallery, name string, in a
 		if err := immutableDefinitionFields(d.Properties, p); err != nil {
 			return armcompute.GalleryImage{}, err
 		}
+		if !deref(p.AllowUpdateImage) && !sameFeatures(d.Properties.Features, p.Features) {
+			// Azure documents that allowUpdateImage "must be set to true
+			// if the gallery image features are being updated" (armcompute
+			// GalleryImageProperties.AllowUpdateImage) but not the error it
+			// answers without it; this is the closest documented one.
+			return armcompute.GalleryImage{}, newErr(http.StatusConflict, cloud.CodePropertyChangeNotAllowed,
+				"Changing property 'features' of gallery image '%s' is not allowed unless 'allowUpdateImage' is set to true.", name)
+		}
 	}
 	for _, k := range sortedIDs(f.defs, deref(g.ID)+"/images/") {
 		other := f.defs[k]
@@ -157,6 +165,7 @@ func (f *Fake) putDefinition(ctx context.Context, rg, gallery, name string, in a
 		f.defs[key(id)] = d
 	}
 	props := clone(*p)
+	props.AllowUpdateImage = nil // a request flag, not a property Azure returns
 	props.ProvisioningState = to(armcompute.GalleryProvisioningStateSucceeded)
 	if exists {
 		// Identity fields keep their first spelling.
@@ -189,4 +198,27 @@ func immutableDefinitionFields(old, in *armcompute.GalleryImageProperties) *Erro
 		return nil
 	}
 	return newErr(http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "%s", strings.Join(changed, " "))
+}
+
+// sameFeatures compares feature lists as sets (names without case).
+func sameFeatures(a, b []*armcompute.GalleryImageFeature) bool {
+	index := func(fs []*armcompute.GalleryImageFeature) map[string]string {
+		m := map[string]string{}
+		for _, f := range fs {
+			if f != nil {
+				m[strings.ToLower(deref(f.Name))] = deref(f.Value)
+			}
+		}
+		return m
+	}
+	ia, ib := index(a), index(b)
+	if len(ia) != len(ib) {
+		return false
+	}
+	for k, v := range ia {
+		if w, ok := ib[k]; !ok || !strings.EqualFold(v, w) {
+			return false
+		}
+	}
+	return true
 }

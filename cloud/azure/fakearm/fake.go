@@ -4,12 +4,18 @@
 // It is built on the SDK's own fake servers (armcompute/v7/fake,
 // armresources/v3/fake, armstorage/v2/fake, armsubscriptions/fake): their
 // handlers are backed by maps with the semantics of the local target
-// (parents, conflicts, immutable fields, community public names), long
-// operations report InProgress before completing (azfake.PollerResponder),
-// and faults can be injected: any status with Retry-After answered before
-// the request reaches the handler (429 then success after the SDK's
-// retry, 409, 500…), a long operation failing on its last poll, and a
-// replication region ending Failed.
+// (parents, conflicts, immutable fields, community public names). The
+// transport answers on ARM's terms, as the REST spec examples do (see
+// lro.go and testdata/azure/contract): long operations answer 201/200
+// with provisioningState Creating/Updating and Azure-AsyncOperation, or
+// 202 with Location, and report InProgress before their end; a version's
+// PUT or PATCH ends only after its replication (ReplicationDelay);
+// compute answers locations as display names ("West Europe"); paths
+// match without case. Faults can be injected: any status with
+// Retry-After answered before the request reaches the handler (429 then
+// success after the SDK's retry, 409, 500…), a long operation failing on
+// its last poll (with or without an error object), and a replication
+// region ending Failed.
 //
 // Use Transport in arm.ClientOptions to drive the real SDK clients in
 // process, or NewServer to serve the same fake over HTTP (for `imgflow run
@@ -19,6 +25,7 @@
 package fakearm
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -59,14 +66,20 @@ type Options struct {
 	// crypto/rand.
 	Rand io.Reader
 	// LROPolls is how many status polls of a long operation answer
-	// InProgress after its accepted (InProgress) first answer; by default
-	// none: the operation reports InProgress once and the first poll
-	// completes it.
+	// InProgress after its accepted first answer (201 Creating, 202…); by
+	// default none: the first poll sees the operation's end.
 	LROPolls int
-	// ReplicationPolls is how many replication status reads ($expand=
-	// ReplicationStatus) report a newly added target region Replicating
-	// before Completed. 0 completes at once, as the local target does.
+	// ReplicationPolls is how many reads of a version's replication
+	// ($expand=ReplicationStatus, or a status poll of its operation) it
+	// takes a newly added target region to reach Completed. 0 (and no
+	// ReplicationDelay) completes at once, as the local target does.
 	ReplicationPolls int
+	// ReplicationDelay is how long replication to each newly added
+	// target region takes; RegionDelays overrides it per region (by
+	// name). A version's PUT or PATCH ends only when every region did, as
+	// on Azure, where it takes hours. Keep these to milliseconds in tests.
+	ReplicationDelay time.Duration
+	RegionDelays     map[string]time.Duration
 	// Blob, when set, is the blob service behind the fake's storage
 	// accounts (Azurite): VHD sources are read and checked, and managed
 	// disks get their data there.
@@ -92,19 +105,17 @@ type Fake struct {
 	locIndex  map[string]cloud.Location
 
 	faults      []*Fault
-	lroFail     map[string]*Error // lower(request path) → terminal failure
-	pageFail    map[string]*Error // lower(request path) → list failure
-	failRegions map[string]string // region → details
+	lroFail     map[string]*lroFailure // lower(request path) → terminal failure
+	ops         map[string]*operation  // operation id → long operation
+	pending     map[string]*operation  // lower(resource id) → operation in progress
+	pageFail    map[string]*Error      // lower(request path) → list failure
+	failRegions map[string]string      // region → details
 	requests    []Request
 
 	compute   *computefake.ServerFactoryTransport
 	resources *resourcesfake.ServerFactoryTransport
 	storage   *storagefake.ServerFactoryTransport
 	subs      *subsfake.ServerFactoryTransport
-
-	// inflight maps an LRO's path to its API name, for the HTTP server
-	// to dispatch polls.
-	inflight map[string]string
 }
 
 // New returns an empty fake subscription.
@@ -120,10 +131,11 @@ func New(opts Options) *Fake {
 		versions:    map[string]*version{},
 		images:      map[string]*managedImage{},
 		disks:       map[string]*disk{},
-		lroFail:     map[string]*Error{},
+		lroFail:     map[string]*lroFailure{},
+		ops:         map[string]*operation{},
+		pending:     map[string]*operation{},
 		pageFail:    map[string]*Error{},
 		failRegions: map[string]string{},
-		inflight:    map[string]string{},
 	}
 	if f.sub == "" {
 		f.sub = DefaultSubscriptionID
@@ -228,9 +240,16 @@ type Fault struct {
 	Polls bool
 	// LRO makes the fault a long operation that fails on its last poll:
 	// that poll answers 200 with status Failed and the error (Code,
-	// Message) in its body, as Azure reports failed operations; Status is
-	// not used.
+	// Message) in its body, as Azure reports failed operations (a
+	// Location poll answers the error with Status). An image version so
+	// failed stays, in provisioningState Failed, as on Azure.
 	LRO bool
+	// NoError (with LRO) fails the operation without an error object:
+	// the status is Failed and nothing says why.
+	NoError bool
+	// BodyPolling (with LRO) answers the PUT without Azure-AsyncOperation,
+	// so clients poll the resource's provisioningState (ARM's third form).
+	BodyPolling bool
 }
 
 // Inject adds a fault. Faults are matched in the order they were added.
@@ -263,11 +282,21 @@ func (f *Fake) PendingFaults() int {
 }
 
 // FailReplication makes replication to region (a name or display name)
-// end Failed with details, for versions that add it from now on.
+// end Failed with details, for versions that add it from now on: at once,
+// or after the region's replication delay. The version's operation then
+// fails and the version stays in provisioningState Failed.
 func (f *Fake) FailReplication(region, details string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failRegions[f.canonical(region)] = details
+}
+
+// SetReplicationDelay sets Options.ReplicationDelay for replication
+// started from now on (e.g. after a test's setup ran at full speed).
+func (f *Fake) SetReplicationDelay(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opts.ReplicationDelay = d
 }
 
 // Request is one request the fake answered.
@@ -336,7 +365,11 @@ func (f *Fake) lroFault(ctx context.Context, method, path string) *Error {
 			fl.Times--
 		}
 		e := &Error{Status: fl.Status, Code: fl.Code, Message: fl.Message}
-		f.lroFail[strings.ToLower(path)] = e
+		fail := &lroFailure{err: e, noError: fl.NoError, bodyPolling: fl.BodyPolling}
+		if fl.NoError {
+			fail.err = nil
+		}
+		f.lroFail[strings.ToLower(path)] = fail
 		return e
 	}
 	return nil
@@ -352,36 +385,43 @@ type transport struct{ f *Fake }
 
 func (t transport) Do(req *http.Request) (*http.Response, error) { return t.f.do(req) }
 
-const pollSuffix = "/get/fake/status"
-
 func (f *Fake) do(req *http.Request) (*http.Response, error) {
-	api, _ := req.Context().Value(apiNameKey()).(string)
-	path := req.URL.Path
-	poll := strings.HasSuffix(path, pollSuffix)
-	base := strings.TrimSuffix(path, pollSuffix)
-	record := func(resp *http.Response) {
+	record := func(api string, poll bool, resp *http.Response) {
 		f.mu.Lock()
-		f.requests = append(f.requests, Request{Method: req.Method, Path: path, API: api, Status: resp.StatusCode, Poll: poll})
+		f.requests = append(f.requests, Request{Method: req.Method, Path: req.URL.Path, API: api, Status: resp.StatusCode, Poll: poll})
 		f.mu.Unlock()
 	}
-	if fl := f.matchFault(api, req.Method, base, poll, false); fl != nil {
-		h := http.Header{}
-		if fl.RetryAfter > 0 {
-			secs := int((fl.RetryAfter + time.Second - 1) / time.Second)
-			h.Set("Retry-After", fmt.Sprint(secs))
-			if fl.RetryAfter < time.Second {
-				h.Set("retry-after-ms", fmt.Sprint(fl.RetryAfter.Milliseconds()))
+	if req.Method == http.MethodGet {
+		if op := f.operationFor(req.URL.Path); op != nil {
+			resp := f.faultAnswer(req, op.api, op.resource, true)
+			if resp == nil {
+				resp = f.answerPoll(req, op)
 			}
+			record(op.api, true, resp)
+			return resp, nil
 		}
-		resp := (&Error{Status: fl.Status, Code: fl.Code, Message: fl.Message}).response(req, h)
-		record(resp)
+	}
+	api, canonical := apiFor(req.Method, req.URL.Path)
+	if named, _ := req.Context().Value(apiNameKey()).(string); named != "" {
+		api = named
+	}
+	if api == "" {
+		return nil, fmt.Errorf("fakearm: no operation for %s %s", req.Method, req.URL.Path)
+	}
+	// The SDK fake servers match paths in their own casing and dispatch
+	// on the API name, which the final GET of an ARM poller lacks.
+	req = req.WithContext(context.WithValue(req.Context(), apiNameKey(), api))
+	if canonical != "" && canonical != req.URL.Path {
+		req.URL.Path, req.URL.RawPath = canonical, ""
+	}
+	path := req.URL.Path
+	if resp := f.faultAnswer(req, api, path, false); resp != nil {
+		record(api, false, resp)
 		return resp, nil
 	}
 	var inner policy.Transporter
 	client, _, _ := strings.Cut(api, ".")
 	switch client {
-	case "":
-		return nil, fmt.Errorf("fakearm: request %s %s carries no API name", req.Method, path)
 	case "ResourceGroupsClient":
 		inner = f.resources
 	case "AccountsClient":
@@ -391,12 +431,22 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 	default:
 		inner = f.compute
 	}
+	var reqBody []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		reqBody, _ = io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		req.Body = io.NopCloser(bytes.NewReader(reqBody))
+	}
+	existed := f.exists(path)
 	// The SDK fakes panic ("send on closed channel") when the request's
 	// context ends while a handler runs: handlers never block, so they
 	// run to the end whatever the caller does.
-	resp, err := inner.Do(req.WithContext(context.WithoutCancel(req.Context())))
-	if err == nil && resp != nil {
-		resp.Request = req
+	innerReq := req.WithContext(context.WithoutCancel(req.Context()))
+	resp, err := inner.Do(innerReq)
+	if err == nil && resp.Header.Get("Fake-Poller-Status") != "" {
+		if resp, err = finishFake(inner, innerReq, resp); err == nil {
+			resp = f.answerLRO(req, api, resp, existed, reqBody)
+		}
 	}
 	if err != nil {
 		var ae *Error
@@ -405,37 +455,48 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 		}
 		resp = ae.response(req, nil)
 	}
-	status := resp.Header.Get("Fake-Poller-Status")
-	key := strings.ToLower(base)
-	if req.Method == http.MethodGet && !poll {
+	resp.Request = req
+	if req.Method == http.MethodGet {
 		f.mu.Lock()
-		if fe := f.pageFail[key]; fe != nil {
-			delete(f.pageFail, key)
+		if fe := f.pageFail[strings.ToLower(path)]; fe != nil {
+			delete(f.pageFail, strings.ToLower(path))
 			resp = fe.response(req, nil)
 		}
 		f.mu.Unlock()
+		resp = f.overlayState(req, resp)
 	}
-	if status != "" {
-		f.mu.Lock()
-		if status == "InProgress" {
-			f.inflight[key] = api
-		} else {
-			delete(f.inflight, key)
-			if fe := f.lroFail[key]; fe != nil && status == "Succeeded" {
-				// As Azure reports a failed operation: the status poll
-				// answers 200 with the failure in its body.
-				delete(f.lroFail, key)
-				h := http.Header{}
-				h.Set("Fake-Poller-Status", "Failed")
-				resp = fe.response(req, h)
-				resp.StatusCode, resp.Status = http.StatusOK, "200 OK"
-				resp.Header.Del("x-ms-error-code")
-			}
-		}
-		f.mu.Unlock()
+	if client != "ResourceGroupsClient" && client != "AccountsClient" && client != "Client" {
+		resp = f.displayLocations(resp)
 	}
-	record(resp)
+	record(api, false, resp)
 	return resp, nil
+}
+
+// faultAnswer answers a request with a matching request fault, or
+// returns nil.
+func (f *Fake) faultAnswer(req *http.Request, api, path string, poll bool) *http.Response {
+	fl := f.matchFault(api, req.Method, path, poll, false)
+	if fl == nil {
+		return nil
+	}
+	h := http.Header{}
+	if fl.RetryAfter > 0 {
+		secs := int((fl.RetryAfter + time.Second - 1) / time.Second)
+		h.Set("Retry-After", fmt.Sprint(secs))
+		if fl.RetryAfter < time.Second {
+			h.Set("retry-after-ms", fmt.Sprint(fl.RetryAfter.Milliseconds()))
+		}
+	}
+	return (&Error{Status: fl.Status, Code: fl.Code, Message: fl.Message}).response(req, h)
+}
+
+// exists reports whether a resource is at path (for ARM's 201 vs 200).
+func (f *Fake) exists(path string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := strings.ToLower(path)
+	return f.galleries[k] != nil || f.defs[k] != nil || f.versions[k] != nil || f.images[k] != nil ||
+		f.disks[k] != nil || f.accounts[k] != nil
 }
 
 // failPage makes the list request at path fail with err. Pager handlers
@@ -446,25 +507,14 @@ func (f *Fake) failPage(path string, err *Error) {
 	f.pageFail[strings.ToLower(path)] = err
 }
 
-// lroAPI returns the API name of the LRO in flight at path (for polls
-// arriving over HTTP, which carry no API name).
-func (f *Fake) lroAPI(path string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.inflight[strings.ToLower(strings.TrimSuffix(path, pollSuffix))]
-}
-
 // pollCount is the number of InProgress polls of a long operation.
 func (f *Fake) pollCount() int { return max(0, f.opts.LROPolls) }
 
-// accept queues a long operation's answers: accepted (InProgress), the
-// configured InProgress polls, then result. A failing LRO fault was
-// registered by lroFault and replaces the result on the last poll.
-func accept[T any](f *Fake, initial int, result T) (resp azfake.PollerResponder[T]) {
+// accept queues a long operation's answers for the SDK fake server:
+// accepted, then result; the transport turns them into ARM's answers
+// (see lro.go).
+func accept[T any](_ *Fake, initial int, result T) (resp azfake.PollerResponder[T]) {
 	resp.AddNonTerminalResponse(initial, nil)
-	for range f.pollCount() {
-		resp.AddNonTerminalResponse(http.StatusOK, nil)
-	}
 	resp.SetTerminalResponse(http.StatusOK, result, nil)
 	return resp
 }

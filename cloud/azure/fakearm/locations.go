@@ -1,6 +1,14 @@
 package fakearm
 
-import "github.com/imgflow/imgflow/cloud"
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/imgflow/imgflow/cloud"
+)
 
 // DefaultLocations is the built-in location list: public-cloud physical
 // regions (Recommended or Other) and the logical geographies Azure lists
@@ -91,4 +99,49 @@ var locationTable = [][4]string{
 	{"uk", "United Kingdom", "Other", "logical"},
 	{"unitedstates", "United States", "Other", "logical"},
 	{"unitedstateseuap", "United States EUAP", "Other", "logical"},
+}
+
+// displayLocations rewrites the location of a compute answer (a resource,
+// or each resource of a list) to its display name: the compute resource
+// provider answers "West Europe" whatever the request said, as every
+// GalleryRP and DiskRP example shows. The state keeps names.
+func (f *Fake) displayLocations(resp *http.Response) *http.Response {
+	if resp.StatusCode >= 300 || resp.Body == nil || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		return resp
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	out := body
+	doc := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err == nil && dec.Decode(&doc) == nil {
+		changed := f.displayLocation(doc)
+		if list, ok := doc["value"].([]any); ok {
+			for _, item := range list {
+				if m, ok := item.(map[string]any); ok && f.displayLocation(m) {
+					changed = true
+				}
+			}
+		}
+		if changed {
+			if b, err := json.Marshal(doc); err == nil {
+				out = b
+			}
+		}
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(out))
+	resp.ContentLength = int64(len(out))
+	resp.Header.Del("Content-Length")
+	return resp
+}
+
+func (f *Fake) displayLocation(doc map[string]any) bool {
+	loc, ok := doc["location"].(string)
+	if !ok {
+		return false
+	}
+	d := f.displayName(loc)
+	doc["location"] = d
+	return d != loc
 }

@@ -1,7 +1,6 @@
 package fakearm
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -28,20 +27,25 @@ func (f *Fake) ClientOptions() *arm.ClientOptions {
 }
 
 // route is an ARM operation: method and path pattern ("*" is any one
-// segment; literal segments compare case-insensitively).
+// segment; literal segments compare case-insensitively, as ARM's do, and
+// are written in the casing the SDK fake server of the operation
+// matches).
 type route struct {
 	method, pattern, api string
 }
 
 const (
+	// The resource groups fake matches "resourcegroups", every other
+	// server "resourceGroups" (as their REST specs spell them).
 	rgPath      = "subscriptions/*/resourcegroups/*"
-	computePath = rgPath + "/providers/Microsoft.Compute"
+	inRGPath    = "subscriptions/*/resourceGroups/*"
+	computePath = inRGPath + "/providers/Microsoft.Compute"
 	galleryPath = computePath + "/galleries/*"
 	defPath     = galleryPath + "/images/*"
 	versionPath = defPath + "/versions/*"
 	diskPath    = computePath + "/disks/*"
 	imagePath   = computePath + "/images/*"
-	accountPath = rgPath + "/providers/Microsoft.Storage/storageAccounts/*"
+	accountPath = inRGPath + "/providers/Microsoft.Storage/storageAccounts/*"
 )
 
 var routes = []route{
@@ -77,8 +81,9 @@ var routes = []route{
 	{"POST", diskPath + "/endGetAccess", "DisksClient.BeginRevokeAccess"},
 }
 
-// apiFor finds the SDK operation of a request.
-func apiFor(method, path string) string {
+// apiFor finds the SDK operation of a request and its path with the
+// literal segments in the route's casing.
+func apiFor(method, path string) (api, canonical string) {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	for _, r := range routes {
 		if r.method != method {
@@ -96,10 +101,17 @@ func apiFor(method, path string) string {
 			}
 		}
 		if ok {
-			return r.api
+			out := make([]string, len(segs))
+			for i, p := range pat {
+				out[i] = segs[i]
+				if p != "*" {
+					out[i] = p
+				}
+			}
+			return r.api, "/" + strings.Join(out, "/")
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // Handler serves the fake over HTTP: each request is mapped to its SDK
@@ -109,19 +121,13 @@ func apiFor(method, path string) string {
 func (f *Fake) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path := r.URL.Path
-		var api string
-		if strings.HasSuffix(path, pollSuffix) && r.Method == http.MethodGet {
-			api = f.lroAPI(path)
-		} else {
-			api = apiFor(r.Method, path)
-		}
-		if api == "" {
+		api, _ := apiFor(r.Method, path)
+		if api == "" && (r.Method != http.MethodGet || f.operationFor(path) == nil) {
 			writeResp(w, (&Error{Status: http.StatusNotFound, Code: "InvalidResourceType",
 				Message: "fakearm: no operation for " + r.Method + " " + path}).response(r, nil))
 			return
 		}
-		ctx := context.WithValue(r.Context(), apiNameKey(), api)
-		req := r.Clone(ctx)
+		req := r.Clone(r.Context())
 		req.RequestURI = ""
 		req.URL.Scheme = "http"
 		if r.TLS != nil {

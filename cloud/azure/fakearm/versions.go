@@ -32,19 +32,83 @@ type version struct {
 	content   string
 	regions   map[string]*regionState
 	published time.Time
+	// provisioning is the provisioningState: Creating or Updating until
+	// every target region replicated, then Succeeded, or Failed (with
+	// failure, nil when the fault gave no error object).
+	provisioning string
+	failure      *Error
 }
 
 type regionState struct {
 	state    armcompute.ReplicationState
 	progress int
 	details  string
-	polls    int // reads left before Completed
+	polls    int // reads that still show Replicating; -1: none
+	started  time.Time
+	readyAt  time.Time // not Completed before
+	// failure, when set, ends the replication Failed with these details
+	// instead (FailReplication) once the delay passed.
+	failure string
 }
+
+// advance moves replication on: a region completes once its delay has
+// passed and (read) its reads are used up; the version's provisioning
+// ends when every region has. Called under f.mu.
+func (f *Fake) advance(v *version, read bool) {
+	now := time.Now()
+	done, failed := true, []string{}
+	for _, t := range v.targets {
+		st := v.regions[t.Name]
+		if st == nil {
+			continue
+		}
+		if st.state == armcompute.ReplicationStateReplicating {
+			if read && st.polls >= 0 {
+				st.polls--
+			}
+			total := st.readyAt.Sub(st.started)
+			switch {
+			case st.polls < 0 && !now.Before(st.readyAt) && st.failure != "":
+				st.state, st.details = armcompute.ReplicationStateFailed, st.failure
+			case st.polls < 0 && !now.Before(st.readyAt):
+				st.state, st.progress = armcompute.ReplicationStateCompleted, 100
+			case total > 0:
+				st.progress = max(st.progress, min(99, int(100*now.Sub(st.started)/total)))
+			case read:
+				st.progress = min(99, st.progress+max(1, 100/(f.opts.ReplicationPolls+1)))
+			}
+		}
+		switch st.state {
+		case armcompute.ReplicationStateReplicating:
+			done = false
+		case armcompute.ReplicationStateFailed:
+			failed = append(failed, f.displayName(t.Name)+": "+st.details)
+		}
+	}
+	if v.provisioning == statusSucceeded || v.provisioning == statusFailed {
+		return
+	}
+	switch {
+	case len(failed) > 0:
+		// Azure's code for a failed regional replica is not documented;
+		// this one names what happened.
+		v.provisioning = statusFailed
+		v.failure = newErr(http.StatusInternalServerError, CodeReplicationFailed,
+			"Replication of gallery image version '%s' failed in %s.", v.name, strings.Join(failed, "; "))
+	case done:
+		v.provisioning = statusSucceeded
+	}
+}
+
+// CodeReplicationFailed is the error of a version operation whose
+// replication to a region failed (FailReplication).
+const CodeReplicationFailed = "GalleryImageVersionReplicationFailed"
 
 // render is the version as Azure answers it: target regions and
 // replication status name regions by display name; the status comes only
 // with $expand=ReplicationStatus (and advances replication by one read).
 func (f *Fake) render(v *version, expand bool) armcompute.GalleryImageVersion {
+	f.advance(v, expand)
 	pp := &armcompute.GalleryImageVersionPublishingProfile{
 		ReplicaCount:       to(int32(v.replicaCount)),
 		StorageAccountType: to(armcompute.StorageAccountType(v.storageType)),
@@ -78,7 +142,7 @@ func (f *Fake) render(v *version, expand bool) armcompute.GalleryImageVersion {
 		sp.OSDiskImage.SizeInGB = to(int32((v.size + gib - 1) / gib))
 	}
 	props := &armcompute.GalleryImageVersionProperties{
-		ProvisioningState: to(armcompute.GalleryProvisioningStateSucceeded),
+		ProvisioningState: to(armcompute.GalleryProvisioningState(v.provisioning)),
 		StorageProfile:    sp,
 		PublishingProfile: pp,
 	}
@@ -89,13 +153,6 @@ func (f *Fake) render(v *version, expand bool) armcompute.GalleryImageVersion {
 			st := v.regions[t.Name]
 			if st == nil {
 				continue
-			}
-			if st.state == armcompute.ReplicationStateReplicating {
-				st.polls--
-				st.progress = min(99, st.progress+max(1, 100/(f.opts.ReplicationPolls+1)))
-				if st.polls < 0 {
-					st.state, st.progress = armcompute.ReplicationStateCompleted, 100
-				}
 			}
 			switch st.state {
 			case armcompute.ReplicationStateFailed:
@@ -288,8 +345,15 @@ func (f *Fake) putVersion(ctx context.Context, rg, gallery, defName, name string
 		return armcompute.GalleryImageVersion{}, err
 	}
 	next.tags = copyTags(in.Tags)
+	next.provisioning, next.failure = "Creating", nil
+	if exists {
+		next.provisioning = "Updating"
+	}
 	if fe := f.lroFault(ctx, http.MethodPut, id); fe != nil {
-		return armcompute.GalleryImageVersion{}, nil
+		// The version stays, Failed, as on Azure: it must be deleted
+		// before the name can be used again.
+		f.failVersion(&next, v, id)
+		return f.render(&next, false), nil
 	}
 	if !exists && src.Kind == cloud.SourceVHD {
 		content, err := f.snapshot(id, next.content)
@@ -325,8 +389,10 @@ func (f *Fake) patchVersion(ctx context.Context, rg, gallery, defName, name stri
 	if in.Tags != nil {
 		next.tags = copyTags(in.Tags)
 	}
+	next.provisioning, next.failure = "Updating", nil
 	if fe := f.lroFault(ctx, http.MethodPatch, v.id); fe != nil {
-		return armcompute.GalleryImageVersion{}, nil
+		f.failVersion(&next, v, v.id)
+		return f.render(&next, false), nil
 	}
 	f.commitRegions(&next, v)
 	f.versions[key(v.id)] = &next
@@ -405,9 +471,20 @@ func (f *Fake) targetRegions(v *version, req []*armcompute.TargetRegion) ([]clou
 	return out, nil
 }
 
+// failVersion stores next in provisioningState Failed with the injected
+// failure of its operation (none for a NoError fault).
+func (f *Fake) failVersion(next, prev *version, id string) {
+	next.provisioning = statusFailed
+	if fl := f.lroFail[strings.ToLower(id)]; fl != nil {
+		next.failure = fl.err
+	}
+	f.commitRegions(next, prev)
+	f.versions[key(id)] = next
+}
+
 // commitRegions starts replication to regions new in next (completed at
-// once, after ReplicationPolls reads, or Failed for FailReplication
-// regions) and forgets removed ones.
+// once, after ReplicationPolls reads and the region's delay, or Failed
+// for FailReplication regions) and forgets removed ones.
 func (f *Fake) commitRegions(next, prev *version) {
 	regions := map[string]*regionState{}
 	for _, t := range next.targets {
@@ -417,11 +494,22 @@ func (f *Fake) commitRegions(next, prev *version) {
 				continue
 			}
 		}
-		switch details, failed := f.failRegions[t.Name]; {
-		case failed:
+		delay, ok := f.opts.RegionDelays[t.Name]
+		if !ok {
+			delay = f.opts.ReplicationDelay
+		}
+		now := time.Now()
+		details, failed := f.failRegions[t.Name]
+		switch {
+		case failed && delay == 0:
 			regions[t.Name] = &regionState{state: armcompute.ReplicationStateFailed, details: details}
-		case f.opts.ReplicationPolls > 0:
-			regions[t.Name] = &regionState{state: armcompute.ReplicationStateReplicating, polls: f.opts.ReplicationPolls}
+		case f.opts.ReplicationPolls > 0 || delay > 0:
+			polls := f.opts.ReplicationPolls
+			if polls == 0 || failed {
+				polls = -1
+			}
+			regions[t.Name] = &regionState{state: armcompute.ReplicationStateReplicating, polls: polls,
+				started: now, readyAt: now.Add(delay), failure: details}
 		default:
 			regions[t.Name] = &regionState{state: armcompute.ReplicationStateCompleted, progress: 100}
 		}
