@@ -7,7 +7,7 @@ FLATCAR_VARS := --var version=4152.2.3 --var vhd=//testdata/flatcar/flatcar-linu
 # every recipe, so the tests run them rather than older system copies.
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: build run test deps vet fmt-check lint docs clean
+.PHONY: build run test deps vet fmt-check tidy-check lint docs clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/imgflow
@@ -28,6 +28,10 @@ deps:
 vet:
 	$(GO) vet ./...
 
+# go.mod and go.sum say exactly what the code imports.
+tidy-check:
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
+
 fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -38,9 +42,13 @@ lint: build
 	$(BIN) fmt -check workflows lib
 	$(BIN) lint workflows lib
 
-# The README's second command: everything, set-up included.
-test: deps fmt-check vet build lint
-	$(GO) test -race -count=1 ./...
+# The README's second command: everything, set-up included. A package's
+# tests may take up to TEST_TIMEOUT (go test's default of 10 minutes is too
+# short for the race detector on a busy two-core machine; the slowest
+# package takes about 2 minutes on an idle one).
+TEST_TIMEOUT ?= 25m
+test: deps fmt-check tidy-check vet build lint
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	$(BIN) test workflows
 	@echo "The conformance suite on the Azure target (fake ARM + Azurite), case by case:"
 	$(GO) test -count=1 -v -run '^TestAzure$$' ./cloud/conformance
