@@ -69,7 +69,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 		return fail(cloud.BadRequest(cloud.CodeInvalidParameter, j.shown, "invalid copy source: %v", redactErr(err)))
 	}
 	j.srcRef = ref
-	if j.src, err = p.sourceClient(srcURL, ref); err != nil {
+	if j.src, err = p.sourceClient(ctx, srcURL, ref); err != nil {
 		return fail(err)
 	}
 	props, err := j.src.GetProperties(ctx, nil)
@@ -87,7 +87,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 	j.srcMD5 = props.ContentMD5
 	j.srcDigest = metadataDigest(props.Metadata)
 	j.page = strOf(props.BlobType) == string(blob.BlobTypePageBlob)
-	if j.dst, err = p.pageClient(j.dest); err != nil {
+	if j.dst, err = p.pageClient(ctx, j.dest); err != nil {
 		return fail(err)
 	}
 	if !overwrite {
@@ -151,11 +151,11 @@ func serverCopyUnsupported(err error) bool {
 
 // sourceClient reads the copy source: through its SAS when it has one,
 // else with this provider's credentials for the account.
-func (p *Provider) sourceClient(srcURL string, ref cloud.BlobRef) (*pageblob.Client, error) {
+func (p *Provider) sourceClient(ctx context.Context, srcURL string, ref cloud.BlobRef) (*pageblob.Client, error) {
 	if strings.Contains(srcURL, "?") {
 		return pageblob.NewClientWithNoCredential(srcURL, (*pageblob.ClientOptions)(p.blobOptions()))
 	}
-	return p.pageClient(ref)
+	return p.pageClient(ctx, ref)
 }
 
 // copySource is the URL the storage service reads a server-side copy
@@ -178,12 +178,13 @@ func (p *Provider) copySource(ctx context.Context, j *copyJob) string {
 	if strings.HasPrefix(base, "http://") {
 		vals.Protocol = sas.ProtocolHTTPSandHTTP
 	}
-	if cred, err := p.sharedKey(j.srcRef.Account); err == nil && cred != nil {
+	cred, err := p.blobCredential(ctx, j.srcRef.Account, j.srcRef.Endpoint)
+	if err == nil && cred != nil {
 		if qp, err := vals.SignWithSharedKey(cred); err == nil {
 			return base + "?" + qp.Encode()
 		}
 	}
-	if p.opts.StorageKey == nil {
+	if err == nil {
 		ep := j.srcRef.Endpoint
 		if ep == "" {
 			ep = p.blobEndpoint(j.srcRef.Account)
@@ -426,7 +427,7 @@ func (p *Provider) streamBlockCopy(ctx context.Context, j *copyJob) error {
 	body := res.NewRetryReader(ctx, nil)
 	defer body.Close()
 	h := md5.New()
-	bb, err := p.blockClient(j.dest)
+	bb, err := p.blockClient(ctx, j.dest)
 	if err != nil {
 		return err
 	}
@@ -449,8 +450,8 @@ func (p *Provider) streamBlockCopy(ctx context.Context, j *copyJob) error {
 	return err
 }
 
-func (p *Provider) blockClient(ref cloud.BlobRef) (*blockblob.Client, error) {
-	cc, err := p.containerClient(ref.Account, ref.Endpoint, ref.Container)
+func (p *Provider) blockClient(ctx context.Context, ref cloud.BlobRef) (*blockblob.Client, error) {
+	cc, err := p.containerClient(ctx, ref.Account, ref.Endpoint, ref.Container)
 	if err != nil {
 		return nil, err
 	}
