@@ -116,6 +116,11 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 }
 
 // runCopy moves the data with the configured mode and its fallbacks.
+// When the service cannot read the source (CannotVerifyCopySource: a
+// source behind a firewall, a private endpoint, or a SAS the service
+// refuses) while imgflow can, the data streams through imgflow: Put Page
+// From URL would fail the same way, as it is the service reading the
+// source too.
 func (p *Provider) runCopy(ctx context.Context, j *copyJob) error {
 	mode := p.opts.CopyMode
 	if mode == CopyAuto || mode == CopyServer {
@@ -123,18 +128,29 @@ func (p *Provider) runCopy(ctx context.Context, j *copyJob) error {
 		if err == nil || mode == CopyServer || !serverCopyUnsupported(err) {
 			return err
 		}
-		p.logf("copy %s: server-side copy not possible (%v); copying by ranges", j.shown, err)
-		mode = CopyRanges
+		if isCopySourceError(err) {
+			p.logf("copy %s: the storage service cannot read the source (%s); streaming the data through imgflow", j.shown, errCode(err))
+			mode = CopyStream
+		} else {
+			p.logf("copy %s: server-side copy not possible (%v); copying by ranges", j.shown, err)
+			mode = CopyRanges
+		}
 	}
 	if !j.page {
 		return p.streamBlockCopy(ctx, j)
 	}
 	if mode == CopyRanges {
 		err := p.rangeCopy(ctx, j)
-		if err == nil || !isStatus(err, http.StatusNotImplemented) {
+		switch {
+		case err == nil:
+			return nil
+		case isStatus(err, http.StatusNotImplemented):
+			p.logf("copy %s: Put Page From URL not implemented by the service; streaming the data", j.shown)
+		case isCopySourceError(err):
+			p.logf("copy %s: the storage service cannot read the source (%s); streaming the data through imgflow", j.shown, errCode(err))
+		default:
 			return err
 		}
-		p.logf("copy %s: Put Page From URL not implemented by the service; streaming the data", j.shown)
 	}
 	return p.streamCopy(ctx, j)
 }
@@ -146,7 +162,7 @@ func serverCopyUnsupported(err error) bool {
 	if isStatus(err, http.StatusNotImplemented) {
 		return true
 	}
-	return cloud.HasCode(err, CodeCannotVerifyCopySource) || cloud.HasCode(err, "FeatureNotSupported") || cloud.HasCode(err, "NotImplemented")
+	return isCopySourceError(err) || cloud.HasCode(err, "FeatureNotSupported") || cloud.HasCode(err, "NotImplemented")
 }
 
 // sourceClient reads the copy source: through its SAS when it has one,
@@ -267,8 +283,17 @@ func (p *Provider) serverCopy(ctx context.Context, j *copyJob) (err error) {
 	return nil
 }
 
+// isCopySourceError tells the service failing to read a copy source
+// (which imgflow itself read a moment before) from a failure at the
+// destination: CannotVerifyCopySource, or the source's own 401/403/404
+// answer the service reports as a CopySource… code.
 func isCopySourceError(err error) bool {
-	return cloud.HasCode(err, CodeCannotVerifyCopySource)
+	ce, ok := asCloudError(err)
+	if !ok {
+		return false
+	}
+	return ce.Code == CodeCannotVerifyCopySource ||
+		(strings.HasPrefix(ce.Code, "CopySource") && isStatus(err, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound))
 }
 
 // copyProgress parses x-ms-copy-progress ("copied/total").
