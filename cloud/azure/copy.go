@@ -57,7 +57,43 @@ type copyJob struct {
 // the digest computed on the way when the data streams through imgflow.
 // The result is checked: same size and, when both are known, same digest
 // and same MD5.
+//
+// A source that is a disk SAS from GrantDiskAccess is granted again when
+// its access ends during the copy (expired, or revoked), and the copy
+// starts over once. For a ConfidentialVM disk the VM guest state
+// (securityDataAccessSAS) is copied too, to cloud.GuestStateBlobName of
+// dest.
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
+	g := p.grantOf(srcURL)
+	b, err := p.copyBlob(ctx, srcURL, dest, overwrite)
+	if err != nil && g != nil && sourceDenied(err) {
+		p.logf("copy from disk %s: its read access ended during the copy (%s); granting it again", g.disk, errCode(err))
+		var rerr error
+		if srcURL, g, rerr = p.regrant(ctx, srcURL, g); rerr != nil {
+			return nil, fmt.Errorf("%w (granting access again: %w)", err, rerr)
+		}
+		b, err = p.copyBlob(ctx, srcURL, dest, overwrite)
+	}
+	if err != nil || g == nil || g.guestState == "" {
+		return b, err
+	}
+	gs := dest
+	gs.Name = cloud.GuestStateBlobName(dest.Name)
+	if _, err := p.copyBlob(ctx, g.guestState, gs, overwrite); err != nil {
+		return nil, fmt.Errorf("copy the VM guest state of disk %s: %w", g.disk, err)
+	}
+	return b, nil
+}
+
+// sourceDenied tells a copy that failed because its source stopped
+// answering (a disk SAS that expired or was revoked) from other failures.
+func sourceDenied(err error) bool {
+	return isCopySourceError(err) || cloud.HasCode(err, CodeCopyFailed) ||
+		isStatus(err, http.StatusForbidden, http.StatusUnauthorized)
+}
+
+// copyBlob is one copy of CopyBlob.
+func (p *Provider) copyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	j := &copyJob{srcURL: srcURL, shown: cloud.RedactURL(srcURL), overwrite: overwrite}
 	j.dest = p.resolve(dest)
 	du := shown(j.dest)

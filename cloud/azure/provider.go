@@ -153,6 +153,9 @@ type Provider struct {
 	// accountAuth holds it (nil: the token credential).
 	authMu      sync.Mutex
 	accountAuth map[string]*azblob.SharedKeyCredential
+
+	grantMu sync.Mutex
+	grants  map[string]*diskGrant // disk SAS URL → its grant
 }
 
 var _ cloud.Provider = (*Provider)(nil)
@@ -188,7 +191,7 @@ func New(_ context.Context, opts Options) (*Provider, error) {
 	blobOpts.Transport = redactTransport{next: orDefault(blobOpts.Transport)}
 	opts.Blob = &blobOpts
 	p := &Provider{opts: opts, sub: opts.SubscriptionID, cred: opts.Credential, blobCreds: map[string]*azblob.SharedKeyCredential{},
-		accountGroups: map[string]string{}, accountAuth: map[string]*azblob.SharedKeyCredential{}}
+		accountGroups: map[string]string{}, accountAuth: map[string]*azblob.SharedKeyCredential{}, grants: map[string]*diskGrant{}}
 	cf, err := armcompute.NewClientFactory(p.sub, p.cred, armOpts)
 	if err != nil {
 		return nil, fmt.Errorf("azure: compute clients: %w", err)
