@@ -57,3 +57,12 @@ func (f *Fake) listAccounts(*armstorage.AccountsClientListOptions) (resp azfake.
 	resp.AddPage(http.StatusOK, page, nil)
 	return
 }
+
+// HasStorageAccount reports whether a storage account of that name exists
+// in any resource group (names are global): an emulator's blob endpoint
+// answers only for those, as Azure's DNS does.
+func (f *Fake) HasStorageAccount(name string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.findAccount(name) != nil
+}
