@@ -125,7 +125,8 @@ func sigToVHDImpl(c *Call) (starlark.Value, error) {
 // exportValue is sig_to_vhd's result: the VHD's blob and, for a
 // ConfidentialVM export, guest_state: the blob the target copied the VM
 // guest state to (cloud.GuestStateBlobName), or None when it has none
-// (the local target simulates no guest state).
+// (the local target simulates no guest state). The validation pass
+// returns the blob the export will write.
 func (c *Call) exportValue(dest cloud.BlobRef, b *cloud.Blob, securityType string) (starlark.Value, error) {
 	v := blobValue(dest, b)
 	if securityType != "ConfidentialVM" {
@@ -137,6 +138,9 @@ func (c *Call) exportValue(dest cloud.BlobRef, b *cloud.Blob, securityType strin
 	switch gs, err := c.Run.Provider.GetBlob(c.Ctx(), gsRef); {
 	case err == nil:
 		guest = blobValue(gsRef, gs)
+	case cloud.IsNotFound(err) && c.Run.Validating:
+		// A dry run copies nothing: the blob the export will write.
+		guest = blobValue(gsRef, nil)
 	case !cloud.IsNotFound(err):
 		return nil, fmt.Errorf("sig_to_vhd: the VM guest state %s: %w", gsRef.URL(), err)
 	}

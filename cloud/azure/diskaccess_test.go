@@ -3,6 +3,8 @@ package azure_test
 import (
 	"context"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,10 +14,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/interp"
 )
 
 // containerOfSAS is a shared-key client for the container a disk SAS
@@ -115,4 +121,48 @@ func TestCopyRegrantsEndedDiskAccess(t *testing.T) {
 	require.NoError(t, w.p.RevokeDiskAccess(w.ctx, "rg", "export"))
 	_, err = w.p.CopyBlob(w.ctx, sas, ref(sa, c, "late.vhd"), false)
 	require.Error(t, err)
+}
+
+// TestSigToVHDConfidentialVMWorkflow: sig_to_vhd with security_type
+// ConfidentialVM on the Azure target returns the guest state blob it
+// copied next to the VHD.
+func TestSigToVHDConfidentialVMWorkflow(t *testing.T) {
+	w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations()}, nil)
+	// Azurite serves the account already: it must exist in ARM too, or
+	// the validation pass sees its name taken elsewhere.
+	_, _, err := cloud.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "imgflow-cvm", Location: loc})
+	require.NoError(t, err)
+	sa, _, err := cloud.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: "imgflowtest", ResourceGroup: "imgflow-cvm", Location: loc})
+	require.NoError(t, err)
+	root := t.TempDir()
+	img := makeVHD(t, 2<<20, 4096, 0)
+	require.NoError(t, os.Rename(img.path, filepath.Join(root, "base.vhd")))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "cvm.star"), []byte(`
+rg = resource_group("imgflow-cvm", location = "westeurope")
+sa = storage_account("imgflowtest", resource_group = rg)
+base = vhd_upload("//base.vhd", dest = blob(sa, container = "vhds", name = "base.vhd"))
+g = gallery("imgflow_cvm", resource_group = rg)
+d = image_definition(g, name = "cvm", publisher = "imgflow", offer = "aks", sku = "cvm", hyper_v_generation = "V2",
+                     features = {"SecurityType": "ConfidentialVMSupported"})
+v = image_version(d, version = "1.0.0", source = vhd(base, storage_account = sa))
+exported = sig_to_vhd(v, dest = blob(sa, container = "export", name = "cvm-1.0.0.vhd"), security_type = "ConfidentialVM")
+output("vhd", exported.url)
+output("guest_state", exported.guest_state.url)
+`), 0o644))
+	ws, err := builtins.NewWorkspace(root)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res := interp.Run(ctx, "//cvm.star", interp.Config{Workspace: ws, Registry: builtins.NewRegistry(),
+		Info: builtins.RunInfo{ID: "azure-cvm", Time: time.Now()}}, interp.Target{Apply: w.p, Validate: overlay.New(w.p)})
+	require.NoError(t, res.Err)
+	outputs := map[string]string{}
+	for _, o := range res.Outputs {
+		outputs[o.Name] = starlarkString(o.Value)
+	}
+	assert.True(t, strings.HasSuffix(outputs["vhd"], "/export/cvm-1.0.0.vhd"), outputs["vhd"])
+	assert.True(t, strings.HasSuffix(outputs["guest_state"], "/export/cvm-1.0.0.vmgs"), outputs["guest_state"])
+	head, err := w.p.ReadBlob(w.ctx, ref(sa, "export", "cvm-1.0.0.vmgs"), 0, int64(len(fakearm.GuestStateHeader)))
+	require.NoError(t, err)
+	assert.Equal(t, fakearm.GuestStateHeader, string(head))
 }
