@@ -66,7 +66,7 @@ type copyJob struct {
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	g := p.grantOf(srcURL)
 	b, err := p.copyBlob(ctx, srcURL, dest, overwrite)
-	if err != nil && g != nil && sourceDenied(err) {
+	if err != nil && g != nil && sourceDenied(err) && !p.sourceReadable(ctx, srcURL) {
 		p.logf("copy from disk %s: its read access ended during the copy (%s); granting it again", g.disk, errCode(err))
 		var rerr error
 		if srcURL, g, rerr = p.regrant(ctx, srcURL, g); rerr != nil {
@@ -90,6 +90,17 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 func sourceDenied(err error) bool {
 	return isCopySourceError(err) || cloud.HasCode(err, CodeCopyFailed) ||
 		isStatus(err, http.StatusForbidden, http.StatusUnauthorized)
+}
+
+// sourceReadable reports whether a SAS source still answers: a copy that
+// failed while it does failed for another reason than its access ending.
+func (p *Provider) sourceReadable(ctx context.Context, srcURL string) bool {
+	c, err := pageblob.NewClientWithNoCredential(srcURL, (*pageblob.ClientOptions)(p.blobOptions()))
+	if err != nil {
+		return false
+	}
+	_, err = c.GetProperties(ctx, nil)
+	return err == nil
 }
 
 // copyBlob is one copy of CopyBlob.

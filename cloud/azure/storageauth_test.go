@@ -201,3 +201,14 @@ base = vhd_upload("//base.vhd", dest = blob(sa, container = "vhds", name = "base
 	assert.Positive(t, bearer)
 	assert.Zero(t, other, "no blob request reached the service with a key")
 }
+
+func TestParseStorageAuth(t *testing.T) {
+	for in, want := range map[string]azure.StorageAuth{"": azure.StorageAuthAuto, "auto": azure.StorageAuthAuto, "AAD": azure.StorageAuthAAD, " key ": azure.StorageAuthKey} {
+		got, err := azure.ParseStorageAuth(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	_, err := azure.ParseStorageAuth("sas")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "use aad, key or auto")
+}

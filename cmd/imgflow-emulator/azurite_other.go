@@ -12,7 +12,9 @@ type azuriteProc struct {
 	exited chan struct{}
 }
 
-func findAzurite(string) (string, error) { return "", errors.New("imgflow-emulator runs on Linux only") }
+func findAzurite(string) (string, error) {
+	return "", errors.New("imgflow-emulator runs on Linux only")
+}
 
 func startAzurite(string, []string, string) (*azuriteProc, error) {
 	return nil, errors.New("imgflow-emulator runs on Linux only")
