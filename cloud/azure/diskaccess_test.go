@@ -140,12 +140,12 @@ func TestSigToVHDConfidentialVMWorkflow(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "cvm.star"), []byte(`
 rg = resource_group("imgflow-cvm", location = "westeurope")
 sa = storage_account("imgflowtest", resource_group = rg)
-base = vhd_upload("//base.vhd", dest = blob(sa, container = "vhds", name = "base.vhd"))
+base = vhd_upload("//base.vhd", dest = blob(sa, container = "cvmbase", name = "base.vhd"))
 g = gallery("imgflow_cvm", resource_group = rg)
 d = image_definition(g, name = "cvm", publisher = "imgflow", offer = "aks", sku = "cvm", hyper_v_generation = "V2",
                      features = {"SecurityType": "ConfidentialVMSupported"})
 v = image_version(d, version = "1.0.0", source = vhd(base, storage_account = sa))
-exported = sig_to_vhd(v, dest = blob(sa, container = "export", name = "cvm-1.0.0.vhd"), security_type = "ConfidentialVM")
+exported = sig_to_vhd(v, dest = blob(sa, container = "cvmexport", name = "cvm-1.0.0.vhd"), security_type = "ConfidentialVM")
 output("vhd", exported.url)
 output("guest_state", exported.guest_state.url)
 `), 0o644))
@@ -160,9 +160,9 @@ output("guest_state", exported.guest_state.url)
 	for _, o := range res.Outputs {
 		outputs[o.Name] = starlarkString(o.Value)
 	}
-	assert.True(t, strings.HasSuffix(outputs["vhd"], "/export/cvm-1.0.0.vhd"), outputs["vhd"])
-	assert.True(t, strings.HasSuffix(outputs["guest_state"], "/export/cvm-1.0.0.vmgs"), outputs["guest_state"])
-	head, err := w.p.ReadBlob(w.ctx, ref(sa, "export", "cvm-1.0.0.vmgs"), 0, int64(len(fakearm.GuestStateHeader)))
+	assert.True(t, strings.HasSuffix(outputs["vhd"], "/cvmexport/cvm-1.0.0.vhd"), outputs["vhd"])
+	assert.True(t, strings.HasSuffix(outputs["guest_state"], "/cvmexport/cvm-1.0.0.vmgs"), outputs["guest_state"])
+	head, err := w.p.ReadBlob(w.ctx, ref(sa, "cvmexport", "cvm-1.0.0.vmgs"), 0, int64(len(fakearm.GuestStateHeader)))
 	require.NoError(t, err)
 	assert.Equal(t, fakearm.GuestStateHeader, string(head))
 }

@@ -73,18 +73,22 @@ func (p *Provider) blobCredential(ctx context.Context, account, endpoint string)
 	if a, ok := p.accountAuth[strings.ToLower(account)]; ok {
 		return a, nil
 	}
-	var cred *azblob.SharedKeyCredential
-	var err error
-	switch mode {
-	case StorageAuthKey:
-		cred, err = p.listedKey(ctx, account)
-	default:
-		cred, err = p.probeToken(ctx, account, endpoint, mode)
+	if mode == StorageAuthKey {
+		cred, err := p.listedKey(ctx, account)
+		if err != nil {
+			return nil, fmt.Errorf("--storage-auth key: %w (the credential needs Microsoft.Storage/storageAccounts/listKeys/action on the account, as Contributor has; or use --storage-auth aad with the role %q)",
+				err, RoleBlobDataContributor)
+		}
+		p.accountAuth[strings.ToLower(account)] = cred
+		return cred, nil
 	}
+	cred, known, err := p.probeToken(ctx, account, endpoint, mode)
 	if err != nil {
 		return nil, err
 	}
-	p.accountAuth[strings.ToLower(account)] = cred
+	if known {
+		p.accountAuth[strings.ToLower(account)] = cred
+	}
 	return cred, nil
 }
 
@@ -109,33 +113,41 @@ func (p *Provider) configuredKey(account string) (*azblob.SharedKeyCredential, e
 
 // probeToken reads a blob that need not exist with the token credential:
 // any answer but 403 means the principal has data access. On 403, auto
-// falls back to the account key; aad reports the role to grant.
-func (p *Provider) probeToken(ctx context.Context, account, endpoint string, mode StorageAuth) (*azblob.SharedKeyCredential, error) {
+// falls back to the account key; aad reports the role to grant. known is
+// false when the account does not exist (yet): the choice is made again
+// on the next call.
+func (p *Provider) probeToken(ctx context.Context, account, endpoint string, mode StorageAuth) (cred *azblob.SharedKeyCredential, known bool, err error) {
 	if endpoint == "" {
 		endpoint = p.blobEndpoint(account)
 	}
 	cc, err := container.NewClient(strings.TrimRight(endpoint, "/")+"/"+probeContainer, p.cred, (*container.ClientOptions)(p.blobOptions()))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	_, err = cc.NewBlobClient("probe").GetProperties(ctx, nil)
-	if err == nil || !isStatus(err, http.StatusForbidden) {
-		if err != nil && !isStatus(err, http.StatusNotFound) {
-			return nil, opError("check blob access to storage account", account, azErr(err, endpoint))
-		}
-		return nil, nil
+	switch {
+	case err == nil:
+		return nil, true, nil
+	case isStatus(err, http.StatusNotFound):
+		// ContainerNotFound: data access. ResourceNotFound: no such
+		// account; the caller's own request reports that.
+		return nil, !cloud.HasCode(azErr(err, endpoint), cloud.CodeResourceNotFound), nil
+	case !isStatus(err, http.StatusForbidden):
+		// A transport error (no such host) or a service failure: the
+		// caller's own request meets it too.
+		return nil, false, nil
 	}
 	denied := azErr(err, endpoint)
 	if mode == StorageAuthAAD {
-		return nil, p.noDataAccess(ctx, account, denied, nil)
+		return nil, false, p.noDataAccess(ctx, account, denied, nil)
 	}
 	cred, kerr := p.listedKey(ctx, account)
 	if kerr != nil {
-		return nil, p.noDataAccess(ctx, account, denied, kerr)
+		return nil, false, p.noDataAccess(ctx, account, denied, kerr)
 	}
 	p.logf("storage account %s: the credential has no blob data role (%s); using the account key from ListKeys (grant %q on the account to use Azure AD)",
 		account, errCode(denied), RoleBlobDataContributor)
-	return cred, nil
+	return cred, true, nil
 }
 
 // listedKey reads the account's first key through ARM (ListKeys).

@@ -172,7 +172,7 @@ func TestStorageAuthDeniedStopsBeforeChanges(t *testing.T) {
 rg = resource_group("imgflow-auth", location = "westeurope")
 sa = storage_account("imgflowtest", resource_group = rg)
 g = gallery("imgflow_auth", resource_group = rg)
-base = vhd_upload("//base.vhd", dest = blob(sa, container = "vhds", name = "base.vhd"))
+base = vhd_upload("//base.vhd", dest = blob(sa, container = "authvhds", name = "base.vhd"))
 `), 0o644))
 	ws, err := builtins.NewWorkspace(root)
 	require.NoError(t, err)
