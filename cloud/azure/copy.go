@@ -50,9 +50,10 @@ type copyJob struct {
 // ….blob.storage.azure.net access URL) or a blob of an account this
 // provider can read. Data moves as Options.CopyMode says (default: a
 // server-side copy with status polling; Put Page From URL by ranges where
-// the service cannot reach the source; a streamed download/upload of the
-// source's page ranges where Put Page From URL is not implemented, as on
-// Azurite). The destination gets the source's sparse digest when the
+// the service does not do server-side copies; a streamed download/upload
+// of the source's page ranges where the service cannot read the source
+// (CannotVerifyCopySource) or Put Page From URL is not implemented, as
+// on Azurite). The destination gets the source's sparse digest when the
 // source has one (a server-side copy carries the source's metadata), or
 // the digest computed on the way when the data streams through imgflow.
 // The result is checked: same size and, when both are known, same digest
@@ -80,6 +81,12 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 	gs := dest
 	gs.Name = cloud.GuestStateBlobName(dest.Name)
 	if _, err := p.copyBlob(ctx, g.guestState, gs, overwrite); err != nil {
+		if !overwrite {
+			// The VHD is useless without its guest state: leave no half export.
+			if pc, cerr := p.pageClient(ctx, p.resolve(dest)); cerr == nil {
+				p.deleteQuietly(ctx, pc, shown(p.resolve(dest)))
+			}
+		}
 		return nil, fmt.Errorf("copy the VM guest state of disk %s: %w", g.disk, err)
 	}
 	return b, nil

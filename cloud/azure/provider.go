@@ -54,10 +54,10 @@ const (
 type CopyMode string
 
 const (
-	// CopyAuto tries a server-side copy (StartCopyFromURL), then Put Page
-	// From URL by ranges, then a streamed download/upload, each when the
-	// previous one is not supported by the service or cannot reach the
-	// source.
+	// CopyAuto tries a server-side copy (StartCopyFromURL); where the
+	// service does not support it, Put Page From URL by ranges; where the
+	// service cannot read the source (CannotVerifyCopySource), or Put Page
+	// From URL is not implemented, a streamed download/upload.
 	CopyAuto CopyMode = ""
 	// CopyServer only uses StartCopyFromURL with status polling.
 	CopyServer CopyMode = "server"
