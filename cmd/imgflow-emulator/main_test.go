@@ -5,9 +5,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,11 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
-	"github.com/imgflow/imgflow/cloud/overlay"
-	"github.com/imgflow/imgflow/interp"
 )
 
 // envChild makes the test binary run the emulator's main instead of the
@@ -90,10 +89,10 @@ func startEmulator(t *testing.T, args ...string) (*exec.Cmd, map[string]string, 
 	}
 }
 
-// TestEmulator starts the emulator, runs a small workflow on the Azure
-// target against it (a VHD upload, a gallery and an image version from
-// the VHD), then stops it with SIGINT: it exits and no Azurite process
-// is left.
+// TestEmulator starts the emulator, runs a small workflow with `imgflow
+// run --target azure` against it (a VHD upload, a gallery and an image
+// version from the VHD), then stops it with SIGINT: it exits and no
+// Azurite process is left.
 func TestEmulator(t *testing.T) {
 	cmd, env, azPID := startEmulator(t, "--accounts", "imgflowtest")
 	for _, k := range []string{azure.EnvARMEndpoint, azure.EnvBlobEndpoint, azure.EnvStorageKey, azure.EnvSubscription} {
@@ -104,20 +103,25 @@ func TestEmulator(t *testing.T) {
 		t.Setenv(k, v)
 	}
 
+	// `imgflow run --target azure`, the CLI as users run it.
+	bin := filepath.Join(t.TempDir(), "imgflow")
+	build := exec.Command("go", "build", "-o", bin, "github.com/imgflow/imgflow/cmd/imgflow")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "build imgflow: %s", out)
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	outputs := filepath.Join(t.TempDir(), "outputs.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := azure.FromEnvironment(ctx, "", nil)
+	run := exec.CommandContext(ctx, bin, "run", "--target", "azure", "--root", root, "--state", t.TempDir(),
+		"--outputs", outputs, filepath.Join(root, "cmd", "imgflow-emulator", "testdata", "small.star"))
+	out, err = run.CombinedOutput()
+	require.NoError(t, err, "imgflow run --target azure: %s", out)
+	data, err := os.ReadFile(outputs)
 	require.NoError(t, err)
-	ws, err := builtins.NewWorkspace("../..")
-	require.NoError(t, err)
-	res := interp.Run(ctx, "//cmd/imgflow-emulator/testdata/small.star", interp.Config{Workspace: ws, Registry: builtins.NewRegistry(),
-		Info: builtins.RunInfo{ID: "emulator-test", Time: time.Now()}}, interp.Target{Apply: p, Validate: overlay.New(p)})
-	require.NoError(t, res.Err)
-	outputs := map[string]any{}
-	for _, o := range res.Outputs {
-		outputs[o.Name] = o.Value
-	}
-	assert.Contains(t, outputs["version"], "/galleries/emulator_gallery/images/small/versions/1.0.0")
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(data, &got))
+	assert.Contains(t, got["version"], "/galleries/emulator_gallery/images/small/versions/1.0.0")
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	done := make(chan error, 1)
