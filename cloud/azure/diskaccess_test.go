@@ -116,6 +116,12 @@ func TestCopyRegrantsEndedDiskAccess(t *testing.T) {
 		}
 		return false
 	}, "the re-grant is logged: %q", w.logLines())
+	u, err := url.Parse(sas)
+	require.NoError(t, err)
+	for _, l := range w.logLines() {
+		assert.NotContains(t, strings.ToLower(l), "sig=", l)
+		assert.NotContains(t, l, u.Query().Get("sig"), l)
+	}
 
 	// Access revoked on purpose is not granted again.
 	require.NoError(t, w.p.RevokeDiskAccess(w.ctx, "rg", "export"))
