@@ -30,12 +30,13 @@ func registerExport(r *Registry) {
 				{Name: "sas_duration", Kind: KindDuration, Default: `"1h"`, Doc: "how long the disk's read access stays open"},
 				{Name: "overwrite", Kind: KindBool, Default: "False", Doc: "replace an existing blob that is not this version's export"},
 			},
-			Returns: "blob struct with url and size",
+			Returns: "blob struct with url and size; a ConfidentialVM export also has guest_state: the blob of the VM guest state (`<name>.vmgs` next to the VHD), or None where the target has none",
 			Doc: "Exports a gallery image version to a VHD page blob: a temporary managed disk from the version, read access (SAS), " +
 				"a copy into `dest`, verification (size and VHD footer), then access revoked and the disk deleted. Revoke and delete " +
 				"are on the cleanup stack from the moment the disk exists, so they also happen on failure and cancel; a failure of " +
 				"either fails the run. A failed copy always fails the workflow. An existing blob is never overwritten unless " +
-				"`overwrite`, except that a rerun finds its own earlier export and leaves it.",
+				"`overwrite`, except that a rerun finds its own earlier export and leaves it. With `security_type = \"ConfidentialVM\"` the disk's VM guest state " +
+				"is copied too, to the VHD's name with `.vmgs` for `.vhd`: a confidential VM needs both.",
 			Example: `exported = sig_to_vhd(v, dest = blob(sa, container = "vhds", name = "2204gen2-%s.vhd" % v.name))`,
 			Impl:    sigToVHDImpl,
 		},
@@ -64,7 +65,7 @@ func sigToVHDImpl(c *Call) (starlark.Value, error) {
 	case err == nil:
 		if existing.Metadata[sourceMetadataKey] == versionID && !overwrite {
 			c.Report(cloud.Exists, dest.URL()+" (exported earlier)")
-			return blobValue(dest, existing), nil
+			return c.exportValue(dest, existing, securityType)
 		}
 		if !overwrite && !c.interruptedExport(rg, versionID, dest) {
 			return nil, fmt.Errorf("sig_to_vhd: %s already exists and is not an export of %s: pass overwrite=True to replace it, or export to another name", dest.URL(), attrString(vs, "name"))
@@ -118,7 +119,35 @@ func sigToVHDImpl(c *Call) (starlark.Value, error) {
 	}
 	c.Report(outcome, fmt.Sprintf("%s → %s (%d MiB)", attrString(vs, "name"), dest.URL(), b.Size>>20))
 	b.Metadata = map[string]string{sourceMetadataKey: versionID}
-	return blobValue(dest, b), nil
+	return c.exportValue(dest, b, securityType)
+}
+
+// exportValue is sig_to_vhd's result: the VHD's blob and, for a
+// ConfidentialVM export, guest_state: the blob the target copied the VM
+// guest state to (cloud.GuestStateBlobName), or None when it has none
+// (the local target simulates no guest state). The validation pass
+// returns the blob the export will write.
+func (c *Call) exportValue(dest cloud.BlobRef, b *cloud.Blob, securityType string) (starlark.Value, error) {
+	v := blobValue(dest, b)
+	if securityType != "ConfidentialVM" {
+		return v, nil
+	}
+	gsRef := dest
+	gsRef.Name = cloud.GuestStateBlobName(dest.Name)
+	var guest starlark.Value = starlark.None
+	switch gs, err := c.Run.Provider.GetBlob(c.Ctx(), gsRef); {
+	case err == nil:
+		guest = blobValue(gsRef, gs)
+	case cloud.IsNotFound(err) && c.Run.Validating:
+		// A dry run copies nothing: the blob the export will write.
+		guest = blobValue(gsRef, nil)
+	case !cloud.IsNotFound(err):
+		return nil, fmt.Errorf("sig_to_vhd: the VM guest state %s: %w", gsRef.URL(), err)
+	}
+	d := starlark.StringDict{}
+	v.ToStringDict(d)
+	d["guest_state"] = guest
+	return starlarkstruct.FromStringDict(starlark.String("blob"), d), nil
 }
 
 // exportDiskName is derived from the version and destination, so a

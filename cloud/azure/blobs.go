@@ -61,36 +61,15 @@ func (p *Provider) blobOptions() *azblob.ClientOptions {
 	return &azblob.ClientOptions{}
 }
 
-// sharedKey returns the account's shared key credential, or nil when blob
-// calls use the token credential.
-func (p *Provider) sharedKey(account string) (*azblob.SharedKeyCredential, error) {
-	if p.opts.StorageKey == nil {
-		return nil, nil
-	}
-	p.blobMu.Lock()
-	defer p.blobMu.Unlock()
-	if c, ok := p.blobCreds[account]; ok {
-		return c, nil
-	}
-	key, err := p.opts.StorageKey(account)
-	if err != nil {
-		return nil, fmt.Errorf("key of storage account %s: %w", account, err)
-	}
-	c, err := azblob.NewSharedKeyCredential(account, key)
-	if err != nil {
-		return nil, fmt.Errorf("key of storage account %s: %w", account, err)
-	}
-	p.blobCreds[account] = c
-	return c, nil
-}
-
-func (p *Provider) containerClient(account, endpoint, name string) (*container.Client, error) {
+// containerClient is a client for the container, authenticated as
+// blobCredential chose for the account.
+func (p *Provider) containerClient(ctx context.Context, account, endpoint, name string) (*container.Client, error) {
 	if endpoint == "" {
 		endpoint = p.blobEndpoint(account)
 	}
 	u := strings.TrimRight(endpoint, "/") + "/" + url.PathEscape(name)
 	opts := (*container.ClientOptions)(p.blobOptions())
-	cred, err := p.sharedKey(account)
+	cred, err := p.blobCredential(ctx, account, endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +81,7 @@ func (p *Provider) containerClient(account, endpoint, name string) (*container.C
 
 // pageClient is a client for the blob. A name carrying a query ("abcd?sv=…&sig=…",
 // a managed disk's SAS) is read through that SAS.
-func (p *Provider) pageClient(ref cloud.BlobRef) (*pageblob.Client, error) {
+func (p *Provider) pageClient(ctx context.Context, ref cloud.BlobRef) (*pageblob.Client, error) {
 	if name, query, ok := strings.Cut(ref.Name, "?"); ok {
 		ep := ref.Endpoint
 		if ep == "" {
@@ -111,7 +90,7 @@ func (p *Provider) pageClient(ref cloud.BlobRef) (*pageblob.Client, error) {
 		u := strings.TrimRight(ep, "/") + "/" + url.PathEscape(ref.Container) + "/" + escapeBlobName(name) + "?" + query
 		return pageblob.NewClientWithNoCredential(u, (*pageblob.ClientOptions)(p.blobOptions()))
 	}
-	cc, err := p.containerClient(ref.Account, ref.Endpoint, ref.Container)
+	cc, err := p.containerClient(ctx, ref.Account, ref.Endpoint, ref.Container)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +112,7 @@ func shown(ref cloud.BlobRef) string { return cloud.RedactURL(ref.URL()) }
 // GetBlob implements cloud.Provider.
 func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, error) {
 	full := p.resolve(ref)
-	pc, err := p.pageClient(full)
+	pc, err := p.pageClient(ctx, full)
 	if err != nil {
 		return nil, opError("get blob", shown(full), err)
 	}
@@ -191,7 +170,7 @@ func metadataDigest(md map[string]*string) string {
 func (p *Provider) SetBlobMetadata(ctx context.Context, ref cloud.BlobRef, metadata map[string]string) error {
 	full := p.resolve(ref)
 	u := shown(full)
-	pc, err := p.pageClient(full)
+	pc, err := p.pageClient(ctx, full)
 	if err != nil {
 		return opError("set blob metadata", u, err)
 	}
@@ -231,7 +210,7 @@ func blobErr(err error, resource string) error {
 func (p *Provider) EnsureContainer(ctx context.Context, account, name string) error {
 	ep := p.blobEndpoint(account)
 	shown := ep + "/" + name
-	cc, err := p.containerClient(account, ep, name)
+	cc, err := p.containerClient(ctx, account, ep, name)
 	if err != nil {
 		return opError("create container", shown, err)
 	}
@@ -249,7 +228,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 	if offset < 0 || length < 0 {
 		return nil, opError("read blob", u, cloud.BadRequest(cloud.CodeInvalidParameter, u, "invalid range: offset %d, length %d", offset, length))
 	}
-	pc, err := p.pageClient(full)
+	pc, err := p.pageClient(ctx, full)
 	if err != nil {
 		return nil, opError("read blob", u, err)
 	}
@@ -287,7 +266,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 // DeleteBlob implements cloud.Provider (snapshots included).
 func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
 	full := p.resolve(ref)
-	pc, err := p.pageClient(full)
+	pc, err := p.pageClient(ctx, full)
 	if err != nil {
 		return opError("delete blob", shown(full), err)
 	}
@@ -313,7 +292,7 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 	if err != nil {
 		return fail(err)
 	}
-	pc, err := p.pageClient(full)
+	pc, err := p.pageClient(ctx, full)
 	if err != nil {
 		return fail(err)
 	}

@@ -97,9 +97,11 @@ func TestCopyModes(t *testing.T) {
 		{name: "ranges", mode: azure.CopyRanges, logs: []string{"Put Page From URL not implemented"}},
 		{name: "stream", mode: azure.CopyStream},
 		// Azurite refuses a server-side copy from another host name
-		// (CannotVerifyCopySource) while we can read it: every fallback.
-		{name: "auto-fallbacks", mode: azure.CopyAuto, localhost: true,
-			logs: []string{"server-side copy not possible", "Put Page From URL not implemented"}},
+		// (CannotVerifyCopySource) while we can read it: the data streams
+		// through imgflow, without trying Put Page From URL (the service
+		// would have to read the source for that too).
+		{name: "auto-cannot-verify-source", mode: azure.CopyAuto, localhost: true,
+			logs: []string{"the storage service cannot read the source (404 CannotVerifyCopySource); streaming"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, fakearm.Options{}, func(o *azure.Options) { o.CopyMode = tc.mode })
@@ -127,6 +129,10 @@ func TestCopyModes(t *testing.T) {
 			}
 			if tc.mode == azure.CopyRanges {
 				assert.Positive(t, w.blobCount("PUT page from-url"), "Put Page From URL was tried first")
+			}
+			if tc.localhost {
+				assert.Zero(t, w.blobCount("PUT page from-url"), "no Put Page From URL from a source the service cannot read")
+				assert.Equal(t, 1, w.blobCount("PUT  from-url"), "one server-side copy attempt (Copy Blob: no comp)")
 			}
 			logs := strings.Join(w.logLines(), "\n")
 			for _, l := range tc.logs {

@@ -50,14 +50,68 @@ type copyJob struct {
 // ….blob.storage.azure.net access URL) or a blob of an account this
 // provider can read. Data moves as Options.CopyMode says (default: a
 // server-side copy with status polling; Put Page From URL by ranges where
-// the service cannot reach the source; a streamed download/upload of the
-// source's page ranges where Put Page From URL is not implemented, as on
-// Azurite). The destination gets the source's sparse digest when the
+// the service does not do server-side copies; a streamed download/upload
+// of the source's page ranges where the service cannot read the source
+// (CannotVerifyCopySource) or Put Page From URL is not implemented, as
+// on Azurite). The destination gets the source's sparse digest when the
 // source has one (a server-side copy carries the source's metadata), or
 // the digest computed on the way when the data streams through imgflow.
 // The result is checked: same size and, when both are known, same digest
 // and same MD5.
+//
+// A source that is a disk SAS from GrantDiskAccess is granted again when
+// its access ends during the copy (expired, or revoked), and the copy
+// starts over once. For a ConfidentialVM disk the VM guest state
+// (securityDataAccessSAS) is copied too, to cloud.GuestStateBlobName of
+// dest.
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
+	g := p.grantOf(srcURL)
+	b, err := p.copyBlob(ctx, srcURL, dest, overwrite)
+	if err != nil && g != nil && sourceDenied(err) && !p.sourceReadable(ctx, srcURL) {
+		p.logf("copy from disk %s: its read access ended during the copy (%s); granting it again", g.disk, errCode(err))
+		var rerr error
+		if srcURL, g, rerr = p.regrant(ctx, srcURL, g); rerr != nil {
+			return nil, fmt.Errorf("%w (granting access again: %w)", err, rerr)
+		}
+		b, err = p.copyBlob(ctx, srcURL, dest, overwrite)
+	}
+	if err != nil || g == nil || g.guestState == "" {
+		return b, err
+	}
+	gs := dest
+	gs.Name = cloud.GuestStateBlobName(dest.Name)
+	if _, err := p.copyBlob(ctx, g.guestState, gs, overwrite); err != nil {
+		if !overwrite {
+			// The VHD is useless without its guest state: leave no half export.
+			if pc, cerr := p.pageClient(ctx, p.resolve(dest)); cerr == nil {
+				p.deleteQuietly(ctx, pc, shown(p.resolve(dest)))
+			}
+		}
+		return nil, fmt.Errorf("copy the VM guest state of disk %s: %w", g.disk, err)
+	}
+	return b, nil
+}
+
+// sourceDenied tells a copy that failed because its source stopped
+// answering (a disk SAS that expired or was revoked) from other failures.
+func sourceDenied(err error) bool {
+	return isCopySourceError(err) || cloud.HasCode(err, CodeCopyFailed) ||
+		isStatus(err, http.StatusForbidden, http.StatusUnauthorized)
+}
+
+// sourceReadable reports whether a SAS source still answers: a copy that
+// failed while it does failed for another reason than its access ending.
+func (p *Provider) sourceReadable(ctx context.Context, srcURL string) bool {
+	c, err := pageblob.NewClientWithNoCredential(srcURL, (*pageblob.ClientOptions)(p.blobOptions()))
+	if err != nil {
+		return false
+	}
+	_, err = c.GetProperties(ctx, nil)
+	return err == nil
+}
+
+// copyBlob is one copy of CopyBlob.
+func (p *Provider) copyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	j := &copyJob{srcURL: srcURL, shown: cloud.RedactURL(srcURL), overwrite: overwrite}
 	j.dest = p.resolve(dest)
 	du := shown(j.dest)
@@ -69,7 +123,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 		return fail(cloud.BadRequest(cloud.CodeInvalidParameter, j.shown, "invalid copy source: %v", redactErr(err)))
 	}
 	j.srcRef = ref
-	if j.src, err = p.sourceClient(srcURL, ref); err != nil {
+	if j.src, err = p.sourceClient(ctx, srcURL, ref); err != nil {
 		return fail(err)
 	}
 	props, err := j.src.GetProperties(ctx, nil)
@@ -87,7 +141,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 	j.srcMD5 = props.ContentMD5
 	j.srcDigest = metadataDigest(props.Metadata)
 	j.page = strOf(props.BlobType) == string(blob.BlobTypePageBlob)
-	if j.dst, err = p.pageClient(j.dest); err != nil {
+	if j.dst, err = p.pageClient(ctx, j.dest); err != nil {
 		return fail(err)
 	}
 	if !overwrite {
@@ -116,6 +170,11 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 }
 
 // runCopy moves the data with the configured mode and its fallbacks.
+// When the service cannot read the source (CannotVerifyCopySource: a
+// source behind a firewall, a private endpoint, or a SAS the service
+// refuses) while imgflow can, the data streams through imgflow: Put Page
+// From URL would fail the same way, as it is the service reading the
+// source too.
 func (p *Provider) runCopy(ctx context.Context, j *copyJob) error {
 	mode := p.opts.CopyMode
 	if mode == CopyAuto || mode == CopyServer {
@@ -123,18 +182,29 @@ func (p *Provider) runCopy(ctx context.Context, j *copyJob) error {
 		if err == nil || mode == CopyServer || !serverCopyUnsupported(err) {
 			return err
 		}
-		p.logf("copy %s: server-side copy not possible (%v); copying by ranges", j.shown, err)
-		mode = CopyRanges
+		if isCopySourceError(err) {
+			p.logf("copy %s: the storage service cannot read the source (%s); streaming the data through imgflow", j.shown, errCode(err))
+			mode = CopyStream
+		} else {
+			p.logf("copy %s: server-side copy not possible (%v); copying by ranges", j.shown, err)
+			mode = CopyRanges
+		}
 	}
 	if !j.page {
 		return p.streamBlockCopy(ctx, j)
 	}
 	if mode == CopyRanges {
 		err := p.rangeCopy(ctx, j)
-		if err == nil || !isStatus(err, http.StatusNotImplemented) {
+		switch {
+		case err == nil:
+			return nil
+		case isStatus(err, http.StatusNotImplemented):
+			p.logf("copy %s: Put Page From URL not implemented by the service; streaming the data", j.shown)
+		case isCopySourceError(err):
+			p.logf("copy %s: the storage service cannot read the source (%s); streaming the data through imgflow", j.shown, errCode(err))
+		default:
 			return err
 		}
-		p.logf("copy %s: Put Page From URL not implemented by the service; streaming the data", j.shown)
 	}
 	return p.streamCopy(ctx, j)
 }
@@ -146,16 +216,16 @@ func serverCopyUnsupported(err error) bool {
 	if isStatus(err, http.StatusNotImplemented) {
 		return true
 	}
-	return cloud.HasCode(err, CodeCannotVerifyCopySource) || cloud.HasCode(err, "FeatureNotSupported") || cloud.HasCode(err, "NotImplemented")
+	return isCopySourceError(err) || cloud.HasCode(err, "FeatureNotSupported") || cloud.HasCode(err, "NotImplemented")
 }
 
 // sourceClient reads the copy source: through its SAS when it has one,
 // else with this provider's credentials for the account.
-func (p *Provider) sourceClient(srcURL string, ref cloud.BlobRef) (*pageblob.Client, error) {
+func (p *Provider) sourceClient(ctx context.Context, srcURL string, ref cloud.BlobRef) (*pageblob.Client, error) {
 	if strings.Contains(srcURL, "?") {
 		return pageblob.NewClientWithNoCredential(srcURL, (*pageblob.ClientOptions)(p.blobOptions()))
 	}
-	return p.pageClient(ref)
+	return p.pageClient(ctx, ref)
 }
 
 // copySource is the URL the storage service reads a server-side copy
@@ -178,12 +248,13 @@ func (p *Provider) copySource(ctx context.Context, j *copyJob) string {
 	if strings.HasPrefix(base, "http://") {
 		vals.Protocol = sas.ProtocolHTTPSandHTTP
 	}
-	if cred, err := p.sharedKey(j.srcRef.Account); err == nil && cred != nil {
+	cred, err := p.blobCredential(ctx, j.srcRef.Account, j.srcRef.Endpoint)
+	if err == nil && cred != nil {
 		if qp, err := vals.SignWithSharedKey(cred); err == nil {
 			return base + "?" + qp.Encode()
 		}
 	}
-	if p.opts.StorageKey == nil {
+	if err == nil {
 		ep := j.srcRef.Endpoint
 		if ep == "" {
 			ep = p.blobEndpoint(j.srcRef.Account)
@@ -266,8 +337,17 @@ func (p *Provider) serverCopy(ctx context.Context, j *copyJob) (err error) {
 	return nil
 }
 
+// isCopySourceError tells the service failing to read a copy source
+// (which imgflow itself read a moment before) from a failure at the
+// destination: CannotVerifyCopySource, or the source's own 401/403/404
+// answer the service reports as a CopySource… code.
 func isCopySourceError(err error) bool {
-	return cloud.HasCode(err, CodeCannotVerifyCopySource)
+	ce, ok := asCloudError(err)
+	if !ok {
+		return false
+	}
+	return ce.Code == CodeCannotVerifyCopySource ||
+		(strings.HasPrefix(ce.Code, "CopySource") && isStatus(err, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound))
 }
 
 // copyProgress parses x-ms-copy-progress ("copied/total").
@@ -426,7 +506,7 @@ func (p *Provider) streamBlockCopy(ctx context.Context, j *copyJob) error {
 	body := res.NewRetryReader(ctx, nil)
 	defer body.Close()
 	h := md5.New()
-	bb, err := p.blockClient(j.dest)
+	bb, err := p.blockClient(ctx, j.dest)
 	if err != nil {
 		return err
 	}
@@ -449,8 +529,8 @@ func (p *Provider) streamBlockCopy(ctx context.Context, j *copyJob) error {
 	return err
 }
 
-func (p *Provider) blockClient(ref cloud.BlobRef) (*blockblob.Client, error) {
-	cc, err := p.containerClient(ref.Account, ref.Endpoint, ref.Container)
+func (p *Provider) blockClient(ctx context.Context, ref cloud.BlobRef) (*blockblob.Client, error) {
+	cc, err := p.containerClient(ctx, ref.Account, ref.Endpoint, ref.Container)
 	if err != nil {
 		return nil, err
 	}

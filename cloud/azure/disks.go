@@ -86,27 +86,122 @@ func diskSecurityType(s string) *armcompute.DiskSecurityTypes {
 	return to(armcompute.DiskSecurityTypes(s))
 }
 
-// GrantDiskAccess implements cloud.Provider: read access for duration
-// (at least a minute). The returned SAS URL is a secret: errors and logs
-// only ever show it redacted.
+// Disk read access lasts long enough for the export's copy: the SAS of
+// an async server-side copy must stay valid until the service has read
+// the last byte, and Azure gives no bound on how long that takes.
+const (
+	// exportRate is a conservative copy rate (bytes/s) to size the grant:
+	// slower than server-side copies and streams usually go.
+	exportRate = 20 << 20
+	// grantMargin is added to the estimate (queueing, polling, verify).
+	grantMargin = 30 * time.Minute
+	// maxGrantDuration caps the request. DiskRP's GrantAccessData
+	// (2025-01-02) documents no maximum for durationInSeconds (an int32);
+	// a day keeps the SAS short-lived, and a copy that outlives it
+	// gets its access granted again (CopyBlob).
+	maxGrantDuration = 24 * time.Hour
+)
+
+// grantDuration is how long to open a disk of size bytes for: what the
+// caller asked, or the time a copy can take at exportRate plus a margin
+// when that is longer, at most maxGrantDuration, at least a minute.
+func grantDuration(requested time.Duration, size int64) time.Duration {
+	need := time.Duration(size/exportRate)*time.Second + grantMargin
+	return max(min(max(requested, need), maxGrantDuration), time.Minute)
+}
+
+// diskGrant is read access this provider opened on a disk: CopyBlob
+// recognises its SAS to grant it again if it ends during a copy, and to
+// copy a ConfidentialVM disk's guest state with it.
+type diskGrant struct {
+	rg, disk   string
+	duration   time.Duration
+	guestState string // the VM guest state SAS (securityDataAccessSAS), ConfidentialVM disks only
+}
+
+// GrantDiskAccess implements cloud.Provider: read access for duration, or
+// longer when the disk's size needs it for a copy (grantDuration). For a
+// ConfidentialVM disk the grant also asks for its VM guest state
+// (getSecureVMGuestStateSAS), which CopyBlob copies next to the VHD. The
+// returned SAS URL is a secret: errors and logs only ever show it
+// redacted.
 func (p *Provider) GrantDiskAccess(ctx context.Context, rg, name string, duration time.Duration) (string, error) {
-	id := cloud.DiskID(p.sub, rg, name)
-	secs := int32(max(duration, time.Minute) / time.Second)
-	poller, err := p.disks.BeginGrantAccess(ctx, rg, name, armcompute.GrantAccessData{
-		Access:            to(armcompute.AccessLevelRead),
-		DurationInSeconds: to(secs),
-	}, nil)
+	d, err := p.GetDisk(ctx, rg, name)
 	if err != nil {
-		return "", opError("grant access to disk", name, azErr(err, id))
+		return "", opError("grant access to disk", name, err)
+	}
+	g := &diskGrant{rg: rg, disk: name, duration: grantDuration(duration, d.SizeBytes)}
+	sas, guest, err := p.grantAccess(ctx, rg, name, g.duration, d.SecurityType == SecurityConfidentialVM)
+	if err != nil {
+		return "", err
+	}
+	if d.SecurityType == SecurityConfidentialVM && guest == "" {
+		return "", opError("grant access to disk", name, errors.New("the service returned no VM guest state SAS (securityDataAccessSAS) for a ConfidentialVM disk"))
+	}
+	g.guestState = guest
+	p.rememberGrant(sas, g)
+	return sas, nil
+}
+
+// grantAccess is beginGetAccess: the disk's SAS and, when asked for, its
+// VM guest state SAS.
+func (p *Provider) grantAccess(ctx context.Context, rg, name string, duration time.Duration, guestState bool) (sas, guest string, err error) {
+	id := cloud.DiskID(p.sub, rg, name)
+	data := armcompute.GrantAccessData{
+		Access:            to(armcompute.AccessLevelRead),
+		DurationInSeconds: to(int32(duration / time.Second)),
+	}
+	if guestState {
+		data.GetSecureVMGuestStateSAS = to(true)
+	}
+	poller, err := p.disks.BeginGrantAccess(ctx, rg, name, data, nil)
+	if err != nil {
+		return "", "", opError("grant access to disk", name, azErr(err, id))
 	}
 	res, err := wait(ctx, p, "grant access to disk "+name, poller)
 	if err != nil {
-		return "", opError("grant access to disk", name, azErr(err, id))
+		return "", "", opError("grant access to disk", name, azErr(err, id))
 	}
 	if deref(res.AccessSAS) == "" {
-		return "", opError("grant access to disk", name, errors.New("the service returned no access SAS"))
+		return "", "", opError("grant access to disk", name, errors.New("the service returned no access SAS"))
 	}
-	return *res.AccessSAS, nil
+	return *res.AccessSAS, deref(res.SecurityDataAccessSAS), nil
+}
+
+// regrant opens a disk's access again after it ended (expired or
+// revoked) during a copy: revoke, then grant for as long as before. The
+// new SAS replaces the old one.
+func (p *Provider) regrant(ctx context.Context, old string, g *diskGrant) (string, *diskGrant, error) {
+	if err := p.RevokeDiskAccess(ctx, g.rg, g.disk); err != nil {
+		return "", nil, err
+	}
+	sas, guest, err := p.grantAccess(ctx, g.rg, g.disk, g.duration, g.guestState != "")
+	if err != nil {
+		return "", nil, err
+	}
+	ng := &diskGrant{rg: g.rg, disk: g.disk, duration: g.duration, guestState: guest}
+	p.grantMu.Lock()
+	delete(p.grants, old)
+	p.grants[sas] = ng
+	p.grantMu.Unlock()
+	return sas, ng, nil
+}
+
+func (p *Provider) rememberGrant(sas string, g *diskGrant) {
+	p.grantMu.Lock()
+	defer p.grantMu.Unlock()
+	for k, o := range p.grants {
+		if o.rg == g.rg && o.disk == g.disk {
+			delete(p.grants, k) // a disk has one open SAS
+		}
+	}
+	p.grants[sas] = g
+}
+
+func (p *Provider) grantOf(sas string) *diskGrant {
+	p.grantMu.Lock()
+	defer p.grantMu.Unlock()
+	return p.grants[sas]
 }
 
 // RevokeDiskAccess implements cloud.Provider.
@@ -115,7 +210,20 @@ func (p *Provider) RevokeDiskAccess(ctx context.Context, rg, name string) error 
 	if err == nil {
 		_, err = wait(ctx, p, "revoke access to disk "+name, poller)
 	}
+	if err == nil {
+		p.forgetGrants(rg, name)
+	}
 	return opError("revoke access to disk", name, azErr(err, cloud.DiskID(p.sub, rg, name)))
+}
+
+func (p *Provider) forgetGrants(rg, name string) {
+	p.grantMu.Lock()
+	defer p.grantMu.Unlock()
+	for k, g := range p.grants {
+		if strings.EqualFold(g.rg, rg) && strings.EqualFold(g.disk, name) {
+			delete(p.grants, k)
+		}
+	}
 }
 
 // DeleteDisk implements cloud.Provider.

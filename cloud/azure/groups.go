@@ -157,6 +157,7 @@ func (p *Provider) accountOut(a *armstorage.Account, rg, name string) *cloud.Sto
 	if g := rgFromID(out.ID); g != "" {
 		out.ResourceGroup = g
 	}
+	p.rememberAccount(out.Name, out.ResourceGroup) // for ListKeys (storageauth.go)
 	if a.Properties != nil && a.Properties.PrimaryEndpoints != nil && a.Properties.PrimaryEndpoints.Blob != nil {
 		out.BlobEndpoint = strings.TrimRight(*a.Properties.PrimaryEndpoints.Blob, "/")
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
@@ -132,4 +133,13 @@ func TestWithRetryDefaults(t *testing.T) {
 	assert.Equal(t, int32(DefaultMaxRetries), o.Retry.MaxRetries)
 	assert.Equal(t, DefaultRetryDelay, o.Retry.RetryDelay)
 	assert.Greater(t, o.Retry.MaxRetryDelay.Seconds(), 120.0, "gallery APIs ask for 120 s")
+}
+
+func TestGrantDuration(t *testing.T) {
+	const gib = int64(1) << 30
+	assert.Equal(t, time.Hour, grantDuration(time.Hour, 1*gib), "a small disk: what was asked")
+	// 100 GiB at 20 MiB/s is 5120 s, plus 30 min.
+	assert.Equal(t, 5120*time.Second+30*time.Minute, grantDuration(time.Hour, 100*gib))
+	assert.Equal(t, maxGrantDuration, grantDuration(time.Hour, 8<<40), "capped")
+	assert.Equal(t, grantMargin, grantDuration(0, 0), "nothing asked: the margin")
 }

@@ -72,7 +72,7 @@ func TestCopyFromManagedDiskURL(t *testing.T) {
 	assert.Equal(t, img.digest(t), b.Digest)
 	assert.True(t, equalBytes(img.content, w.read(dest)))
 	logs := strings.Join(w.logLines(), "\n")
-	assert.Contains(t, logs, "server-side copy not possible")
+	assert.Contains(t, logs, "the storage service cannot read the source (404 CannotVerifyCopySource); streaming")
 	assert.Contains(t, logs, "md-5k0fz2qcqmrs.z37.blob.storage.azure.net/wc4f3vzp1zx0/abcd?<redacted>")
 	assert.NotContains(t, logs, "c2VjcmV0")
 }

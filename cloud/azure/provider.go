@@ -54,10 +54,10 @@ const (
 type CopyMode string
 
 const (
-	// CopyAuto tries a server-side copy (StartCopyFromURL), then Put Page
-	// From URL by ranges, then a streamed download/upload, each when the
-	// previous one is not supported by the service or cannot reach the
-	// source.
+	// CopyAuto tries a server-side copy (StartCopyFromURL); where the
+	// service does not support it, Put Page From URL by ranges; where the
+	// service cannot read the source (CannotVerifyCopySource), or Put Page
+	// From URL is not implemented, a streamed download/upload.
 	CopyAuto CopyMode = ""
 	// CopyServer only uses StartCopyFromURL with status polling.
 	CopyServer CopyMode = "server"
@@ -86,9 +86,12 @@ type Options struct {
 	// BlobRef carries no endpoint. Default https://<account>.blob.core.windows.net;
 	// Azurite: http://127.0.0.1:<port>/<account>.
 	BlobEndpoint func(account string) string
-	// StorageKey returns an account's shared key. When nil, blob calls
-	// authenticate with Credential (which needs a data-plane role).
+	// StorageKey returns an account's shared key (emulators, tests). When
+	// set, blob calls use it unless StorageAuth is StorageAuthAAD.
 	StorageKey func(account string) (string, error)
+	// StorageAuth chooses between Credential and the key ListKeys returns
+	// for blob calls when StorageKey is nil (default StorageAuthAuto).
+	StorageAuth StorageAuth
 	// PollFrequency is the polling interval of long operations and blob
 	// copies (default 10 s; the SDK refuses less than 1 s outside tests).
 	PollFrequency time.Duration
@@ -142,8 +145,17 @@ type Provider struct {
 	locations []cloud.Location
 	locIndex  map[string]string // folded name or display name → name
 
-	blobMu    sync.Mutex
-	blobCreds map[string]*azblob.SharedKeyCredential
+	blobMu        sync.Mutex
+	blobCreds     map[string]*azblob.SharedKeyCredential
+	accountGroups map[string]string // lower(account) → resource group
+
+	// authMu serialises the choice of an account's blob credential;
+	// accountAuth holds it (nil: the token credential).
+	authMu      sync.Mutex
+	accountAuth map[string]*azblob.SharedKeyCredential
+
+	grantMu sync.Mutex
+	grants  map[string]*diskGrant // disk SAS URL → its grant
 }
 
 var _ cloud.Provider = (*Provider)(nil)
@@ -164,6 +176,12 @@ func New(_ context.Context, opts Options) (*Provider, error) {
 	if opts.Parallel <= 0 {
 		opts.Parallel = DefaultParallel
 	}
+	if opts.StorageAuth == "" {
+		opts.StorageAuth = StorageAuthAuto
+	}
+	if _, err := ParseStorageAuth(string(opts.StorageAuth)); err != nil {
+		return nil, fmt.Errorf("azure: %w", err)
+	}
 	armOpts := withRetryDefaults(opts.ARM)
 	armOpts.Transport = redactTransport{next: orDefault(armOpts.Transport)}
 	blobOpts := azblob.ClientOptions{}
@@ -172,7 +190,8 @@ func New(_ context.Context, opts Options) (*Provider, error) {
 	}
 	blobOpts.Transport = redactTransport{next: orDefault(blobOpts.Transport)}
 	opts.Blob = &blobOpts
-	p := &Provider{opts: opts, sub: opts.SubscriptionID, cred: opts.Credential, blobCreds: map[string]*azblob.SharedKeyCredential{}}
+	p := &Provider{opts: opts, sub: opts.SubscriptionID, cred: opts.Credential, blobCreds: map[string]*azblob.SharedKeyCredential{},
+		accountGroups: map[string]string{}, accountAuth: map[string]*azblob.SharedKeyCredential{}, grants: map[string]*diskGrant{}}
 	cf, err := armcompute.NewClientFactory(p.sub, p.cred, armOpts)
 	if err != nil {
 		return nil, fmt.Errorf("azure: compute clients: %w", err)

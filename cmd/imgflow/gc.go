@@ -23,6 +23,7 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 	stateDir := fs.String("state", "", "state `dir` holding runs/ (default ROOT/.imgflow)")
 	targetName := fs.String("target", "local", "where the resources are: local or azure")
 	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
+	storageAuth := storageAuthFlag(fs)
 	olderThan := fs.Duration("older-than", 4*time.Hour, "a failed or interrupted run older than this is abandoned")
 	dryRun := fs.Bool("dry-run", false, "list what would be cleaned; change nothing")
 	journalAt := fs.String("journal", "", "where the run journals are: a directory or an Azure blob container `URL` (default STATE/runs)")
@@ -33,7 +34,7 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription})
+	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription, storageAuth: *storageAuth})
 	if err != nil {
 		return err
 	}

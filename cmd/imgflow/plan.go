@@ -41,6 +41,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
 	targetName := fs.String("target", "local", "what to plan against: local or azure (read, never changed)")
 	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
+	storageAuth := storageAuthFlag(fs)
 	output := fs.String("output", "text", "text or json")
 	noPackerValidate := fs.Bool("no-packer-validate", false, "do not run `packer validate` on each packer_build (it runs when packer is on PATH)")
 	pos, err := parseFlags(fs, args)
@@ -65,7 +66,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription})
+	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription, storageAuth: *storageAuth})
 	if err != nil {
 		return err
 	}

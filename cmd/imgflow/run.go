@@ -32,6 +32,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	outputs := fs.String("outputs", "", "write the workflow outputs as JSON to `file`")
 	targetName := fs.String("target", "local", "where to run: local (simulated, under --state) or azure")
 	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
+	storageAuth := storageAuthFlag(fs)
 	resume := fs.String("resume", "", "resume the run with this `id` (see imgflow runs): journaled steps are not redone")
 	journalAt := fs.String("journal", "", "keep run journals in this Azure blob container `URL` (https://ACCOUNT.blob.core.windows.net/CONTAINER, each run the append blob RUN_ID.jsonl) so another agent can --resume; default STATE/runs")
 	maxSteps := fs.Uint64("max-steps", interp.DefaultMaxSteps, "Starlark step limit per thread")
@@ -78,7 +79,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription})
+	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription, storageAuth: *storageAuth})
 	if err != nil {
 		return err
 	}

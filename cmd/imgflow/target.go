@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,6 +42,17 @@ type targetFlags struct {
 	name         string
 	stateDir     string
 	subscription string
+	// storageAuth is --storage-auth: aad, key or auto (Azure only).
+	storageAuth string
+}
+
+// envStorageAuth sets the default of --storage-auth.
+const envStorageAuth = "IMGFLOW_AZURE_STORAGE_AUTH"
+
+// storageAuthFlag defines --storage-auth.
+func storageAuthFlag(fs *flag.FlagSet) *string {
+	return fs.String("storage-auth", os.Getenv(envStorageAuth),
+		"how blob calls authenticate on the Azure target: aad (a blob data role), key (the account key from ListKeys) or auto: aad, else the key (default auto; $"+envStorageAuth+")")
 }
 
 // openTarget connects to the chosen target. The Azure target checks its
@@ -58,11 +70,16 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		}
 		return &target{name: f.name, provider: p, dryRun: func() cloud.Provider { return p.DryRun() }, runsDir: runs, close: p.Close}, nil
 	case "azure":
+		auth, err := azure.ParseStorageAuth(f.storageAuth)
+		if err != nil {
+			return nil, fmt.Errorf("--storage-auth: %w", err)
+		}
 		printer := e.progressPrinter()
 		p, err := azure.FromEnvironment(ctx, f.subscription, &azure.Options{
-			Log:       func(msg string) { fmt.Fprintln(e.stderr, msg) },
-			Transfers: printer,
-			Waits:     printer,
+			Log:         func(msg string) { fmt.Fprintln(e.stderr, msg) },
+			Transfers:   printer,
+			Waits:       printer,
+			StorageAuth: auth,
 		})
 		if err != nil {
 			return nil, err

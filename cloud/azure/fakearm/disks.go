@@ -286,9 +286,18 @@ func (f *Fake) disksServer() computefake.DisksServer {
 				errResp.SetError(gerr)
 				return
 			}
+			access := armcompute.AccessURI{AccessSAS: to(sasURL)}
+			if deref(in.GetSecureVMGuestStateSAS) {
+				guest, gerr := f.guestStateSAS(d) // gueststate.go
+				if gerr != nil {
+					errResp.SetError(gerr)
+					return
+				}
+				access.SecurityDataAccessSAS = optString(guest)
+			}
 			d.granted = true
 			d.d.Properties.DiskState = to(armcompute.DiskStateActiveSAS)
-			resp = accept(f, http.StatusAccepted, armcompute.DisksClientGrantAccessResponse{AccessURI: armcompute.AccessURI{AccessSAS: to(sasURL)}})
+			resp = accept(f, http.StatusAccepted, armcompute.DisksClientGrantAccessResponse{AccessURI: access})
 			return
 		},
 		BeginRevokeAccess: func(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginRevokeAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientRevokeAccessResponse], errResp azfake.ErrorResponder) {

@@ -217,6 +217,8 @@ func (f *Fake) blobEndpoint(account string) string {
 
 func (f *Fake) accountsServer() storagefake.AccountsServer {
 	return storagefake.AccountsServer{
+		ListKeys:     f.listAccountKeys,
+		NewListPager: f.listAccounts,
 		GetProperties: func(ctx context.Context, rg, name string, _ *armstorage.AccountsClientGetPropertiesOptions) (resp azfake.Responder[armstorage.AccountsClientGetPropertiesResponse], errResp azfake.ErrorResponder) {
 			f.mu.Lock()
 			defer f.mu.Unlock()

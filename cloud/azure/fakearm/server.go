@@ -56,6 +56,8 @@ var routes = []route{
 	{"PUT", rgPath, "ResourceGroupsClient.CreateOrUpdate"},
 	{"GET", accountPath, "AccountsClient.GetProperties"},
 	{"PUT", accountPath, "AccountsClient.BeginCreate"},
+	{"POST", accountPath + "/listKeys", "AccountsClient.ListKeys"},
+	{"GET", "subscriptions/*/providers/Microsoft.Storage/storageAccounts", "AccountsClient.NewListPager"},
 	{"GET", "subscriptions/*/providers/Microsoft.Compute/galleries", "GalleriesClient.NewListPager"},
 	{"GET", "subscriptions/*/providers/Microsoft.Compute/locations/*/communityGalleries/*", "CommunityGalleriesClient.Get"},
 	{"GET", galleryPath, "GalleriesClient.Get"},
