@@ -1,51 +1,31 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"go.starlark.net/syntax"
 
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/interp"
 )
 
-// completionCommands are the commands the shell completes, with what
-// their positional arguments are.
-var completionCommands = []struct {
-	name, doc string
-	// args: "workflow" (.star files), "paths" (.star files and
-	// directories), "shells", or "" (none).
-	args string
-}{
-	{"run", "run a workflow", "workflow"},
-	{"plan", "what run would do; nothing changes", "workflow"},
-	{"runs", "list runs and whether they can be resumed", ""},
-	{"test", "run *_test.star files", "paths"},
-	{"check", "parse, resolve, follow loads and lint; nothing runs", "workflow"},
-	{"fmt", "format .star files like buildifier", "paths"},
-	{"lint", "buildifier warnings and imgflow's checks", "paths"},
-	{"doc", "builtin reference or editor stubs", ""},
-	{"state", "what exists on the local target", ""},
-	{"completion", "shell completion script", "shells"},
-	{"version", "print the version", ""},
-	{"help", "print the usage", ""},
-}
-
 // Flags whose values are not files (by the flag's name, without dashes).
 var (
-	dirFlags    = []string{"root", "state", "stubs"}
-	choiceFlags = map[string]string{"target": "local azure", "output": "text json"}
+	dirFlags    = []string{"root", "state", "stubs", "journal"}
+	choiceFlags = map[string]string{"target": "local azure", "output": "text json", "storage-auth": "aad key auto"}
 	// noValueFlags take a value that cannot be completed.
-	noValueFlags = []string{"resume", "max-steps", "max-memory", "warnings"}
+	noValueFlags = []string{"resume", "max-steps", "max-memory", "warnings", "subscription", "older-than", "j"}
 )
 
-func cmdCompletion(e *env, args []string) error {
+func cmdCompletion(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("completion", e)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -56,35 +36,49 @@ func cmdCompletion(e *env, args []string) error {
 			"  bash: source <(imgflow completion bash)\n" +
 			"  zsh:  imgflow completion zsh > \"${fpath[1]}/_imgflow\"")
 	}
-	flags := commandFlags()
+	cmds := completedCommands(ctx)
 	if pos[0] == "bash" {
-		fmt.Fprint(e.stdout, bashCompletion(flags))
+		fmt.Fprint(e.stdout, bashCompletion(cmds))
 	} else {
-		fmt.Fprint(e.stdout, zshCompletion(flags))
+		fmt.Fprint(e.stdout, zshCompletion(cmds))
 	}
 	return nil
 }
 
-var flagLineRE = regexp.MustCompile(`(?m)^  -(\S+)`)
+// completedCommand is a command as the completion scripts know it.
+type completedCommand struct {
+	*command
+	flags []string // dashed, sorted
+}
 
-// commandFlags asks each command for its flags (its -h output), so the
-// scripts never drift from the commands.
-func commandFlags() map[string][]string {
-	out := map[string][]string{}
-	for _, c := range completionCommands {
-		if c.name == "version" || c.name == "help" || c.name == "completion" {
-			continue
+// completedCommands are the listed commands with their flags.
+func completedCommands(ctx context.Context) []completedCommand {
+	var out []completedCommand
+	for _, c := range commands() {
+		if !c.hidden {
+			out = append(out, completedCommand{command: c, flags: declaredFlags(ctx, c)})
 		}
-		var stderr bytes.Buffer
-		runMain(context.Background(), []string{c.name, "-h"}, io.Discard, &stderr)
-		var flags []string
-		for _, m := range flagLineRE.FindAllStringSubmatch(stderr.String(), -1) {
-			flags = append(flags, dashed(m[1]))
-		}
-		sort.Strings(flags)
-		out[c.name] = flags
 	}
 	return out
+}
+
+// declaredFlags are the flags a command declares, learned by running it
+// with -h: the scripts never drift from the commands.
+func declaredFlags(ctx context.Context, c *command) []string {
+	var fs *flag.FlagSet
+	e := &env{stdout: io.Discard, stderr: io.Discard, declared: func(f *flag.FlagSet) {
+		if fs == nil {
+			fs = f
+		}
+	}}
+	_ = c.run(ctx, e, []string{"-h"})
+	if fs == nil {
+		return nil
+	}
+	var flags []string
+	fs.VisitAll(func(f *flag.Flag) { flags = append(flags, dashed(f.Name)) })
+	sort.Strings(flags)
+	return flags
 }
 
 // dashed is how completion offers a flag: -v, --name.
@@ -120,9 +114,9 @@ func valueFlagCases(indent, files, dirs string, choice func(values string) strin
 	return b.String()
 }
 
-func bashCompletion(flags map[string][]string) string {
+func bashCompletion(cmds []completedCommand) string {
 	var names []string
-	for _, c := range completionCommands {
+	for _, c := range cmds {
 		names = append(names, c.name)
 	}
 	var b strings.Builder
@@ -141,7 +135,7 @@ _imgflow_workflow() {
 }
 
 _imgflow() {
-    local cur prev cmd file
+    local cur prev cmd file name
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     COMPREPLY=()
@@ -150,11 +144,27 @@ _imgflow() {
         return
     fi
     cmd=${COMP_WORDS[1]}
+    # --var name=VALUE: the choices the param declares. Bash splits the
+    # word at "=" unless COMP_WORDBREAKS lacks it.
+    if [[ $prev == = ]] && ((COMP_CWORD >= 3)); then
+        case ${COMP_WORDS[COMP_CWORD-3]} in
+        -var | --var)
+            name=${COMP_WORDS[COMP_CWORD-2]}
+            file=$(_imgflow_workflow)
+            [[ -n $file ]] && COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete-params "$file" "$name" 2>/dev/null)" -- "$cur"))
+            return
+            ;;
+        esac
+    fi
     case $prev in
     -var | --var)
-        # The params the workflow declares with param("name", ...).
+        # The params the workflow declares with param("name", ...), then
+        # the choices of the param named before "=".
         file=$(_imgflow_workflow)
-        if [[ -n $file ]]; then
+        if [[ -n $file && $cur == *=* ]]; then
+            name=${cur%%=*}
+            COMPREPLY=($(compgen -P "$name=" -W "$("${COMP_WORDS[0]}" __complete-params "$file" "$name" 2>/dev/null)" -- "${cur#*=}"))
+        elif [[ -n $file ]]; then
             COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete-params "$file" 2>/dev/null)" -- "$cur"))
             compopt -o nospace
         fi
@@ -170,9 +180,9 @@ _imgflow() {
     if [[ $cur == -* ]]; then
         case $cmd in
 `)
-	for _, c := range completionCommands {
-		if f := flags[c.name]; len(f) > 0 {
-			fmt.Fprintf(&b, "        %s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n", c.name, strings.Join(f, " "))
+	for _, c := range cmds {
+		if len(c.flags) > 0 {
+			fmt.Fprintf(&b, "        %s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n", c.name, strings.Join(c.flags, " "))
 		}
 	}
 	b.WriteString(`        esac
@@ -181,7 +191,7 @@ _imgflow() {
     case $cmd in
 `)
 	var star, shells []string
-	for _, c := range completionCommands {
+	for _, c := range cmds {
 		switch c.args {
 		case "workflow", "paths":
 			star = append(star, c.name)
@@ -202,7 +212,7 @@ complete -F _imgflow imgflow
 	return b.String()
 }
 
-func zshCompletion(flags map[string][]string) string {
+func zshCompletion(cmds []completedCommand) string {
 	var b strings.Builder
 	b.WriteString(`#compdef imgflow
 # zsh completion for imgflow (generated by: imgflow completion zsh).
@@ -212,11 +222,11 @@ func zshCompletion(flags map[string][]string) string {
 
 _imgflow() {
     local -a commands params
-    local cmd prev file
+    local cmd prev file name
     commands=(
 `)
-	for _, c := range completionCommands {
-		fmt.Fprintf(&b, "        '%s:%s'\n", c.name, strings.ReplaceAll(c.doc, "'", "'\\''"))
+	for _, c := range cmds {
+		fmt.Fprintf(&b, "        '%s:%s'\n", c.name, strings.ReplaceAll(c.summary, "'", "'\\''"))
 	}
 	b.WriteString(`    )
     if ((CURRENT == 2)); then
@@ -227,9 +237,15 @@ _imgflow() {
     prev=${words[CURRENT-1]}
     case $prev in
     -var | --var)
-        # The params the workflow declares with param("name", ...).
+        # The params the workflow declares with param("name", ...), then
+        # the choices of the param named before "=".
         file=${${(M)words[3,-1]:#*.star}[1]}
-        if [[ -n $file ]]; then
+        if [[ -n $file && $PREFIX == *=* ]]; then
+            name=${PREFIX%%=*}
+            compset -P '*='
+            params=(${(f)"$(${words[1]} __complete-params $file $name 2>/dev/null)"})
+            compadd -- $params
+        elif [[ -n $file ]]; then
             params=(${(f)"$(${words[1]} __complete-params $file 2>/dev/null)"})
             compadd -S '' -- $params
         fi
@@ -245,9 +261,9 @@ _imgflow() {
     if [[ $PREFIX == -* ]]; then
         case $cmd in
 `)
-	for _, c := range completionCommands {
-		if f := flags[c.name]; len(f) > 0 {
-			fmt.Fprintf(&b, "        %s) compadd -- %s ;;\n", c.name, strings.Join(f, " "))
+	for _, c := range cmds {
+		if len(c.flags) > 0 {
+			fmt.Fprintf(&b, "        %s) compadd -- %s ;;\n", c.name, strings.Join(c.flags, " "))
 		}
 	}
 	b.WriteString(`        esac
@@ -255,7 +271,7 @@ _imgflow() {
     fi
     case $cmd in
 `)
-	for _, c := range completionCommands {
+	for _, c := range cmds {
 		switch c.args {
 		case "workflow", "paths":
 			fmt.Fprintf(&b, "    %s) _files -g '*.star' ;;\n", c.name)
@@ -276,29 +292,51 @@ fi
 }
 
 // cmdCompleteParams prints name= for each param("name", …) a workflow
-// declares: the completion scripts offer them after --var. Hidden.
-func cmdCompleteParams(e *env, args []string) error {
-	if len(args) != 1 {
+// declares or, given a param's name too, that param's choices: the
+// completion scripts offer them after --var. Hidden; quiet on errors.
+func cmdCompleteParams(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet("__complete-params", e)
+	fs.SetOutput(io.Discard)
+	var shared sharedFlags
+	shared.addRoot(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagError(err)
+	}
+	if len(pos) != 1 && len(pos) != 2 {
 		return exitCode(2)
 	}
-	src, err := os.ReadFile(args[0])
+	src, err := os.ReadFile(pos[0])
 	if err != nil {
 		return exitCode(1)
 	}
-	for _, name := range declaredParams(args[0], src) {
-		fmt.Fprintln(e.stdout, name+"=")
+	if len(pos) == 1 {
+		for _, p := range declaredParams(pos[0], src) {
+			fmt.Fprintln(e.stdout, p.name+"=")
+		}
+		return nil
+	}
+	for _, choice := range paramChoices(ctx, shared.root, pos[0], src, pos[1]) {
+		fmt.Fprintln(e.stdout, choice)
 	}
 	return nil
 }
 
-// declaredParams finds the names of param("name", …) calls in a
-// workflow's source, in order, without running it.
-func declaredParams(filename string, src []byte) []string {
+// A declaredParam is a param("name", …, choices = [...]) call as written:
+// choices holds the literal strings of a literal list, nil otherwise.
+type declaredParam struct {
+	name    string
+	choices []string
+}
+
+// declaredParams finds the param("name", …) calls in a workflow's source,
+// in order, without running it.
+func declaredParams(filename string, src []byte) []declaredParam {
 	f, err := interp.FileOptions().Parse(filename, src, 0)
 	if err != nil {
 		return nil
 	}
-	var names []string
+	var params []declaredParam
 	seen := map[string]bool{}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		call, ok := n.(*syntax.CallExpr)
@@ -306,14 +344,86 @@ func declaredParams(filename string, src []byte) []string {
 			return true
 		}
 		if id, ok := call.Fn.(*syntax.Ident); ok && id.Name == "param" {
-			if lit, ok := call.Args[0].(*syntax.Literal); ok && lit.Token == syntax.STRING {
-				if name := lit.Value.(string); !seen[name] {
-					seen[name] = true
-					names = append(names, name)
-				}
+			if name, ok := stringLiteral(call.Args[0]); ok && !seen[name] {
+				seen[name] = true
+				params = append(params, declaredParam{name: name, choices: literalChoices(call.Args[1:])})
 			}
 		}
 		return true
 	})
-	return names
+	return params
+}
+
+// literalChoices is the choices = [...] keyword argument when it is a list
+// of string literals.
+func literalChoices(args []syntax.Expr) []string {
+	for _, a := range args {
+		kw, ok := a.(*syntax.BinaryExpr)
+		if !ok || kw.Op != syntax.EQ {
+			continue
+		}
+		if id, ok := kw.X.(*syntax.Ident); !ok || id.Name != "choices" {
+			continue
+		}
+		list, ok := kw.Y.(*syntax.ListExpr)
+		if !ok {
+			return nil
+		}
+		var out []string
+		for _, el := range list.List {
+			s, ok := stringLiteral(el)
+			if !ok {
+				return nil
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	return nil
+}
+
+func stringLiteral(e syntax.Expr) (string, bool) {
+	lit, ok := e.(*syntax.Literal)
+	if !ok || lit.Token != syntax.STRING {
+		return "", false
+	}
+	return lit.Value.(string), true
+}
+
+// paramChoicesTimeout bounds how long completion may plan a workflow.
+const paramChoicesTimeout = 5 * time.Second
+
+// paramChoices are the choices of the param name: a literal list as
+// written, else the values the workflow computes (choices =
+// flatcar.CHANNELS), learned by planning it with its params' defaults on
+// an empty in-memory target, as imgflow check does. Nothing real is
+// touched.
+func paramChoices(ctx context.Context, root, file string, src []byte, name string) []string {
+	for _, p := range declaredParams(file, src) {
+		if p.name == name && p.choices != nil {
+			return p.choices
+		}
+	}
+	ws, err := builtins.NewWorkspace(root)
+	if err != nil {
+		return nil
+	}
+	rel, err := workspacePath(ws, file)
+	if err != nil {
+		return nil
+	}
+	mem, err := local.NewMemory(local.Options{})
+	if err != nil {
+		return nil
+	}
+	defer mem.Close()
+	ctx, cancel := context.WithTimeout(ctx, paramChoicesTimeout)
+	defer cancel()
+	res := interp.Plan(ctx, "//"+rel, interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Info: newRunInfo()}, mem.DryRun())
+	for _, p := range res.Params {
+		if p.Name == name {
+			return p.Choices
+		}
+	}
+	return nil
 }

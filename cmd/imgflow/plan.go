@@ -34,15 +34,12 @@ type Plan struct {
 
 func cmdPlan(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("plan", e)
-	vars := varsFlag{}
-	fs.Var(vars, "var", "set a workflow param: `name=value` (repeatable)")
-	varsFile := fs.String("vars-file", "", "JSON `file` of param values")
-	root := fs.String("root", ".", "workspace root `dir`")
-	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
-	targetName := fs.String("target", "local", "what to plan against: local or azure (read, never changed)")
-	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
-	storageAuth := storageAuthFlag(fs)
-	output := fs.String("output", "text", "text or json")
+	var shared sharedFlags
+	shared.addVars(fs)
+	shared.addRoot(fs)
+	shared.addState(fs)
+	shared.addTarget(fs)
+	shared.addOutput(fs, false)
 	noPackerValidate := fs.Bool("no-packer-validate", false, "do not run `packer validate` on each packer_build (it runs when packer is on PATH)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -51,14 +48,15 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("plan takes one workflow file: imgflow plan workflows/flatcar.star --var name=value")
 	}
-	if *output != "text" && *output != "json" {
-		return fmt.Errorf("--output %q: use text or json", *output)
-	}
-	values, err := loadVars(*varsFile, vars)
+	asJSON, err := shared.jsonOutput(e)
 	if err != nil {
 		return err
 	}
-	ws, err := builtins.NewWorkspace(*root)
+	values, err := shared.loadVars()
+	if err != nil {
+		return err
+	}
+	ws, err := builtins.NewWorkspace(shared.root)
 	if err != nil {
 		return err
 	}
@@ -66,7 +64,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription, storageAuth: *storageAuth})
+	tgt, err := openTarget(ctx, e, ws, shared.target)
 	if err != nil {
 		return err
 	}
@@ -74,7 +72,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: newRunInfo(),
 		PackerValidator: packerValidator(*noPackerValidate)}
 	logCI := detectCI()
-	if *output == "text" {
+	if !asJSON {
 		rep := newConsoleReporter(e)
 		rep.planning = true
 		cfg.Reporter = rep
@@ -85,7 +83,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	}
 	res := interp.Plan(ctx, "//"+file, cfg, tgt.dryRun())
 	logCI.endGroup(e.stdout)
-	if *output == "json" {
+	if asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
