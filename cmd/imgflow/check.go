@@ -16,7 +16,7 @@ func cmdCheck(ctx context.Context, e *env, args []string) error {
 	var shared sharedFlags
 	shared.addRoot(fs)
 	warnings := fs.String("warnings", "default", "lint warning `categories`: +a,-b adjusts the defaults, a,b replaces them")
-	noPackerValidate := fs.Bool("no-packer-validate", false, "do not run `packer validate` on the packer_build calls (it runs when packer is on PATH)")
+	noPackerValidate := fs.Bool("no-packer-validate", false, "do not run packer validate on the packer_build calls (it runs when packer is on PATH)")
 	paths, err := parseFlags(fs, args)
 	if err != nil {
 		return flagError(err)

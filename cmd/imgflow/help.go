@@ -14,7 +14,7 @@ func writeCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 	if c == nil { // a FlagSet of no listed command: its flags only
 		fmt.Fprintf(&b, "Usage of %s:\n", fs.Name())
 	} else {
-		fmt.Fprintf(&b, "Usage:\n  imgflow %s %s\n\n", c.name, c.usage)
+		fmt.Fprintf(&b, "Usage:\n  %s\n\n", strings.TrimSpace("imgflow "+c.name+" "+c.usage))
 		b.WriteString(wrap(c.description, "", 78))
 		fmt.Fprintf(&b, "\nExample:\n  %s\n", c.example)
 	}

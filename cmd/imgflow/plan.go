@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/imgflow/imgflow/builtins"
@@ -12,9 +11,15 @@ import (
 // PlanStep is one operation of a plan, as `imgflow plan --output json`
 // prints it. The schema is stable: fields are only ever added.
 type PlanStep struct {
+	// Step numbers the steps 1, 2, 3… as the text plan does.
+	Step    int    `json:"step"`
 	Builtin string `json:"builtin"`
-	// Action is create, exists or update (failed for the step a failed
-	// plan stopped at).
+	// Outcome is what run would report for the step: created, exists,
+	// updated (failed for the step a failed plan stopped at), the
+	// vocabulary of RunStep.Outcome.
+	Outcome string `json:"outcome"`
+	// Action is Outcome worded as an intention (create, exists, update,
+	// failed). Deprecated: kept for consumers that read it; use Outcome.
 	Action  string         `json:"action"`
 	Summary string         `json:"summary"`
 	Pos     string         `json:"pos"`
@@ -40,7 +45,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	shared.addState(fs)
 	shared.addTarget(fs)
 	shared.addOutput(fs, false)
-	noPackerValidate := fs.Bool("no-packer-validate", false, "do not run `packer validate` on each packer_build (it runs when packer is on PATH)")
+	noPackerValidate := fs.Bool("no-packer-validate", false, "do not run packer validate on each packer_build (it runs when packer is on PATH)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagError(err)
@@ -84,10 +89,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	res := interp.Plan(ctx, "//"+file, cfg, tgt.dryRun())
 	logCI.endGroup(e.stdout)
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(MakePlan(file, tgt.name, res)); err != nil || res.Err == nil {
+		if err := writeJSON(e.stdout, MakePlan(file, tgt.name, res)); err != nil || res.Err == nil {
 			return err
 		}
 	}
@@ -107,11 +109,12 @@ func MakePlan(file, target string, res *interp.Result) Plan {
 		if s.Effect != builtins.Changes {
 			continue
 		}
-		action := planAction(string(s.Outcome))
+		outcome := string(s.Outcome)
 		if s.Err != nil {
-			action = "failed"
+			outcome = "failed"
 		}
-		plan.Steps = append(plan.Steps, PlanStep{Builtin: s.Builtin, Action: action, Summary: s.Summary, Pos: stepPos(s), Args: s.Args})
+		plan.Steps = append(plan.Steps, PlanStep{Step: len(plan.Steps) + 1, Builtin: s.Builtin, Outcome: outcome,
+			Action: planAction(outcome), Summary: s.Summary, Pos: stepPos(s), Args: s.Args})
 	}
 	for _, o := range res.Outputs {
 		plan.Outputs[o.Name] = o.Value

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
@@ -39,9 +38,7 @@ func cmdRuns(e *env, args []string) error {
 		if runs == nil {
 			runs = []journal.Summary{}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(runs)
+		return writeJSON(e.stdout, runs)
 	}
 	if len(runs) == 0 {
 		fmt.Fprintln(e.stdout, "no runs yet")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -37,9 +36,7 @@ func cmdState(e *env, args []string) error {
 	defer p.Close()
 	st := p.Snapshot()
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return writeJSON(e.stdout, st)
 	}
 	printTree(e, st)
 	return nil
