@@ -62,8 +62,9 @@ func completedCommands(ctx context.Context) []completedCommand {
 	return out
 }
 
-// declaredFlags are the flags a command declares, learned by running it
-// with -h: the scripts never drift from the commands.
+// declaredFlags are the flags a command declares but deprecated ones,
+// learned by running it with -h: the scripts never drift from the
+// commands.
 func declaredFlags(ctx context.Context, c *command) []string {
 	var fs *flag.FlagSet
 	e := &env{stdout: io.Discard, stderr: io.Discard, declared: func(f *flag.FlagSet) {
@@ -76,7 +77,11 @@ func declaredFlags(ctx context.Context, c *command) []string {
 		return nil
 	}
 	var flags []string
-	fs.VisitAll(func(f *flag.Flag) { flags = append(flags, dashed(f.Name)) })
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Usage, "deprecated:") { // still works, no longer offered
+			flags = append(flags, dashed(f.Name))
+		}
+	})
 	sort.Strings(flags)
 	return flags
 }

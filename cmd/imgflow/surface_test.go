@@ -210,3 +210,15 @@ print("done")
 	assert.True(t, json.Valid([]byte(res.stdout)), res.stdout)
 	assert.Regexp(t, `(?m)^\[echo\] built the tools$`, res.stderr, "JSON mode: the tool's output is on stderr")
 }
+
+// README's command list is the usage's: every command, with its summary.
+func TestReadmeListsEveryCommand(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	require.NoError(t, err)
+	for _, c := range commands() {
+		if c.hidden {
+			continue
+		}
+		assert.Regexp(t, `(?m)^imgflow `+c.name+` +`+regexp.QuoteMeta(c.summary)+`$`, string(readme))
+	}
+}
