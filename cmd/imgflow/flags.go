@@ -107,7 +107,7 @@ func (s *sharedFlags) addJournal(fs *commandFlags) {
 // addOutput declares --output; jsonAlias also declares the deprecated
 // --json of the commands that had it.
 func (s *sharedFlags) addOutput(fs *commandFlags, jsonAlias bool) {
-	fs.StringVar(&s.output, "output", "text", "`format`: text, or json for one JSON document on stdout (docs/output-schemas.md)")
+	fs.StringVar(&s.output, "output", "text", "the output `format`: text, or json for one JSON document on stdout (docs/output-schemas.md)")
 	if jsonAlias {
 		fs.BoolVar(&s.json, "json", false, "deprecated: the same as --output json")
 	}
