@@ -177,7 +177,9 @@ func (o *commandOutput) flush() {
 
 func (o *commandOutput) line(l string) {
 	l = redactValues(strings.TrimRight(l, "\r"), o.secrets)
-	if o.rep != nil {
+	if out, ok := o.rep.(OutputReporter); ok {
+		out.CommandOutput(o.pos, o.prefix+l)
+	} else if o.rep != nil {
 		o.rep.Print(o.pos, o.prefix+l)
 	}
 	o.kept = append(o.kept, l+"\n"...)

@@ -34,6 +34,15 @@ type Reporter interface {
 	Print(pos, msg string)
 }
 
+// OutputReporter is a Reporter that shows a command() step's output as
+// the tool's output, apart from the workflow's print(). Without it, each
+// line goes to Print with the step's position.
+type OutputReporter interface {
+	// CommandOutput is one line the command printed, prefixed with its
+	// program ("[make] …"), redacted.
+	CommandOutput(pos, line string)
+}
+
 // Step is one recorded builtin call.
 type Step struct {
 	Index   int

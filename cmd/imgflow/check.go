@@ -13,9 +13,10 @@ import (
 // target, and every packer_build reached goes through `packer validate`.
 func cmdCheck(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("check", e)
-	root := fs.String("root", ".", "workspace root `dir`: load() paths resolve inside it")
+	var shared sharedFlags
+	shared.addRoot(fs)
 	warnings := fs.String("warnings", "default", "lint warning `categories`: +a,-b adjusts the defaults, a,b replaces them")
-	noPackerValidate := fs.Bool("no-packer-validate", false, "do not run `packer validate` on the packer_build calls (it runs when packer is on PATH)")
+	noPackerValidate := fs.Bool("no-packer-validate", false, "do not run packer validate on the packer_build calls (it runs when packer is on PATH)")
 	paths, err := parseFlags(fs, args)
 	if err != nil {
 		return flagError(err)
@@ -23,7 +24,7 @@ func cmdCheck(ctx context.Context, e *env, args []string) error {
 	if len(paths) == 0 {
 		return fmt.Errorf("check takes workflow files: imgflow check workflows/flatcar.star")
 	}
-	l, err := newLinter(*root, *warnings)
+	l, err := newLinter(shared.root, *warnings)
 	if err != nil {
 		return err
 	}

@@ -166,8 +166,8 @@ func TestRunFlatcarWorkflow(t *testing.T) {
 	assert.Contains(t, st.stdout, "replicated to 1 region(s): westeurope Completed\n", "the staging version stays in its region")
 	assert.Regexp(t, `flatcar-linux-`+regexp.QuoteMeta(flatcarVersion)+`-stable-amd64\.vhd PageBlob 4194816 bytes sparse-sha256:[0-9a-f]{64}\n`, st.stdout, "the blob with what identifies its content")
 
-	// state --json parses and agrees.
-	js := imgflow(t, "state", "--state", state, "--json")
+	// state --output json parses and agrees.
+	js := imgflow(t, "state", "--state", state, "--output", "json")
 	require.Equal(t, 0, js.code, js.String())
 	var snap struct {
 		SubscriptionID string `json:"subscription_id"`
@@ -190,7 +190,7 @@ func TestRunFlatcarTwiceChangesNothing(t *testing.T) {
 	state := t.TempDir()
 	first := runFlatcar(t, state, "--outputs", filepath.Join(state, "..", "first.json"))
 	require.Equal(t, 0, first.code, first.String())
-	before := imgflow(t, "state", "--state", state, "--json")
+	before := imgflow(t, "state", "--state", state, "--output", "json")
 
 	second := runFlatcar(t, state)
 	require.Equal(t, 0, second.code, second.String())
@@ -203,7 +203,7 @@ func TestRunFlatcarTwiceChangesNothing(t *testing.T) {
 	_, out2, _ := strings.Cut(second.stdout, "\nOutputs:\n")
 	assert.Equal(t, out1, out2, "same outputs on the rerun")
 
-	after := imgflow(t, "state", "--state", state, "--json")
+	after := imgflow(t, "state", "--state", state, "--output", "json")
 	assert.Equal(t, before.stdout, after.stdout, "the rerun changed the state")
 }
 
@@ -224,10 +224,10 @@ func failingRun(t *testing.T, fixture string, vars ...string) cliResult {
 	return res
 }
 
-// assertStateEmpty checks with `state --json` that no resource group exists.
+// assertStateEmpty checks with `state --output json` that no resource group exists.
 func assertStateEmpty(t *testing.T, state string) {
 	t.Helper()
-	js := imgflow(t, "state", "--state", state, "--json")
+	js := imgflow(t, "state", "--state", state, "--output", "json")
 	require.Equal(t, 0, js.code, js.String())
 	var snap map[string]any
 	require.NoError(t, json.Unmarshal([]byte(js.stdout), &snap), js.stdout)
@@ -489,7 +489,7 @@ func TestCommands(t *testing.T) {
 
 	res = imgflow(t, "help")
 	assert.Equal(t, 0, res.code)
-	assert.Contains(t, res.stdout, "imgflow run FILE")
+	assert.Regexp(t, `(?m)^  run +run a workflow$`, res.stdout)
 
 	res = imgflow(t, "version")
 	assert.Equal(t, 0, res.code)

@@ -1,51 +1,23 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
-	"os"
-	"regexp"
 	"sort"
 	"strings"
-
-	"go.starlark.net/syntax"
-
-	"github.com/imgflow/imgflow/interp"
 )
-
-// completionCommands are the commands the shell completes, with what
-// their positional arguments are.
-var completionCommands = []struct {
-	name, doc string
-	// args: "workflow" (.star files), "paths" (.star files and
-	// directories), "shells", or "" (none).
-	args string
-}{
-	{"run", "run a workflow", "workflow"},
-	{"plan", "what run would do; nothing changes", "workflow"},
-	{"runs", "list runs and whether they can be resumed", ""},
-	{"test", "run *_test.star files", "paths"},
-	{"check", "parse, resolve, follow loads and lint; nothing runs", "workflow"},
-	{"fmt", "format .star files like buildifier", "paths"},
-	{"lint", "buildifier warnings and imgflow's checks", "paths"},
-	{"doc", "builtin reference or editor stubs", ""},
-	{"state", "what exists on the local target", ""},
-	{"completion", "shell completion script", "shells"},
-	{"version", "print the version", ""},
-	{"help", "print the usage", ""},
-}
 
 // Flags whose values are not files (by the flag's name, without dashes).
 var (
-	dirFlags    = []string{"root", "state", "stubs"}
-	choiceFlags = map[string]string{"target": "local azure", "output": "text json"}
+	dirFlags    = []string{"root", "state", "stubs", "journal"}
+	choiceFlags = map[string]string{"target": "local azure", "output": "text json", "storage-auth": "aad key auto"}
 	// noValueFlags take a value that cannot be completed.
-	noValueFlags = []string{"resume", "max-steps", "max-memory", "warnings"}
+	noValueFlags = []string{"resume", "max-steps", "max-memory", "warnings", "subscription", "older-than", "j"}
 )
 
-func cmdCompletion(e *env, args []string) error {
+func cmdCompletion(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("completion", e)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -56,35 +28,54 @@ func cmdCompletion(e *env, args []string) error {
 			"  bash: source <(imgflow completion bash)\n" +
 			"  zsh:  imgflow completion zsh > \"${fpath[1]}/_imgflow\"")
 	}
-	flags := commandFlags()
+	cmds := completedCommands(ctx)
 	if pos[0] == "bash" {
-		fmt.Fprint(e.stdout, bashCompletion(flags))
+		fmt.Fprint(e.stdout, bashCompletion(cmds))
 	} else {
-		fmt.Fprint(e.stdout, zshCompletion(flags))
+		fmt.Fprint(e.stdout, zshCompletion(cmds))
 	}
 	return nil
 }
 
-var flagLineRE = regexp.MustCompile(`(?m)^  -(\S+)`)
+// completedCommand is a command as the completion scripts know it.
+type completedCommand struct {
+	*command
+	flags []string // dashed, sorted
+}
 
-// commandFlags asks each command for its flags (its -h output), so the
-// scripts never drift from the commands.
-func commandFlags() map[string][]string {
-	out := map[string][]string{}
-	for _, c := range completionCommands {
-		if c.name == "version" || c.name == "help" || c.name == "completion" {
-			continue
+// completedCommands are the listed commands with their flags.
+func completedCommands(ctx context.Context) []completedCommand {
+	var out []completedCommand
+	for _, c := range commands() {
+		if !c.hidden {
+			out = append(out, completedCommand{command: c, flags: declaredFlags(ctx, c)})
 		}
-		var stderr bytes.Buffer
-		runMain(context.Background(), []string{c.name, "-h"}, io.Discard, &stderr)
-		var flags []string
-		for _, m := range flagLineRE.FindAllStringSubmatch(stderr.String(), -1) {
-			flags = append(flags, dashed(m[1]))
-		}
-		sort.Strings(flags)
-		out[c.name] = flags
 	}
 	return out
+}
+
+// declaredFlags are the flags a command declares but deprecated ones,
+// learned by running it with -h: the scripts never drift from the
+// commands.
+func declaredFlags(ctx context.Context, c *command) []string {
+	var fs *flag.FlagSet
+	e := &env{stdout: io.Discard, stderr: io.Discard, declared: func(f *flag.FlagSet) {
+		if fs == nil {
+			fs = f
+		}
+	}}
+	_ = c.run(ctx, e, []string{"-h"})
+	if fs == nil {
+		return nil
+	}
+	var flags []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Usage, "deprecated:") { // still works, no longer offered
+			flags = append(flags, dashed(f.Name))
+		}
+	})
+	sort.Strings(flags)
+	return flags
 }
 
 // dashed is how completion offers a flag: -v, --name.
@@ -120,9 +111,9 @@ func valueFlagCases(indent, files, dirs string, choice func(values string) strin
 	return b.String()
 }
 
-func bashCompletion(flags map[string][]string) string {
+func bashCompletion(cmds []completedCommand) string {
 	var names []string
-	for _, c := range completionCommands {
+	for _, c := range cmds {
 		names = append(names, c.name)
 	}
 	var b strings.Builder
@@ -141,7 +132,7 @@ _imgflow_workflow() {
 }
 
 _imgflow() {
-    local cur prev cmd file
+    local cur prev cmd file name
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     COMPREPLY=()
@@ -150,11 +141,27 @@ _imgflow() {
         return
     fi
     cmd=${COMP_WORDS[1]}
+    # --var name=VALUE: the choices the param declares. Bash splits the
+    # word at "=" unless COMP_WORDBREAKS lacks it.
+    if [[ $prev == = ]] && ((COMP_CWORD >= 3)); then
+        case ${COMP_WORDS[COMP_CWORD-3]} in
+        -var | --var)
+            name=${COMP_WORDS[COMP_CWORD-2]}
+            file=$(_imgflow_workflow)
+            [[ -n $file ]] && COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete-params "$file" "$name" 2>/dev/null)" -- "$cur"))
+            return
+            ;;
+        esac
+    fi
     case $prev in
     -var | --var)
-        # The params the workflow declares with param("name", ...).
+        # The params the workflow declares with param("name", ...), then
+        # the choices of the param named before "=".
         file=$(_imgflow_workflow)
-        if [[ -n $file ]]; then
+        if [[ -n $file && $cur == *=* ]]; then
+            name=${cur%%=*}
+            COMPREPLY=($(compgen -P "$name=" -W "$("${COMP_WORDS[0]}" __complete-params "$file" "$name" 2>/dev/null)" -- "${cur#*=}"))
+        elif [[ -n $file ]]; then
             COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete-params "$file" 2>/dev/null)" -- "$cur"))
             compopt -o nospace
         fi
@@ -170,9 +177,9 @@ _imgflow() {
     if [[ $cur == -* ]]; then
         case $cmd in
 `)
-	for _, c := range completionCommands {
-		if f := flags[c.name]; len(f) > 0 {
-			fmt.Fprintf(&b, "        %s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n", c.name, strings.Join(f, " "))
+	for _, c := range cmds {
+		if len(c.flags) > 0 {
+			fmt.Fprintf(&b, "        %s) COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")) ;;\n", c.name, strings.Join(c.flags, " "))
 		}
 	}
 	b.WriteString(`        esac
@@ -181,7 +188,7 @@ _imgflow() {
     case $cmd in
 `)
 	var star, shells []string
-	for _, c := range completionCommands {
+	for _, c := range cmds {
 		switch c.args {
 		case "workflow", "paths":
 			star = append(star, c.name)
@@ -202,7 +209,7 @@ complete -F _imgflow imgflow
 	return b.String()
 }
 
-func zshCompletion(flags map[string][]string) string {
+func zshCompletion(cmds []completedCommand) string {
 	var b strings.Builder
 	b.WriteString(`#compdef imgflow
 # zsh completion for imgflow (generated by: imgflow completion zsh).
@@ -212,11 +219,11 @@ func zshCompletion(flags map[string][]string) string {
 
 _imgflow() {
     local -a commands params
-    local cmd prev file
+    local cmd prev file name
     commands=(
 `)
-	for _, c := range completionCommands {
-		fmt.Fprintf(&b, "        '%s:%s'\n", c.name, strings.ReplaceAll(c.doc, "'", "'\\''"))
+	for _, c := range cmds {
+		fmt.Fprintf(&b, "        '%s:%s'\n", c.name, strings.ReplaceAll(c.summary, "'", "'\\''"))
 	}
 	b.WriteString(`    )
     if ((CURRENT == 2)); then
@@ -227,9 +234,15 @@ _imgflow() {
     prev=${words[CURRENT-1]}
     case $prev in
     -var | --var)
-        # The params the workflow declares with param("name", ...).
+        # The params the workflow declares with param("name", ...), then
+        # the choices of the param named before "=".
         file=${${(M)words[3,-1]:#*.star}[1]}
-        if [[ -n $file ]]; then
+        if [[ -n $file && $PREFIX == *=* ]]; then
+            name=${PREFIX%%=*}
+            compset -P '*='
+            params=(${(f)"$(${words[1]} __complete-params $file $name 2>/dev/null)"})
+            compadd -- $params
+        elif [[ -n $file ]]; then
             params=(${(f)"$(${words[1]} __complete-params $file 2>/dev/null)"})
             compadd -S '' -- $params
         fi
@@ -245,9 +258,9 @@ _imgflow() {
     if [[ $PREFIX == -* ]]; then
         case $cmd in
 `)
-	for _, c := range completionCommands {
-		if f := flags[c.name]; len(f) > 0 {
-			fmt.Fprintf(&b, "        %s) compadd -- %s ;;\n", c.name, strings.Join(f, " "))
+	for _, c := range cmds {
+		if len(c.flags) > 0 {
+			fmt.Fprintf(&b, "        %s) compadd -- %s ;;\n", c.name, strings.Join(c.flags, " "))
 		}
 	}
 	b.WriteString(`        esac
@@ -255,7 +268,7 @@ _imgflow() {
     fi
     case $cmd in
 `)
-	for _, c := range completionCommands {
+	for _, c := range cmds {
 		switch c.args {
 		case "workflow", "paths":
 			fmt.Fprintf(&b, "    %s) _files -g '*.star' ;;\n", c.name)
@@ -273,47 +286,4 @@ else
 fi
 `)
 	return b.String()
-}
-
-// cmdCompleteParams prints name= for each param("name", …) a workflow
-// declares: the completion scripts offer them after --var. Hidden.
-func cmdCompleteParams(e *env, args []string) error {
-	if len(args) != 1 {
-		return exitCode(2)
-	}
-	src, err := os.ReadFile(args[0])
-	if err != nil {
-		return exitCode(1)
-	}
-	for _, name := range declaredParams(args[0], src) {
-		fmt.Fprintln(e.stdout, name+"=")
-	}
-	return nil
-}
-
-// declaredParams finds the names of param("name", …) calls in a
-// workflow's source, in order, without running it.
-func declaredParams(filename string, src []byte) []string {
-	f, err := interp.FileOptions().Parse(filename, src, 0)
-	if err != nil {
-		return nil
-	}
-	var names []string
-	seen := map[string]bool{}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		call, ok := n.(*syntax.CallExpr)
-		if !ok || len(call.Args) == 0 {
-			return true
-		}
-		if id, ok := call.Fn.(*syntax.Ident); ok && id.Name == "param" {
-			if lit, ok := call.Args[0].(*syntax.Literal); ok && lit.Token == syntax.STRING {
-				if name := lit.Value.(string); !seen[name] {
-					seen[name] = true
-					names = append(names, name)
-				}
-			}
-		}
-		return true
-	})
-	return names
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +21,9 @@ type env struct {
 	stdout, stderr io.Writer
 	color          bool
 	stderrTTY      bool
+	// declared, when set, is told of each FlagSet a command declares:
+	// completion learns a command's flags by running it with -h.
+	declared func(*flag.FlagSet)
 }
 
 func newEnv(stdout, stderr io.Writer) *env {

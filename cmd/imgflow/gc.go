@@ -19,28 +19,27 @@ import (
 // not guesses from tags.
 func cmdGC(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("gc", e)
-	root := fs.String("root", ".", "workspace root `dir`")
-	stateDir := fs.String("state", "", "state `dir` holding runs/ (default ROOT/.imgflow)")
-	targetName := fs.String("target", "local", "where the resources are: local or azure")
-	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
-	storageAuth := storageAuthFlag(fs)
+	var shared sharedFlags
+	shared.addRoot(fs)
+	shared.addState(fs)
+	shared.addTarget(fs)
+	shared.addJournal(fs)
 	olderThan := fs.Duration("older-than", 4*time.Hour, "a failed or interrupted run older than this is abandoned")
 	dryRun := fs.Bool("dry-run", false, "list what would be cleaned; change nothing")
-	journalAt := fs.String("journal", "", "where the run journals are: a directory or an Azure blob container `URL` (default STATE/runs)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return flagError(err)
 	}
-	ws, err := builtins.NewWorkspace(*root)
+	ws, err := builtins.NewWorkspace(shared.root)
 	if err != nil {
 		return err
 	}
-	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription, storageAuth: *storageAuth})
+	tgt, err := openTarget(ctx, e, ws, shared.target)
 	if err != nil {
 		return err
 	}
 	defer tgt.close()
-	if *journalAt != "" {
-		tgt.runsDir = *journalAt
+	if shared.journal != "" {
+		tgt.runsDir = shared.journal
 	}
 	runs, err := journal.List(tgt.runsDir)
 	if err != nil {

@@ -14,7 +14,8 @@ import (
 // file:line:col: category: message per finding; exit 1 when any.
 func cmdLint(e *env, args []string) error {
 	fs := newFlagSet("lint", e)
-	root := fs.String("root", ".", "workspace root `dir`: load() paths resolve inside it")
+	var shared sharedFlags
+	shared.addRoot(fs)
 	warnings := fs.String("warnings", "default", "warning `categories`: +a,-b adjusts the defaults, a,b replaces them")
 	list := fs.Bool("list-warnings", false, "list the warning categories (* marks the defaults) and exit")
 	paths, err := parseFlags(fs, args)
@@ -25,7 +26,7 @@ func cmdLint(e *env, args []string) error {
 		printWarnings(e)
 		return nil
 	}
-	l, err := newLinter(*root, *warnings)
+	l, err := newLinter(shared.root, *warnings)
 	if err != nil {
 		return err
 	}

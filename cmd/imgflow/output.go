@@ -38,6 +38,9 @@ type RunReport struct {
 
 // RunStep is one call that changes the cloud.
 type RunStep struct {
+	// Step numbers the steps 1, 2, 3… as the text report does.
+	Step int `json:"step"`
+	// Index is the call's index among all builtin calls of the pass.
 	Index   int    `json:"index"`
 	Builtin string `json:"builtin"`
 	// Outcome is created, exists, updated or failed.
@@ -71,7 +74,7 @@ func makeRunReport(ctx context.Context, file, target, runID string, res *interp.
 		if s.Effect != builtins.Changes {
 			continue
 		}
-		step := RunStep{Index: s.Index, Builtin: s.Builtin, Outcome: string(s.Outcome), Summary: s.Summary, Pos: stepPos(s),
+		step := RunStep{Step: len(r.Steps) + 1, Index: s.Index, Builtin: s.Builtin, Outcome: string(s.Outcome), Summary: s.Summary, Pos: stepPos(s),
 			Args: s.Args, Result: builtins.RedactSecrets(s.Result), DurationMS: s.Duration.Milliseconds()}
 		if s.Err != nil {
 			step.Outcome, step.Error = "failed", firstLine(s.Err.Error())
@@ -185,4 +188,12 @@ func (r *printReporter) Print(pos, msg string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	fmt.Fprintf(r.w, "%s: %s\n", pos, msg)
+}
+
+// CommandOutput sends a command() step's output to stderr, as packer's:
+// stdout holds the JSON document.
+func (r *printReporter) CommandOutput(_, line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintln(r.w, line)
 }

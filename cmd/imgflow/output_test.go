@@ -27,7 +27,7 @@ func TestRunOutputJSON(t *testing.T) {
 	steps := report["steps"].([]any)
 	require.NotEmpty(t, steps)
 	first := steps[0].(map[string]any)
-	for _, field := range []string{"index", "builtin", "outcome", "summary", "pos", "args", "result", "duration_ms"} {
+	for _, field := range []string{"step", "index", "builtin", "outcome", "summary", "pos", "args", "result", "duration_ms"} {
 		assert.Contains(t, first, field)
 	}
 	assert.Equal(t, "created", first["outcome"])
@@ -77,9 +77,13 @@ func TestPlanOutputJSONOfAFailure(t *testing.T) {
 	assert.Equal(t, "testdata/cli/bad_gallery_name.star:4:12", plan.Error.Pos)
 	require.Len(t, plan.Steps, 2, "the resource group, then the failing gallery")
 	assert.Equal(t, "resource_group", plan.Steps[0].Builtin)
-	assert.Equal(t, "create", plan.Steps[0].Action)
+	assert.Equal(t, "created", plan.Steps[0].Outcome)
+	assert.Equal(t, "create", plan.Steps[0].Action, "the deprecated action stays")
+	assert.Equal(t, 1, plan.Steps[0].Step)
 	assert.Equal(t, "gallery", plan.Steps[1].Builtin)
+	assert.Equal(t, "failed", plan.Steps[1].Outcome)
 	assert.Equal(t, "failed", plan.Steps[1].Action)
+	assert.Equal(t, 2, plan.Steps[1].Step)
 
 	res = imgflow(t, "plan", "--root", root, "--state", t.TempDir(), "--output", "json", filepath.Join(root, "testdata", "cli", "params.star"), "--var", "name=x")
 	require.Equal(t, 0, res.code, res.String())

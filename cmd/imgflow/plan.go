@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/imgflow/imgflow/builtins"
@@ -12,9 +11,15 @@ import (
 // PlanStep is one operation of a plan, as `imgflow plan --output json`
 // prints it. The schema is stable: fields are only ever added.
 type PlanStep struct {
+	// Step numbers the steps 1, 2, 3… as the text plan does.
+	Step    int    `json:"step"`
 	Builtin string `json:"builtin"`
-	// Action is create, exists or update (failed for the step a failed
-	// plan stopped at).
+	// Outcome is what run would report for the step: created, exists,
+	// updated (failed for the step a failed plan stopped at), the
+	// vocabulary of RunStep.Outcome.
+	Outcome string `json:"outcome"`
+	// Action is Outcome worded as an intention (create, exists, update,
+	// failed). Deprecated: kept for consumers that read it; use Outcome.
 	Action  string         `json:"action"`
 	Summary string         `json:"summary"`
 	Pos     string         `json:"pos"`
@@ -34,16 +39,13 @@ type Plan struct {
 
 func cmdPlan(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("plan", e)
-	vars := varsFlag{}
-	fs.Var(vars, "var", "set a workflow param: `name=value` (repeatable)")
-	varsFile := fs.String("vars-file", "", "JSON `file` of param values")
-	root := fs.String("root", ".", "workspace root `dir`")
-	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
-	targetName := fs.String("target", "local", "what to plan against: local or azure (read, never changed)")
-	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
-	storageAuth := storageAuthFlag(fs)
-	output := fs.String("output", "text", "text or json")
-	noPackerValidate := fs.Bool("no-packer-validate", false, "do not run `packer validate` on each packer_build (it runs when packer is on PATH)")
+	var shared sharedFlags
+	shared.addVars(fs)
+	shared.addRoot(fs)
+	shared.addState(fs)
+	shared.addTarget(fs)
+	shared.addOutput(fs, false)
+	noPackerValidate := fs.Bool("no-packer-validate", false, "do not run packer validate on each packer_build (it runs when packer is on PATH)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagError(err)
@@ -51,14 +53,15 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("plan takes one workflow file: imgflow plan workflows/flatcar.star --var name=value")
 	}
-	if *output != "text" && *output != "json" {
-		return fmt.Errorf("--output %q: use text or json", *output)
-	}
-	values, err := loadVars(*varsFile, vars)
+	asJSON, err := shared.jsonOutput(e)
 	if err != nil {
 		return err
 	}
-	ws, err := builtins.NewWorkspace(*root)
+	values, err := shared.loadVars()
+	if err != nil {
+		return err
+	}
+	ws, err := builtins.NewWorkspace(shared.root)
 	if err != nil {
 		return err
 	}
@@ -66,7 +69,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription, storageAuth: *storageAuth})
+	tgt, err := openTarget(ctx, e, ws, shared.target)
 	if err != nil {
 		return err
 	}
@@ -74,7 +77,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: newRunInfo(),
 		PackerValidator: packerValidator(*noPackerValidate)}
 	logCI := detectCI()
-	if *output == "text" {
+	if !asJSON {
 		rep := newConsoleReporter(e)
 		rep.planning = true
 		cfg.Reporter = rep
@@ -85,11 +88,8 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	}
 	res := interp.Plan(ctx, "//"+file, cfg, tgt.dryRun())
 	logCI.endGroup(e.stdout)
-	if *output == "json" {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(MakePlan(file, tgt.name, res)); err != nil || res.Err == nil {
+	if asJSON {
+		if err := writeJSON(e.stdout, MakePlan(file, tgt.name, res)); err != nil || res.Err == nil {
 			return err
 		}
 	}
@@ -109,11 +109,12 @@ func MakePlan(file, target string, res *interp.Result) Plan {
 		if s.Effect != builtins.Changes {
 			continue
 		}
-		action := planAction(string(s.Outcome))
+		outcome := string(s.Outcome)
 		if s.Err != nil {
-			action = "failed"
+			outcome = "failed"
 		}
-		plan.Steps = append(plan.Steps, PlanStep{Builtin: s.Builtin, Action: action, Summary: s.Summary, Pos: stepPos(s), Args: s.Args})
+		plan.Steps = append(plan.Steps, PlanStep{Step: len(plan.Steps) + 1, Builtin: s.Builtin, Outcome: outcome,
+			Action: planAction(outcome), Summary: s.Summary, Pos: stepPos(s), Args: s.Args})
 	}
 	for _, o := range res.Outputs {
 		plan.Outputs[o.Name] = o.Value

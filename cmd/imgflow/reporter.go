@@ -89,6 +89,14 @@ func (r *consoleReporter) Print(pos, msg string) {
 	fmt.Fprintf(r.e.stdout, "%s%s %s\n", r.prefix, r.dim(pos+":"), msg)
 }
 
+// CommandOutput shows a command() step's output as the tool's own, like
+// packer's ("[make] …"): no position, which would read as a diagnostic.
+func (r *consoleReporter) CommandOutput(_, line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.e.stdout, "%s%s\n", r.prefix, line)
+}
+
 func (r *consoleReporter) printOutputs(outputs []builtins.Output) {
 	if len(outputs) == 0 {
 		return

@@ -24,27 +24,25 @@ import (
 
 func cmdRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("run", e)
-	vars := varsFlag{}
-	fs.Var(vars, "var", "set a workflow param: `name=value` (repeatable)")
-	varsFile := fs.String("vars-file", "", "JSON `file` of param values")
-	root := fs.String("root", ".", "workspace root `dir`: load() and file reads stay inside it")
-	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow); run journals are kept in its runs/ on every target")
+	var shared sharedFlags
+	shared.addVars(fs)
+	shared.addRoot(fs)
+	shared.addState(fs)
+	shared.addTarget(fs)
+	shared.addJournal(fs)
+	shared.addOutput(fs, false)
 	outputs := fs.String("outputs", "", "write the workflow outputs as JSON to `file`")
-	targetName := fs.String("target", "local", "where to run: local (simulated, under --state) or azure")
-	subscription := fs.String("subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
-	storageAuth := storageAuthFlag(fs)
 	resume := fs.String("resume", "", "resume the run with this `id` (see imgflow runs): journaled steps are not redone")
-	journalAt := fs.String("journal", "", "keep run journals in this Azure blob container `URL` (https://ACCOUNT.blob.core.windows.net/CONTAINER, each run the append blob RUN_ID.jsonl) so another agent can --resume; default STATE/runs")
 	maxSteps := fs.Uint64("max-steps", interp.DefaultMaxSteps, "Starlark step limit per thread")
 	maxMemory := fs.String("max-memory", "1GiB", "memory `size` the run may hold (e.g. 512MiB, 2GiB); past it the run stops at its current line")
-	output := fs.String("output", "text", "text or json (one run report on stdout, see docs/output-schemas.md)")
 	jobs := fs.Int("j", 1, "with several workflow files, how many run at once")
 	exportOutputs := fs.Bool("export-outputs", false, "set the outputs as pipeline variables (Azure Pipelines, GitHub Actions)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagError(err)
 	}
-	if err := checkOutputFlag(*output); err != nil {
+	asJSON, err := shared.jsonOutput(e)
+	if err != nil {
 		return err
 	}
 	ci, logCI := detectCI(), detectCI()
@@ -53,7 +51,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if *output == "json" {
+	if asJSON {
 		logCI = ciNone // stdout is one JSON document
 		if *exportOutputs && ci == ciAzure {
 			return errors.New("--export-outputs with --output json: Azure Pipelines reads variables from logging commands on stdout, which holds the JSON report; use --output text there")
@@ -62,7 +60,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 0 && *resume == "" {
 		return fmt.Errorf("run takes a workflow file: imgflow run workflows/flatcar.star --var name=value (or --resume RUN_ID)")
 	}
-	if len(pos) > 1 && (*resume != "" || *output == "json" || *outputs != "" || *exportOutputs) {
+	if len(pos) > 1 && (*resume != "" || asJSON || *outputs != "" || *exportOutputs) {
 		return fmt.Errorf("several workflows run with text output only: --resume, --output json, --outputs and --export-outputs take one workflow")
 	}
 	memLimit, err := memlimit.Parse(*maxMemory)
@@ -71,21 +69,21 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	ctx, stopWatch := memlimit.Watch(ctx, memLimit, "--max-memory")
 	defer stopWatch()
-	values, err := loadVars(*varsFile, vars)
+	values, err := shared.loadVars()
 	if err != nil {
 		return err
 	}
-	ws, err := builtins.NewWorkspace(*root)
+	ws, err := builtins.NewWorkspace(shared.root)
 	if err != nil {
 		return err
 	}
-	tgt, err := openTarget(ctx, e, ws, targetFlags{name: *targetName, stateDir: *stateDir, subscription: *subscription, storageAuth: *storageAuth})
+	tgt, err := openTarget(ctx, e, ws, shared.target)
 	if err != nil {
 		return err
 	}
 	defer tgt.close()
-	if *journalAt != "" {
-		tgt.runsDir = *journalAt // a container URL (journal.OpenStore)
+	if shared.journal != "" {
+		tgt.runsDir = shared.journal // a directory or a container URL (journal.OpenStore)
 	}
 	if len(pos) > 1 {
 		return runMany(ctx, e, ws, tgt, pos, values, *jobs, *maxSteps)
@@ -103,7 +101,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		verb = "imgflow run --resume"
 	}
 	var reporter builtins.Reporter = rep
-	if *output == "json" {
+	if asJSON {
 		reporter = &printReporter{w: e.stderr}
 		if r, ok := tgt.packer.(*packer.Runner); ok {
 			r.Stdout = e.stderr // stdout holds the JSON report
@@ -118,7 +116,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err := endJournal(ctx, j, res); err != nil {
 		return err
 	}
-	if *output == "json" {
+	if asJSON {
 		if err := writeJSON(e.stdout, makeRunReport(ctx, file, tgt.name, info.ID, res)); err != nil {
 			return err
 		}
@@ -133,7 +131,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		}
 		return exitCode(1)
 	}
-	if *output != "json" {
+	if !asJSON {
 		rep.printOutputs(res.Outputs)
 	}
 	if *outputs != "" {

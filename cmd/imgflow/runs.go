@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
@@ -11,21 +10,21 @@ import (
 
 func cmdRuns(e *env, args []string) error {
 	fs := newFlagSet("runs", e)
-	root := fs.String("root", ".", "workspace root `dir`")
-	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
-	journalAt := fs.String("journal", "", "list the runs journaled in this Azure blob container `URL` (as given to imgflow run --journal) instead of STATE/runs")
-	asJSON := fs.Bool("json", false, "print the runs as JSON")
-	output := fs.String("output", "text", "text or json (json is the same as --json)")
+	var shared sharedFlags
+	shared.addRoot(fs)
+	shared.addState(fs)
+	shared.addJournal(fs)
+	shared.addOutput(fs, true)
 	if _, err := parseFlags(fs, args); err != nil {
 		return flagError(err)
 	}
-	if err := checkOutputFlag(*output); err != nil {
+	asJSON, err := shared.jsonOutput(e)
+	if err != nil {
 		return err
 	}
-	*asJSON = *asJSON || *output == "json"
-	location := *journalAt
+	location := shared.journal
 	if location == "" {
-		dir, err := stateDirOf(*root, *stateDir)
+		dir, err := stateDirOf(shared.root, shared.target.stateDir)
 		if err != nil {
 			return err
 		}
@@ -35,13 +34,11 @@ func cmdRuns(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		if runs == nil {
 			runs = []journal.Summary{}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(runs)
+		return writeJSON(e.stdout, runs)
 	}
 	if len(runs) == 0 {
 		fmt.Fprintln(e.stdout, "no runs yet")

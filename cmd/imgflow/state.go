@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -15,18 +14,18 @@ import (
 
 func cmdState(e *env, args []string) error {
 	fs := newFlagSet("state", e)
-	root := fs.String("root", ".", "workspace root `dir`")
-	stateDir := fs.String("state", "", "local target state `dir` (default ROOT/.imgflow)")
-	asJSON := fs.Bool("json", false, "print the state as JSON")
-	output := fs.String("output", "text", "text or json (json is the same as --json)")
+	var shared sharedFlags
+	shared.addRoot(fs)
+	shared.addState(fs)
+	shared.addOutput(fs, true)
 	if _, err := parseFlags(fs, args); err != nil {
 		return flagError(err)
 	}
-	if err := checkOutputFlag(*output); err != nil {
+	asJSON, err := shared.jsonOutput(e)
+	if err != nil {
 		return err
 	}
-	*asJSON = *asJSON || *output == "json"
-	dir, err := stateDirOf(*root, *stateDir)
+	dir, err := stateDirOf(shared.root, shared.target.stateDir)
 	if err != nil {
 		return err
 	}
@@ -36,10 +35,8 @@ func cmdState(e *env, args []string) error {
 	}
 	defer p.Close()
 	st := p.Snapshot()
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+	if asJSON {
+		return writeJSON(e.stdout, st)
 	}
 	printTree(e, st)
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,12 +47,6 @@ type targetFlags struct {
 
 // envStorageAuth sets the default of --storage-auth.
 const envStorageAuth = "IMGFLOW_AZURE_STORAGE_AUTH"
-
-// storageAuthFlag defines --storage-auth.
-func storageAuthFlag(fs *flag.FlagSet) *string {
-	return fs.String("storage-auth", os.Getenv(envStorageAuth),
-		"how blob calls authenticate on the Azure target: aad (a blob data role), key (the account key from ListKeys) or auto: aad, else the key (default auto; $"+envStorageAuth+")")
-}
 
 // openTarget connects to the chosen target. The Azure target checks its
 // credential and subscription here, before any workflow step runs.

@@ -14,18 +14,20 @@ import (
 
 func cmdTest(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("test", e)
-	root := fs.String("root", ".", "workspace root `dir`")
+	var shared sharedFlags
+	shared.addRoot(fs)
 	verbose := fs.Bool("v", false, "list every test, not only failures")
 	junit := fs.String("junit", "", "also write the results as JUnit XML to `file` (for CI test reporters)")
-	output := fs.String("output", "text", "text or json (the results as one JSON document, see docs/output-schemas.md)")
+	shared.addOutput(fs, false)
 	paths, err := parseFlags(fs, args)
 	if err != nil {
 		return flagError(err)
 	}
-	if err := checkOutputFlag(*output); err != nil {
+	asJSON, err := shared.jsonOutput(e)
+	if err != nil {
 		return err
 	}
-	ws, err := builtins.NewWorkspace(*root)
+	ws, err := builtins.NewWorkspace(shared.root)
 	if err != nil {
 		return err
 	}
@@ -55,7 +57,7 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 	// (package filelock).
 	for results := range r.RunFiles(ctx, files, runtime.GOMAXPROCS(0)) {
 		all = append(all, results...)
-		if *output == "json" {
+		if asJSON {
 			continue
 		}
 		for _, res := range results {
@@ -78,7 +80,7 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if *output == "json" {
+	if asJSON {
 		report := makeTestReport(all)
 		if err := writeJSON(e.stdout, report); err != nil {
 			return err

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// docField is a row of a table of docs/output-schemas.md.
+type docField struct {
+	name string
+	// optional fields are "omitted when empty".
+	optional bool
+}
+
+var (
+	docSectionRE = regexp.MustCompile("(?m)^## `imgflow (\\w+) --output json`$")
+	docRowRE     = regexp.MustCompile("(?m)^\\| `(\\w+)` \\|.*$")
+)
+
+// docTables are the field tables of each command's section of
+// docs/output-schemas.md, in order: for run the report, a step and an
+// error.
+func docTables(t *testing.T) map[string][][]docField {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "output-schemas.md"))
+	require.NoError(t, err)
+	doc := string(data)
+	out := map[string][][]docField{}
+	locs := docSectionRE.FindAllStringSubmatchIndex(doc, -1)
+	for i, loc := range locs {
+		end := len(doc)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		if next := strings.Index(doc[loc[1]:end], "\n## "); next >= 0 {
+			end = loc[1] + next
+		}
+		cmd := doc[loc[2]:loc[3]]
+		for _, table := range strings.Split(doc[loc[1]:end], "| field | type | meaning |")[1:] {
+			var fields []docField
+			for _, m := range docRowRE.FindAllStringSubmatch(table, -1) {
+				fields = append(fields, docField{name: m[1], optional: strings.Contains(m[0], "*omitted when empty*")})
+			}
+			out[cmd] = append(out[cmd], fields)
+		}
+	}
+	return out
+}
+
+// assertDocumented checks that obj has every field the table lists (but
+// those omitted when empty) and no field it does not list.
+func assertDocumented(t *testing.T, table []docField, obj any, what string) {
+	t.Helper()
+	m, ok := obj.(map[string]any)
+	require.True(t, ok, "%s is not a JSON object: %v", what, obj)
+	documented := map[string]bool{}
+	for _, f := range table {
+		documented[f.name] = true
+		if !f.optional {
+			assert.Contains(t, m, f.name, "%s lacks the documented field %q", what, f.name)
+		}
+	}
+	for name := range m {
+		assert.True(t, documented[name], "%s has the field %q that docs/output-schemas.md does not document", what, name)
+	}
+}
+
+func decodeJSON(t *testing.T, res cliResult) any {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &v), "stdout is one JSON document:\n%s", res.String())
+	return v
+}
+
+func TestDocumentedSchemasCoverEveryJSONCommand(t *testing.T) {
+	tables := docTables(t)
+	want := map[string]int{"run": 3, "plan": 2, "test": 2, "state": 1, "runs": 1}
+	for cmd, n := range want {
+		require.Len(t, tables[cmd], n, "tables of imgflow %s --output json", cmd)
+		for _, table := range tables[cmd] {
+			assert.NotEmpty(t, table, cmd)
+		}
+	}
+}
+
+func TestRunAndPlanJSONMatchTheDoc(t *testing.T) {
+	tables := docTables(t)
+	root := repoRoot(t)
+	flatcar := []string{"--root", root, filepath.Join(root, "workflows", "flatcar.star"),
+		"--var", "version=" + flatcarVersion, "--var", "vhd=//testdata/flatcar/flatcar-linux-test-amd64.vhd"}
+
+	plan := imgflow(t, append([]string{"plan", "--state", t.TempDir(), "--output", "json"}, flatcar...)...)
+	require.Equal(t, 0, plan.code, plan.String())
+	planDoc := decodeJSON(t, plan).(map[string]any)
+	assertDocumented(t, tables["plan"][0], planDoc, "plan")
+	planSteps := planDoc["steps"].([]any)
+	require.NotEmpty(t, planSteps)
+	for i, s := range planSteps {
+		assertDocumented(t, tables["plan"][1], s, "plan step")
+		step := s.(map[string]any)
+		assert.EqualValues(t, i+1, step["step"])
+		assert.Equal(t, "created", step["outcome"], "plan and run share the outcome vocabulary")
+		assert.Equal(t, "create", step["action"], "the deprecated action stays")
+	}
+
+	run := imgflow(t, append([]string{"run", "--state", t.TempDir(), "--output", "json"}, flatcar...)...)
+	require.Equal(t, 0, run.code, run.String())
+	runDoc := decodeJSON(t, run).(map[string]any)
+	assertDocumented(t, tables["run"][0], runDoc, "run")
+	runSteps := runDoc["steps"].([]any)
+	require.Len(t, runSteps, len(planSteps), "run does what plan said")
+	for i, s := range runSteps {
+		assertDocumented(t, tables["run"][1], s, "run step")
+		step, planned := s.(map[string]any), planSteps[i].(map[string]any)
+		assert.Equal(t, planned["builtin"], step["builtin"])
+		assert.Equal(t, planned["outcome"], step["outcome"])
+	}
+
+	// Step numbers count as the text report's do.
+	text := imgflow(t, append([]string{"run", "--state", t.TempDir()}, flatcar...)...)
+	require.Equal(t, 0, text.code, text.String())
+	textSteps := regexp.MustCompile(`(?m)^\s*(\d+) (\w+) `).FindAllStringSubmatch(text.stdout, -1)
+	require.Len(t, textSteps, len(runSteps), text.stdout)
+	for i, m := range textSteps {
+		step := runSteps[i].(map[string]any)
+		assert.Equal(t, m[1], jsonText(step["step"]), "step %d", i)
+		assert.Equal(t, m[2], step["builtin"], "step %d", i)
+	}
+
+	failed := imgflow(t, "run", "--root", root, "--state", t.TempDir(), "--output", "json", filepath.Join(root, "testdata", "cli", "bad_gallery_name.star"))
+	require.Equal(t, 1, failed.code, failed.String())
+	failedDoc := decodeJSON(t, failed).(map[string]any)
+	assertDocumented(t, tables["run"][0], failedDoc, "failed run")
+	assertDocumented(t, tables["run"][2], failedDoc["error"], "run error")
+	for _, s := range failedDoc["steps"].([]any) {
+		assertDocumented(t, tables["run"][1], s, "step of a failed run")
+	}
+
+	failedPlan := imgflow(t, "plan", "--root", root, "--state", t.TempDir(), "--output", "json", filepath.Join(root, "testdata", "cli", "bad_gallery_name.star"))
+	require.Equal(t, 1, failedPlan.code, failedPlan.String())
+	failedPlanDoc := decodeJSON(t, failedPlan).(map[string]any)
+	assertDocumented(t, tables["run"][2], failedPlanDoc["error"], "plan error")
+}
+
+func TestTestStateAndRunsJSONMatchTheDoc(t *testing.T) {
+	tables := docTables(t)
+	root := repoRoot(t)
+	res := imgflow(t, "test", "--root", root, "--output", "json", filepath.Join(root, "testdata", "cli", "failing_test.star"))
+	require.Equal(t, 1, res.code, res.String())
+	report := decodeJSON(t, res).(map[string]any)
+	assertDocumented(t, tables["test"][0], report, "test report")
+	for _, tc := range report["tests"].([]any) {
+		assertDocumented(t, tables["test"][1], tc, "test")
+	}
+
+	state := t.TempDir()
+	require.Equal(t, 0, runFlatcar(t, state).code)
+	st := imgflow(t, "state", "--state", state, "--output", "json")
+	require.Equal(t, 0, st.code, st.String())
+	assertDocumented(t, tables["state"][0], decodeJSON(t, st), "state")
+
+	runs := imgflow(t, "runs", "--state", state, "--output", "json")
+	require.Equal(t, 0, runs.code, runs.String())
+	list := decodeJSON(t, runs).([]any)
+	require.Len(t, list, 1)
+	assertDocumented(t, tables["runs"][0], list[0], "run summary")
+}
