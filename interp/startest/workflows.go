@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/interp"
@@ -100,11 +101,28 @@ func (r *Runner) ExpectedOutputs(ctx context.Context, workflow string) ([]string
 	if !ok {
 		return nil, fmt.Errorf("%s has no %s: add %s = [...] with the outputs %s sets when run with its defaults", file, ExpectedOutputsVar, ExpectedOutputsVar, workflow)
 	}
-	return outputNames(file, v)
+	return outputNames(assignmentPos(abs, file, ExpectedOutputsVar), v)
 }
 
-// outputNames checks that v, the EXPECTED_OUTPUTS of file, is a non-empty
-// list (or tuple) of distinct strings.
+// assignmentPos is "file:line" of the module-level assignment to name in
+// the test file (abs its path), or file when it cannot be found.
+func assignmentPos(abs, file, name string) string {
+	f, err := interp.FileOptions().Parse(abs, nil, 0)
+	if err != nil {
+		return file
+	}
+	for _, stmt := range f.Stmts {
+		if assign, ok := stmt.(*syntax.AssignStmt); ok {
+			if id, ok := assign.LHS.(*syntax.Ident); ok && id.Name == name {
+				return fmt.Sprintf("%s:%d", file, id.NamePos.Line)
+			}
+		}
+	}
+	return file
+}
+
+// outputNames checks that v, the EXPECTED_OUTPUTS assigned at pos, is a
+// non-empty list (or tuple) of distinct strings.
 func outputNames(file string, v starlark.Value) ([]string, error) {
 	seq, ok := v.(starlark.Indexable)
 	if _, isString := v.(starlark.String); !ok || isString {

@@ -86,7 +86,7 @@ func TestExpectedOutputsComeFromTheTestFile(t *testing.T) {
 		"workflows/twice.star":        workflow,
 		"workflows/twice_test.star":   "EXPECTED_OUTPUTS = (\"name\", \"name\")\n",
 		"workflows/empty.star":        workflow,
-		"workflows/empty_test.star":   "EXPECTED_OUTPUTS = []\n",
+		"workflows/empty_test.star":   "\"\"\"Empty.\"\"\"\n\nEXPECTED_OUTPUTS = []\n",
 		"workflows/broken.star":       workflow,
 		"workflows/broken_test.star":  "EXPECTED_OUTPUTS = [undefined]\n",
 	})
@@ -99,10 +99,10 @@ func TestExpectedOutputsComeFromTheTestFile(t *testing.T) {
 	for workflow, want := range map[string]string{
 		"workflows/none.star":   "workflows/none_test.star: ",
 		"workflows/nolist.star": "workflows/nolist_test.star has no EXPECTED_OUTPUTS: add EXPECTED_OUTPUTS = [...] with the outputs workflows/nolist.star sets",
-		"workflows/str.star":    "workflows/str_test.star: EXPECTED_OUTPUTS must be a list of output names, not a string",
-		"workflows/int.star":    "workflows/int_test.star: EXPECTED_OUTPUTS[1] must be an output name (a non-empty string), not 1",
-		"workflows/twice.star":  `workflows/twice_test.star: EXPECTED_OUTPUTS names "name" twice`,
-		"workflows/empty.star":  "workflows/empty_test.star: EXPECTED_OUTPUTS is empty",
+		"workflows/str.star":    "workflows/str_test.star:1: EXPECTED_OUTPUTS must be a list of output names, not a string",
+		"workflows/int.star":    "workflows/int_test.star:1: EXPECTED_OUTPUTS[1] must be an output name (a non-empty string), not 1",
+		"workflows/twice.star":  `workflows/twice_test.star:1: EXPECTED_OUTPUTS names "name" twice`,
+		"workflows/empty.star":  "workflows/empty_test.star:3: EXPECTED_OUTPUTS is empty",
 		"workflows/broken.star": "undefined",
 	} {
 		_, err := r.ExpectedOutputs(ctx, workflow)
