@@ -29,8 +29,10 @@ const WorkflowsDir = "workflows"
 //	EXPECTED_OUTPUTS = ["vhd_url", "sku_name", "captured_sig_resource_id"]
 const ExpectedOutputsVar = "EXPECTED_OUTPUTS"
 
-// IsWorkflow reports whether the workspace-relative file is a workflow: a
-// .star file directly in workflows/ that is not a test.
+// IsWorkflow reports whether the workspace-relative file is one of the
+// workspace's workflows, which should have a test: a .star file directly
+// in workflows/ that is not a test. (lint.IsWorkflow also takes files of
+// nested workflows/ directories, such as testdata/workflows/ fixtures.)
 func IsWorkflow(file string) bool {
 	dir, name := path.Split(file)
 	return dir == WorkflowsDir+"/" && strings.HasSuffix(name, ".star") && !strings.HasSuffix(name, TestSuffix)
