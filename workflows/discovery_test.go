@@ -42,6 +42,7 @@ func TestANewWorkflowNeedsNoGoEdit(t *testing.T) {
 			assert.Regexp(t, "(?m)^\\s*--- PASS: "+test+"/sig_copy(_test)?\\.star ", out, "%s must run the new workflow", test)
 		}
 	}
+	assert.Contains(t, out, "sig_copy.star has no golden plan testdata/plans/sig_copy.plan.json")
 	cmd := regexp.MustCompile(`go test \./workflows/ (-run \S+ -update -workspace \S+)`).FindStringSubmatch(out)
 	require.NotNil(t, cmd, "the failure must give the command that writes the golden plan:\n%s", out)
 	abs, err := filepath.EvalSymlinks(root)
@@ -52,7 +53,9 @@ func TestANewWorkflowNeedsNoGoEdit(t *testing.T) {
 	args := strings.Fields(strings.Replace(cmd[1], "-run ", "-test.run ", 1))
 	out, err = runTests(t, root, args...)
 	require.NoError(t, err, "%s:\n%s", cmd[0], out)
-	assert.FileExists(t, filepath.Join(root, "testdata", "plans", "sig_copy.plan.json"))
+	written, err := os.ReadFile(filepath.Join(root, "testdata", "plans", "sig_copy.plan.json"))
+	require.NoError(t, err, "the command must write the golden plan")
+	assert.Contains(t, string(written), `"pos": "workflows/sig_copy.star:`, "the plan of the new workflow")
 	out, err = runTests(t, root, "-test.run", "^TestPlansMatchTheirGoldenFiles$/^sig_copy\\.star$")
 	assert.NoError(t, err, "with its golden plan written, the new workflow passes:\n%s", out)
 }
