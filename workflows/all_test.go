@@ -18,52 +18,28 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/interp"
+	"github.com/imgflow/imgflow/interp/startest"
 )
 
 // publishingInfo are the outputs of every workflow that produces a VHD
-// (AgentBaker's vhd-publishing-info.json).
+// (AgentBaker's vhd-publishing-info.json; t.PUBLISHING_INFO in
+// helpers_test.star): set, non-empty, whenever vhd_url is.
 var publishingInfo = []string{"vhd_url", "os_name", "sku_name", "offer_name", "hyperv_generation", "image_architecture", "image_version", "captured_sig_resource_id"}
 
-// allWorkflows are the workflows of workflows/ and the outputs each must
-// set when run with its default params. A new workflow must be added here.
-var allWorkflows = map[string][]string{
-	"flatcar.star":      {"public_gallery_name", "community_image_id", "regions"},
-	"flatcar_capi.star": {"public_gallery_name", "capz_images"},
-	"gen1.star":         publishingInfo,
-	"gen1_mariner.star": publishingInfo,
-	"sig.star":          {"sku_name", "sig_image_name", "sig_image_version", "captured_sig_resource_id"},
-	"gen2.star":         publishingInfo,
-	"gen2_mariner.star": publishingInfo,
-	"linux.star":        append([]string{"replicated_regions"}, publishingInfo...),
-}
-
-// TestEveryWorkflowOnTheLocalTarget runs each workflow as `imgflow run
-// workflows/<name>.star` does, with no --var, on a fresh local state
-// directory, and checks what it left: what the variant must produce, no
-// managed disk or open disk access, no temporary resource that is not
-// registered for deletion. It then runs it again on that state: with the
-// same run facts (a resume, or a rerun in the same second) nothing
-// changes at all; with new ones (a later `imgflow run`) it succeeds and
-// everything that existed is still there, unchanged.
+// TestEveryWorkflowOnTheLocalTarget runs each workflow of the workspace as
+// `imgflow run workflows/<name>.star` does, with no --var, on a fresh
+// local state directory, and checks what it left: the outputs its test
+// file's EXPECTED_OUTPUTS names, what they point at, no managed disk or
+// open disk access, no temporary resource that is not registered for
+// deletion. It then runs it again on that state: with the same run facts
+// (a resume, or a rerun in the same second) nothing changes at all; with
+// new ones (a later `imgflow run`) it succeeds and everything that existed
+// is still there, unchanged.
 func TestEveryWorkflowOnTheLocalTarget(t *testing.T) {
-	files, err := filepath.Glob("*.star")
-	require.NoError(t, err)
-	var names []string
-	for _, f := range files {
-		if !strings.HasSuffix(f, "_test.star") {
-			names = append(names, f)
-		}
-	}
-	want := make([]string, 0, len(allWorkflows))
-	for name := range allWorkflows {
-		want = append(want, name)
-	}
-	require.ElementsMatch(t, want, names, "every workflow in workflows/ needs its expected outputs in allWorkflows")
-
-	for _, name := range names {
+	for _, name := range workflowFiles(t) {
 		t.Run(name, func(t *testing.T) {
-			ws, err := builtins.NewWorkspace("..")
-			require.NoError(t, err)
+			ws := openWorkspace(t)
+			expected := expectedOutputs(t, ws, name)
 			p, err := local.Open(t.TempDir(), local.Options{Now: func() time.Time { return runTime }, Rand: rand.New(rand.NewSource(1))})
 			require.NoError(t, err)
 			t.Cleanup(func() { p.Close() })
@@ -76,8 +52,8 @@ func TestEveryWorkflowOnTheLocalTarget(t *testing.T) {
 			first := run("first", runTime)
 			require.NoError(t, first.Err)
 			outputs := outputMap(first)
-			for _, o := range allWorkflows[name] {
-				assert.Contains(t, outputs, o)
+			for _, o := range expected {
+				assert.Contains(t, outputs, o, "EXPECTED_OUTPUTS of %s", startest.TestFileOf("workflows/"+name))
 			}
 			state := snapshotOf(t, p)
 			checkProducts(t, state, outputs)
@@ -288,13 +264,13 @@ func assertContains(t *testing.T, path string, before, after any) {
 // TestGuideShowsGen2AsItIs keeps the workflow WORKFLOWS.md shows whole
 // ("How a workflow is laid out") the same as workflows/gen2.star.
 func TestGuideShowsGen2AsItIs(t *testing.T) {
-	guide, err := os.ReadFile("../WORKFLOWS.md")
+	guide, err := os.ReadFile(filepath.Join(workspaceRoot(), "WORKFLOWS.md"))
 	require.NoError(t, err)
 	const intro = "`workflows/gen2.star`, whole:\n\n```python\n"
 	_, rest, ok := strings.Cut(string(guide), intro)
 	require.True(t, ok, "WORKFLOWS.md no longer shows gen2.star whole")
 	shown, _, _ := strings.Cut(rest, "```\n")
-	file, err := os.ReadFile("gen2.star")
+	file, err := os.ReadFile(filepath.Join(workspaceRoot(), "workflows", "gen2.star"))
 	require.NoError(t, err)
 	assert.Equal(t, string(file), shown, "update the listing of gen2.star in WORKFLOWS.md")
 }

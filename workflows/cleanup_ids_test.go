@@ -43,7 +43,7 @@ func TestResumeBetweenParallelCleanupsLeaksNothing(t *testing.T) {
 	vars := map[string]string{"kubernetes_versions": "1.31.1,1.32.2"}
 	for i := range 20 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			h := newHarness(t, "workflows/flatcar_capi.star", vars)
+			h := newHarness(t, "workflows/flatcar_capi.star", stringVars(vars))
 			stopped := h.run("capi", false, map[string]cloud.Fault{"delete": {StatusCode: 500, Code: "Injected", Skip: 1, Times: 1}})
 			require.ErrorContains(t, stopped.Err, "Injected", "the second deletion must fail")
 			require.Len(t, h.managedImages(), 1, "the first deletion happened, the second did not")
@@ -59,7 +59,7 @@ func TestResumeBetweenParallelCleanupsLeaksNothing(t *testing.T) {
 // managed image as temporary(), and runs what gc runs for a dead run: the
 // journal's pending cleanups.
 func TestGCRemovesTheTemporaryResourcesOfAKilledRun(t *testing.T) {
-	h := newHarness(t, "workflows/flatcar_capi.star", map[string]string{"kubernetes_versions": "1.31.1,1.32.2"})
+	h := newHarness(t, "workflows/flatcar_capi.star", stringVars(map[string]string{"kubernetes_versions": "1.31.1,1.32.2"}))
 	crashed := h.run("capi", false, map[string]cloud.Fault{"replicate": {Crash: true, Skip: 1, Times: 1}})
 	require.True(t, crashed.Crashed, crashed.Err)
 	require.Len(t, h.managedImages(), 2, "the packer builds' managed images exist until the run's cleanups")

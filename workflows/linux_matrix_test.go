@@ -230,5 +230,5 @@ func findDefinition(st *local.State, rg, gallery, name string) *local.Definition
 // resumed run finds what the crashed one made (the version packer
 // published among them) and ends as an uninterrupted run.
 func TestLinuxDirectGalleryBuildCrashAtEveryStepThenResume(t *testing.T) {
-	crashAtEveryStepThenResume(t, "workflows/linux.star", map[string]string{"os": "AzureLinux", "os_version": "3.0", "arch": "arm64"})
+	crashAtEveryStepThenResume(t, "workflows/linux.star", stringVars(map[string]string{"os": "AzureLinux", "os_version": "3.0", "arch": "arm64"}))
 }

@@ -60,8 +60,7 @@ func (r *buildRecorder) Validate(_ context.Context, req packer.BuildRequest) err
 // artifacts/packer/ must be validated through at least one workflow.
 func TestPackerValidatesEveryTemplateWithWorkflowVars(t *testing.T) {
 	rec := &buildRecorder{t: t}
-	ws, err := builtins.NewWorkspace("..")
-	require.NoError(t, err)
+	ws := openWorkspace(t)
 	for _, file := range workflowFiles(t) {
 		rec.workflow = file
 		res := interp.Plan(context.Background(), "//workflows/"+file, interp.Config{

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -15,56 +14,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/interp"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite the golden plans in testdata/plans")
-
-// workflowFiles lists workflows/*.star (tests excluded).
-func workflowFiles(t *testing.T) []string {
-	t.Helper()
-	files, err := filepath.Glob("*.star")
-	require.NoError(t, err)
-	var out []string
-	for _, f := range files {
-		if !strings.HasSuffix(f, "_test.star") {
-			out = append(out, f)
-		}
-	}
-	require.NotEmpty(t, out)
-	return out
-}
-
-// planVars are the vars a workflow's plan runs with: its defaults, plus
-// testdata/plans/<name>.vars.json when it has required params.
-func planVars(t *testing.T, name string) map[string]starlark.Value {
-	t.Helper()
-	vars := map[string]starlark.Value{}
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "plans", name+".vars.json"))
-	if os.IsNotExist(err) {
-		return vars
-	}
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(data, &m))
-	for k, v := range m {
-		vars[k] = builtins.FromGo(v)
-	}
-	return vars
-}
-
 // plan runs the plan of a workflow against p (a local cloud).
 func plan(t *testing.T, file string, p *local.Provider) *interp.Result {
 	t.Helper()
-	ws, err := builtins.NewWorkspace("..")
-	require.NoError(t, err)
 	name := strings.TrimSuffix(file, ".star")
 	return interp.Plan(context.Background(), "//workflows/"+file, interp.Config{
-		Workspace: ws, Registry: builtins.NewRegistry(), Vars: planVars(t, name),
+		Workspace: openWorkspace(t), Registry: builtins.NewRegistry(), Vars: planVars(t, name),
 		Info: builtins.RunInfo{ID: "plan", Time: runTime},
 	}, p.DryRun())
 }
@@ -109,7 +70,8 @@ func newPlanCloud(t *testing.T) *local.Provider {
 
 // TestPlansMatchTheirGoldenFiles plans every workflow on an empty local
 // cloud and compares with testdata/plans/<name>.plan.json (go test
-// ./workflows/ -update rewrites them). The plan changes nothing.
+// ./workflows/ -run TestPlans -update rewrites them). The plan changes
+// nothing.
 func TestPlansMatchTheirGoldenFiles(t *testing.T) {
 	for _, file := range workflowFiles(t) {
 		t.Run(file, func(t *testing.T) {
@@ -123,13 +85,16 @@ func TestPlansMatchTheirGoldenFiles(t *testing.T) {
 			assert.JSONEq(t, string(before), string(after), "a plan must change nothing")
 
 			got := planJSON(t, res)
-			golden := filepath.Join("..", "testdata", "plans", strings.TrimSuffix(file, ".star")+".plan.json")
+			golden := goldenPlan(strings.TrimSuffix(file, ".star"))
 			if *updateGolden {
 				require.NoError(t, os.WriteFile(golden, got, 0o644))
 			}
 			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "no golden plan: run go test ./workflows/ -run TestPlans -update")
-			assert.Equal(t, string(want), string(got), "the plan of %s changed: review it, then go test ./workflows/ -run TestPlans -update", file)
+			if os.IsNotExist(err) {
+				t.Fatalf("%s has no golden plan %s: review the plan, then write it with\n\t%s", file, filepath.ToSlash(filepath.Join("testdata", "plans", filepath.Base(golden))), updatePlanCommand(file))
+			}
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got), "the plan of %s changed: review it, then %s", file, updatePlanCommand(file))
 		})
 	}
 }

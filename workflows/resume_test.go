@@ -21,22 +21,6 @@ import (
 	"github.com/imgflow/imgflow/journal"
 )
 
-// durableCases are the workflows whose every cloud-changing step is
-// crashed, failed and resumed, with the vars they run with: their defaults.
-// flatcar_capi builds one Kubernetes version here: with several, its
-// parallel() branches interleave their steps differently on every run, and
-// this matrix names steps by their order.
-var durableCases = map[string]map[string]string{
-	"workflows/flatcar.star":      {"version": "4152.2.3", "vhd": "//testdata/flatcar/flatcar-linux-test-amd64.vhd"},
-	"workflows/flatcar_capi.star": {"kubernetes_versions": "1.31.1"},
-	"workflows/gen1.star":         {},
-	"workflows/gen1_mariner.star": {},
-	"workflows/sig.star":          {},
-	"workflows/gen2.star":         {},
-	"workflows/gen2_mariner.star": {},
-	"workflows/linux.star":        {},
-}
-
 // resumedOutcome is how the step that crashed reports itself when the
 // resumed run reaches it again: ensures find what it made; a command()
 // step (a tool build, not a cloud resource) runs again.
@@ -60,17 +44,13 @@ type harness struct {
 	vars     map[string]starlark.Value
 }
 
-func newHarness(t *testing.T, file string, vars map[string]string) *harness {
-	ws, err := builtins.NewWorkspace("..")
-	require.NoError(t, err)
+// newHarness makes a harness for the workspace-relative workflow file run
+// with vars.
+func newHarness(t *testing.T, file string, vars map[string]starlark.Value) *harness {
 	p, err := local.NewMemory(local.Options{Now: func() time.Time { return runTime }, Rand: rand.New(rand.NewSource(1))})
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
-	values := map[string]starlark.Value{}
-	for k, v := range vars {
-		values[k] = starlark.String(v)
-	}
-	return &harness{t: t, ws: ws, reg: builtins.NewRegistry(), cloud: p, journals: t.TempDir(), file: "//" + file, vars: values}
+	return &harness{t: t, ws: openWorkspace(t), reg: builtins.NewRegistry(), cloud: p, journals: t.TempDir(), file: "//" + file, vars: vars}
 }
 
 // run runs (or resumes) the run id with the given faults.
@@ -130,26 +110,29 @@ func outcomes(steps []*builtins.Step) []string {
 	return out
 }
 
-// TestCrashAtEveryStepThenResume crashes a run right after each
-// cloud-changing step (the change made, not journaled), resumes it, and
-// checks the resumed run completes the same as an uninterrupted one
-// without redoing any journaled step.
+// TestCrashAtEveryStepThenResume crashes a run of every workflow right
+// after each cloud-changing step (the change made, not journaled), resumes
+// it, and checks the resumed run completes the same as an uninterrupted
+// one without redoing any journaled step. Each workflow runs with the vars
+// of its plan (planVars).
 func TestCrashAtEveryStepThenResume(t *testing.T) {
-	for file, vars := range durableCases {
-		crashAtEveryStepThenResume(t, file, vars)
+	for _, file := range workflowFiles(t) {
+		t.Run(file, func(t *testing.T) {
+			crashAtEveryStepThenResume(t, "workflows/"+file, planVars(t, strings.TrimSuffix(file, ".star")))
+		})
 	}
 }
 
 // crashAtEveryStepThenResume is TestCrashAtEveryStepThenResume for one
-// workflow run with vars.
-func crashAtEveryStepThenResume(t *testing.T, file string, vars map[string]string) {
+// workspace-relative workflow file run with vars.
+func crashAtEveryStepThenResume(t *testing.T, file string, vars map[string]starlark.Value) {
 	reference := newHarness(t, file, vars)
 	uninterrupted := reference.run("ref", false, nil)
 	require.NoError(t, uninterrupted.Err)
 	changes := cloudChanges(uninterrupted.Steps)
 	require.NotEmpty(t, changes)
 	for i, c := range changes {
-		t.Run(fmt.Sprintf("%s/%d-%s", file, i, c.builtin), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d-%s", i, c.builtin), func(t *testing.T) {
 			h := newHarness(t, file, vars)
 			crashed := h.run("ref", false, map[string]cloud.Fault{c.builtin: {Crash: true, Skip: c.occurrence, Times: 1}})
 			require.True(t, crashed.Crashed, "the run must crash at step %d: %v", i, crashed.Err)
@@ -175,12 +158,13 @@ func crashAtEveryStepThenResume(t *testing.T, file string, vars map[string]strin
 }
 
 // TestInjectedFailureAtEveryStepKeepsWhatExisted fails each cloud-changing
-// step of a rerun over a finished run: the rerun fails with the error, and
-// nothing that existed before is deleted or changed.
+// step of a rerun over a finished run of every workflow (with the vars of
+// its plan): the rerun fails with the error, and nothing that existed
+// before is deleted or changed.
 func TestInjectedFailureAtEveryStepKeepsWhatExisted(t *testing.T) {
-	for file, vars := range durableCases {
+	for _, file := range workflowFiles(t) {
 		t.Run(file, func(t *testing.T) {
-			h := newHarness(t, file, vars)
+			h := newHarness(t, "workflows/"+file, planVars(t, strings.TrimSuffix(file, ".star")))
 			first := h.run("first", false, nil)
 			require.NoError(t, first.Err)
 			// The steps of a rerun, which can be fewer than the first

@@ -7,6 +7,7 @@ import (
 	"github.com/bazelbuild/buildtools/warn"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/interp/startest"
 	"github.com/imgflow/imgflow/lint"
 )
 
@@ -35,16 +36,24 @@ func cmdLint(e *env, args []string) error {
 		return err
 	}
 	n := 0
+	rels := make([]string, 0, len(files))
 	for _, file := range files {
 		rel, err := workspacePath(l.Workspace, file)
 		if err != nil {
 			return err
 		}
+		rels = append(rels, rel)
 		for _, f := range l.File(rel) {
 			fmt.Fprintln(e.stdout, f)
 			n++
 		}
 	}
+	// A workflow without tests is worth a warning, not a failed lint.
+	untested, err := startest.Untested(l.Workspace, rels)
+	if err != nil {
+		return err
+	}
+	printUntested(e, untested)
 	if n > 0 {
 		fmt.Fprintf(e.stderr, "%d finding(s) in %d file(s) checked\n", n, len(files))
 		return exitCode(1)

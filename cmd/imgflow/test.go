@@ -46,6 +46,9 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := warnUntested(e, r, paths); err != nil {
+		return err
+	}
 	if len(files) == 0 {
 		return fmt.Errorf("no *_test.star files under %v", paths)
 	}
@@ -93,6 +96,24 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 		return exitCode(1)
 	}
 	return nil
+}
+
+// warnUntested warns, on stderr, about each workflow under paths without
+// a test file next to it; it is not a failure.
+func warnUntested(e *env, r *startest.Runner, paths []string) error {
+	untested, err := r.UntestedUnder(paths)
+	if err != nil {
+		return err
+	}
+	printUntested(e, untested)
+	return nil
+}
+
+// printUntested prints the warning for each workflow without a test.
+func printUntested(e *env, workflows []string) {
+	for _, w := range workflows {
+		fmt.Fprintf(e.stderr, "warning: %s\n", startest.UntestedWarning(w))
+	}
 }
 
 // workspacePathOrDir makes a path argument workspace-relative, keeping a

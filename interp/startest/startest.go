@@ -50,6 +50,12 @@ func NewRunner(ws *builtins.Workspace) *Runner {
 // Discover lists the *_test.star files under paths (workspace-relative
 // files or directories; "dir/..." is accepted), sorted.
 func (r *Runner) Discover(paths []string) ([]string, error) {
+	return r.walk(paths, func(name string) bool { return strings.HasSuffix(name, TestSuffix) })
+}
+
+// walk lists the workspace-relative files under paths whose base name
+// keep accepts, sorted; hidden directories and node_modules are skipped.
+func (r *Runner) walk(paths []string, keep func(name string) bool) ([]string, error) {
 	var files []string
 	for _, p := range paths {
 		p = strings.TrimSuffix(strings.TrimSuffix(p, "..."), "/")
@@ -67,13 +73,13 @@ func (r *Runner) Discover(paths []string) ([]string, error) {
 			if d.IsDir() && path != abs && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
 				return filepath.SkipDir
 			}
-			if !d.IsDir() && strings.HasSuffix(d.Name(), "_test.star") {
+			if !d.IsDir() && keep(d.Name()) {
 				files = append(files, r.Workspace.Rel(path))
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("find tests in %s: %w", p, err)
+			return nil, fmt.Errorf("find files in %s: %w", p, err)
 		}
 	}
 	sort.Strings(files)
@@ -114,22 +120,10 @@ func (r *Runner) RunFiles(ctx context.Context, files []string, parallel int) <-c
 // RunFile runs every test_* function of one test file. An error loading
 // the file is reported as a failing pseudo-test named "<load>".
 func (r *Runner) RunFile(ctx context.Context, file string) []Result {
-	assertMod, err := starlarktest.LoadAssertModule()
-	if err != nil {
-		return []Result{{File: file, Name: "<load>", Failures: []string{err.Error()}}}
-	}
 	cfg := interp.Config{Workspace: r.Workspace, Registry: r.Registry, Reporter: r.Reporter}
-	loadRep := &collector{}
-	extra := starlark.StringDict{"assert": assertMod["assert"]}
-	harness := &harness{runner: r, testFile: file}
-	extra["run"] = starlark.NewBuiltin("run", harness.run)
-	globals, err := interp.ExecModule(ctx, cfg, "//"+file, extra, func(th *starlark.Thread) { starlarktest.SetReporter(th, loadRep) })
-	if err != nil || len(loadRep.failures) > 0 {
-		msgs := loadRep.failures
-		if err != nil {
-			msgs = append(msgs, err.Error())
-		}
-		return []Result{{File: file, Name: "<load>", Failures: msgs}}
+	globals, harness, failures := r.load(ctx, cfg, file)
+	if len(failures) > 0 {
+		return []Result{{File: file, Name: "<load>", Failures: failures}}
 	}
 	var results []Result
 	for _, name := range globals.Keys() { // sorted
@@ -140,6 +134,26 @@ func (r *Runner) RunFile(ctx context.Context, file string) []Result {
 		results = append(results, r.runTest(ctx, cfg, file, name, fn, harness))
 	}
 	return results
+}
+
+// load executes a test file's module with assert and run() predeclared,
+// returning its globals and the harness its run() uses, or the failures
+// that kept it from loading.
+func (r *Runner) load(ctx context.Context, cfg interp.Config, file string) (starlark.StringDict, *harness, []string) {
+	assertMod, err := starlarktest.LoadAssertModule()
+	if err != nil {
+		return nil, nil, []string{err.Error()}
+	}
+	loadRep := &collector{}
+	extra := starlark.StringDict{"assert": assertMod["assert"]}
+	harness := &harness{runner: r, testFile: file}
+	extra["run"] = starlark.NewBuiltin("run", harness.run)
+	globals, err := interp.ExecModule(ctx, cfg, "//"+file, extra, func(th *starlark.Thread) { starlarktest.SetReporter(th, loadRep) })
+	msgs := loadRep.failures
+	if err != nil {
+		msgs = append(msgs, err.Error())
+	}
+	return globals, harness, msgs
 }
 
 // runTest calls one test function on a fresh fake cloud.
