@@ -59,6 +59,10 @@ type Provider struct {
 	lockFile *os.File
 	// tempDir is the memory provider's private blob directory.
 	tempDir string
+	// beforeDataRemoval, set only by tests, runs between saving the state
+	// of a delete and removing the deleted resource's data file; an error
+	// stops the delete there, as a crash would.
+	beforeDataRemoval func(dataFile string) error
 
 	rand      *lockedReader
 	now       func() time.Time
@@ -283,6 +287,16 @@ func (p *Provider) view(ctx context.Context, fn func(st *State) error) error {
 // update runs fn on a copy of the state and, when fn succeeds, saves the
 // copy and makes it current: a failing call changes nothing.
 func (p *Provider) update(ctx context.Context, fn func(st *State) error) error {
+	return p.updateRemoving(ctx, func(st *State) (string, error) { return "", fn(st) })
+}
+
+// updateRemoving is update for a delete: fn removes a resource from the
+// state and returns its data file ("" for none), which is removed only
+// once the state without the resource is saved. A crash in between leaves
+// an unreferenced data file, which nothing reads; the other order would
+// leave a resource whose data is gone. The file goes under the lock, so a
+// resource created again under the same name cannot lose its new file.
+func (p *Provider) updateRemoving(ctx context.Context, fn func(st *State) (dataFile string, err error)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -292,7 +306,8 @@ func (p *Provider) update(ctx context.Context, fn func(st *State) error) error {
 		return errClosed
 	}
 	next := p.st.clone()
-	if err := fn(next); err != nil {
+	file, err := fn(next)
+	if err != nil {
 		return err
 	}
 	if p.statePath != "" && !p.dry {
@@ -301,6 +316,17 @@ func (p *Provider) update(ctx context.Context, fn func(st *State) error) error {
 		}
 	}
 	p.st = next
+	if file == "" {
+		return nil
+	}
+	if p.beforeDataRemoval != nil {
+		if err := p.beforeDataRemoval(file); err != nil {
+			return err
+		}
+	}
+	// The resource is deleted whatever happens to its file: a file that
+	// cannot be removed is only unreferenced.
+	_ = os.Remove(file)
 	return nil
 }
 
