@@ -46,6 +46,21 @@ if started.output:
     spin()
 `
 
+// spinningCleanupWorkflow registers a cleanup that never ends, then spins,
+// in the apply pass only.
+const spinningCleanupWorkflow = `
+def spin():
+    x = 0
+    for i in range(1000000000):
+        x = i
+    return x
+
+started = command(["echo", "spinning"])
+if started.output:
+    cleanup(spin)
+    spin()
+`
+
 // applyGrowWorkflow holds ever more memory in the apply pass only.
 const applyGrowWorkflow = `
 def grow():
@@ -101,6 +116,13 @@ type signalledRun struct {
 // follows), sends sig and waits for the exit.
 func runUntilSignalled(t *testing.T, bin, root, state, file, ready string, sig syscall.Signal) signalledRun {
 	t.Helper()
+	return runUntilSignalledTwice(t, bin, root, state, file, ready, sig, false)
+}
+
+// runUntilSignalledTwice is runUntilSignalled; with twice, the process must
+// still run a moment after the signal, and gets it a second time.
+func runUntilSignalledTwice(t *testing.T, bin, root, state, file, ready string, sig syscall.Signal, twice bool) signalledRun {
+	t.Helper()
 	cmd := exec.Command(bin, "run", "--root", root, "--state", state, "--max-steps", "100000000000", file)
 	var stdout, stderr lockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -126,6 +148,14 @@ func runUntilSignalled(t *testing.T, bin, root, state, file, ready string, sig s
 	default:
 	}
 	require.NoError(t, cmd.Process.Signal(sig))
+	if twice {
+		select {
+		case err := <-exited:
+			t.Fatalf("imgflow ended at the first signal: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		case <-time.After(500 * time.Millisecond):
+		}
+		require.NoError(t, cmd.Process.Signal(sig))
+	}
 	signalled := time.Now()
 	var err error
 	select {
@@ -212,6 +242,19 @@ func TestSignalsCancelARun(t *testing.T) {
 		assert.Equal(t, "cancelled", summary["status"])
 		assert.Equal(t, true, summary["resumable"])
 		assert.EqualValues(t, 2, summary["steps"], "the resource group and the command are journaled")
+	})
+
+	// The first signal cancels the run, whose cleanup then spins; the
+	// second ends the process, which leaves the run interrupted.
+	t.Run("second SIGTERM during cleanups", func(t *testing.T) {
+		root, file := workspaceWith(t, spinningCleanupWorkflow)
+		state := t.TempDir()
+		res := runUntilSignalledTwice(t, bin, root, state, file, "spinning", syscall.SIGTERM, true)
+		assert.Less(t, res.exitAfter, 3*time.Second)
+		assert.Equal(t, -1, res.code, "killed by the signal itself\nstderr:\n%s", res.stderr)
+		summary := runSummary(t, state, res.runID)
+		assert.Equal(t, "interrupted", summary["status"])
+		assert.Equal(t, true, summary["resumable"])
 	})
 }
 
