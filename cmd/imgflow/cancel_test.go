@@ -106,74 +106,96 @@ func (b *lockedBuffer) String() string {
 type signalledRun struct {
 	code           int
 	stdout, stderr string
-	// exitAfter is the time from the signal to the process's exit.
+	// exitAfter is the time from the last signal to the process's exit.
 	exitAfter time.Duration
 	runID     string
 }
 
-// runUntilSignalled starts bin's `imgflow run` on the workflow, waits for
-// ready in its stdout (and a moment more, so it is inside the loop that
-// follows), sends sig and waits for the exit.
-func runUntilSignalled(t *testing.T, bin, root, state, file, ready string, sig syscall.Signal) signalledRun {
-	t.Helper()
-	return runUntilSignalledTwice(t, bin, root, state, file, ready, sig, false)
+// runningImgflow is an imgflow process the test signals.
+type runningImgflow struct {
+	t              *testing.T
+	cmd            *exec.Cmd
+	stdout, stderr lockedBuffer
+	exited         chan error
 }
 
-// runUntilSignalledTwice is runUntilSignalled; with twice, the process must
-// still run a moment after the signal, and gets it a second time.
-func runUntilSignalledTwice(t *testing.T, bin, root, state, file, ready string, sig syscall.Signal, twice bool) signalledRun {
+// startImgflow starts bin with args; env is added to the environment.
+func startImgflow(t *testing.T, bin string, env []string, args ...string) *runningImgflow {
 	t.Helper()
-	cmd := exec.Command(bin, "run", "--root", root, "--state", state, "--max-steps", "100000000000", file)
-	var stdout, stderr lockedBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	p := &runningImgflow{t: t, cmd: exec.Command(bin, args...), exited: make(chan error, 1)}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	require.NoError(t, p.cmd.Start())
+	go func() { p.exited <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+		}
+	})
+	return p
+}
+
+func (p *runningImgflow) output() string {
+	return "stdout:\n" + p.stdout.String() + "\nstderr:\n" + p.stderr.String()
+}
+
+// waitFor waits for ready in the process's stdout, and a moment more so
+// it is inside the loop that follows.
+func (p *runningImgflow) waitFor(ready string) {
+	p.t.Helper()
 	deadline := time.After(60 * time.Second)
-	for !strings.Contains(stdout.String(), ready) {
+	for !strings.Contains(p.stdout.String(), ready) {
 		select {
-		case err := <-exited:
-			t.Fatalf("imgflow ended before %q: %v\nstdout:\n%s\nstderr:\n%s", ready, err, stdout.String(), stderr.String())
+		case err := <-p.exited:
+			p.t.Fatalf("imgflow ended before %q: %v\n%s", ready, err, p.output())
 		case <-deadline:
-			require.NoError(t, cmd.Process.Kill())
-			<-exited
-			t.Fatalf("imgflow never printed %q\nstdout:\n%s\nstderr:\n%s", ready, stdout.String(), stderr.String())
+			p.t.Fatalf("imgflow never printed %q\n%s", ready, p.output())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // into the loop
+	time.Sleep(300 * time.Millisecond)
+	p.stillRunning("the signal")
+}
+
+// stillRunning fails the test when the process has ended.
+func (p *runningImgflow) stillRunning(before string) {
+	p.t.Helper()
 	select {
-	case err := <-exited:
-		t.Fatalf("imgflow ended before the signal: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	case err := <-p.exited:
+		p.t.Fatalf("imgflow ended before %s: %v\n%s", before, err, p.output())
 	default:
 	}
-	require.NoError(t, cmd.Process.Signal(sig))
-	if twice {
-		select {
-		case err := <-exited:
-			t.Fatalf("imgflow ended at the first signal: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-		case <-time.After(500 * time.Millisecond):
-		}
-		require.NoError(t, cmd.Process.Signal(sig))
-	}
+}
+
+// signal sends sig and waits for the process to exit.
+func (p *runningImgflow) signal(sig syscall.Signal) signalledRun {
+	p.t.Helper()
+	require.NoError(p.t, p.cmd.Process.Signal(sig))
 	signalled := time.Now()
 	var err error
 	select {
-	case err = <-exited:
+	case err = <-p.exited:
 	case <-time.After(30 * time.Second):
-		require.NoError(t, cmd.Process.Kill())
-		<-exited
-		t.Fatalf("imgflow did not stop within 30s of %v\nstdout:\n%s\nstderr:\n%s", sig, stdout.String(), stderr.String())
+		p.t.Fatalf("imgflow did not stop within 30s of %v\n%s", sig, p.output())
 	}
-	res := signalledRun{exitAfter: time.Since(signalled), stdout: stdout.String(), stderr: stderr.String()}
+	res := signalledRun{exitAfter: time.Since(signalled), stdout: p.stdout.String(), stderr: p.stderr.String()}
 	var exit *exec.ExitError
-	require.True(t, errors.As(err, &exit), "imgflow exited with %v\nstdout:\n%s\nstderr:\n%s", err, res.stdout, res.stderr)
+	require.True(p.t, errors.As(err, &exit), "imgflow exited with %v\n%s", err, p.output())
 	res.code = exit.ExitCode() // -1 when the signal itself killed it
 	m := runIDRE.FindStringSubmatch(res.stdout)
-	require.NotNil(t, m, res.stdout)
+	require.NotNil(p.t, m, res.stdout)
 	res.runID = m[1]
-	t.Logf("%v: imgflow exited %v after the signal (status %d)", sig, res.exitAfter, res.code)
+	p.t.Logf("%v: imgflow exited %v after the signal (status %d)", sig, res.exitAfter, res.code)
 	return res
+}
+
+// runUntilSignalled runs the workflow on the local target, sends sig once
+// ready is in its stdout, and waits for the exit.
+func runUntilSignalled(t *testing.T, bin, root, state, file, ready string, sig syscall.Signal) signalledRun {
+	t.Helper()
+	p := startImgflow(t, bin, nil, "run", "--root", root, "--state", state, "--max-steps", "100000000000", file)
+	p.waitFor(ready)
+	return p.signal(sig)
 }
 
 // runSummary is the `imgflow runs` entry of a run.
@@ -205,12 +227,18 @@ func runSummary(t *testing.T, state, runID string) map[string]any {
 	return found
 }
 
-// The imgflow binary, as users run it, receives real signals.
-func TestSignalsCancelARun(t *testing.T) {
+// buildImgflow builds the imgflow binary, which receives signals as users
+// run it (the test binary's IMGFLOW_TEST_MAIN mode does not catch them).
+func buildImgflow(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "imgflow")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	out, err := build.CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+func TestSignalsCancelARun(t *testing.T) {
+	bin := buildImgflow(t)
 
 	// A runaway loop stops within a second of SIGTERM, in the validation
 	// pass: nothing was changed, so there is nothing to resume.
@@ -249,7 +277,12 @@ func TestSignalsCancelARun(t *testing.T) {
 	t.Run("second SIGTERM during cleanups", func(t *testing.T) {
 		root, file := workspaceWith(t, spinningCleanupWorkflow)
 		state := t.TempDir()
-		res := runUntilSignalledTwice(t, bin, root, state, file, "spinning", syscall.SIGTERM, true)
+		p := startImgflow(t, bin, nil, "run", "--root", root, "--state", state, "--max-steps", "100000000000", file)
+		p.waitFor("spinning")
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+		time.Sleep(500 * time.Millisecond)
+		p.stillRunning("the second signal: its cleanup spins")
+		res := p.signal(syscall.SIGTERM)
 		assert.Less(t, res.exitAfter, 3*time.Second)
 		assert.Equal(t, -1, res.code, "killed by the signal itself\nstderr:\n%s", res.stderr)
 		summary := runSummary(t, state, res.runID)
