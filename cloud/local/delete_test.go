@@ -83,13 +83,23 @@ func TestADeleteSavesTheStateBeforeRemovingTheData(t *testing.T) {
 			}
 			require.ErrorIs(t, d.delete(f), cloud.ErrCrash)
 			assert.Equal(t, file, removing)
+			assert.FileExists(t, file, "the crash came before the data file went")
+			saved, _, err := loadState(filepath.Join(dir, "state.json"))
+			require.NoError(t, err)
+			assert.False(t, f.p.referencedData(saved)[file], "the saved state no longer refers to the data file")
 			require.NoError(t, f.p.Close())
 
+			// The next Open removes the unreferenced file, and only it.
 			q, err := Open(dir, testOptions())
 			require.NoError(t, err)
 			defer q.Close()
 			requireCloudErr(t, d.get(q), 404, notFoundCode(d.name))
-			assert.FileExists(t, file, "the crash came before the data file went: it is left unreferenced")
+			assert.NoFileExists(t, file)
+			kept := q.referencedData(q.Snapshot())
+			assert.Len(t, kept, len(deletables())-1)
+			for path := range kept {
+				assert.FileExists(t, path)
+			}
 		})
 	}
 }

@@ -111,7 +111,8 @@ func newProvider(opts Options) *Provider {
 
 // Open opens (creating it when needed) the persistent state directory dir:
 // dir/state.json and blob data under dir/blobs. It takes an exclusive lock
-// on dir/lock, so a second Open of the same directory fails until Close.
+// on dir/lock, so a second Open of the same directory fails until Close,
+// and removes the data files that no resource in the state refers to.
 func Open(dir string, opts Options) (*Provider, error) {
 	p := newProvider(opts)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -149,6 +150,9 @@ func Open(dir string, opts Options) (*Provider, error) {
 		if err := saveState(p.statePath, st); err != nil {
 			return fail(fmt.Errorf("write state: %w", err))
 		}
+	}
+	if err := p.removeOrphanData(st); err != nil {
+		return fail(err)
 	}
 	p.st = st
 	return p, nil
@@ -293,9 +297,10 @@ func (p *Provider) update(ctx context.Context, fn func(st *State) error) error {
 // updateRemoving is update for a delete: fn removes a resource from the
 // state and returns its data file ("" for none), which is removed only
 // once the state without the resource is saved. A crash in between leaves
-// an unreferenced data file, which nothing reads; the other order would
-// leave a resource whose data is gone. The file goes under the lock, so a
-// resource created again under the same name cannot lose its new file.
+// an unreferenced data file, which nothing reads and the next Open removes
+// (removeOrphanData); the other order would leave a resource whose data
+// is gone. The file goes under the lock, so a resource created again
+// under the same name cannot lose its new file.
 func (p *Provider) updateRemoving(ctx context.Context, fn func(st *State) (dataFile string, err error)) error {
 	if err := ctx.Err(); err != nil {
 		return err
