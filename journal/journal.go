@@ -68,6 +68,9 @@ type Record struct {
 	// end: succeeded, failed, cancelled
 	Status string `json:"status,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Pass is the pass the run ended in, validate or apply: a run
+	// cancelled while validating changed nothing.
+	Pass string `json:"pass,omitempty"`
 }
 
 // Step is a journaled builtin call.

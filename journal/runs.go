@@ -35,7 +35,8 @@ type Summary struct {
 	Status   string    `json:"status"`
 	Steps    int       `json:"steps"`
 	Error    string    `json:"error,omitempty"`
-	// Resumable is true for failed, cancelled and interrupted runs.
+	// Resumable is true for failed, cancelled and interrupted runs,
+	// except a run cancelled while validating with no journaled steps.
 	Resumable bool `json:"resumable"`
 }
 
@@ -94,6 +95,7 @@ func summarize(records []Record, running bool) Summary {
 	h := records[0]
 	s := Summary{RunID: h.RunID, Workflow: h.Workflow, Target: h.Target, Started: h.Time, Status: StatusInterrupted}
 	keys := map[string]bool{}
+	var endPass string
 	for _, r := range records {
 		s.Updated = r.Time
 		switch r.Type {
@@ -102,9 +104,9 @@ func summarize(records []Record, running bool) Summary {
 				keys[r.Step.Key] = true
 			}
 		case TypeResume:
-			s.Status, s.Error = StatusInterrupted, ""
+			s.Status, s.Error, endPass = StatusInterrupted, "", ""
 		case TypeEnd:
-			s.Status, s.Error = r.Status, r.Error
+			s.Status, s.Error, endPass = r.Status, r.Error, r.Pass
 		}
 	}
 	s.Steps = len(keys)
@@ -117,6 +119,9 @@ func summarize(records []Record, running bool) Summary {
 		s.Status = StatusFailed
 	}
 	s.Resumable = s.Status == StatusFailed || s.Status == StatusCancelled || s.Status == StatusInterrupted
+	if s.Status == StatusCancelled && endPass == "validate" && s.Steps == 0 {
+		s.Resumable = false // cancelled before any change: nothing to resume
+	}
 	return s
 }
 

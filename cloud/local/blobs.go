@@ -410,17 +410,15 @@ func (p *Provider) commitBlob(ctx context.Context, ref cloud.BlobRef, overwrite 
 
 // DeleteBlob implements cloud.Provider.
 func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
-	return p.update(ctx, func(st *State) error {
+	return p.updateRemoving(ctx, func(st *State) (string, error) {
 		sa, c, b, err := p.lookupBlob(st, ref)
 		if err != nil {
-			return err
-		}
-		if !p.dry && !b.NoData {
-			if err := os.Remove(p.blobFile(sa.Name, ref.Container, b.Name)); err != nil && !os.IsNotExist(err) {
-				return err
-			}
+			return "", err
 		}
 		delete(c.Blobs, ref.Name)
-		return nil
+		if p.dry || b.NoData {
+			return "", nil
+		}
+		return p.blobFile(sa.Name, ref.Container, b.Name), nil
 	})
 }

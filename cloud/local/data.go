@@ -228,15 +228,13 @@ func writeZeroData(dst string, size int64) error {
 	return err
 }
 
-// removeData forgets a deleted resource's data: its file (a dry run
-// removes none, as the file is its parent's) and its NoData mark.
-func (p *Provider) removeData(st *State, id string) error {
+// forgetData forgets a deleted resource's NoData mark and returns its data
+// file, for updateRemoving to remove once the state without the resource
+// is saved ("" for a dry run, whose files are its parent's).
+func (p *Provider) forgetData(st *State, id string) string {
 	delete(st.NoData, key(id))
 	if p.dry {
-		return nil
+		return ""
 	}
-	if err := os.Remove(p.dataFile(id)); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	return nil
+	return p.dataFile(id)
 }

@@ -284,21 +284,18 @@ func (p *Provider) RevokeDiskAccess(ctx context.Context, rgName, name string) er
 // DeleteDisk implements cloud.Provider. A disk with an open grant cannot
 // be deleted.
 func (p *Provider) DeleteDisk(ctx context.Context, rgName, name string) error {
-	return p.update(ctx, func(st *State) error {
+	return p.updateRemoving(ctx, func(st *State) (string, error) {
 		rg, d, err := p.lookupDisk(st, rgName, name)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if p.activeGrant(rg, d.Name) != nil {
-			return cloud.Conflict(cloud.CodeOperationNotAllowed, d.ID,
+			return "", cloud.Conflict(cloud.CodeOperationNotAllowed, d.ID,
 				"Operation 'Delete' is not allowed on disk '%s': its access (SAS) is still granted; revoke access first.", d.Name)
-		}
-		if err := p.removeData(st, d.ID); err != nil {
-			return err
 		}
 		delete(rg.DiskGrants, key(d.Name))
 		delete(rg.Disks, key(d.Name))
-		return nil
+		return p.forgetData(st, d.ID), nil
 	})
 }
 

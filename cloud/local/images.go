@@ -127,16 +127,13 @@ func inheritImageField(id, prop string, field *string, want, srcID string) error
 // DeleteManagedImage implements cloud.Provider; the image's data goes
 // with it.
 func (p *Provider) DeleteManagedImage(ctx context.Context, rgName, name string) error {
-	return p.update(ctx, func(st *State) error {
+	return p.updateRemoving(ctx, func(st *State) (string, error) {
 		img, err := p.lookupImage(st, rgName, name)
 		if err != nil {
-			return err
-		}
-		if err := p.removeData(st, img.ID); err != nil {
-			return err
+			return "", err
 		}
 		delete(st.ResourceGroups[key(rgName)].Images, key(name))
-		return nil
+		return p.forgetData(st, img.ID), nil
 	})
 }
 

@@ -59,6 +59,10 @@ type Provider struct {
 	lockFile *os.File
 	// tempDir is the memory provider's private blob directory.
 	tempDir string
+	// beforeDataRemoval, set only by tests, runs between saving the state
+	// of a delete and removing the deleted resource's data file; an error
+	// stops the delete there, as a crash would.
+	beforeDataRemoval func(dataFile string) error
 
 	rand      *lockedReader
 	now       func() time.Time
@@ -107,7 +111,8 @@ func newProvider(opts Options) *Provider {
 
 // Open opens (creating it when needed) the persistent state directory dir:
 // dir/state.json and blob data under dir/blobs. It takes an exclusive lock
-// on dir/lock, so a second Open of the same directory fails until Close.
+// on dir/lock, so a second Open of the same directory fails until Close,
+// and removes the data files that no resource in the state refers to.
 func Open(dir string, opts Options) (*Provider, error) {
 	p := newProvider(opts)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -145,6 +150,9 @@ func Open(dir string, opts Options) (*Provider, error) {
 		if err := saveState(p.statePath, st); err != nil {
 			return fail(fmt.Errorf("write state: %w", err))
 		}
+	}
+	if err := p.removeOrphanData(st); err != nil {
+		return fail(err)
 	}
 	p.st = st
 	return p, nil
@@ -283,6 +291,17 @@ func (p *Provider) view(ctx context.Context, fn func(st *State) error) error {
 // update runs fn on a copy of the state and, when fn succeeds, saves the
 // copy and makes it current: a failing call changes nothing.
 func (p *Provider) update(ctx context.Context, fn func(st *State) error) error {
+	return p.updateRemoving(ctx, func(st *State) (string, error) { return "", fn(st) })
+}
+
+// updateRemoving is update for a delete: fn removes a resource from the
+// state and returns its data file ("" for none), which is removed only
+// once the state without the resource is saved. A crash in between leaves
+// an unreferenced data file, which nothing reads and the next Open removes
+// (removeOrphanData); the other order would leave a resource whose data
+// is gone. The file goes under the lock, so a resource created again
+// under the same name cannot lose its new file.
+func (p *Provider) updateRemoving(ctx context.Context, fn func(st *State) (dataFile string, err error)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -292,7 +311,8 @@ func (p *Provider) update(ctx context.Context, fn func(st *State) error) error {
 		return errClosed
 	}
 	next := p.st.clone()
-	if err := fn(next); err != nil {
+	file, err := fn(next)
+	if err != nil {
 		return err
 	}
 	if p.statePath != "" && !p.dry {
@@ -301,6 +321,17 @@ func (p *Provider) update(ctx context.Context, fn func(st *State) error) error {
 		}
 	}
 	p.st = next
+	if file == "" {
+		return nil
+	}
+	if p.beforeDataRemoval != nil {
+		if err := p.beforeDataRemoval(file); err != nil {
+			return err
+		}
+	}
+	// The resource is deleted whatever happens to its file: a file that
+	// cannot be removed is only unreferenced.
+	_ = os.Remove(file)
 	return nil
 }
 

@@ -186,8 +186,8 @@ func loadState(path string) (st *State, ok bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	var s State
-	if err := json.Unmarshal(data, &s); err != nil {
+	s, err := decodeStateFile(data)
+	if err != nil {
 		return nil, false, fmt.Errorf("read %s: %w", path, err)
 	}
 	if s.Format > stateFormat {
@@ -198,7 +198,7 @@ func loadState(path string) (st *State, ok bool, err error) {
 	}
 	s.Format = stateFormat
 	s.normalize()
-	return &s, true, nil
+	return s, true, nil
 }
 
 // saveState writes state.json atomically: a temp file in the same

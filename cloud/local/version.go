@@ -132,16 +132,13 @@ func (p *Provider) UpdateImageVersion(ctx context.Context, in cloud.ImageVersion
 // DeleteImageVersion implements cloud.Provider; the version's data goes
 // with it (disks made from it keep their own copy).
 func (p *Provider) DeleteImageVersion(ctx context.Context, rgName, gallery, def, name string) error {
-	return p.update(ctx, func(st *State) error {
+	return p.updateRemoving(ctx, func(st *State) (string, error) {
 		_, d, v, err := p.lookupVersion(st, rgName, gallery, def, name)
 		if err != nil {
-			return err
-		}
-		if err := p.removeData(st, v.ID); err != nil {
-			return err
+			return "", err
 		}
 		delete(d.Versions, key(name))
-		return nil
+		return p.forgetData(st, v.ID), nil
 	})
 }
 

@@ -86,7 +86,7 @@ func makeRunReport(ctx context.Context, file, target, runID string, res *interp.
 	}
 	if res.Err != nil {
 		r.Status = "failed"
-		if ctx.Err() != nil {
+		if cancelledBy(ctx) != nil {
 			r.Status = "cancelled"
 		}
 		r.Errors = errorReports(res.Err)

@@ -123,11 +123,19 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	if res.Err != nil {
 		logCI.annotateError(e.stdout, res.Err)
+		sig := cancelledBy(ctx)
 		switch {
+		case sig != nil && res.Pass == "validate" && !hasSteps(j):
+			e.errorf("%v\n%s", res.Err, fmt.Sprintf("run %s was cancelled (%s) before any change: nothing to resume", info.ID, sig))
+		case sig != nil:
+			e.errorf("%v\n%s", res.Err, fmt.Sprintf("run %s was cancelled (%s): resume it with: imgflow run --resume %s", info.ID, sig, info.ID))
 		case res.Pass == "validate":
 			e.errorf("%v\n%s", res.Err, rep.dim("(found while validating the workflow: nothing was changed)"))
 		default:
 			e.errorf("%v\n%s", res.Err, rep.dim(fmt.Sprintf("(resume with: imgflow run --resume %s)", info.ID)))
+		}
+		if sig != nil {
+			return exitCode(sig.exitCode())
 		}
 		return exitCode(1)
 	}
@@ -226,21 +234,33 @@ func lastVars(records []journal.Record) map[string]any {
 }
 
 // endJournal records how the run ended (a simulated crash records nothing,
-// like a dead process).
+// like a dead process). Only a signal cancels a run: one stopped by the
+// memory budget failed, and one that ended before the signal came ended.
 func endJournal(ctx context.Context, j *journal.File, res *interp.Result) error {
 	if res.Crashed {
 		return nil
 	}
-	rec := journal.Record{Type: journal.TypeEnd, Status: journal.StatusSucceeded}
-	switch {
-	case ctx.Err() != nil:
-		rec.Status, rec.Error = journal.StatusCancelled, ctx.Err().Error()
+	rec := journal.Record{Type: journal.TypeEnd, Status: journal.StatusSucceeded, Pass: res.Pass}
+	switch sig := cancelledBy(ctx); {
+	case res.Err != nil && sig != nil:
+		rec.Status, rec.Error = journal.StatusCancelled, sig.Error()
 	case res.Err != nil && res.Pass == "validate":
 		rec.Status, rec.Error = journal.StatusInvalid, firstLine(res.Err.Error())
 	case res.Err != nil:
 		rec.Status, rec.Error = journal.StatusFailed, firstLine(res.Err.Error())
 	}
 	return j.Append(rec)
+}
+
+// hasSteps reports whether the journal holds steps, made by this attempt
+// or by an earlier one of the run, which a resume would not redo.
+func hasSteps(j *journal.File) bool {
+	for _, r := range j.Records() {
+		if r.Type == journal.TypeStep {
+			return true
+		}
+	}
+	return false
 }
 
 func firstLine(s string) string {
