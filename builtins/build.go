@@ -232,6 +232,14 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 // packerVars converts the vars dict: strings stay, secrets are revealed
 // and named sensitive; anything else is an error saying what to write.
 func packerVars(v starlark.Value) (map[string]string, []string, error) {
+	return stringOrSecretDict(v, "vars", func(string) error { return nil }, "packer takes only strings", "packer variables are strings (or secret() values)")
+}
+
+// stringOrSecretDict converts a dict of strings and secret() values (the
+// secrets revealed, their keys returned as the second result so they are
+// redacted). checkKey vets each key; the two texts say what a number or
+// bool and any other value should have been.
+func stringOrSecretDict(v starlark.Value, param string, checkKey func(string) error, scalarWhy, otherWhy string) (map[string]string, []string, error) {
 	out := map[string]string{}
 	var sensitive []string
 	d, _ := v.(*starlark.Dict)
@@ -242,10 +250,14 @@ func packerVars(v starlark.Value) (map[string]string, []string, error) {
 	for _, kv := range d.Items() {
 		k, ok := kv[0].(starlark.String)
 		if !ok {
-			errs = append(errs, fmt.Errorf("vars: key %s is not a string", kv[0]))
+			errs = append(errs, fmt.Errorf("%s: key %s is not a string", param, kv[0]))
 			continue
 		}
 		name := string(k)
+		if err := checkKey(name); err != nil {
+			errs = append(errs, fmt.Errorf("%s: key %s %w", param, kv[0], err))
+			continue
+		}
 		switch val := kv[1].(type) {
 		case starlark.String:
 			out[name] = string(val)
@@ -253,9 +265,9 @@ func packerVars(v starlark.Value) (map[string]string, []string, error) {
 			out[name] = val.reveal()
 			sensitive = append(sensitive, name)
 		case starlark.Int, starlark.Float, starlark.Bool:
-			errs = append(errs, fmt.Errorf("vars[%q] is the %s %s: packer takes only strings; quote it: %q", name, val.Type(), val, quoteForPacker(val)))
+			errs = append(errs, fmt.Errorf("%s[%q] is the %s %s: %s; quote it: %q", param, name, val.Type(), val, scalarWhy, quoteForPacker(val)))
 		default:
-			errs = append(errs, fmt.Errorf("vars[%q] is a %s: packer variables are strings (or secret() values)", name, describe(val)))
+			errs = append(errs, fmt.Errorf("%s[%q] is a %s: %s", param, name, describe(val), otherWhy))
 		}
 	}
 	sort.Strings(sensitive)

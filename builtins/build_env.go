@@ -20,34 +20,12 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // variable names, values strings or secrets (revealed, and named in the
 // second result so they are redacted).
 func packerEnv(v starlark.Value) (map[string]string, []string, error) {
-	out := map[string]string{}
-	var sensitive []string
-	d, _ := v.(*starlark.Dict)
-	if d == nil {
-		return out, nil, nil
-	}
-	var errs []error
-	for _, kv := range d.Items() {
-		k, ok := kv[0].(starlark.String)
-		if !ok || !envNameRE.MatchString(string(k)) {
-			errs = append(errs, fmt.Errorf("env: key %s is not an environment variable name (letters, digits and _, not starting with a digit, e.g. \"PACKER_BUILD_LOCATION\")", kv[0]))
-			continue
+	return stringOrSecretDict(v, "env", func(name string) error {
+		if !envNameRE.MatchString(name) {
+			return errors.New(`is not an environment variable name (letters, digits and _, not starting with a digit, e.g. "PACKER_BUILD_LOCATION")`)
 		}
-		name := string(k)
-		switch val := kv[1].(type) {
-		case starlark.String:
-			out[name] = string(val)
-		case *Secret:
-			out[name] = val.reveal()
-			sensitive = append(sensitive, name)
-		case starlark.Int, starlark.Float, starlark.Bool:
-			errs = append(errs, fmt.Errorf("env[%q] is the %s %s: environment variables are strings; quote it: %q", name, val.Type(), val, quoteForPacker(val)))
-		default:
-			errs = append(errs, fmt.Errorf("env[%q] is a %s: environment variables are strings (or secret() values)", name, describe(val)))
-		}
-	}
-	sort.Strings(sensitive)
-	return out, sensitive, errors.Join(errs...)
+		return nil
+	}, "environment variables are strings", "environment variables are strings (or secret() values)")
 }
 
 // envSummary is the env part of packer_build's step summary: every name,
