@@ -120,6 +120,9 @@ func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob,
 	if err != nil {
 		return nil, opError("get blob", shown(full), blobErr(err, shown(full)))
 	}
+	if metaValue(props.Metadata, IncompleteMetadataKey) != "" {
+		return nil, opError("get blob", shown(full), incompleteErr(shown(full)))
+	}
 	return blobOut(ref, full, props), nil
 }
 
@@ -155,14 +158,7 @@ func blobOut(ref, full cloud.BlobRef, props blob.GetPropertiesResponse) *cloud.B
 }
 
 // metadataDigest is the digest a blob's metadata holds.
-func metadataDigest(md map[string]*string) string {
-	for k, v := range md {
-		if strings.EqualFold(k, DigestMetadataKey) {
-			return deref(v)
-		}
-	}
-	return ""
-}
+func metadataDigest(md map[string]*string) string { return metaValue(md, DigestMetadataKey) }
 
 // SetBlobMetadata implements cloud.Provider: the blob's user metadata is
 // replaced; its digest (DigestMetadataKey) is kept, as the content did not
@@ -279,8 +275,12 @@ func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
 // transfer.go): only non-zero chunks are sent, several at once, each
 // retried. The sparse digest is stored in the blob's metadata and, with
 // Options.ContentMD5, the MD5 of the whole content as Content-MD5.
-// The result is verified (size, the pages written). A failed upload
-// deletes the blob it created.
+// The result is verified (size, the pages written, the digest).
+//
+// Uploads resume (resume.go): the blob carries the digest it is meant to
+// hold until it is complete, and an upload of the same content into a
+// blob an interrupted one left sends only the pieces it lacks. A failed
+// upload therefore keeps its blob; GetBlob reports it as not found.
 func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cloud.PageSource, overwrite bool) (*cloud.Blob, error) {
 	full := p.resolve(ref)
 	u := shown(full)
@@ -292,53 +292,66 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 	if err != nil {
 		return fail(err)
 	}
+	// The digest comes first: the blob records it from its creation.
+	pending, err := cloud.SparseDigest(ctx, src.Reader, src.Size, append([]cloud.ByteRange{}, ranges...))
+	if err != nil {
+		return fail(permanentError{fmt.Errorf("digest of the source: %w", err)})
+	}
 	pc, err := p.pageClient(ctx, full)
 	if err != nil {
 		return fail(err)
 	}
-	if err := p.createPageBlob(ctx, pc, u, src.Size, overwrite); err != nil {
+	w, err := p.claim(ctx, pc, u, src.Size, pending, overwrite)
+	if err != nil {
 		return fail(err)
 	}
-	res, err := p.transfer(ctx, transferSpec{
-		op: "upload " + u, ranges: ranges, size: src.Size, md5: p.opts.ContentMD5,
+	if w.have != nil {
+		p.logf("%s: resuming an interrupted upload (%d bytes of pages already there)", u, rangeBytes(w.have))
+	}
+	res, err := p.transfer(w.ctx, transferSpec{
+		op: "upload " + u, ranges: ranges, size: src.Size, md5: p.opts.ContentMD5, have: w.have,
 		fetch: func(_ context.Context, off int64, buf []byte) error {
 			if err := readFull(src.Reader, buf, off); err != nil {
 				return permanentError{err}
 			}
 			return nil
 		},
-		write: func(ctx context.Context, off int64, data []byte) error { return uploadPages(ctx, pc, off, data) },
+		write: func(ctx context.Context, off int64, data []byte) error {
+			return uploadPages(ctx, pc, off, data, w.conds())
+		},
 	})
 	if err == nil {
-		err = p.finish(ctx, pc, u, res)
-	}
-	var props blob.GetPropertiesResponse
-	if err == nil {
-		props, err = pc.GetProperties(ctx, nil)
-		if err == nil && deref(props.ContentLength) != src.Size {
-			err = &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeCopyFailed, Resource: u,
-				Message: fmt.Sprintf("the blob has %d bytes after the upload, the source %d", deref(props.ContentLength), src.Size)}
-		}
+		err = p.complete(ctx, w, res)
 	}
 	if err != nil {
-		p.deleteQuietly(ctx, pc, u)
+		w.abandon(ctx)
+		return fail(blobErr(err, u))
+	}
+	props, err := pc.GetProperties(ctx, nil)
+	if err == nil && deref(props.ContentLength) != src.Size {
+		err = &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeCopyFailed, Resource: u,
+			Message: fmt.Sprintf("the blob has %d bytes after the upload, the source %d", deref(props.ContentLength), src.Size)}
+	}
+	if err != nil {
 		return fail(blobErr(err, u))
 	}
 	return blobOut(ref, full, props), nil
 }
 
 // finish records what a transfer into pc learnt (Content-MD5, digest)
-// and checks the pages it wrote.
-func (p *Provider) finish(ctx context.Context, pc *pageblob.Client, u string, res *transferResult) error {
+// and checks the pages it wrote; ac are the writes' access conditions
+// (an upload's lease), or nil. Setting the metadata drops an upload's
+// incomplete marker.
+func (p *Provider) finish(ctx context.Context, pc *pageblob.Client, u string, res *transferResult, ac *blob.AccessConditions) error {
 	if err := p.verifyPages(ctx, pc, u, res); err != nil {
 		return err
 	}
 	if res.md5 != nil {
-		if err := setMD5(ctx, pc, res.md5); err != nil {
+		if err := setMD5(ctx, pc, res.md5, ac); err != nil {
 			return err
 		}
 	}
-	_, err := pc.SetMetadata(ctx, map[string]*string{DigestMetadataKey: to(res.digest)}, nil)
+	_, err := pc.SetMetadata(ctx, map[string]*string{DigestMetadataKey: to(res.digest)}, &blob.SetMetadataOptions{AccessConditions: ac})
 	return err
 }
 
@@ -371,14 +384,15 @@ func alreadyExists(u string) error {
 // already protects the bytes in transit, and hashing every chunk costs
 // CPU the transfer needs (it measured 10 % of the throughput against
 // Azurite on two cores, BENCHMARKS.md).
-func uploadPages(ctx context.Context, pc *pageblob.Client, off int64, data []byte) error {
+func uploadPages(ctx context.Context, pc *pageblob.Client, off int64, data []byte, ac *blob.AccessConditions) error {
 	_, err := pc.UploadPages(ctx, streaming.NopCloser(bytes.NewReader(data)),
-		blob.HTTPRange{Offset: off, Count: int64(len(data))}, nil)
+		blob.HTTPRange{Offset: off, Count: int64(len(data))}, &pageblob.UploadPagesOptions{AccessConditions: ac})
 	return err
 }
 
-func setMD5(ctx context.Context, pc *pageblob.Client, sum []byte) error {
-	_, err := pc.SetHTTPHeaders(ctx, blob.HTTPHeaders{BlobContentMD5: sum, BlobContentType: to("application/octet-stream")}, nil)
+func setMD5(ctx context.Context, pc *pageblob.Client, sum []byte, ac *blob.AccessConditions) error {
+	_, err := pc.SetHTTPHeaders(ctx, blob.HTTPHeaders{BlobContentMD5: sum, BlobContentType: to("application/octet-stream")},
+		&blob.SetHTTPHeadersOptions{AccessConditions: ac})
 	return err
 }
 

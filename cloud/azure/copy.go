@@ -454,7 +454,7 @@ func (p *Provider) rangeCopy(ctx context.Context, j *copyJob) error {
 		return err
 	}
 	if len(j.srcMD5) > 0 {
-		if err := setMD5(ctx, j.dst, j.srcMD5); err != nil {
+		if err := setMD5(ctx, j.dst, j.srcMD5, nil); err != nil {
 			return err
 		}
 	}
@@ -483,7 +483,9 @@ func (p *Provider) streamCopy(ctx context.Context, j *copyJob) error {
 		op: "copy " + j.shown + " to " + shown(j.dest), ranges: ranges, size: j.size,
 		md5:   p.opts.ContentMD5 || len(j.srcMD5) > 0,
 		fetch: func(ctx context.Context, off int64, buf []byte) error { return downloadRange(ctx, j.src, off, buf) },
-		write: func(ctx context.Context, off int64, data []byte) error { return uploadPages(ctx, j.dst, off, data) },
+		write: func(ctx context.Context, off int64, data []byte) error {
+			return uploadPages(ctx, j.dst, off, data, nil)
+		},
 	})
 	if err != nil {
 		return blobErr(err, shown(j.dest))
@@ -494,7 +496,7 @@ func (p *Provider) streamCopy(ctx context.Context, j *copyJob) error {
 	if len(j.srcMD5) > 0 && !bytes.Equal(res.md5, j.srcMD5) {
 		return md5Mismatch(j, res.md5)
 	}
-	return p.finish(ctx, j.dst, shown(j.dest), res)
+	return p.finish(ctx, j.dst, shown(j.dest), res, nil)
 }
 
 // streamBlockCopy streams a block blob source into a block blob.

@@ -55,17 +55,21 @@ type transferSpec struct {
 	ranges []cloud.ByteRange
 	size   int64
 	md5    bool // compute the Content-MD5 of the whole content
-	fetch  func(ctx context.Context, off int64, buf []byte) error
-	write  func(ctx context.Context, off int64, data []byte) error
+	// have are page ranges the destination already holds (a resumed
+	// upload): a piece whose pages are all there is not written again.
+	have  []cloud.ByteRange
+	fetch func(ctx context.Context, off int64, buf []byte) error
+	write func(ctx context.Context, off int64, data []byte) error
 }
 
 // transferResult is what a transfer learnt about the content.
 type transferResult struct {
 	digest string
 	md5    []byte // nil unless asked for
-	// sent is the bytes written; nonZero those in pages holding data
-	// (the destination must hold between nonZero and sent bytes of pages).
-	sent, nonZero int64
+	// sent is the bytes written, kept those of pieces the destination
+	// already held; nonZero the bytes of both in pages holding data (the
+	// destination must hold between nonZero and sent+kept bytes of pages).
+	sent, kept, nonZero int64
 }
 
 func (p *Provider) transfer(ctx context.Context, s transferSpec) (*transferResult, error) {
@@ -80,7 +84,7 @@ func (p *Provider) transfer(ctx context.Context, s transferSpec) (*transferResul
 	}
 	var pos, done int64
 	lastPct := -1
-	var sent, nonZero atomic.Int64
+	var sent, kept, nonZero atomic.Int64
 	err := cloud.RunChunks(ctx, pieces, cloud.ChunkRun{
 		Parallel: par,
 		Buffers:  par + par/2,
@@ -91,6 +95,10 @@ func (p *Provider) transfer(ctx context.Context, s transferSpec) (*transferResul
 		Process: func(ctx context.Context, j *cloud.ChunkJob) error {
 			off, data := j.Span.Offset, j.SpanBytes()
 			nonZero.Add(nonZeroPages(data))
+			if covered(s.have, j.Span) {
+				kept.Add(int64(len(data)))
+				return nil
+			}
 			sent.Add(int64(len(data)))
 			return p.retry(ctx, fmt.Sprintf("%s: write at %d", s.op, off), func() error { return s.write(ctx, off, data) })
 		},
@@ -118,7 +126,7 @@ func (p *Provider) transfer(ctx context.Context, s transferSpec) (*transferResul
 	if lastPct < 100 {
 		p.progress(s.op, 100)
 	}
-	res := &transferResult{sent: sent.Load(), nonZero: nonZero.Load()}
+	res := &transferResult{sent: sent.Load(), kept: kept.Load(), nonZero: nonZero.Load()}
 	if res.digest, err = d.Digest(); err != nil {
 		return nil, err
 	}
@@ -206,22 +214,23 @@ func retriable(err error) bool {
 // wrote: between the bytes of pages holding data and the bytes sent (the
 // blob was created empty; a service may or may not keep written zeros).
 func (p *Provider) verifyPages(ctx context.Context, pc *pageblob.Client, u string, res *transferResult) error {
-	var have int64
-	pager := pc.NewGetPageRangesPager(nil)
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
-		if err != nil {
-			return blobErr(err, u)
-		}
-		for _, r := range page.PageList.PageRange {
-			if r != nil && r.Start != nil && r.End != nil {
-				have += *r.End - *r.Start + 1
-			}
-		}
+	rs, err := pageRangesOf(ctx, pc)
+	if err != nil {
+		return blobErr(err, u)
 	}
-	if have < res.nonZero || have > res.sent {
+	have := rangeBytes(rs)
+	if have < res.nonZero || have > res.sent+res.kept {
 		return &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeCopyFailed, Resource: u,
-			Message: fmt.Sprintf("the blob holds %d bytes of pages after the transfer sent %d (%d of them data): the transfer is incomplete", have, res.sent, res.nonZero)}
+			Message: fmt.Sprintf("the blob holds %d bytes of pages after the transfer sent %d and found %d there (%d of them data): the transfer is incomplete", have, res.sent, res.kept, res.nonZero)}
 	}
 	return nil
+}
+
+// rangeBytes is the total length of ranges.
+func rangeBytes(rs []cloud.ByteRange) int64 {
+	var n int64
+	for _, r := range rs {
+		n += r.Length
+	}
+	return n
 }
