@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,19 +25,6 @@ import (
 
 const nullHCL2Template = "../testdata/packer/hcl/null-validate.pkr.hcl"
 
-// requireHCL2Packer is requirePacker for a packer that reads HCL2.
-func requireHCL2Packer(t *testing.T) {
-	t.Helper()
-	requirePacker(t)
-	v, err := (&Runner{}).Version(context.Background())
-	require.NoError(t, err)
-	if strings.HasPrefix(v, "0.") || strings.HasPrefix(v, "1.6.") || strings.HasPrefix(v, "1.5.") {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("packer %s on PATH cannot read HCL2 but CI=true: CI must put packer 1.9.5 first (`make deps`)", v)
-		}
-		t.Skipf("packer %s cannot read HCL2; `make deps` installs 1.9.5", v)
-	}
-}
 
 // packerValidate runs `packer validate args… template` and returns its
 // output and whether it succeeded.
@@ -55,7 +41,7 @@ func packerValidate(t *testing.T, template string, args ...string) (string, bool
 }
 
 func TestRealPackerHCL2BuildNames(t *testing.T) {
-	requireHCL2Packer(t)
+	requirePacker(t) // packertest.Require wants 1.9.x, which reads HCL2
 	tpl, err := LoadTemplate(nullHCL2Template)
 	require.NoError(t, err)
 	out := &testutil.SyncBuffer{}
@@ -81,7 +67,7 @@ func TestRealPackerHCL2BuildNames(t *testing.T) {
 }
 
 func TestRealPackerHCL2VariableRules(t *testing.T) {
-	requireHCL2Packer(t)
+	requirePacker(t) // packertest.Require wants 1.9.x, which reads HCL2
 	tpl, err := LoadTemplate(nullHCL2Template)
 	require.NoError(t, err)
 
@@ -148,7 +134,7 @@ build { sources = ["source.null.a"] }
 var resultsRE = regexp.MustCompile(`RESULTS=([A-Za-z0-9+/=]+)`)
 
 func TestRealPackerHCL2FunctionsEvaluateAlike(t *testing.T) {
-	requireHCL2Packer(t)
+	requirePacker(t) // packertest.Require wants 1.9.x, which reads HCL2
 	const path = "../testdata/packer/hcl/functions.pkr.hcl"
 	out := &testutil.SyncBuffer{}
 	_, err := realRunner(out).Build(context.Background(), BuildRequest{TemplatePath: path})
@@ -172,7 +158,7 @@ func TestRealPackerHCL2FunctionsEvaluateAlike(t *testing.T) {
 // A template directory: packer reads every *.pkr.hcl file and the
 // *.auto.pkrvars.* files, and so does LoadTemplate.
 func TestRealPackerHCL2Directory(t *testing.T) {
-	requireHCL2Packer(t)
+	requirePacker(t) // packertest.Require wants 1.9.x, which reads HCL2
 	dir := writeTemplateDir(t, dirTemplate)
 	tpl, err := LoadTemplate(dir)
 	require.NoError(t, err)

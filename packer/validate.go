@@ -63,18 +63,15 @@ func (r *Runner) Validate(ctx context.Context, req BuildRequest) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("packer validate %s: %w", req.TemplatePath, err)
 	}
-	// Before prepare: imgflow's model of such a template is checked by
-	// the caller (packer_build), and packer could only fail.
-	path := ResolvePath(req.WorkDir, req.TemplatePath)
-	if needs, err := templateNeedsAzurePlugin2(path); err != nil {
-		return fmt.Errorf("packer validate %s: %w", path, err)
-	} else if needs {
-		return &NotValidatedError{Template: path, Reason: "needs azure plugin 2.x: packer init"}
-	}
 	env := r.environ(req)
 	p, err := prepare(req, envMap(env), true)
 	if err != nil {
 		return err
+	}
+	if p.tpl.NeedsAzurePlugin2() {
+		// imgflow's model of such a template is checked by the caller
+		// (packer_build); packer without the plugin could only fail.
+		return &NotValidatedError{Template: p.template, Reason: "needs azure plugin 2.x: packer init"}
 	}
 	p.env = env
 

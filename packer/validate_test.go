@@ -61,15 +61,22 @@ func TestValidateChecksBeforeStartingPacker(t *testing.T) {
 
 	// A template that needs azure plugin 2.x is not given to packer (the
 	// binary does not even exist here).
-	err = r.Validate(context.Background(), BuildRequest{TemplatePath: "../testdata/packer/azure-plugin2.pkr.hcl"})
+	err = r.Validate(context.Background(), BuildRequest{TemplatePath: "../testdata/packer/azure-plugin2.pkr.hcl", Vars: map[string]string{"subscription_id": "00000000-0000-0000-0000-000000000000"}})
 	var nv *NotValidatedError
 	require.ErrorAs(t, err, &nv)
 	assert.Contains(t, err.Error(), "checked by imgflow's model only (needs azure plugin 2.x: packer init)")
 }
 
 func TestNeedsAzurePlugin2(t *testing.T) {
-	hcl := func(version string) []byte {
-		return []byte(`packer {
+	load := func(src string) *Template {
+		path := filepath.Join(t.TempDir(), "t.pkr.hcl")
+		require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+		tpl, err := LoadTemplate(path)
+		require.NoError(t, err)
+		return tpl
+	}
+	hcl := func(version string) string {
+		return `packer {
   required_plugins {
     amazon = {
       source  = "github.com/hashicorp/amazon"
@@ -81,8 +88,13 @@ func TestNeedsAzurePlugin2(t *testing.T) {
     }
   }
 }
-source "azure-arm" "x" {}
-`)
+source "null" "x" {
+  communicator = "none"
+}
+build {
+  sources = ["source.null.x"]
+}
+`
 	}
 	for version, want := range map[string]bool{
 		">= 2.0.0":        true,
@@ -97,19 +109,14 @@ source "azure-arm" "x" {}
 		"< 3.0.0":         false,
 		">= 1.0, < 2":     false,
 	} {
-		assert.Equal(t, want, NeedsAzurePlugin2(hcl(version)), version)
+		assert.Equal(t, want, load(hcl(version)).NeedsAzurePlugin2(), version)
 	}
-	// Another plugin's version 3 is not the azure plugin's.
-	assert.False(t, NeedsAzurePlugin2([]byte(`packer {
-  required_plugins {
-    azure = { source = "github.com/hashicorp/azure", version = ">= 1.4.0" }
-    amazon = { source = "github.com/hashicorp/amazon", version = ">= 3.0.0" }
-  }
-}`)))
-	// HCL2 in JSON syntax (.pkr.json).
-	assert.True(t, NeedsAzurePlugin2([]byte(`{"packer": {"required_plugins": {"azure": {"source": "github.com/hashicorp/azure", "version": ">= 2.0.0"}}}}`)))
 	// No required_plugins block: the bundled plugin is used.
-	assert.False(t, NeedsAzurePlugin2([]byte(`source "azure-arm" "x" { plugin = "github.com/hashicorp/azure >= 2" }`)))
+	assert.False(t, load("source \"null\" \"x\" {\n  communicator = \"none\"\n}\nbuild {\n  sources = [\"source.null.x\"]\n}\n").NeedsAzurePlugin2())
+	// A legacy JSON template declares no plugins.
+	tpl, err := LoadTemplate("../testdata/packer/azure-vhd.json")
+	require.NoError(t, err)
+	assert.False(t, tpl.NeedsAzurePlugin2())
 }
 
 func TestWithoutBundledPluginsWarning(t *testing.T) {

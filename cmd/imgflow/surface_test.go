@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -116,9 +115,7 @@ func TestDeprecatedJSONFlagWarns(t *testing.T) {
 }
 
 func TestBashCompletesEveryCommand(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
-	}
+	requireBash(t)
 	res := imgflow(t, "completion", "bash")
 	require.Equal(t, 0, res.code, res.String())
 	script, root := res.stdout, repoRoot(t)
@@ -147,9 +144,7 @@ func TestBashCompletesEveryCommand(t *testing.T) {
 }
 
 func TestBashCompletesAParamsChoices(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
-	}
+	requireBash(t)
 	res := imgflow(t, "completion", "bash")
 	require.Equal(t, 0, res.code, res.String())
 	script, root := res.stdout, repoRoot(t)

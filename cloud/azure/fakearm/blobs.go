@@ -54,6 +54,22 @@ func (b *BlobBackend) cred(account string) (*azblob.SharedKeyCredential, error) 
 	return azblob.NewSharedKeyCredential(account, b.Key(account))
 }
 
+// diskContainer is the container holding a disk's data: a client for it,
+// the data blob and the account's credential.
+func (b *BlobBackend) diskContainer(d *disk) (*container.Client, cloud.BlobRef, *azblob.SharedKeyCredential, error) {
+	ref, err := cloud.ParseBlobURL(d.data)
+	if err != nil {
+		return nil, ref, nil, err
+	}
+	cred, err := b.cred(ref.Account)
+	if err != nil {
+		return nil, ref, nil, err
+	}
+	base := strings.TrimRight(b.Endpoint(ref.Account), "/") + "/" + ref.Container
+	cc, err := container.NewClientWithSharedKeyCredential(base, cred, (*container.ClientOptions)(b.opts()))
+	return cc, ref, cred, err
+}
+
 func (b *BlobBackend) opts() *azblob.ClientOptions {
 	if b.Options != nil {
 		o := *b.Options
@@ -221,15 +237,7 @@ func (b *BlobBackend) copyToDisk(src, containerName string) (string, error) {
 func (b *BlobBackend) grant(d *disk, policy string, dur time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	ref, err := cloud.ParseBlobURL(d.data)
-	if err != nil {
-		return "", err
-	}
-	cred, err := b.cred(ref.Account)
-	if err != nil {
-		return "", err
-	}
-	cc, err := container.NewClientWithSharedKeyCredential(strings.TrimRight(b.Endpoint(ref.Account), "/")+"/"+ref.Container, cred, (*container.ClientOptions)(b.opts()))
+	cc, ref, cred, err := b.diskContainer(d)
 	if err != nil {
 		return "", err
 	}
@@ -258,15 +266,7 @@ func (b *BlobBackend) revoke(d *disk) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	ref, err := cloud.ParseBlobURL(d.data)
-	if err != nil {
-		return err
-	}
-	cred, err := b.cred(ref.Account)
-	if err != nil {
-		return err
-	}
-	cc, err := container.NewClientWithSharedKeyCredential(strings.TrimRight(b.Endpoint(ref.Account), "/")+"/"+ref.Container, cred, (*container.ClientOptions)(b.opts()))
+	cc, _, _, err := b.diskContainer(d)
 	if err != nil {
 		return err
 	}

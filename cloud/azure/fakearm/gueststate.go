@@ -10,8 +10,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
-
-	"github.com/imgflow/imgflow/cloud"
 )
 
 // guestStateSize is the size of a fake VM guest state blob (a real VMGS
@@ -52,15 +50,11 @@ func (f *Fake) guestStateSAS(d *disk) (string, *Error) {
 func (b *BlobBackend) guestState(d *disk) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
-	ref, err := cloud.ParseBlobURL(d.data)
+	cc, ref, cred, err := b.diskContainer(d)
 	if err != nil {
 		return "", err
 	}
-	cred, err := b.cred(ref.Account)
-	if err != nil {
-		return "", err
-	}
-	u := strings.TrimRight(b.Endpoint(ref.Account), "/") + "/" + ref.Container + "/vmgs"
+	u := cc.URL() + "/vmgs"
 	pc, err := pageblob.NewClientWithSharedKeyCredential(u, cred, (*pageblob.ClientOptions)(b.opts()))
 	if err != nil {
 		return "", err
