@@ -25,7 +25,6 @@ import (
 
 const nullHCL2Template = "../testdata/packer/hcl/null-validate.pkr.hcl"
 
-
 // packerValidate runs `packer validate args… template` and returns its
 // output and whether it succeeded.
 func packerValidate(t *testing.T, template string, args ...string) (string, bool) {
