@@ -11,6 +11,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -28,7 +29,7 @@ func (f *buildFixture) planOf(file string, vars map[string]string) *interp.Resul
 	return interp.Plan(context.Background(), "//"+file, interp.Config{
 		Workspace: f.ws, Registry: f.reg, Reporter: f.rep, Vars: values,
 		Info: builtins.RunInfo{ID: "plan", Time: snippetTime},
-	}, f.cloud.DryRun())
+	}, overlay.New(f.cloud))
 }
 
 func TestImageBuildersStockVarFilesBuildFlatcar(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 	"github.com/imgflow/imgflow/vhd"
@@ -105,7 +106,7 @@ func (f *buildFixture) runID(file string, vars map[string]string, id string, res
 	return interp.Run(ctx, "//"+file, interp.Config{
 		Workspace: f.ws, Registry: f.reg, Vars: values, Reporter: f.rep, Journal: j, Faults: fs,
 		Info: builtins.RunInfo{ID: id, Time: snippetTime},
-	}, interp.Target{Apply: cloud.WithFaults(f.apply, fs), Validate: f.cloud.DryRun()})
+	}, interp.Target{Apply: cloud.WithFaults(f.apply, fs), Validate: overlay.New(f.cloud)})
 }
 
 func (f *buildFixture) mustRun(file string, vars map[string]string) *interp.Result {
@@ -371,7 +372,7 @@ func execReported(t *testing.T, s *snippetSandbox, src string, rep builtins.Repo
 	cfg.Faults = fs
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return interp.Run(ctx, "//main.star", cfg, interp.Target{Apply: cloud.WithFaults(s.cloud, fs), Validate: s.cloud.DryRun()})
+	return interp.Run(ctx, "//main.star", cfg, interp.Target{Apply: cloud.WithFaults(s.cloud, fs), Validate: overlay.New(s.cloud)})
 }
 
 func TestCommandStreamsOutputAndFailsWithItsTail(t *testing.T) {

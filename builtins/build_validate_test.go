@@ -10,6 +10,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer"
 	"github.com/imgflow/imgflow/packer/localsim"
@@ -43,7 +44,7 @@ func (f *buildFixture) plan(file string, validator builtins.PackerValidator) *in
 	return interp.Plan(context.Background(), "//"+file, interp.Config{
 		Workspace: f.ws, Registry: f.reg, Vars: map[string]starlark.Value{}, Reporter: f.rep,
 		Info: builtins.RunInfo{ID: "plan", Time: snippetTime}, PackerValidator: validator,
-	}, f.cloud.DryRun())
+	}, overlay.New(f.cloud))
 }
 
 func TestPlanValidatesEachDistinctPackerBuildOnce(t *testing.T) {
@@ -62,7 +63,7 @@ func TestPlanValidatesEachDistinctPackerBuildOnce(t *testing.T) {
 	res := interp.Plan(context.Background(), "//"+vhdMarketplaceStar, interp.Config{
 		Workspace: f.ws, Registry: f.reg, Vars: map[string]starlark.Value{"os_disk_size_gb": starlark.String("2")},
 		Info: builtins.RunInfo{ID: "plan", Time: snippetTime}, PackerValidator: once,
-	}, f.cloud.DryRun())
+	}, overlay.New(f.cloud))
 	require.NoError(t, res.Err)
 	require.Len(t, stub.reqs, 2)
 	assert.Equal(t, "2", stub.reqs[1].Vars["os_disk_size_gb"])
@@ -97,7 +98,7 @@ func TestRunDoesNotValidatePacker(t *testing.T) {
 	stub := &stubValidator{t: t}
 	res := interp.Run(context.Background(), "//"+vhdMarketplaceStar, interp.Config{
 		Workspace: f.ws, Registry: f.reg, Info: builtins.RunInfo{ID: "run", Time: snippetTime}, PackerValidator: stub,
-	}, interp.Target{Apply: f.apply, Validate: f.cloud.DryRun()})
+	}, interp.Target{Apply: f.apply, Validate: overlay.New(f.cloud)})
 	require.NoError(t, res.Err)
 	assert.Empty(t, stub.reqs, "a run's passes simulate (validation) or run (apply) packer itself")
 }

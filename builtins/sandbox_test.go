@@ -18,6 +18,7 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -98,7 +99,7 @@ func (s *snippetSandbox) execFile(name, src string, vars map[string]string, vali
 	s.runs++
 	target := interp.Target{Apply: s.apply}
 	if validate {
-		target.Validate = s.cloud.DryRun()
+		target.Validate = overlay.New(s.cloud)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/internal/testutil"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer"
@@ -79,7 +80,7 @@ func TestSecretsStayOutOfPackerBuildRecords(t *testing.T) {
 	plan := interp.Plan(context.Background(), "//testdata/build/sig_marketplace.star", interp.Config{
 		Workspace: f.ws, Registry: f.reg, Reporter: f.rep, Info: builtins.RunInfo{ID: "plan", Time: snippetTime},
 		Vars: map[string]starlark.Value{"use_secret": starlark.True, "version": starlark.String("2026.1.3")},
-	}, f.cloud.DryRun())
+	}, overlay.New(f.cloud))
 	require.NoError(t, plan.Err)
 	require.Len(t, stepsOf(plan, "packer_build"), 1)
 
@@ -267,7 +268,7 @@ image_definition(g, name = "ubuntu2204", publisher = "aks", offer = "ubuntu", sk
 	require.NoError(t, err)
 	boom := &failingBuilder{}
 	run := &builtins.Run{
-		Ctx: context.Background(), Provider: f.cloud.DryRun(), Workspace: f.ws, Registry: f.reg,
+		Ctx: context.Background(), Provider: overlay.New(f.cloud), Workspace: f.ws, Registry: f.reg,
 		Info: builtins.RunInfo{ID: "v", Time: snippetTime}, Packer: boom, Validating: true,
 	}
 	th := &starlark.Thread{Name: "validate"}

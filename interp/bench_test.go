@@ -11,6 +11,7 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -33,7 +34,7 @@ func BenchmarkLoadFlatcar(b *testing.B) {
 	defer p.Close()
 	b.ResetTimer()
 	for b.Loop() {
-		res := interp.Plan(context.Background(), "//workflows/flatcar.star", cfg, p.DryRun())
+		res := interp.Plan(context.Background(), "//workflows/flatcar.star", cfg, overlay.New(p))
 		require.NoError(b, res.Err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -61,7 +62,7 @@ func newFixture(t *testing.T) *fixture {
 // run runs a workflow with the validation pass, as imgflow run does.
 func (f *fixture) run(t *testing.T, file string) *interp.Result {
 	t.Helper()
-	return interp.Run(context.Background(), file, f.cfg, interp.Target{Apply: f.cloud, Validate: f.cloud.DryRun()})
+	return interp.Run(context.Background(), file, f.cfg, interp.Target{Apply: f.cloud, Validate: overlay.New(f.cloud)})
 }
 
 func requireInterpError(t *testing.T, err error) *interp.Error {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/interp/startest"
 )
@@ -46,7 +47,7 @@ func TestEveryWorkflowOnTheLocalTarget(t *testing.T) {
 			run := func(id string, at time.Time) *interp.Result {
 				return interp.Run(context.Background(), "//workflows/"+name, interp.Config{
 					Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: id, Time: at},
-				}, interp.Target{Apply: p, Validate: p.DryRun()})
+				}, interp.Target{Apply: p, Validate: overlay.New(p)})
 			}
 
 			first := run("first", runTime)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -95,9 +96,9 @@ func runLinux(t *testing.T, p *local.Provider, vars map[string]starlark.Value, p
 	require.NoError(t, err)
 	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: vars, Info: builtins.RunInfo{ID: "plan", Time: runTime}}
 	if plan {
-		return interp.Plan(context.Background(), "//workflows/linux.star", cfg, p.DryRun())
+		return interp.Plan(context.Background(), "//workflows/linux.star", cfg, overlay.New(p))
 	}
-	return interp.Run(context.Background(), "//workflows/linux.star", cfg, interp.Target{Apply: p, Validate: p.DryRun()})
+	return interp.Run(context.Background(), "//workflows/linux.star", cfg, interp.Target{Apply: p, Validate: overlay.New(p)})
 }
 
 // TestLinuxMatrixOnTheLocalTarget runs every cell of the matrix on the
@@ -197,7 +198,7 @@ func TestArm64ManagedImageBuildIsRefusedBeforeAnyChange(t *testing.T) {
 	before := mustJSON(t, p.Snapshot())
 	res := interp.Run(context.Background(), "//testdata/build/arm64_managed_image.star", interp.Config{
 		Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "arm64", Time: runTime},
-	}, interp.Target{Apply: p, Validate: p.DryRun()})
+	}, interp.Target{Apply: p, Validate: overlay.New(p)})
 	require.Error(t, res.Err)
 	assert.Contains(t, res.Err.Error(), "Azure cannot capture a managed image from an Arm64 VM")
 	assert.Contains(t, res.Err.Error(), "remove managed_image_name and managed_image_resource_group_name")

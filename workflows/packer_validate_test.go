@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer"
 	"github.com/imgflow/imgflow/packer/localsim"
@@ -66,7 +67,7 @@ func TestPackerValidatesEveryTemplateWithWorkflowVars(t *testing.T) {
 		res := interp.Plan(context.Background(), "//workflows/"+file, interp.Config{
 			Workspace: ws, Registry: builtins.NewRegistry(), Vars: planVars(t, strings.TrimSuffix(file, ".star")),
 			Info: builtins.RunInfo{ID: "plan", Time: runTime}, PackerValidator: rec,
-		}, newPlanCloud(t).DryRun())
+		}, overlay.New(newPlanCloud(t)))
 		require.NoError(t, res.Err, "plan of %s", file)
 	}
 	// linux.star's templates differ by cell of the AKS matrix: plan each.
@@ -76,7 +77,7 @@ func TestPackerValidatesEveryTemplateWithWorkflowVars(t *testing.T) {
 		res := interp.Plan(context.Background(), "//workflows/linux.star", interp.Config{
 			Workspace: ws, Registry: builtins.NewRegistry(), Vars: c.vars(),
 			Info: builtins.RunInfo{ID: "plan", Time: runTime}, PackerValidator: rec,
-		}, newPlanCloud(t).DryRun())
+		}, overlay.New(newPlanCloud(t)))
 		require.NoError(t, res.Err, "plan of linux.star %s", c.sku)
 	}
 	require.NotEmpty(t, rec.builds, "no workflow calls packer_build")

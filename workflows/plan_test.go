@@ -17,6 +17,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -27,7 +28,7 @@ func plan(t *testing.T, file string, p *local.Provider) *interp.Result {
 	return interp.Plan(context.Background(), "//workflows/"+file, interp.Config{
 		Workspace: openWorkspace(t), Registry: builtins.NewRegistry(), Vars: planVars(t, name),
 		Info: builtins.RunInfo{ID: "plan", Time: runTime},
-	}, p.DryRun())
+	}, overlay.New(p))
 }
 
 // planJSON is the stable JSON of a plan: each step's builtin, action, what

@@ -17,6 +17,7 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -69,7 +70,7 @@ func (h *harness) run(id string, resume bool, faults map[string]cloud.Fault) *in
 	fs := cloud.NewFaults(faults)
 	res := interp.Run(context.Background(), h.file, interp.Config{
 		Workspace: h.ws, Registry: h.reg, Vars: h.vars, Info: builtins.RunInfo{ID: id, Time: runTime}, Journal: j, Faults: fs,
-	}, interp.Target{Apply: cloud.WithFaults(h.cloud, fs), Validate: h.cloud.DryRun()})
+	}, interp.Target{Apply: cloud.WithFaults(h.cloud, fs), Validate: overlay.New(h.cloud)})
 	return res
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer"
 )
@@ -39,7 +40,7 @@ func checkPackerBuilds(ctx context.Context, ws *builtins.Workspace, rel string, 
 	seen := &seenValidator{v: v}
 	res := interp.Plan(ctx, "//"+rel, interp.Config{
 		Workspace: ws, Registry: builtins.NewRegistry(), Info: newRunInfo(), PackerValidator: seen,
-	}, cloud.DryRun())
+	}, overlay.New(cloud))
 	out := &packerCheck{Notes: seen.notes}
 	var ie *interp.Error
 	switch {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -142,7 +143,7 @@ func paramChoices(ctx context.Context, root, file string, src []byte, name strin
 	defer mem.Close()
 	ctx, cancel := context.WithTimeout(ctx, paramChoicesTimeout)
 	defer cancel()
-	res := interp.Plan(ctx, "//"+rel, interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Info: newRunInfo()}, mem.DryRun())
+	res := interp.Plan(ctx, "//"+rel, interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Info: newRunInfo()}, overlay.New(mem))
 	for _, p := range res.Params {
 		if p.Name == name {
 			return p.Choices

@@ -12,6 +12,7 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -33,7 +34,7 @@ func crashedExport(t *testing.T, dir string) {
 	faults := cloud.NewFaults(map[string]cloud.Fault{"CopyBlob": {Crash: true}})
 	res := interp.Run(context.Background(), "//testdata/gc/export.star", interp.Config{
 		Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "crashed", Time: now}, Journal: j,
-	}, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: p.DryRun()})
+	}, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: overlay.New(p)})
 	require.True(t, res.Crashed, "%v", res.Err)
 	require.Len(t, disks(t, p), 1, "the crash leaves the temporary disk")
 }
@@ -122,7 +123,7 @@ func TestGCDeletesTheTemporariesOfAKilledRun(t *testing.T) {
 	faults := cloud.NewFaults(map[string]cloud.Fault{"gallery": {Crash: true}})
 	res := interp.Run(context.Background(), "//testdata/gc/temporary.star", interp.Config{
 		Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "killed", Time: now}, Journal: j, Faults: faults,
-	}, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: p.DryRun()})
+	}, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: overlay.New(p)})
 	require.True(t, res.Crashed, "%v", res.Err)
 	ref := cloud.BlobRef{Account: "gcstore", Container: "uploads", Name: "disk.vhd"}
 	_, err = p.GetBlob(context.Background(), ref)

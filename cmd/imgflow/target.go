@@ -20,9 +20,6 @@ import (
 type target struct {
 	name     string
 	provider cloud.Provider
-	// dryRun returns a new dry-run view: reads see the target, changes are
-	// recorded only.
-	dryRun func() cloud.Provider
 	// runsDir holds the run journals.
 	runsDir string
 	// packer runs packer_build for real; nil simulates it (local target).
@@ -61,7 +58,7 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		if err != nil {
 			return nil, err
 		}
-		return &target{name: f.name, provider: p, dryRun: func() cloud.Provider { return p.DryRun() }, runsDir: runs, close: p.Close}, nil
+		return &target{name: f.name, provider: p, runsDir: runs, close: p.Close}, nil
 	case "azure":
 		auth, err := azure.ParseStorageAuth(f.storageAuth)
 		if err != nil {
@@ -77,7 +74,7 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		if err != nil {
 			return nil, err
 		}
-		t := &target{name: f.name, provider: p, dryRun: func() cloud.Provider { return overlay.New(p) }, runsDir: runs,
+		t := &target{name: f.name, provider: p, runsDir: runs,
 			packer: &packer.Runner{Stdout: e.stdout, Prefix: "[packer] "}, close: func() error { return nil }}
 		if os.Getenv(envSimulatePacker) == "simulate" {
 			t.packer = nil // packer_build simulated against the target (tests)
@@ -86,6 +83,11 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 	}
 	return nil, fmt.Errorf("unknown target %q: use local or azure", f.name)
 }
+
+// dryRun returns a new dry-run view of the target, the same for every
+// target: reads see the target, changes are checked with its rules and
+// recorded only (cloud/overlay).
+func (t *target) dryRun() cloud.Provider { return overlay.New(t.provider) }
 
 // stateDirOf is the --state directory, by default .imgflow in the
 // workspace root.

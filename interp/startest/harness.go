@@ -10,6 +10,7 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -66,7 +67,7 @@ func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlar
 	res := interp.Run(ctx, "//"+rel, interp.Config{
 		Workspace: h.runner.Workspace, Registry: h.runner.Registry, Vars: values,
 		Info: info, Reporter: h.runner.Reporter, Journal: j, Faults: faultSet,
-	}, interp.Target{Apply: cloud.WithFaults(h.cloud, faultSet), Validate: h.cloud.DryRun()})
+	}, interp.Target{Apply: cloud.WithFaults(h.cloud, faultSet), Validate: overlay.New(h.cloud)})
 	if !res.Crashed {
 		status := journal.StatusSucceeded
 		if res.Err != nil {
