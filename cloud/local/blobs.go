@@ -115,10 +115,8 @@ func (p *Provider) EnsureContainer(ctx context.Context, account, container strin
 		if _, ok := sa.Containers[container]; ok {
 			return nil
 		}
-		if !p.dry {
-			if err := os.MkdirAll(filepath.Dir(p.blobFile(sa.Name, container, "x")), 0o755); err != nil {
-				return err
-			}
+		if err := os.MkdirAll(filepath.Dir(p.blobFile(sa.Name, container, "x")), 0o755); err != nil {
+			return err
 		}
 		sa.Containers[container] = &ContainerState{Name: container, Created: p.stamp(), Blobs: map[string]*BlobState{}}
 		return nil
@@ -152,10 +150,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 			if err != nil {
 				return err
 			}
-			src.size = b.Size
-			if !b.NoData {
-				src.path = p.blobFile(sa.Name, ref.Container, b.Name)
-			}
+			src = content{path: p.blobFile(sa.Name, ref.Container, b.Name), size: b.Size}
 		}
 		if offset < 0 || length < 0 {
 			return invalidParameter(resource, "invalid range: offset %d, length %d", offset, length)
@@ -167,9 +162,6 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 			return invalidRange(resource)
 		}
 		n = min(length, src.size-offset)
-		if src.path == "" {
-			return nil
-		}
 		// Opened under the lock: the open file keeps this content even
 		// if the blob is overwritten while we read.
 		var err error
@@ -181,7 +173,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 	}
 	buf := make([]byte, n)
 	if f == nil {
-		return buf, nil
+		return buf, nil // an empty read opens nothing
 	}
 	defer f.Close()
 	if err := readFull(f, buf, offset); err != nil {
@@ -218,16 +210,6 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 	if err != nil {
 		return nil, err
 	}
-	if p.dry {
-		// No data is kept, but the digest is (computed from the data
-		// ranges alone), so a later step of the same dry run recognises
-		// identical content.
-		digest, err := cloud.SparseDigest(ctx, src.Reader, src.Size, ranges)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", ref.URL(), err)
-		}
-		return p.commitBlob(ctx, ref, overwrite, "", &BlobState{Type: cloud.BlobTypePage, Size: src.Size, Digest: digest, NoData: true})
-	}
 	if err := p.view(ctx, func(st *State) error {
 		_, _, err := p.checkWrite(st, ref, overwrite)
 		return err
@@ -246,8 +228,7 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 
 // CopyBlob implements cloud.Provider for sources in this subscription
 // (the SAS of srcURL is ignored). The copy keeps the source's type, size,
-// MD5 (if any) and holes; its digest is computed on the way (a dry run
-// carries the source's). The SAS URL of a granted managed disk is a
+// MD5 (if any) and holes; its digest is computed on the way. The SAS URL of a granted managed disk is a
 // source too: its SAS is checked, and the copy is a page blob of the
 // disk's content.
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
@@ -273,11 +254,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 		if _, _, err := p.checkWrite(st, dest, overwrite); err != nil {
 			return err
 		}
-		meta = BlobState{Type: b.Type, Size: b.Size, MD5: b.MD5, Digest: b.Digest}
-		if p.dry || b.NoData {
-			meta.NoData = p.dry // the digest of the source carries over
-			return nil
-		}
+		meta = BlobState{Type: b.Type, Size: b.Size, MD5: b.MD5}
 		// Opened under the lock, so the copy reads one consistent version.
 		f, err = os.Open(p.blobFile(sa.Name, srcRef.Container, b.Name))
 		return err
@@ -285,16 +262,8 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 	if err != nil {
 		return nil, err
 	}
-	if f != nil {
-		defer f.Close()
-	}
-	if p.dry {
-		return p.commitBlob(ctx, dest, overwrite, "", &meta)
-	}
+	defer f.Close()
 	tmp, digest, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
-		if f == nil {
-			return meta.Digest, nil // a source without data copies as zeros
-		}
 		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size)
 	})
 	if err != nil {
@@ -318,10 +287,7 @@ func (p *Provider) copyFromDisk(ctx context.Context, srcRef cloud.BlobRef, q url
 		if _, _, err := p.checkWrite(st, dest, overwrite); err != nil {
 			return err
 		}
-		meta = BlobState{Type: cloud.BlobTypePage, Size: d.SizeBytes, NoData: p.dry}
-		if p.dry || src.path == "" {
-			return nil
-		}
+		meta = BlobState{Type: cloud.BlobTypePage, Size: d.SizeBytes}
 		// Opened under the lock, so the copy reads one consistent version.
 		f, err = os.Open(src.path)
 		return err
@@ -329,17 +295,8 @@ func (p *Provider) copyFromDisk(ctx context.Context, srcRef cloud.BlobRef, q url
 	if err != nil {
 		return nil, err
 	}
-	if f != nil {
-		defer f.Close()
-	}
-	if p.dry {
-		return p.commitBlob(ctx, dest, overwrite, "", &meta)
-	}
+	defer f.Close()
 	tmp, digest, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
-		if f == nil {
-			// A disk without data copies as zeros.
-			return cloud.SparseDigest(ctx, nil, meta.Size, []cloud.ByteRange{})
-		}
 		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size)
 	})
 	if err != nil {
@@ -381,7 +338,7 @@ func (p *Provider) writeTemp(ctx context.Context, size int64, fill func(*os.File
 
 // commitBlob records a written blob: it checks the destination again (it
 // may have changed while the data was written), moves tmp into place
-// (unless tmp is "", a dry run) and stores the metadata.
+// and stores the metadata.
 func (p *Provider) commitBlob(ctx context.Context, ref cloud.BlobRef, overwrite bool, tmp string, meta *BlobState) (*cloud.Blob, error) {
 	var out *cloud.Blob
 	err := p.update(ctx, func(st *State) error {
@@ -389,14 +346,12 @@ func (p *Provider) commitBlob(ctx context.Context, ref cloud.BlobRef, overwrite 
 		if err != nil {
 			return err
 		}
-		if tmp != "" {
-			dst := p.blobFile(sa.Name, ref.Container, ref.Name)
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
-			}
-			if err := os.Rename(tmp, dst); err != nil {
-				return err
-			}
+		dst := p.blobFile(sa.Name, ref.Container, ref.Name)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			return err
 		}
 		b := *meta
 		b.Name = ref.Name
@@ -416,9 +371,6 @@ func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
 			return "", err
 		}
 		delete(c.Blobs, ref.Name)
-		if p.dry || b.NoData {
-			return "", nil
-		}
 		return p.blobFile(sa.Name, ref.Container, b.Name), nil
 	})
 }

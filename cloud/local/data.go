@@ -17,8 +17,7 @@ import (
 // changes to the source do not reach them. Each such resource therefore
 // gets its own data file, a sparse copy of its source's content taken at
 // creation, so a disk exported from a version reads what the version was
-// made from. A dry run writes none and marks its resources in
-// State.NoData instead.
+// made from.
 
 // dataDirName is where the data files live, under the blob directory (so
 // temp files rename into place); a leading dot cannot clash with a
@@ -32,8 +31,7 @@ func (p *Provider) dataFile(id string) string {
 	return filepath.Join(p.blobDir, dataDirName, hex.EncodeToString(sum[:]))
 }
 
-// content is where a resource's bytes are: a file, or zeros when path is
-// "" (data a dry run never wrote).
+// content is where a resource's bytes are: size bytes of the file at path.
 type content struct {
 	path string
 	size int64
@@ -58,34 +56,27 @@ func (p *Provider) sourceContent(st *State, src cloud.ImageSource, resource stri
 		if err != nil {
 			return content{}, err
 		}
-		if b.NoData {
-			return content{size: b.Size}, nil
-		}
 		return content{path: p.blobFile(sa.Name, ref.Container, b.Name), size: b.Size}, nil
 	case cloud.SourceImageVersion:
 		_, v, err := p.versionByID(st, src.ID, resource)
 		if err != nil {
 			return content{}, err
 		}
-		return p.resourceContent(st, v.ID, v.Source, v.SizeBytes, depth+1)
+		return p.resourceContent(st, v.ID, v.Source, depth+1)
 	case cloud.SourceManagedImage:
 		img, err := p.managedImageByID(st, src.ID, resource)
 		if err != nil {
 			return content{}, err
 		}
-		return p.resourceContent(st, img.ID, img.Source, img.SizeBytes, depth+1)
+		return p.resourceContent(st, img.ID, img.Source, depth+1)
 	}
 	return content{}, invalidParameter(resource, "The source kind '%s' is not supported.", src.Kind)
 }
 
 // resourceContent returns the content of a managed image or image version:
-// its data file, zeros for one a dry run made (sizeBytes is its virtual
-// size; the content is a fixed VHD, one footer longer), or, for one made
-// before resources had data files, its source's content.
-func (p *Provider) resourceContent(st *State, id string, src cloud.ImageSource, sizeBytes int64, depth int) (content, error) {
-	if st.NoData[key(id)] {
-		return content{size: sizeBytes + vhdFooterSize}, nil
-	}
+// its data file or, for one made before resources had data files, its
+// source's content.
+func (p *Provider) resourceContent(st *State, id string, src cloud.ImageSource, depth int) (content, error) {
 	path := p.dataFile(id)
 	if fi, err := os.Stat(path); err == nil {
 		return content{path: path, size: fi.Size()}, nil
@@ -116,8 +107,7 @@ const maxDataAttempts = 3
 // next attempt runs fn again on the current state and, if the source is
 // still the same file (files are replaced, never rewritten), renames the
 // copy into place. Should the source keep being replaced, the last
-// attempt copies under the lock. A dry run records the resource in
-// State.NoData instead.
+// attempt copies under the lock.
 func (p *Provider) updateWithData(ctx context.Context, fn func(st *State) (*dataCopy, error)) error {
 	var tmp string // a copy made by an earlier attempt
 	var tmpSrc os.FileInfo
@@ -135,11 +125,6 @@ func (p *Provider) updateWithData(ctx context.Context, fn func(st *State) (*data
 			}
 			dst := p.dataFile(c.id)
 			switch {
-			case p.dry:
-				st.NoData[key(c.id)] = true
-				return nil
-			case c.src.path == "":
-				return writeZeroData(dst, c.src.size)
 			case tmp != "" && sameFile(tmpSrc, c.src.path):
 				if err := placeData(tmp, dst); err != nil {
 					return err
@@ -211,30 +196,6 @@ func sameFile(fi os.FileInfo, path string) bool {
 	return err == nil && os.SameFile(fi, cur)
 }
 
-// writeZeroData makes an all-hole data file of the given size, for a
-// source whose content is unknown.
-func writeZeroData(dst string, size int64) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	err = f.Truncate(size)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// forgetData forgets a deleted resource's NoData mark and returns its data
-// file, for updateRemoving to remove once the state without the resource
-// is saved ("" for a dry run, whose files are its parent's).
-func (p *Provider) forgetData(st *State, id string) string {
-	delete(st.NoData, key(id))
-	if p.dry {
-		return ""
-	}
-	return p.dataFile(id)
-}
+// forgetData returns a deleted resource's data file, for updateRemoving
+// to remove once the state without the resource is saved.
+func (p *Provider) forgetData(id string) string { return p.dataFile(id) }

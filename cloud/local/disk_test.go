@@ -517,82 +517,6 @@ func TestDiskFromVersionWithoutDataFile(t *testing.T) {
 	assert.True(t, bytes.Equal(content, data))
 }
 
-func TestDiskDryRun(t *testing.T) {
-	dir := t.TempDir()
-	p, err := Open(dir, testOptions())
-	require.NoError(t, err)
-	defer p.Close()
-	f := &fixture{p: p, sub: p.SubscriptionID()}
-	populate(t, f)
-	_, err = p.CreateDiskFromImageVersion(ctx, diskFrom(f, "real", "1.0.0"))
-	require.NoError(t, err)
-	before := p.Snapshot()
-	stateFile, err := os.ReadFile(filepath.Join(dir, "state.json"))
-	require.NoError(t, err)
-	dataDir := filepath.Join(dir, "blobs", dataDirName)
-	listData := func() []string {
-		entries, err := os.ReadDir(dataDir)
-		require.NoError(t, err)
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		return names
-	}
-	files := listData()
-	assert.Len(t, files, 3, "the version, the managed image and the disk")
-
-	dry := p.DryRun()
-	df := &fixture{p: dry, sub: f.sub, def: f.def, vhd: f.vhd}
-	ver, err := dry.CreateImageVersion(ctx, df.version("2.0.0"))
-	require.NoError(t, err)
-	disk, err := dry.CreateDiskFromImageVersion(ctx, diskFrom(df, "dry", "2.0.0"))
-	require.NoError(t, err)
-	assert.Equal(t, int64(vhdBytes+512), disk.SizeBytes)
-	snap := dry.Snapshot()
-	assert.True(t, snap.NoData[key(ver.ID)])
-	assert.True(t, snap.NoData[key(disk.ID)])
-
-	// A dry disk reads as zeros and copies as a blob without data.
-	sas, err := dry.GrantDiskAccess(ctx, rgName, "dry", time.Hour)
-	require.NoError(t, err)
-	zeros, err := dry.ReadBlob(ctx, sasRef(t, sas), 0, 11)
-	require.NoError(t, err)
-	assert.Equal(t, make([]byte, 11), zeros)
-	dst := cloud.BlobRef{Account: account, Container: "vhds", Name: "dry-export.vhd"}
-	b, err := dry.CopyBlob(ctx, sas, dst, false)
-	require.NoError(t, err)
-	assert.Equal(t, int64(vhdBytes+512), b.Size)
-	assert.Empty(t, b.MD5)
-	assert.True(t, dry.Snapshot().ResourceGroups[rgName].StorageAccounts[account].Containers["vhds"].Blobs["dry-export.vhd"].NoData)
-	_, err = dry.CopyBlob(ctx, withSig(t, sas, "bad"), dst, true)
-	requireCloudErr(t, err, http.StatusForbidden, CodeAuthenticationFailed)
-
-	// The parent's disk reads its data in the dry run; deleting it (or
-	// the version) in the dry run keeps the files.
-	sasReal, err := dry.GrantDiskAccess(ctx, rgName, "real", time.Hour)
-	require.NoError(t, err)
-	data, err := dry.ReadBlob(ctx, sasRef(t, sasReal), 0, 11)
-	require.NoError(t, err)
-	assert.Equal(t, "boot sector", string(data))
-	require.NoError(t, dry.RevokeDiskAccess(ctx, rgName, "real"))
-	require.NoError(t, dry.RevokeDiskAccess(ctx, rgName, "dry"))
-	require.NoError(t, dry.DeleteDisk(ctx, rgName, "real"))
-	require.NoError(t, dry.DeleteDisk(ctx, rgName, "dry"))
-	require.NoError(t, dry.DeleteImageVersion(ctx, rgName, galName, defName, "1.0.0"))
-	require.NoError(t, dry.DeleteManagedImage(ctx, rgName, "img"))
-	assert.Empty(t, dry.Snapshot().NoData[key(disk.ID)])
-
-	// Nothing reached the parent or the disk.
-	assert.Equal(t, files, listData())
-	assert.NoFileExists(t, p.BlobPath(dst))
-	assert.Equal(t, before, p.Snapshot())
-	after, err := os.ReadFile(filepath.Join(dir, "state.json"))
-	require.NoError(t, err)
-	assert.Equal(t, string(stateFile), string(after))
-	require.NoError(t, dry.Close())
-}
-
 func TestDiskConcurrentUse(t *testing.T) {
 	f := newFixture(t)
 	p := f.p
@@ -669,7 +593,6 @@ func TestDiskConcurrentUse(t *testing.T) {
 					check(p.RevokeDiskAccess(ctx, rgName, disk))
 					check(p.DeleteDisk(ctx, rgName, disk))
 					_ = p.Snapshot()
-					_ = p.DryRun()
 				}
 			}
 		}()

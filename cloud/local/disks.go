@@ -159,7 +159,7 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 			return nil, invalidParameter(id, "Security type '%s' requires a Hyper-V generation V2 image, but gallery image version %s is %s.",
 				security, v.ID, def.HyperVGeneration)
 		}
-		src, err := p.resourceContent(st, v.ID, v.Source, v.SizeBytes, 0)
+		src, err := p.resourceContent(st, v.ID, v.Source, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -295,7 +295,7 @@ func (p *Provider) DeleteDisk(ctx context.Context, rgName, name string) error {
 		}
 		delete(rg.DiskGrants, key(d.Name))
 		delete(rg.Disks, key(d.Name))
-		return p.forgetData(st, d.ID), nil
+		return p.forgetData(d.ID), nil
 	})
 }
 
@@ -341,9 +341,6 @@ func (p *Provider) grantedDisk(st *State, ref cloud.BlobRef, q url.Values) (*clo
 	d, ok := rg.Disks[diskKey]
 	if !ok {
 		return nil, content{}, authenticationFailed(resource, "No access is granted to this disk.")
-	}
-	if st.NoData[key(d.ID)] {
-		return d, content{size: d.SizeBytes}, nil
 	}
 	return d, content{path: p.dataFile(d.ID), size: d.SizeBytes}, nil
 }

@@ -137,14 +137,9 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cl
 					g.Name, d.Name, sec)
 			}
 		}
-		// The platform generates the name; a dry run (plan, validation)
-		// cannot know it and says so instead of inventing one.
-		guid := PendingGUID
-		if !p.dry {
-			var err error
-			if guid, err = p.rand.guid(); err != nil {
-				return err
-			}
+		guid, err := p.rand.guid()
+		if err != nil {
+			return err
 		}
 		g.CommunityEnabled = true
 		g.PublicNames = []string{g.Community.PublicNamePrefix + "-" + guid}
@@ -169,6 +164,7 @@ func privateOnlySecurityType(features map[string]string) (string, bool) {
 	return "", false
 }
 
-// PendingGUID stands for the GUID of a community public name that a dry
-// run (plan) would have the platform generate.
+// PendingGUID stands for the GUID of a community public name that the
+// platform generates: a dry run (cloud/overlay, plan) cannot know it and
+// says so instead of inventing one.
 const PendingGUID = "<pending guid>"

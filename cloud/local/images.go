@@ -133,7 +133,7 @@ func (p *Provider) DeleteManagedImage(ctx context.Context, rgName, name string) 
 			return "", err
 		}
 		delete(st.ResourceGroups[key(rgName)].Images, key(name))
-		return p.forgetData(st, img.ID), nil
+		return p.forgetData(img.ID), nil
 	})
 }
 

@@ -47,14 +47,10 @@ type Provider struct {
 	st     *State
 	closed bool
 
-	// statePath is dir/state.json; "" when nothing is persisted (memory
-	// or dry run).
+	// statePath is dir/state.json; "" when nothing is persisted (memory).
 	statePath string
-	// blobDir holds blob data (<account>/<container>/<blob>); a dry run
-	// shares its parent's so it can read blobs that existed before it.
+	// blobDir holds blob data (<account>/<container>/<blob>).
 	blobDir string
-	// dry marks a DryRun copy: blob writes record metadata only.
-	dry bool
 	// lockFile holds the flock of a persistent state directory.
 	lockFile *os.File
 	// tempDir is the memory provider's private blob directory.
@@ -75,8 +71,8 @@ var _ cloud.Provider = (*Provider)(nil)
 // errClosed is returned by every method once Close was called.
 var errClosed = errors.New("local provider is closed")
 
-// lockedReader serialises reads of Rand, which a DryRun copy shares with
-// its parent (math/rand sources are not safe for concurrent use).
+// lockedReader serialises reads of Rand by concurrent calls (math/rand
+// sources are not safe for concurrent use).
 type lockedReader struct {
 	mu sync.Mutex
 	r  io.Reader
@@ -199,29 +195,6 @@ func (p *Provider) Close() error {
 	return errors.Join(errs...)
 }
 
-// DryRun returns a deep copy of the current state for a validation pass:
-// it is never persisted, and its blob writes and copies record metadata
-// only (their reads return zeros and their VHD footers are not checked).
-// Blobs that existed before are still read from the parent's files, so
-// the parent must stay open while the copy is used.
-func (p *Provider) DryRun() *Provider {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return &Provider{
-		st:        p.st.clone(),
-		closed:    p.closed,
-		blobDir:   p.blobDir,
-		dry:       true,
-		rand:      p.rand,
-		now:       p.now,
-		locations: p.locations,
-		locIndex:  p.locIndex,
-	}
-}
-
-// IsDryRun reports whether p is a DryRun copy.
-func (p *Provider) IsDryRun() bool { return p.dry }
-
 // Snapshot returns a deep copy of the state, for `imgflow state` and tests.
 func (p *Provider) Snapshot() *State {
 	p.mu.Lock()
@@ -229,12 +202,9 @@ func (p *Provider) Snapshot() *State {
 	return p.st.clone()
 }
 
-// BlobPath is the file holding a blob's data ("" for a dry run, which
-// writes none). The file exists only once the blob does.
+// BlobPath is the file holding a blob's data. The file exists only once
+// the blob does.
 func (p *Provider) BlobPath(ref cloud.BlobRef) string {
-	if p.dry {
-		return ""
-	}
 	return p.blobFile(ref.Account, ref.Container, ref.Name)
 }
 
@@ -315,7 +285,7 @@ func (p *Provider) updateRemoving(ctx context.Context, fn func(st *State) (dataF
 	if err != nil {
 		return err
 	}
-	if p.statePath != "" && !p.dry {
+	if p.statePath != "" {
 		if err := saveState(p.statePath, next); err != nil {
 			return fmt.Errorf("write state: %w", err)
 		}

@@ -157,91 +157,6 @@ func TestOpenRejectsCorruptState(t *testing.T) {
 	require.NoError(t, p.Close())
 }
 
-func TestDryRunIsolation(t *testing.T) {
-	dir := t.TempDir()
-	p, err := Open(dir, testOptions())
-	require.NoError(t, err)
-	defer p.Close()
-	f := &fixture{p: p, sub: p.SubscriptionID()}
-	populate(t, f)
-	before := p.Snapshot()
-	stateFile, err := os.ReadFile(filepath.Join(dir, "state.json"))
-	require.NoError(t, err)
-
-	dry := p.DryRun()
-	assert.True(t, dry.IsDryRun())
-	assert.Equal(t, before, dry.Snapshot())
-	df := &fixture{p: dry, sub: f.sub, def: f.def, vhd: f.vhd}
-
-	// Mutations of every kind in the dry copy.
-	_, err = dry.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "dryrg", Location: "eastus"})
-	require.NoError(t, err)
-	d := f.def
-	d.Name, d.SKU = "dry", "dry"
-	_, err = dry.CreateImageDefinition(ctx, d)
-	require.NoError(t, err)
-	_, err = dry.UpdateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: rgName, Gallery: galName, Definition: defName,
-		TargetRegions: []cloud.TargetRegion{{Name: "westeurope"}}})
-	require.NoError(t, err)
-	require.NoError(t, dry.DeleteBlob(ctx, f.vhd))
-	assert.FileExists(t, p.BlobPath(f.vhd), "a dry delete keeps the file")
-
-	// Blob writes record metadata only (the digest too, so a later step
-	// of the same dry run recognises identical content).
-	newRef := cloud.BlobRef{Account: account, Container: "vhds", Name: "new.vhd"}
-	content := vhdImage(vhdBytes, vhdTypeDynamic) // footer not checked in dry run
-	b, err := dry.UploadPageBlob(ctx, newRef, cloud.PageSource{Reader: bytes.NewReader(content), Size: int64(len(content))}, false)
-	require.NoError(t, err)
-	assert.Equal(t, int64(len(content)), b.Size)
-	assert.Equal(t, digestOf(content), b.Digest)
-	assert.Empty(t, dry.BlobPath(newRef))
-	assert.NoFileExists(t, p.BlobPath(newRef))
-	zeros, err := dry.ReadBlob(ctx, newRef, 0, 16)
-	require.NoError(t, err)
-	assert.Equal(t, make([]byte, 16), zeros)
-
-	require.NoError(t, dry.EnsureContainer(ctx, account, "drycontainer"))
-	assert.NoDirExists(t, filepath.Join(dir, "blobs", account, "drycontainer"))
-	copyRef := cloud.BlobRef{Account: account, Container: "drycontainer", Name: "copy.vhd"}
-	cb, err := dry.CopyBlob(ctx, newRef.URL(), copyRef, false)
-	require.NoError(t, err)
-	assert.Equal(t, b.Size, cb.Size)
-	assert.NoFileExists(t, p.BlobPath(copyRef))
-
-	// A version from the dry blob is accepted (footer checks skipped).
-	v := df.version("2.0.0")
-	v.Source.URI = copyRef.URL()
-	v.Source.StorageAccountID = ""
-	got, err := dry.CreateImageVersion(ctx, v)
-	require.NoError(t, err)
-	assert.Equal(t, int64(vhdBytes), got.SizeBytes)
-
-	// Nothing reached the original or the disk.
-	assert.Equal(t, before, p.Snapshot())
-	after, err := os.ReadFile(filepath.Join(dir, "state.json"))
-	require.NoError(t, err)
-	assert.Equal(t, string(stateFile), string(after))
-	_, err = p.GetResourceGroup(ctx, "dryrg")
-	requireCloudErr(t, err, 404, cloud.CodeResourceGroupNotFound)
-	require.NoError(t, dry.Close())
-}
-
-func TestDryRunReadsExistingBlobs(t *testing.T) {
-	f := newFixture(t)
-	dry := f.p.DryRun()
-	data, err := dry.ReadBlob(ctx, f.vhd, 0, 11)
-	require.NoError(t, err)
-	assert.Equal(t, "boot sector", string(data))
-	// Existing blobs keep their footer checks in a dry run.
-	dyn := cloud.BlobRef{Account: account, Container: "vhds", Name: "dyn.vhd"}
-	f.upload(t, dyn, vhdImage(vhdBytes, vhdTypeDynamic))
-	dry = f.p.DryRun()
-	v := f.version("1.0.0")
-	v.Source.URI = dyn.URL()
-	_, err = dry.CreateImageVersion(ctx, v)
-	requireCloudErr(t, err, 400, cloud.CodeInvalidParameter, "Dynamic VHD type")
-}
-
 func TestCanceledContext(t *testing.T) {
 	f := newFixture(t)
 	cctx, cancel := context.WithCancel(ctx)
@@ -293,7 +208,6 @@ func TestConcurrentUse(t *testing.T) {
 					errs <- err
 				}
 				_ = p.Snapshot()
-				_ = p.DryRun()
 			}
 		}()
 	}

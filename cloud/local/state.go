@@ -26,10 +26,6 @@ type State struct {
 	Format         int                            `json:"format"`
 	SubscriptionID string                         `json:"subscription_id"`
 	ResourceGroups map[string]*ResourceGroupState `json:"resource_groups,omitempty"`
-	// NoData holds the lowercased ARM ids of the managed images, image
-	// versions and disks a dry run created: they have no data file and
-	// read as zeros. Only a dry run's state (never saved) has entries.
-	NoData map[string]bool `json:"no_data,omitempty"`
 }
 
 // ResourceGroupState is a resource group and everything in it.
@@ -96,13 +92,10 @@ type BlobState struct {
 	Created time.Time `json:"created"`
 	// Metadata are the blob's user metadata.
 	Metadata map[string]string `json:"metadata,omitempty"`
-	// NoData marks a blob written by a dry run: it has no file, reads as
-	// zeros and its VHD footer is not checked.
-	NoData bool `json:"no_data,omitempty"`
 }
 
 func newState(sub string) *State {
-	return &State{Format: stateFormat, SubscriptionID: sub, ResourceGroups: map[string]*ResourceGroupState{}, NoData: map[string]bool{}}
+	return &State{Format: stateFormat, SubscriptionID: sub, ResourceGroups: map[string]*ResourceGroupState{}}
 }
 
 // key is the map key of a case-insensitive Azure name.
@@ -134,9 +127,6 @@ func decodeState(data []byte) *State {
 func (s *State) normalize() {
 	if s.ResourceGroups == nil {
 		s.ResourceGroups = map[string]*ResourceGroupState{}
-	}
-	if s.NoData == nil {
-		s.NoData = map[string]bool{}
 	}
 	for _, rg := range s.ResourceGroups {
 		if rg.Galleries == nil {

@@ -116,8 +116,8 @@ func TestOpenRefusesWrongTypedEntriesNamingThem(t *testing.T) {
 			`resource_groups["rg1"].storage_accounts["imgflowstore"].containers["vhds"].blobs["flatcar.vhd"].size: "big", want int64`},
 		{"field of a group", 7, []string{"resource_groups", "rg1", "location"},
 			`resource_groups["rg1"].location: 7, want string`},
-		{"field of the file", "sub", []string{"no_data"},
-			`no_data: "sub", want map[string]bool`},
+		{"field of the file", 7, []string{"subscription_id"},
+			`subscription_id: 7, want string`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := populatedStateDoc(t)

@@ -138,7 +138,7 @@ func (p *Provider) DeleteImageVersion(ctx context.Context, rgName, gallery, def,
 			return "", err
 		}
 		delete(d.Versions, key(name))
-		return p.forgetData(st, v.ID), nil
+		return p.forgetData(v.ID), nil
 	})
 }
 

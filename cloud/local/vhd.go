@@ -48,10 +48,6 @@ func (p *Provider) vhdBlob(st *State, uri, resource string) (int64, *StorageAcco
 		return 0, nil, invalidParameter(resource,
 			"Disk '%s' with blob %s is a %s; a VHD source must be a page blob.", disk, ref.URL(), b.Type)
 	}
-	if b.NoData {
-		// Written by a dry run: the content is unknown, assume a fixed VHD.
-		return max(b.Size-vhdFooterSize, 0), sa, nil
-	}
 	notVHD := invalidParameter(resource,
 		"The specified cookie value in VHD footer indicates that disk '%s' with blob %s is not a supported VHD. Disk is expected to have cookie value '%s'.",
 		disk, ref.URL(), vhdCookie)

@@ -7,8 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand"
 	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -113,10 +117,25 @@ type fixture struct {
 	shared *cloud.Gallery
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureWith(t, local.Options{}) }
+
+// twinOptions make bases built the same way identical: the same
+// subscription, GUIDs and clock.
+func twinOptions() local.Options {
+	return local.Options{Rand: rand.New(rand.NewSource(1)), Now: func() time.Time { return now }}
+}
+
+func newFixtureWith(t *testing.T, opts local.Options) *fixture {
 	t.Helper()
-	base, err := local.NewMemory(local.Options{})
+	base, err := local.NewMemory(opts)
 	require.NoError(t, err)
+	return seed(t, base)
+}
+
+// seed fills base with the fixture and closes it when the test ends.
+func seed(t *testing.T, base *local.Provider) *fixture {
+	t.Helper()
+	var err error
 	t.Cleanup(func() { assert.NoError(t, base.Close()) })
 	f := &fixture{base: base, sub: base.SubscriptionID(), vhd: cloud.BlobRef{Account: account, Container: "vhds", Name: "flatcar.vhd"}}
 	must := func(_ any, err error) { t.Helper(); require.NoError(t, err) }
@@ -394,16 +413,28 @@ func scenario(t *testing.T, f *fixture, p cloud.Provider) map[string]string {
 	return log
 }
 
-// TestEnsureMatchesLocalDryRun runs the same ensures through the overlay
-// and through local's own dry run of the same base: every outcome, result
-// and error code is the same, and the base is untouched.
-func TestEnsureMatchesLocalDryRun(t *testing.T) {
-	f := newFixture(t)
+// TestDryRunPredictsTheRun runs the same ensures through the overlay over
+// one base and for real on its twin (same subscription, GUIDs and clock):
+// every outcome, result and error code is the same but for what only the
+// platform generates (the GUID of a new community public name), and the
+// overlay's base is untouched.
+func TestDryRunPredictsTheRun(t *testing.T) {
+	f := newFixtureWith(t, twinOptions())
+	twin := newFixtureWith(t, twinOptions())
+	require.Equal(t, f.sub, twin.sub)
 	before := f.snapshot(t)
 	p := f.overlay(t)
 	got := scenario(t, f, p)
-	want := scenario(t, f, f.base.DryRun())
+	want := scenario(t, twin, twin.base)
+	require.Len(t, got, len(want))
+	newGUID := regexp.MustCompile(`[a-z]+-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	for name, w := range want {
+		w = newGUID.ReplaceAllStringFunc(w, func(s string) string {
+			if strings.Contains(s, twin.shared.PublicName()) {
+				return s // shared before the dry run: the overlay reads it
+			}
+			return s[:strings.IndexByte(s, '-')+1] + local.PendingGUID
+		})
 		assert.Equal(t, w, got[name], "step %q", name)
 	}
 	assert.Equal(t, before, f.snapshot(t), "base changed")
@@ -755,4 +786,61 @@ func TestConcurrentEnsures(t *testing.T) {
 	}
 	assert.Len(t, changesOf(p, overlay.KindImageVersion), 16)
 	assert.Equal(t, before, f.snapshot(t), "base changed")
+}
+
+// files lists every file under dir with its size and modification time.
+func files(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out[path] = fmt.Sprintf("%d %s", fi.Size(), fi.ModTime())
+		return nil
+	}))
+	return out
+}
+
+// TestPersistentBaseKeepsItsFiles dry-runs over the local target's state
+// directory, as `imgflow plan` does: state.json and every data file stay
+// as they were (no container directory, blob or data file is written, a
+// deleted blob keeps its file), base blobs keep their VHD footer checks,
+// and blobs the dry run uploaded are taken for fixed VHDs of their size.
+func TestPersistentBaseKeepsItsFiles(t *testing.T) {
+	dir := t.TempDir()
+	base, err := local.Open(dir, local.Options{})
+	require.NoError(t, err)
+	f := seed(t, base)
+	dynamic := cloud.BlobRef{Account: account, Container: "vhds", Name: "dynamic.vhd"}
+	dyn := vhdImage(vhdBytes)
+	binary.BigEndian.PutUint32(dyn[vhdBytes+60:], 3)
+	_, err = base.UploadPageBlob(ctx, dynamic, pageSource(dyn), false)
+	require.NoError(t, err)
+	stateFile, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	require.NoError(t, err)
+	before := files(t, dir)
+
+	p := f.overlay(t)
+	scenario(t, f, p)
+	require.NoError(t, p.EnsureContainer(ctx, account, "drycontainer"))
+	uploaded := cloud.BlobRef{Account: account, Container: "drycontainer", Name: "new.vhd"}
+	_, err = p.UploadPageBlob(ctx, uploaded, pageSource(dyn), false) // a dynamic VHD, unread
+	require.NoError(t, err)
+	v, err := p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "3.0.0", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(uploaded)})
+	require.NoError(t, err)
+	assert.Equal(t, int64(vhdBytes), v.SizeBytes)
+	_, err = p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "3.0.1", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(dynamic)})
+	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+	assert.ErrorContains(t, err, "Dynamic VHD type")
+	require.NoError(t, p.DeleteBlob(ctx, dynamic))
+
+	after, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	require.NoError(t, err)
+	assert.Equal(t, string(stateFile), string(after))
+	assert.Equal(t, before, files(t, dir))
 }
