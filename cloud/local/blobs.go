@@ -228,9 +228,9 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 
 // CopyBlob implements cloud.Provider for sources in this subscription
 // (the SAS of srcURL is ignored). The copy keeps the source's type, size,
-// MD5 (if any) and holes; its digest is computed on the way. The SAS URL of a granted managed disk is a
-// source too: its SAS is checked, and the copy is a page blob of the
-// disk's content.
+// MD5 (if any) and holes; its digest is computed on the way. The SAS URL
+// of a granted managed disk is a source too: its SAS is checked, and the
+// copy is a page blob of the disk's content.
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	srcRef, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
