@@ -69,7 +69,7 @@ func RunDryRun(t *testing.T, newBase func(t *testing.T) cloud.Provider, skip ...
 	run(t, func(t *testing.T) cloud.Provider {
 		base := newBase(t)
 		t.Cleanup(func() { stillEmpty(t, base) })
-		return overlay.New(readOnly(t, base))
+		return overlay.New(ReadOnly(t, base))
 	}, true, skip)
 }
 

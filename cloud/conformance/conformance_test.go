@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
@@ -79,4 +80,17 @@ func TestLocalDryRun(t *testing.T) {
 		t.Cleanup(func() { p.Close() })
 		return p
 	})
+}
+
+func TestIsReadTellsReadsFromWrites(t *testing.T) {
+	for _, op := range []string{"ListLocations", "GetResourceGroup", "ListGalleries", "GetGallery", "ListImageDefinitions",
+		"GetImageDefinition", "GetImageVersion", "GetManagedImage", "GetStorageAccount", "GetDisk", "GetBlob", "ReadBlob"} {
+		assert.True(t, conformance.IsRead(op), op)
+	}
+	for _, op := range []string{"CreateResourceGroup", "CreateGallery", "ShareCommunity", "CreateImageDefinition", "DeleteImageDefinition",
+		"CreateImageVersion", "UpdateImageVersion", "DeleteImageVersion", "CreateManagedImage", "DeleteManagedImage",
+		"CreateStorageAccount", "CreateDiskFromImageVersion", "GrantDiskAccess", "RevokeDiskAccess", "DeleteDisk",
+		"EnsureContainer", "UploadPageBlob", "CopyBlob", "SetBlobMetadata", "DeleteBlob"} {
+		assert.False(t, conformance.IsRead(op), op)
+	}
 }

@@ -13,12 +13,12 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 )
 
-// readOnly wraps the base of a dry run so that a write reaching it fails
-// the case and is refused. Operations are told apart by name, so a
-// Provider method added later counts as a write unless it reads.
-func readOnly(t *testing.T, base cloud.Provider) cloud.Provider {
+// ReadOnly wraps the base of a dry run so that a write reaching it fails
+// the test and is refused. Operations are told apart by name (IsRead), so
+// a Provider method added later counts as a write unless it reads.
+func ReadOnly(t testing.TB, base cloud.Provider) cloud.Provider {
 	return cloud.Intercept(base, cloud.Hooks{Before: func(_ context.Context, op string) error {
-		if isRead(op) {
+		if IsRead(op) {
 			return nil
 		}
 		t.Errorf("dry run: %s reached the base target", op)
@@ -26,8 +26,9 @@ func readOnly(t *testing.T, base cloud.Provider) cloud.Provider {
 	}})
 }
 
-// isRead reports a Provider operation that changes nothing.
-func isRead(op string) bool {
+// IsRead reports whether the Provider operation op (a method name) only
+// reads: Get…, List… and ReadBlob.
+func IsRead(op string) bool {
 	return strings.HasPrefix(op, "Get") || strings.HasPrefix(op, "List") || op == "ReadBlob"
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/conformance"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
 )
@@ -35,74 +36,6 @@ const (
 	account  = "imgflowstore"
 	vhdBytes = 4 << 20
 )
-
-// readOnly is a base that fails the test on any write reaching it.
-type readOnly struct {
-	*local.Provider
-	t *testing.T
-}
-
-func (r readOnly) write(name string) error {
-	r.t.Errorf("write %s reached the base provider", name)
-	return fmt.Errorf("write %s reached the base provider", name)
-}
-
-func (r readOnly) CreateResourceGroup(context.Context, cloud.ResourceGroup) (*cloud.ResourceGroup, error) {
-	return nil, r.write("CreateResourceGroup")
-}
-func (r readOnly) CreateGallery(context.Context, cloud.Gallery) (*cloud.Gallery, error) {
-	return nil, r.write("CreateGallery")
-}
-func (r readOnly) ShareCommunity(context.Context, string, string) (*cloud.Gallery, error) {
-	return nil, r.write("ShareCommunity")
-}
-func (r readOnly) CreateImageDefinition(context.Context, cloud.ImageDefinition) (*cloud.ImageDefinition, error) {
-	return nil, r.write("CreateImageDefinition")
-}
-func (r readOnly) DeleteImageDefinition(context.Context, string, string, string) error {
-	return r.write("DeleteImageDefinition")
-}
-func (r readOnly) CreateImageVersion(context.Context, cloud.ImageVersion) (*cloud.ImageVersion, error) {
-	return nil, r.write("CreateImageVersion")
-}
-func (r readOnly) UpdateImageVersion(context.Context, cloud.ImageVersion) (*cloud.ImageVersion, error) {
-	return nil, r.write("UpdateImageVersion")
-}
-func (r readOnly) DeleteImageVersion(context.Context, string, string, string, string) error {
-	return r.write("DeleteImageVersion")
-}
-func (r readOnly) CreateManagedImage(context.Context, cloud.ManagedImage) (*cloud.ManagedImage, error) {
-	return nil, r.write("CreateManagedImage")
-}
-func (r readOnly) DeleteManagedImage(context.Context, string, string) error {
-	return r.write("DeleteManagedImage")
-}
-func (r readOnly) CreateStorageAccount(context.Context, cloud.StorageAccount) (*cloud.StorageAccount, error) {
-	return nil, r.write("CreateStorageAccount")
-}
-func (r readOnly) CreateDiskFromImageVersion(context.Context, cloud.Disk) (*cloud.Disk, error) {
-	return nil, r.write("CreateDiskFromImageVersion")
-}
-func (r readOnly) GrantDiskAccess(context.Context, string, string, time.Duration) (string, error) {
-	return "", r.write("GrantDiskAccess")
-}
-func (r readOnly) RevokeDiskAccess(context.Context, string, string) error {
-	return r.write("RevokeDiskAccess")
-}
-func (r readOnly) DeleteDisk(context.Context, string, string) error { return r.write("DeleteDisk") }
-func (r readOnly) EnsureContainer(context.Context, string, string) error {
-	return r.write("EnsureContainer")
-}
-func (r readOnly) UploadPageBlob(context.Context, cloud.BlobRef, cloud.PageSource, bool) (*cloud.Blob, error) {
-	return nil, r.write("UploadPageBlob")
-}
-func (r readOnly) CopyBlob(context.Context, string, cloud.BlobRef, bool) (*cloud.Blob, error) {
-	return nil, r.write("CopyBlob")
-}
-func (r readOnly) SetBlobMetadata(context.Context, cloud.BlobRef, map[string]string) error {
-	return r.write("SetBlobMetadata")
-}
-func (r readOnly) DeleteBlob(context.Context, cloud.BlobRef) error { return r.write("DeleteBlob") }
 
 // fixture is a seeded base: rg1 with gallery gal1 (Gen2 definition
 // flatcar, version 1.0.0 from a VHD), storage account imgflowstore with
@@ -163,7 +96,7 @@ func seed(t *testing.T, base *local.Provider) *fixture {
 // overlay returns an overlay over the fixture's base that fails the test
 // on any write reaching the base.
 func (f *fixture) overlay(t *testing.T) *overlay.Provider {
-	return overlay.New(readOnly{f.base, t})
+	return overlay.New(conformance.ReadOnly(t, f.base))
 }
 
 func (f *fixture) vhdSource(ref cloud.BlobRef) cloud.ImageSource {
