@@ -66,6 +66,7 @@ func registerBuild(r *Registry) {
 				{Name: "files", Kind: kindUploads, Default: "[]", Doc: "uploads for the template's file provisioner: `struct(src, dest)` (stage_cse_modules().uploads) or `\"src:dest\"` strings, src a workspace file, dest absolute; staged in a directory that mirrors dest, passed as the variable `imgflow_files_dir`. An entry with `generated = True` (made by an earlier command()) need not exist in the validation pass"},
 				{Name: "var_files", Kind: KindStringList, Default: "[]", Doc: "var-files in the workspace, in order, before `vars`: JSON objects of strings (null is \"\", as in packer); for an HCL2 template any JSON values, or `.pkrvars.hcl` files"},
 				{Name: "only", Kind: KindStringList, Default: "[]", Doc: "build names to run (packer -only), as rendered: `sig-flatcar-gen2` for a builder named ``sig-{{user `build_name`}}``; unknown names are an error"},
+				{Name: "cwd", Kind: KindString, Default: `"//"`, Doc: "packer's working directory inside the workspace, relative to the calling file or `//path`: the template's relative paths (ansible `playbook_file`, `custom_data_file`, goss tests) are relative to it, e.g. image-builder's `images/capi`, where its Makefile runs packer"},
 				{Name: "timeout", Kind: KindDuration, Default: `"3h"`, Doc: "how long the build may take"},
 			},
 			Returns: "struct(artifacts, managed_image, sig_version, vhd_url, resource_group)",
@@ -96,6 +97,19 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	tplRel, tplAbs, err := c.resolve(c.String("template", ""))
 	if err != nil {
 		return nil, err
+	}
+	cwdRel, cwdAbs, err := c.resolve(c.String("cwd", "//"))
+	if err != nil {
+		return nil, err
+	}
+	if info, err := os.Stat(cwdAbs); err != nil || !info.IsDir() {
+		return nil, fmt.Errorf("packer_build: cwd %s is not a directory of the workspace", cwdRel)
+	}
+	// packer sees the template relative to its working directory, as
+	// `packer build packer/azure/packer.json` from images/capi.
+	tplArg, err := filepath.Rel(cwdAbs, tplAbs)
+	if err != nil {
+		return nil, fmt.Errorf("packer_build: %w", err)
 	}
 	tpl, err := packer.LoadTemplate(tplAbs)
 	if err != nil {
@@ -171,6 +185,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		}
 	}
 	c.warnUnset(tpl, tplRel, checked, secrets)
+	invocation := invocationSummary(cwdRel, filepath.ToSlash(tplArg), cwdAbs, varFiles, c.Strings("only"))
 
 	// A build whose gallery version exists was made by an earlier run,
 	// whose temporary managed image may be gone: it is reused, on every
@@ -185,7 +200,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		if err != nil {
 			return nil, fail(err)
 		}
-		c.Report(cloud.Exists, summary+" (built earlier)"+envSummary(env, sensitiveEnv))
+		c.Report(cloud.Exists, summary+" (built earlier)"+envSummary(env, sensitiveEnv)+invocation)
 		return v, nil
 	}
 
@@ -200,8 +215,8 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		vars[localsim.FilesDirVar] = dir
 	}
 	req := packer.BuildRequest{
-		TemplatePath: tplRel, Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
-		Only: c.Strings("only"), WorkDir: c.Run.Workspace.Root, Env: env, SensitiveEnv: sensitiveEnv,
+		TemplatePath: filepath.ToSlash(tplArg), Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
+		Only: c.Strings("only"), WorkDir: cwdAbs, Env: env, SensitiveEnv: sensitiveEnv,
 	}
 	if err := c.validatePacker(ctx, req); err != nil {
 		return nil, errors.New(redactValues(strings.ReplaceAll(err.Error(), tplAbs, tplRel), secrets))
@@ -225,8 +240,34 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
-	c.Report(outcome, summary+envSummary(env, sensitiveEnv))
+	c.Report(outcome, summary+envSummary(env, sensitiveEnv)+invocation)
 	return v, nil
+}
+
+// invocationSummary shows, for a build with var-files or its own working
+// directory, the packer command line as a Makefile would run it (the
+// layering of var-files is the build's recipe), e.g.
+// "; packer build -only=sig-flatcar-gen2 -var-file=packer/config/kubernetes.json … packer/azure/packer.json in images/capi".
+// Other builds show nothing more: their template is the step's.
+func invocationSummary(cwdRel, tpl, cwdAbs string, varFiles, only []string) string {
+	if len(varFiles) == 0 && cwdRel == "." {
+		return ""
+	}
+	parts := []string{"; packer build"}
+	if len(only) > 0 {
+		parts = append(parts, "-only="+strings.Join(only, ","))
+	}
+	for _, f := range varFiles {
+		if rel, err := filepath.Rel(cwdAbs, f); err == nil {
+			f = rel
+		}
+		parts = append(parts, "-var-file="+filepath.ToSlash(f))
+	}
+	parts = append(parts, tpl)
+	if cwdRel != "." {
+		parts = append(parts, "in", cwdRel)
+	}
+	return strings.Join(parts, " ")
 }
 
 // packerVars converts the vars dict: strings stay, secrets are revealed

@@ -3,7 +3,9 @@ package builtins
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"strconv"
 	"strings"
@@ -84,12 +86,18 @@ func registerCore(r *Registry) {
 		},
 		&Spec{
 			Name: "read_text", Positional: 1, Effect: Reads,
-			Params:  []Param{{Name: "path", Kind: KindString, Doc: "relative to the calling file, or `//path` from the workspace root"}},
-			Returns: "string",
+			Params: []Param{
+				{Name: "path", Kind: KindString, Doc: "relative to the calling file, or `//path` from the workspace root"},
+				{Name: "default", Kind: KindAny, Default: "None", Doc: "returned when the file does not exist (e.g. `\"\"`), so a workflow can say how to get it, such as a checkout; without it a missing file is an error"},
+			},
+			Returns: "string, or `default` when the file does not exist and `default` is given",
 			Doc:     "Reads a text file inside the workspace.",
 			Example: `rule = read_text("//artifacts/tmpfiles/mglru.conf")`,
 			Impl: func(c *Call) (starlark.Value, error) {
 				data, _, err := c.readFile()
+				if errors.Is(err, fs.ErrNotExist) && c.Has("default") {
+					return c.Value("default"), nil
+				}
 				if err != nil {
 					return nil, err
 				}

@@ -240,6 +240,24 @@ output("timestamp", a.timestamp)
 	assert.Equal(t, snippetTime.Unix(), out["timestamp"])
 }
 
+// TestReadTextDefault: default is returned for a missing file only, so a
+// workflow can tell a missing checkout from a bad path.
+func TestReadTextDefault(t *testing.T) {
+	s := newSnippetSandbox(t)
+	s.write("data/rule.conf", "y\n")
+	res := s.execFile("flows/main.star", `
+output("missing", read_text("//data/missing.txt", default = ""))
+output("present", read_text("//data/rule.conf", default = ""))
+`, nil, true)
+	require.NoError(t, res.Err)
+	out := outputsOf(res)
+	assert.Equal(t, "", out["missing"])
+	assert.Equal(t, "y\n", out["present"])
+
+	msg := s.mustFail(`read_text("../outside.txt", default = "")`, nil)
+	assert.Contains(t, msg, "outside the workspace", "default covers a missing file, not a path outside the workspace")
+}
+
 func TestReadJSONAndText(t *testing.T) {
 	s := newSnippetSandbox(t)
 	s.write("data/m.json", `{"modules": ["gpu", "fips"], "n": 2}`)
@@ -260,6 +278,8 @@ output("rule", read_text("//data/rule.conf"))
 
 	msg := s.mustFail(`read_text("../outside.txt")`, nil)
 	assert.Contains(t, msg, "outside the workspace")
+	msg = s.mustFail(`read_text("//data/missing.txt")`, nil)
+	assert.Contains(t, msg, "no such file")
 	msg = s.mustFail(`read_text("/etc/hostname")`, nil)
 	assert.Contains(t, msg, "is absolute")
 }

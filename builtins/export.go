@@ -222,7 +222,7 @@ func registerDelete(r *Registry) {
 			Name: "delete", Positional: 1, Effect: Changes,
 			Params: []Param{
 				{Name: "resource", Kind: KindOneOf(KindStruct("managed_image", "image_version", "image_definition", "blob"), KindString),
-					Doc: "a managed_image(), image_version(), image_definition() or blob() (or a blob URL)"},
+					Doc: "a managed_image(), image_version(), image_definition() or blob() (or a blob URL, or the ARM id of a gallery image version, e.g. a published version a release replaces)"},
 			},
 			Returns: "None",
 			Doc: "Deletes a temporary resource the workflow made (lib/temporary.star calls it from cleanups). A resource " +
@@ -279,11 +279,30 @@ func deletionOf(v starlark.Value) (kind string, args map[string]any, what string
 	if !ok {
 		return "", nil, "", fmt.Errorf("cannot delete a %s: pass a managed_image(), image_version(), image_definition(), blob() or a blob URL", v.Type())
 	}
+	if strings.HasPrefix(raw, "/") {
+		return versionDeletion(raw)
+	}
 	ref, err := cloud.ParseBlobURL(raw)
 	if err != nil {
 		return "", nil, "", err
 	}
 	return "delete_blob", blobArgs(ref), ref.URL(), nil
+}
+
+// versionDeletion is the deletion of a gallery image version named by its
+// ARM id: one the workflow did not make in this run, such as the published
+// version a promotion replaces.
+func versionDeletion(id string) (kind string, args map[string]any, what string, err error) {
+	r, err := cloud.ParseResourceID(id)
+	if err != nil {
+		return "", nil, "", err
+	}
+	if !r.Is("Microsoft.Compute", "galleries", "images", "versions") {
+		return "", nil, "", fmt.Errorf("%s is not a gallery image version: delete() takes the ARM id of a version (…/galleries/<g>/images/<d>/versions/<v>), or a managed_image(), image_version(), image_definition() or blob()", id)
+	}
+	return "delete_image_version", map[string]any{
+		"resource_group": r.ResourceGroup, "gallery": r.Names[0], "definition": r.Names[1], "version": r.Names[2],
+	}, id, nil
 }
 
 func blobArgs(ref cloud.BlobRef) map[string]any {

@@ -37,7 +37,7 @@ func (e *ValidateError) Unwrap() error { return e.cause }
 
 // NotValidatedError is returned by Validate for a template that packer
 // cannot validate on this machine: it needs plugins that only `packer
-// init` installs (it downloads them). Such a template is checked by
+// init` installs (it downloads them), or a provisioner's tool. Such a template is checked by
 // imgflow's own model only.
 type NotValidatedError struct {
 	Template string
@@ -57,7 +57,8 @@ func (e *NotValidatedError) Error() string {
 // without a value and rejects unknown Only names. It returns a
 // *ValidateError when packer finds the template invalid, and a
 // *NotValidatedError, without running packer, for a template that needs
-// azure plugin 2.x (see NeedsAzurePlugin2). packer validate does not
+// azure plugin 2.x (see NeedsAzurePlugin2), or provisioners this machine
+// lacks (goss, ansible-playbook: see missingProvisionerTools). packer validate does not
 // authenticate: azure-arm templates validate offline.
 func (r *Runner) Validate(ctx context.Context, req BuildRequest) error {
 	if err := ctx.Err(); err != nil {
@@ -74,6 +75,11 @@ func (r *Runner) Validate(ctx context.Context, req BuildRequest) error {
 		return &NotValidatedError{Template: p.template, Reason: "needs azure plugin 2.x: packer init"}
 	}
 	p.env = env
+	if bin, err := r.binary(); err == nil {
+		if reason := missingProvisionerTools(p.tpl, envMap(env), bin, p.workDir); reason != "" {
+			return &NotValidatedError{Template: p.template, Reason: "needs " + reason}
+		}
+	}
 
 	args := []string{"validate", "-machine-readable"}
 	args, cleanup, err := appendBuildArgs(args, p)

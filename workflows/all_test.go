@@ -28,7 +28,9 @@ import (
 var publishingInfo = []string{"vhd_url", "os_name", "sku_name", "offer_name", "hyperv_generation", "image_architecture", "image_version", "captured_sig_resource_id"}
 
 // TestEveryWorkflowOnTheLocalTarget runs each workflow of the workspace as
-// `imgflow run workflows/<name>.star` does, with no --var, on a fresh
+// `imgflow run workflows/<name>.star` does, with the vars of its plan
+// (testdata/plans/<name>.vars.json: none for most, an image-builder
+// checkout for the CAPI workflows), on a fresh
 // local state directory, and checks what it left: the outputs its test
 // file's EXPECTED_OUTPUTS names, what they point at, no managed disk or
 // open disk access, no temporary resource that is not registered for
@@ -47,6 +49,7 @@ func TestEveryWorkflowOnTheLocalTarget(t *testing.T) {
 			run := func(id string, at time.Time) *interp.Result {
 				return interp.Run(context.Background(), "//workflows/"+name, interp.Config{
 					Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: id, Time: at},
+					Vars: planVars(t, strings.TrimSuffix(name, ".star")),
 				}, interp.Target{Apply: p, Validate: overlay.New(p)})
 			}
 
@@ -112,9 +115,9 @@ func checkProducts(t *testing.T, state map[string]any, outputs map[string]any) {
 		for _, r := range refs {
 			ref := r.(map[string]any)
 			assert.Equal(t, outputs["public_gallery_name"], ref["gallery"])
-			v := findVersion(state, "flatcar4capi", ref["name"].(string), ref["version"].(string))
-			if assert.NotNil(t, v, "CAPZ image %v is not in the state", ref) {
-				assert.Equal(t, true, v["exclude_from_latest"], "CAPI versions are excluded from latest")
+			gallery, v := findPublicVersion(state, ref["gallery"].(string), ref["name"].(string), ref["version"].(string))
+			if assert.NotNil(t, v, "CAPZ image %v is not in the state", ref) && gallery == "flatcar4capi" {
+				assert.Equal(t, true, v["exclude_from_latest"], "Flatcar's CAPI versions are excluded from latest")
 			}
 		}
 	}
@@ -221,6 +224,22 @@ func findVersion(state map[string]any, gallery, definition, version string) map[
 		}
 	}
 	return nil
+}
+
+// findPublicVersion finds version of definition in the community gallery
+// whose public name is publicName, and that gallery's name.
+func findPublicVersion(state map[string]any, publicName, definition, version string) (string, map[string]any) {
+	for _, rg := range asMap(state["resource_groups"]) {
+		for name, g := range asMap(asMap(rg)["galleries"]) {
+			names, _ := asMap(g)["public_names"].([]any)
+			for _, n := range names {
+				if n == publicName {
+					return name, findVersion(state, name, definition, version)
+				}
+			}
+		}
+	}
+	return "", nil
 }
 
 // findBlob finds the blob at url (https://<account>.blob.core.windows.net/<container>/<name>).

@@ -40,7 +40,7 @@ func (h *harness) pendingCleanups(id string) []journal.Cleanup {
 // in whichever order the scheduler runs them; the resumed run must still
 // know which one ran. Repeated, since the order differs from run to run.
 func TestResumeBetweenParallelCleanupsLeaksNothing(t *testing.T) {
-	vars := map[string]string{"kubernetes_versions": "1.31.1,1.32.2"}
+	vars := map[string]string{"kubernetes_versions": "1.31.1,1.32.2", "image_builder": "//testdata/image-builder"}
 	for i := range 20 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			h := newHarness(t, "workflows/flatcar_capi.star", stringVars(vars))
@@ -59,7 +59,7 @@ func TestResumeBetweenParallelCleanupsLeaksNothing(t *testing.T) {
 // managed image as temporary(), and runs what gc runs for a dead run: the
 // journal's pending cleanups.
 func TestGCRemovesTheTemporaryResourcesOfAKilledRun(t *testing.T) {
-	h := newHarness(t, "workflows/flatcar_capi.star", stringVars(map[string]string{"kubernetes_versions": "1.31.1,1.32.2"}))
+	h := newHarness(t, "workflows/flatcar_capi.star", stringVars(map[string]string{"kubernetes_versions": "1.31.1,1.32.2", "image_builder": "//testdata/image-builder"}))
 	crashed := h.run("capi", false, map[string]cloud.Fault{"replicate": {Crash: true, Skip: 1, Times: 1}})
 	require.True(t, crashed.Crashed, crashed.Err)
 	require.Len(t, h.managedImages(), 2, "the packer builds' managed images exist until the run's cleanups")

@@ -40,7 +40,7 @@ func azureTarget(t *testing.T) *fakearm.Server {
 // name taken elsewhere.
 func seedFlatcarStorage(t *testing.T) {
 	t.Helper()
-	seedStorage(t, "flatcar", "westeurope", "flatcar")
+	seedStorage(t, "flatcar", "westeurope", "flatcar0001")
 }
 
 // seedStorage creates, in the fake ARM, a resource group and storage

@@ -16,7 +16,7 @@ func TestCompleteParams(t *testing.T) {
 	root := repoRoot(t)
 	res := imgflow(t, "__complete-params", filepath.Join(root, "workflows", "flatcar.star"))
 	require.Equal(t, 0, res.code, res.String())
-	assert.Equal(t, "channel=\narch=\nversion=\nvhd=\n", res.stdout)
+	assert.Equal(t, "channel=\narch=\nversion=\nvhd=\nstorage_account=\neula=\n", res.stdout)
 
 	res = imgflow(t, "__complete-params", filepath.Join(root, "no-such.star"))
 	assert.NotEqual(t, 0, res.code)
@@ -81,7 +81,7 @@ func TestBashCompletion(t *testing.T) {
 	// Workflow files for FILE arguments.
 	assert.Contains(t, completeBash(t, script, root, "imgflow", "run", "workflows/"), "workflows/flatcar.star")
 	// --var completes the params the workflow on the command line declares.
-	assert.Equal(t, []string{"channel=", "arch=", "version=", "vhd="},
+	assert.Equal(t, []string{"channel=", "arch=", "version=", "vhd=", "storage_account=", "eula="},
 		completeBash(t, script, root, "imgflow", "run", "workflows/flatcar.star", "--var", ""))
 	assert.Equal(t, []string{"version=", "vhd="},
 		completeBashAt(t, script, root, 3, "imgflow", "plan", "--var", "v", "workflows/flatcar.star"))

@@ -37,10 +37,11 @@ const (
 // DefaultAccounts are the storage accounts an instance knows unless
 // Options.Accounts says otherwise (all with DevKey): the development
 // account, the conformance suite's, the Azure target's tests', the Flatcar
-// workflow's and the AKS workflows' classic VHD account. Main adds more
+// workflows' (flatcar0001 where plume uploads today, flatcar before) and
+// the AKS workflows' classic VHD account. Main adds more
 // to the Shared instance.
 func DefaultAccounts() []string {
-	return []string{DevAccount, "imgflowconf", "imgflowconf2", "imgflowtest", "imgflowtest2", "flatcar", "imgflowvhds", "aksvhdclassic"}
+	return []string{DevAccount, "imgflowconf", "imgflowconf2", "imgflowtest", "imgflowtest2", "flatcar", "flatcar0001", "imgflowvhds", "aksvhdclassic"}
 }
 
 // MainScript is the blob service entry point, relative to the repository

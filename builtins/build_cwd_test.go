@@ -1,0 +1,75 @@
+package builtins_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.starlark.net/starlark"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/interp"
+	"github.com/imgflow/imgflow/packer"
+)
+
+// requestRecorder is a PackerValidator that records what packer would get.
+type requestRecorder struct {
+	mu   sync.Mutex
+	reqs []packer.BuildRequest
+}
+
+func (r *requestRecorder) Validate(_ context.Context, req packer.BuildRequest) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reqs = append(r.reqs, req)
+	return nil
+}
+
+const imageBuilderCwdStar = "testdata/build/imagebuilder_cwd.star"
+
+// TestPackerBuildRunsPackerInCwd: packer runs in cwd and is given the
+// template relative to it, as `packer build packer/azure/packer.json` from
+// image-builder's images/capi, so the template's ./ansible/node.yml is found.
+func TestPackerBuildRunsPackerInCwd(t *testing.T) {
+	f := newBuildFixture(t)
+	rec := &requestRecorder{}
+	res := interp.Plan(context.Background(), "//"+imageBuilderCwdStar, interp.Config{
+		Workspace: f.ws, Registry: f.reg, Vars: map[string]starlark.Value{}, Reporter: f.rep,
+		Info: builtins.RunInfo{ID: "plan", Time: snippetTime}, PackerValidator: rec,
+	}, f.cloud.DryRun())
+	require.NoError(t, res.Err)
+	require.Len(t, rec.reqs, 1)
+	req := rec.reqs[0]
+	capi := filepath.Join(f.ws.Root, "testdata", "image-builder", "images", "capi")
+	assert.Equal(t, capi, req.WorkDir)
+	assert.Equal(t, "packer/azure/packer.json", req.TemplatePath)
+	assert.FileExists(t, filepath.Join(req.WorkDir, "ansible", "node.yml"), "the template's playbook, relative to packer's working directory")
+	require.Len(t, req.VarFiles, 12)
+	assert.Equal(t, filepath.Join(capi, "packer", "config", "kubernetes.json"), req.VarFiles[0])
+	assert.Equal(t, filepath.Join(capi, "packer", "azure", "ubuntu-2404-gen2.json"), req.VarFiles[11])
+
+	step := stepsOf(res, "packer_build")[0]
+	assert.Equal(t, "//testdata/image-builder/images/capi", step.Args["cwd"])
+
+	f.mustRun(imageBuilderCwdStar, nil)
+	assert.NotNil(t, f.cloud.Snapshot().ResourceGroups["capi-images"].Galleries["capi_gallery"].Definitions["capi-ubuntu-2404-gen2"].Versions["1.33.1"],
+		"the simulation reads the template from cwd too")
+}
+
+func TestPackerBuildCwdMustBeAWorkspaceDirectory(t *testing.T) {
+	f := newBuildFixture(t)
+	for cwd, want := range map[string]string{
+		"//testdata/image-builder/images/nope":           "packer_build: cwd testdata/image-builder/images/nope is not a directory of the workspace",
+		"//testdata/image-builder/images/capi/README.md": "is not a directory",
+		"//..": "outside the workspace",
+	} {
+		res := f.run(imageBuilderCwdStar, map[string]string{"cwd": cwd})
+		require.Error(t, res.Err, cwd)
+		assert.Contains(t, res.Err.Error(), want)
+		assert.Contains(t, res.Err.Error(), imageBuilderCwdStar+":")
+	}
+	assert.Empty(t, f.cloud.Snapshot().ResourceGroups, "nothing is created")
+}
