@@ -11,6 +11,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer"
 )
@@ -39,7 +40,7 @@ func TestPackerBuildRunsPackerInCwd(t *testing.T) {
 	res := interp.Plan(context.Background(), "//"+imageBuilderCwdStar, interp.Config{
 		Workspace: f.ws, Registry: f.reg, Vars: map[string]starlark.Value{}, Reporter: f.rep,
 		Info: builtins.RunInfo{ID: "plan", Time: snippetTime}, PackerValidator: rec,
-	}, f.cloud.DryRun())
+	}, overlay.New(f.cloud))
 	require.NoError(t, res.Err)
 	require.Len(t, rec.reqs, 1)
 	req := rec.reqs[0]
