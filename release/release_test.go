@@ -88,7 +88,7 @@ func TestBadReleasesAreRefusedWithTheJobsPosition(t *testing.T) {
 			"releases/r.star:2:4: job id a is the id of the job at releases/r.star:1:4 too"},
 		"a var the workflow does not declare": {"\njob(\"workflows/w.star\", generation = \"V2\")\n",
 			"releases/r.star:2:4: job: workflows/w.star declares no param \"generation\": its params are features, os, os_version"},
-		"a missing workflow": {`job("workflows/nope.star")`, "releases/r.star:1:4: job: workflow workflows/nope.star"},
+		"a missing workflow":     {`job("workflows/nope.star")`, "releases/r.star:1:4: job: workflow workflows/nope.star"},
 		"a comma in a list item": {`job("workflows/w.star", features = ["a,b"])`, "var features: list item \"a,b\" holds a comma"},
 		"a bad id":               {`job("workflows/w.star", id = "Bad_ID")`, "id \"Bad_ID\": want lowercase letters"},
 		"no job":                 {`X = 1`, "releases/r.star: the release lists no job"},
