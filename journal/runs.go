@@ -38,6 +38,11 @@ type Summary struct {
 	// Resumable is true for failed, cancelled and interrupted runs,
 	// except a run cancelled while validating with no journaled steps.
 	Resumable bool `json:"resumable"`
+	// Outputs are the output() values of the run's last attempt, as its
+	// end record keeps them (omitted when there are none).
+	Outputs map[string]any `json:"outputs,omitempty"`
+	// Attempts counts the run's attempts: 1, plus one per resume.
+	Attempts int `json:"attempts"`
 }
 
 // List summarises the runs journaled in location (a directory or an Azure
@@ -103,10 +108,13 @@ func summarize(records []Record, running bool) Summary {
 			if r.Step != nil {
 				keys[r.Step.Key] = true
 			}
+		case TypeRun:
+			s.Attempts++
 		case TypeResume:
-			s.Status, s.Error, endPass = StatusInterrupted, "", ""
+			s.Status, s.Error, endPass, s.Outputs = StatusInterrupted, "", "", nil
+			s.Attempts++
 		case TypeEnd:
-			s.Status, s.Error, endPass = r.Status, r.Error, r.Pass
+			s.Status, s.Error, endPass, s.Outputs = r.Status, r.Error, r.Pass, r.Outputs
 		}
 	}
 	s.Steps = len(keys)

@@ -241,6 +241,12 @@ func endJournal(ctx context.Context, j *journal.File, res *interp.Result) error 
 		return nil
 	}
 	rec := journal.Record{Type: journal.TypeEnd, Status: journal.StatusSucceeded, Pass: res.Pass}
+	if len(res.Outputs) > 0 {
+		rec.Outputs = make(map[string]any, len(res.Outputs))
+		for _, o := range res.Outputs {
+			rec.Outputs[o.Name] = builtins.RedactSecrets(o.Value) // a SAS in a URL is not kept
+		}
+	}
 	switch sig := cancelledBy(ctx); {
 	case res.Err != nil && sig != nil:
 		rec.Status, rec.Error = journal.StatusCancelled, sig.Error()
