@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,4 +93,20 @@ func TestSummaryKeepsTheOutputsOfTheLastAttempt(t *testing.T) {
 	require.Len(t, runs, 1)
 	assert.Equal(t, map[string]any{"id": "img"}, runs[0].Outputs)
 	assert.Equal(t, 1, runs[0].Attempts)
+}
+
+func TestDurationCountsTheAttemptsNotTheTimeBetweenThem(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	at := func(min int, r Record) Record { r.Time = t0.Add(time.Duration(min) * time.Minute); return r }
+	s := summarize([]Record{
+		at(0, Record{Type: TypeRun, RunID: "r"}),
+		at(50, step("build")), // the agent died here
+		at(90, Record{Type: TypeResume}),
+		at(100, step("copy")),
+		at(101, Record{Type: TypeEnd, Status: StatusSucceeded, Outputs: map[string]any{"vhd": "u"}}),
+	}, false)
+	assert.Equal(t, int64(61*time.Minute/time.Millisecond), s.DurationMS, "50 min, then 11 min")
+	assert.Equal(t, 2, s.Attempts)
+	assert.Equal(t, t0.Add(101*time.Minute), s.Updated)
+	assert.Equal(t, map[string]any{"vhd": "u"}, s.Outputs)
 }
