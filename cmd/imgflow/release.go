@@ -82,6 +82,19 @@ func runRelease(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target
 		jobs = 1
 	}
 	e = e.synchronized()
+	// Every job is planned before any runs: a bad var in one job stops
+	// the release before anything changes.
+	var invalid bool
+	for i, res := range planJobs(ctx, ws, tgt, rel, &printReporter{w: e.stderr}, nil) {
+		if res.Err != nil {
+			invalid = true
+			e.errorf("%s: job %s: %v", rel.Jobs[i].Pos, rel.Jobs[i].ID, res.Err)
+		}
+	}
+	if invalid {
+		e.errorf("the release's jobs were planned before running any: nothing was changed; fix the jobs above (imgflow plan %s checks them)", rel.File)
+		return exitCode(1)
+	}
 	fmt.Fprintf(e.stdout, "imgflow run %s: %d jobs, %d at once (target %s, journals in %s)\n", rel.File, len(rel.Jobs), jobs, tgt.name, shownLocation(jobJournal(tgt.runsDir, rel.Name, "…")))
 	reg := builtins.NewRegistry()
 	var wg sync.WaitGroup

@@ -40,22 +40,7 @@ type JobPlan struct {
 // target, several at once, and prints one summary: a job's vars are
 // checked by its workflow's params exactly as its run would check them.
 func planRelease(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target, rel *release.Release, asJSON bool, validator builtins.PackerValidator) error {
-	results := make([]*interp.Result, len(rel.Jobs))
-	reg := builtins.NewRegistry()
-	prints := &printReporter{w: e.stderr} // print() of the workflows; the steps are summarized
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, j := range rel.Jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			cfg := interp.Config{Workspace: ws, Registry: reg, Vars: j.StarlarkVars(), Info: newRunInfo(), Reporter: prints, PackerValidator: validator}
-			results[i] = interp.Plan(ctx, "//"+j.Workflow, cfg, tgt.dryRun())
-		}()
-	}
-	wg.Wait()
+	results := planJobs(ctx, ws, tgt, rel, &printReporter{w: e.stderr}, validator)
 	rp := ReleasePlan{Release: rel.Name, File: rel.File, Target: tgt.name, Jobs: make([]JobPlan, len(rel.Jobs))}
 	for i, j := range rel.Jobs {
 		rp.Jobs[i] = JobPlan{ID: j.ID, Workflow: j.Workflow, Vars: j.Vars, Pos: j.Pos, Journal: rel.Name + "/" + j.ID, Plan: MakePlan(j.Workflow, tgt.name, results[i])}
@@ -112,4 +97,26 @@ func outcomeCounts(steps []PlanStep) string {
 		parts[i] = fmt.Sprintf("%d %s", counts[o], o)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// planJobs plans every job of rel against its own dry-run view of the
+// target, as many at once as there are CPUs, reporting the workflows'
+// print() to prints.
+func planJobs(ctx context.Context, ws *builtins.Workspace, tgt *target, rel *release.Release, prints builtins.Reporter, validator builtins.PackerValidator) []*interp.Result {
+	results := make([]*interp.Result, len(rel.Jobs))
+	reg := builtins.NewRegistry()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, j := range rel.Jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			cfg := interp.Config{Workspace: ws, Registry: reg, Vars: j.StarlarkVars(), Info: newRunInfo(), Reporter: prints, PackerValidator: validator}
+			results[i] = interp.Plan(ctx, "//"+j.Workflow, cfg, tgt.dryRun())
+		}()
+	}
+	wg.Wait()
+	return results
 }
