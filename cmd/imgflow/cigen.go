@@ -37,7 +37,7 @@ func cmdCI(ctx context.Context, e *env, args []string) error {
 	shared.addRoot(fs)
 	var o ciOptions
 	fs.StringVar(&o.journalVar, "journal-var", "IMGFLOW_JOURNAL_URL", "the CI `variable` that holds the journal container URL (https://ACCOUNT.blob.core.windows.net/CONTAINER); each job journals under URL/RELEASE/JOB_ID")
-	fs.StringVar(&o.target, "target", "azure", "the `target` the jobs run on")
+	fs.StringVar(&o.target, "run-target", "azure", "the `target` the generated jobs plan and run on (their --target)")
 	fs.StringVar(&o.serviceConnection, "service-connection", "imgflow-release", "Azure Pipelines: the default `name` of the Azure service connection (workload identity federation), a pipeline parameter")
 	fs.StringVar(&o.imgflowVersion, "imgflow-version", "latest", "the imgflow `version` the jobs go install")
 	fs.StringVar(&o.goVersion, "go-version", "1.26.8", "the Go `version` the jobs install imgflow with")
