@@ -7,7 +7,7 @@ FLATCAR_VARS := --var version=4152.2.3 --var vhd=//testdata/flatcar/flatcar-linu
 # every recipe, so the tests run them rather than older system copies.
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: build run test deps vet fmt-check tidy-check lint docs clean
+.PHONY: build run test deps vet fmt-check tidy-check lint docs ci-files clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/imgflow
@@ -20,7 +20,8 @@ run: build
 	$(BIN) state
 
 # Tools the tests need, installed when missing (qemu-img for the VHD tests,
-# packer 1.9.5 for the runner tests against real output, Azurite).
+# packer 1.9.5 for the runner tests against real output, Azurite, actionlint
+# for the generated GitHub workflows).
 deps:
 	@scripts/deps.sh
 	@echo "tools: $$(packer version) / $$(qemu-img --version | head -1)"
@@ -52,6 +53,15 @@ test: deps fmt-check tidy-check vet build lint
 	$(BIN) test workflows
 	@echo "The conformance suite on the Azure target (fake ARM + Azurite), case by case:"
 	$(GO) test -count=1 -v -run '^TestAzure$$' ./cloud/conformance
+
+# Regenerate the CI definitions of the shipped releases under ci/ (a test
+# fails when they are out of date).
+RELEASES := $(basename $(notdir $(wildcard releases/*.star)))
+ci-files: build
+	@for r in $(RELEASES); do \
+		$(BIN) ci github releases/$$r.star -o ci/github/release-$$r.yml && \
+		$(BIN) ci azure-pipelines releases/$$r.star -o ci/azure-pipelines/release-$$r.yml || exit 1; \
+	done
 
 # Regenerate the builtin reference in WORKFLOWS.md.
 docs: build

@@ -81,13 +81,15 @@ type AzureOptions struct {
 // and another took the run) cannot append any more. A process that dies
 // leaves the lease to expire within the lease duration.
 type AzureStore struct {
-	url   string // the container URL without its query: shown in messages
-	cc    *container.Client
-	lease time.Duration
+	url    string // the container URL (with its prefix) without its query: shown in messages
+	cc     *container.Client
+	prefix string // the folder of the journals in the container, "" or ending in /
+	lease  time.Duration
 }
 
 // NewAzureStore returns the store of the container at containerURL:
-// https://ACCOUNT.blob.core.windows.net/CONTAINER (a SAS query is a
+// https://ACCOUNT.blob.core.windows.net/CONTAINER, or a folder in it,
+// CONTAINER/FOLDER/… (see splitPrefix; a SAS query is a
 // credential, never shown; it needs read, add, create, write and list
 // permissions), or an emulator's http://127.0.0.1:PORT/ACCOUNT/CONTAINER.
 // It makes no request; Create makes the container when it is missing.
@@ -103,12 +105,20 @@ func NewAzureStore(containerURL string, opts *AzureOptions) (*AzureStore, error)
 	case o.LeaseDuration < 15*time.Second || o.LeaseDuration > 60*time.Second:
 		return nil, fmt.Errorf("journal: lease duration %s is not between 15s and 60s", o.LeaseDuration)
 	}
+	containerURL, prefix, err := splitPrefix(containerURL)
+	if err != nil {
+		return nil, err
+	}
 	cc, err := NewContainerClient(containerURL, &o)
 	if err != nil {
 		return nil, err
 	}
 	base, _, _ := strings.Cut(containerURL, "?") // the SAS, never shown
-	return &AzureStore{url: strings.TrimRight(base, "/"), cc: cc, lease: o.LeaseDuration}, nil
+	shown := strings.TrimRight(base, "/")
+	if prefix != "" {
+		shown += "/" + strings.TrimSuffix(prefix, "/")
+	}
+	return &AzureStore{url: shown, cc: cc, prefix: prefix, lease: o.LeaseDuration}, nil
 }
 
 // NewContainerClient builds a client for a blob container URL (see
@@ -186,6 +196,9 @@ func (s *AzureStore) String() string { return s.url }
 // blobURL is a run's journal as messages show it.
 func (s *AzureStore) blobURL(runID string) string { return s.url + "/" + runID + ".jsonl" }
 
+// blobName is the name of a run's journal blob in the container.
+func (s *AzureStore) blobName(runID string) string { return s.prefix + runID + ".jsonl" }
+
 func checkRunID(runID string) error {
 	if runID == "" {
 		return errors.New("journal: run id is empty")
@@ -203,7 +216,7 @@ func (s *AzureStore) Create(ctx context.Context, header Record) (*File, error) {
 		return nil, err
 	}
 	shown := s.blobURL(header.RunID)
-	ab := s.cc.NewAppendBlobClient(header.RunID + ".jsonl")
+	ab := s.cc.NewAppendBlobClient(s.blobName(header.RunID))
 	create := func() error {
 		ctx, cancel := context.WithTimeout(ctx, opTimeout)
 		defer cancel()
@@ -249,7 +262,7 @@ func (s *AzureStore) Open(ctx context.Context, runID string) (*File, error) {
 		return nil, err
 	}
 	shown := s.blobURL(runID)
-	ab := s.cc.NewAppendBlobClient(runID + ".jsonl")
+	ab := s.cc.NewAppendBlobClient(s.blobName(runID))
 	w, err := s.hold(ctx, runID, ab)
 	if err != nil {
 		return nil, err
@@ -291,7 +304,7 @@ func (s *AzureStore) Open(ctx context.Context, runID string) (*File, error) {
 // while it is leased.
 func (s *AzureStore) List(ctx context.Context) ([]Summary, error) {
 	var out []Summary
-	pager := s.cc.NewListBlobsFlatPager(nil)
+	pager := s.cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to(s.prefix)})
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if bloberror.HasCode(err, bloberror.ContainerNotFound) {
@@ -301,11 +314,12 @@ func (s *AzureStore) List(ctx context.Context) ([]Summary, error) {
 			return nil, fmt.Errorf("journal: list %s: %w", s.url, redactErr(err))
 		}
 		for _, item := range page.Segment.BlobItems {
-			name := deref(item.Name)
+			full := deref(item.Name)
+			name := strings.TrimPrefix(full, s.prefix)
 			if !strings.HasSuffix(name, ".jsonl") || strings.Contains(name, "/") {
-				continue
+				continue // another folder's journals
 			}
-			data, _, err := download(ctx, s.cc.NewBlobClient(name))
+			data, _, err := download(ctx, s.cc.NewBlobClient(full))
 			if bloberror.HasCode(err, bloberror.BlobNotFound) {
 				continue // deleted meanwhile
 			}

@@ -71,6 +71,9 @@ type Record struct {
 	// Pass is the pass the run ended in, validate or apply: a run
 	// cancelled while validating changed nothing.
 	Pass string `json:"pass,omitempty"`
+	// Outputs are the workflow's output() values when the run ended, so
+	// a summary across agents (imgflow runs --release) shows them.
+	Outputs map[string]any `json:"outputs,omitempty"`
 }
 
 // Step is a journaled builtin call.

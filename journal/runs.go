@@ -38,6 +38,15 @@ type Summary struct {
 	// Resumable is true for failed, cancelled and interrupted runs,
 	// except a run cancelled while validating with no journaled steps.
 	Resumable bool `json:"resumable"`
+	// Outputs are the output() values of the run's last attempt, as its
+	// end record keeps them (omitted when there are none).
+	Outputs map[string]any `json:"outputs,omitempty"`
+	// Attempts counts the run's attempts: 1, plus one per resume.
+	Attempts int `json:"attempts"`
+	// DurationMS is how long the attempts took together, each from its
+	// start to its last record: the time between attempts (a re-queued
+	// CI job waiting for an agent) does not count.
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // List summarises the runs journaled in location (a directory or an Azure
@@ -96,19 +105,28 @@ func summarize(records []Record, running bool) Summary {
 	s := Summary{RunID: h.RunID, Workflow: h.Workflow, Target: h.Target, Started: h.Time, Status: StatusInterrupted}
 	keys := map[string]bool{}
 	var endPass string
+	var attemptStart time.Time
+	var took time.Duration
 	for _, r := range records {
-		s.Updated = r.Time
 		switch r.Type {
 		case TypeStep:
 			if r.Step != nil {
 				keys[r.Step.Key] = true
 			}
+		case TypeRun:
+			s.Attempts++
+			attemptStart = r.Time
 		case TypeResume:
-			s.Status, s.Error, endPass = StatusInterrupted, "", ""
+			s.Status, s.Error, endPass, s.Outputs = StatusInterrupted, "", "", nil
+			s.Attempts++
+			took += s.Updated.Sub(attemptStart) // the attempt before ended at its last record
+			attemptStart = r.Time
 		case TypeEnd:
-			s.Status, s.Error, endPass = r.Status, r.Error, r.Pass
+			s.Status, s.Error, endPass, s.Outputs = r.Status, r.Error, r.Pass, r.Outputs
 		}
+		s.Updated = r.Time
 	}
+	s.DurationMS = (took + s.Updated.Sub(attemptStart)).Milliseconds()
 	s.Steps = len(keys)
 	if running {
 		s.Status = StatusRunning

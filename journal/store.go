@@ -2,7 +2,13 @@ package journal
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+
+	"github.com/imgflow/imgflow/cloud"
 )
 
 // Store keeps the journals of runs.
@@ -52,3 +58,27 @@ func (d Dir) Open(_ context.Context, runID string) (*File, error) { return openF
 func (d Dir) List(context.Context) ([]Summary, error) { return listDir(string(d)) }
 
 func (d Dir) String() string { return string(d) }
+
+// splitPrefix splits a journal URL into its container's URL and the
+// folder of the journals in it: …/CONTAINER/aks/linux-fips keeps each run
+// as the blob aks/linux-fips/RUN_ID.jsonl, so the jobs of a release keep
+// their runs apart in one container. The prefix is "" or ends in "/"; a
+// SAS query stays on the container URL.
+func splitPrefix(location string) (containerURL, prefix string, err error) {
+	parts, err := blob.ParseURL(location)
+	if err != nil || parts.BlobName == "" {
+		return location, "", nil // NewContainerClient explains what is wrong
+	}
+	folder := strings.Trim(parts.BlobName, "/")
+	for _, seg := range strings.Split(folder, "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.HasSuffix(seg, ".jsonl") {
+			return "", "", fmt.Errorf("journal: %s is not a blob container URL or a folder in one: want https://ACCOUNT.blob.core.windows.net/CONTAINER[/FOLDER…] (each run is the blob RUN_ID.jsonl in it)", cloud.RedactURL(location))
+		}
+	}
+	u, err := url.Parse(location)
+	if err != nil {
+		return location, "", nil
+	}
+	u.Path, u.RawPath = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/"+folder), ""
+	return u.String(), folder + "/", nil // the query as it came: a SAS is signed as written
+}

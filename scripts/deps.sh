@@ -29,3 +29,11 @@ if ! "$root/.tools/bin/packer" version 2>/dev/null | grep -q "^Packer v$packer_v
 	echo "deps: building packer $packer_version into .tools/bin (first time only, a few minutes)"
 	(cd "$root" && GOBIN="$root/.tools/bin" go install "github.com/hashicorp/packer@v$packer_version")
 fi
+
+# actionlint, which checks the GitHub Actions workflows `imgflow ci github`
+# writes (the tests run it on ci/github/*.yml).
+actionlint_version=1.7.12
+if ! "$root/.tools/bin/actionlint" -version 2>/dev/null | grep -q "^v$actionlint_version\$"; then
+	echo "deps: building actionlint $actionlint_version into .tools/bin"
+	(cd "$root" && GOBIN="$root/.tools/bin" go install "github.com/rhysd/actionlint/cmd/actionlint@v$actionlint_version")
+fi

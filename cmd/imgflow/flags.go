@@ -101,7 +101,7 @@ func (s *sharedFlags) addTarget(fs *commandFlags) {
 
 // addJournal declares --journal.
 func (s *sharedFlags) addJournal(fs *commandFlags) {
-	fs.StringVar(&s.journal, "journal", "", "where the run journals are: a directory, or an Azure blob container `URL` (https://ACCOUNT.blob.core.windows.net/CONTAINER, each run the append blob RUN_ID.jsonl) that agents share to --resume each other's runs (default STATE/runs)")
+	fs.StringVar(&s.journal, "journal", "", "where the run journals are: a directory, or an Azure blob container `URL` (https://ACCOUNT.blob.core.windows.net/CONTAINER, or a FOLDER/… in it; each run the append blob RUN_ID.jsonl) that agents share to --resume each other's runs (default STATE/runs)")
 }
 
 // addOutput declares --output; jsonAlias also declares the deprecated

@@ -51,7 +51,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 		return flagError(err)
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("plan takes one workflow file: imgflow plan workflows/flatcar.star --var name=value")
+		return fmt.Errorf("plan takes one workflow or release file: imgflow plan workflows/flatcar.star --var name=value, or imgflow plan releases/aks.star")
 	}
 	asJSON, err := shared.jsonOutput(e)
 	if err != nil {
@@ -69,11 +69,21 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	rel, err := releaseArg(ctx, ws, pos)
+	if err != nil {
+		return err
+	}
+	if rel != nil && len(values) > 0 {
+		return fmt.Errorf("%s is a release: its jobs' vars are in the file; --var and --vars-file take a workflow", rel.File)
+	}
 	tgt, err := openTarget(ctx, e, ws, shared.target)
 	if err != nil {
 		return err
 	}
 	defer tgt.close()
+	if rel != nil {
+		return planRelease(ctx, e, ws, tgt, rel, asJSON, packerValidator(*noPackerValidate))
+	}
 	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: newRunInfo(),
 		PackerValidator: packerValidator(*noPackerValidate)}
 	logCI := detectCI()

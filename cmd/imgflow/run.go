@@ -37,6 +37,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	maxMemory := fs.String("max-memory", "1GiB", "memory `size` the run may hold (e.g. 512MiB, 2GiB); past it the run stops at its current line")
 	jobs := fs.Int("j", 1, "with several workflow files, how many run at once")
 	exportOutputs := fs.Bool("export-outputs", false, "set the outputs as pipeline variables (Azure Pipelines, GitHub Actions)")
+	continueRun := fs.Bool("continue", false, "continue the latest run in --journal (its finished steps replay, nothing is redone) or start one when there is none: the command of a CI job that may be retried on another agent")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagError(err)
@@ -60,8 +61,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 0 && *resume == "" {
 		return fmt.Errorf("run takes a workflow file: imgflow run workflows/flatcar.star --var name=value (or --resume RUN_ID)")
 	}
-	if len(pos) > 1 && (*resume != "" || asJSON || *outputs != "" || *exportOutputs) {
-		return fmt.Errorf("several workflows run with text output only: --resume, --output json, --outputs and --export-outputs take one workflow")
+	if len(pos) > 1 && (*resume != "" || *continueRun || asJSON || *outputs != "" || *exportOutputs) {
+		return fmt.Errorf("several workflows run with text output only: --resume, --continue, --output json, --outputs and --export-outputs take one workflow")
+	}
+	if *resume != "" && *continueRun {
+		return fmt.Errorf("--resume RUN_ID and --continue: give one (--continue picks the latest run of --journal)")
 	}
 	memLimit, err := memlimit.Parse(*maxMemory)
 	if err != nil {
@@ -77,6 +81,13 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	rel, err := releaseArg(ctx, ws, pos)
+	if err != nil {
+		return err
+	}
+	if rel != nil && (*resume != "" || asJSON || *outputs != "" || *exportOutputs || len(values) > 0) {
+		return fmt.Errorf("%s is a release: its jobs' vars are in the file, and each job continues its own journal; --var, --vars-file, --resume, --output json, --outputs and --export-outputs take a workflow", rel.File)
+	}
 	tgt, err := openTarget(ctx, e, ws, shared.target)
 	if err != nil {
 		return err
@@ -85,8 +96,20 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if shared.journal != "" {
 		tgt.runsDir = shared.journal // a directory or a container URL (journal.OpenStore)
 	}
+	if rel != nil {
+		return runRelease(ctx, e, ws, tgt, rel, *jobs, *maxSteps)
+	}
 	if len(pos) > 1 {
 		return runMany(ctx, e, ws, tgt, pos, values, *jobs, *maxSteps)
+	}
+	if *continueRun {
+		file, err := workspacePath(ws, pos[0])
+		if err != nil {
+			return err
+		}
+		if *resume, err = continuedRun(tgt.runsDir, file); err != nil {
+			return err
+		}
 	}
 
 	j, info, file, err := openJournal(ws, tgt.runsDir, *resume, pos, values, tgt.name)
@@ -97,7 +120,10 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 
 	rep := newConsoleReporter(e)
 	verb := "imgflow run"
-	if *resume != "" {
+	switch {
+	case *continueRun && *resume != "":
+		verb = "imgflow run --continue"
+	case *resume != "":
 		verb = "imgflow run --resume"
 	}
 	var reporter builtins.Reporter = rep
@@ -241,6 +267,12 @@ func endJournal(ctx context.Context, j *journal.File, res *interp.Result) error 
 		return nil
 	}
 	rec := journal.Record{Type: journal.TypeEnd, Status: journal.StatusSucceeded, Pass: res.Pass}
+	if len(res.Outputs) > 0 {
+		rec.Outputs = make(map[string]any, len(res.Outputs))
+		for _, o := range res.Outputs {
+			rec.Outputs[o.Name] = builtins.RedactSecrets(o.Value) // a SAS in a URL is not kept
+		}
+	}
 	switch sig := cancelledBy(ctx); {
 	case res.Err != nil && sig != nil:
 		rec.Status, rec.Error = journal.StatusCancelled, sig.Error()

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/imgflow/imgflow/release"
+)
+
+// The Azure Pipelines pipeline of a release: a plan stage, a build stage
+// whose job has a matrix entry per release job, and a summary stage that
+// runs whatever happened and publishes the JUnit report. Azure
+// credentials come from a service connection (workload identity
+// federation) through AzureCLI@2; the journal URL and the workflow
+// secrets from pipeline variables (secret ones for the secrets).
+
+type azPipeline struct {
+	Trigger    string        `yaml:"trigger"`
+	PR         string        `yaml:"pr"`
+	Parameters []azParameter `yaml:"parameters"`
+	Stages     []azStage     `yaml:"stages"`
+}
+
+type azParameter struct {
+	Name        string `yaml:"name"`
+	DisplayName string `yaml:"displayName"`
+	Type        string `yaml:"type"`
+	Default     string `yaml:"default"`
+}
+
+type azStage struct {
+	Stage       string  `yaml:"stage"`
+	DisplayName string  `yaml:"displayName"`
+	DependsOn   string  `yaml:"dependsOn,omitempty"`
+	Condition   string  `yaml:"condition,omitempty"`
+	Jobs        []azJob `yaml:"jobs"`
+}
+
+type azJob struct {
+	Job              string      `yaml:"job"`
+	DisplayName      string      `yaml:"displayName"`
+	TimeoutInMinutes int         `yaml:"timeoutInMinutes"`
+	Pool             azPool      `yaml:"pool"`
+	Strategy         *azStrategy `yaml:"strategy,omitempty"`
+	Steps            []azStep    `yaml:"steps"`
+}
+
+type azPool struct {
+	VMImage string `yaml:"vmImage"`
+}
+
+type azStrategy struct {
+	MaxParallel int                          `yaml:"maxParallel,omitempty"`
+	Matrix      map[string]map[string]string `yaml:"matrix"`
+}
+
+type azStep struct {
+	Checkout    string            `yaml:"checkout,omitempty"`
+	Task        string            `yaml:"task,omitempty"`
+	Script      string            `yaml:"script,omitempty"`
+	DisplayName string            `yaml:"displayName"`
+	Condition   string            `yaml:"condition,omitempty"`
+	Inputs      map[string]string `yaml:"inputs,omitempty"`
+	Env         map[string]string `yaml:"env,omitempty"`
+}
+
+// azureMatrixKey is a job id as a matrix entry name, which takes letters,
+// digits and underscores only.
+func azureMatrixKey(id string) string { return strings.ReplaceAll(id, "-", "_") }
+
+// azurePipeline renders the release's Azure Pipelines YAML.
+func azurePipeline(rel *release.Release, o ciOptions) ([]byte, error) {
+	journal := "$" + o.journalVar // non-secret pipeline variables are in the environment
+	env := map[string]string{}
+	for _, s := range rel.Secrets() {
+		env[secretEnv(s)] = fmt.Sprintf("$(%s)", secretEnv(s)) // secret variables must be mapped
+	}
+	cli := func(name, script string) azStep {
+		return azStep{Task: "AzureCLI@2", DisplayName: name, Env: env, Inputs: map[string]string{
+			"azureSubscription": "${{ parameters.serviceConnection }}",
+			"scriptType":        "bash",
+			"scriptLocation":    "inlineScript",
+			// The service connection's subscription, unless a pipeline variable names one.
+			"inlineScript": "export AZURE_SUBSCRIPTION_ID=\"${AZURE_SUBSCRIPTION_ID:-$(az account show --query id -o tsv)}\"\n" + script,
+		}}
+	}
+	pool := azPool{VMImage: "ubuntu-latest"}
+	p := azPipeline{
+		Trigger: "none",
+		PR:      "none",
+		Parameters: []azParameter{{Name: "serviceConnection", DisplayName: "Azure service connection (workload identity federation)",
+			Type: "string", Default: o.serviceConnection}},
+	}
+	p.Stages = append(p.Stages, azStage{Stage: "plan", DisplayName: "plan " + rel.File, Jobs: []azJob{{
+		Job: "plan", DisplayName: "imgflow plan", TimeoutInMinutes: 30, Pool: pool,
+		Steps: append(azureSetup(o, true), cli("imgflow plan", planCommand(rel, o.target))),
+	}}})
+	matrix := map[string]map[string]string{}
+	for _, j := range rel.Jobs {
+		matrix[azureMatrixKey(j.ID)] = map[string]string{"JOB_ID": j.ID, "JOB_ARGS": jobCommandArgs(j)}
+	}
+	p.Stages = append(p.Stages, azStage{Stage: "build", DisplayName: "build the jobs of " + rel.File, DependsOn: "plan", Jobs: []azJob{{
+		Job: "build", DisplayName: "imgflow run", TimeoutInMinutes: 360, Pool: pool,
+		Strategy: &azStrategy{MaxParallel: o.maxParallel, Matrix: matrix},
+		// $(JOB_ARGS) is replaced in the script's text, so its quoting holds.
+		Steps: append(azureSetup(o, true), cli("imgflow run $(JOB_ID)", runCommand(rel, o.target, "$(JOB_ARGS)", "$JOB_ID", journal))),
+	}}})
+	junit := "$(Build.ArtifactStagingDirectory)/release-" + rel.Name + ".xml"
+	p.Stages = append(p.Stages, azStage{Stage: "summary", DisplayName: "summary of " + rel.File, DependsOn: "build", Condition: "always()", Jobs: []azJob{{
+		Job: "summary", DisplayName: "imgflow runs --release", TimeoutInMinutes: 15, Pool: pool,
+		Steps: append(azureSetup(o, false),
+			cli("imgflow runs --release", summaryCommand(rel, journal, junit)),
+			azStep{Task: "PublishTestResults@2", DisplayName: "publish the jobs as tests", Condition: "always()", Inputs: map[string]string{
+				"testResultsFormat":            "JUnit",
+				"testResultsFiles":             junit,
+				"testRunTitle":                 "release " + rel.Name,
+				"failTaskOnMissingResultsFile": "false",
+			}},
+		),
+	}}})
+	return marshalYAML(generatedHeader("azure-pipelines", rel), p)
+}
+
+// azureSetup are the steps every job starts with: the workspace, Go and
+// imgflow, and packer for the jobs that plan or run workflows.
+func azureSetup(o ciOptions, withPacker bool) []azStep {
+	packer := fmt.Sprintf("curl -fsSLo packer.zip https://releases.hashicorp.com/packer/%[1]s/packer_%[1]s_linux_amd64.zip\nunzip -o packer.zip packer -d \"$(Agent.ToolsDirectory)/packer\"\nrm packer.zip\necho \"##vso[task.prependpath]$(Agent.ToolsDirectory)/packer\"", o.packerVersion)
+	steps := []azStep{
+		{Checkout: "self", DisplayName: "checkout"},
+		{Task: "GoTool@0", DisplayName: "set up Go", Inputs: map[string]string{"version": o.goVersion}},
+		{Script: installCommand(o) + "\necho \"##vso[task.prependpath]$(go env GOPATH)/bin\"", DisplayName: "install imgflow"},
+	}
+	if withPacker {
+		steps = append(steps, azStep{Script: packer, DisplayName: "set up packer"})
+	}
+	return steps
+}

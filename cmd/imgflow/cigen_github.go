@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/imgflow/imgflow/release"
+)
+
+// The GitHub Actions workflow of a release: a plan job, one matrix job per
+// release job, and a summary job that runs whatever happened. Azure
+// credentials come from azure/login with OpenID Connect (federated
+// credentials of an app or a managed identity: no secret), its ids from
+// repository variables; workflow secrets from repository secrets.
+
+type ghWorkflow struct {
+	Name        string            `yaml:"name"`
+	On          map[string]any    `yaml:"on"`
+	Permissions map[string]string `yaml:"permissions"`
+	Concurrency ghConcurrency     `yaml:"concurrency"`
+	Env         map[string]string `yaml:"env"`
+	Jobs        ghJobs            `yaml:"jobs"`
+}
+
+type ghConcurrency struct {
+	Group            string `yaml:"group"`
+	CancelInProgress bool   `yaml:"cancel-in-progress"`
+}
+
+type ghJobs struct {
+	Plan    ghJob `yaml:"plan"`
+	Build   ghJob `yaml:"build"`
+	Summary ghJob `yaml:"summary"`
+}
+
+type ghJob struct {
+	Name           string            `yaml:"name"`
+	Needs          string            `yaml:"needs,omitempty"`
+	If             string            `yaml:"if,omitempty"`
+	RunsOn         string            `yaml:"runs-on"`
+	TimeoutMinutes int               `yaml:"timeout-minutes"`
+	Strategy       *ghStrategy       `yaml:"strategy,omitempty"`
+	Env            map[string]string `yaml:"env,omitempty"`
+	Steps          []ghStep          `yaml:"steps"`
+}
+
+type ghStrategy struct {
+	FailFast    bool `yaml:"fail-fast"`
+	MaxParallel int  `yaml:"max-parallel,omitempty"`
+	Matrix      struct {
+		Include []ghMatrixEntry `yaml:"include"`
+	} `yaml:"matrix"`
+}
+
+type ghMatrixEntry struct {
+	Job  string `yaml:"job"`
+	Args string `yaml:"args"`
+}
+
+type ghStep struct {
+	Name string            `yaml:"name"`
+	If   string            `yaml:"if,omitempty"`
+	Uses string            `yaml:"uses,omitempty"`
+	With map[string]string `yaml:"with,omitempty"`
+	Run  string            `yaml:"run,omitempty"`
+}
+
+// githubWorkflow renders the release's GitHub Actions workflow.
+func githubWorkflow(rel *release.Release, o ciOptions) ([]byte, error) {
+	journal := "$" + o.journalVar
+	secrets := map[string]string{}
+	for _, s := range rel.Secrets() {
+		secrets[secretEnv(s)] = fmt.Sprintf("${{ secrets.%s }}", secretEnv(s))
+	}
+	w := ghWorkflow{
+		Name: "release " + rel.Name,
+		On:   map[string]any{"workflow_dispatch": map[string]any{}},
+		// id-token: write lets azure/login exchange the job's OIDC token.
+		Permissions: map[string]string{"contents": "read", "id-token": "write"},
+		Concurrency: ghConcurrency{Group: "imgflow-release-" + rel.Name},
+		Env: map[string]string{
+			o.journalVar:            fmt.Sprintf("${{ vars.%s }}", o.journalVar),
+			"AZURE_SUBSCRIPTION_ID": "${{ vars.AZURE_SUBSCRIPTION_ID }}",
+		},
+	}
+	w.Jobs.Plan = ghJob{Name: "plan", RunsOn: "ubuntu-latest", TimeoutMinutes: 30, Env: secrets,
+		Steps: append(githubSetup(o, true), ghStep{Name: "imgflow plan", Run: planCommand(rel, o.target)})}
+	build := ghJob{Name: "${{ matrix.job }}", Needs: "plan", RunsOn: "ubuntu-latest", TimeoutMinutes: 360, Env: secrets,
+		Strategy: &ghStrategy{MaxParallel: o.maxParallel},
+		Steps: append(githubSetup(o, true), ghStep{Name: "imgflow run",
+			Run: runCommand(rel, o.target, "${{ matrix.args }}", "${{ matrix.job }}", journal)})}
+	for _, j := range rel.Jobs {
+		build.Strategy.Matrix.Include = append(build.Strategy.Matrix.Include, ghMatrixEntry{Job: j.ID, Args: jobCommandArgs(j)})
+	}
+	w.Jobs.Build = build
+	junit := "release-" + rel.Name + ".xml"
+	w.Jobs.Summary = ghJob{Name: "summary", Needs: "build", If: "${{ always() }}", RunsOn: "ubuntu-latest", TimeoutMinutes: 15,
+		Steps: append(githubSetup(o, false),
+			ghStep{Name: "imgflow runs --release", Run: summaryCommand(rel, journal, junit)},
+			ghStep{Name: "upload the JUnit report", If: "${{ always() }}", Uses: "actions/upload-artifact@v4",
+				With: map[string]string{"name": "release-" + rel.Name + "-junit", "path": junit, "if-no-files-found": "warn"}},
+		)}
+	return marshalYAML(generatedHeader("github", rel), w)
+}
+
+// githubSetup are the steps every job starts with: the workspace, Go and
+// imgflow, packer (for the jobs that plan or run workflows), and the
+// Azure login.
+func githubSetup(o ciOptions, packer bool) []ghStep {
+	steps := []ghStep{
+		{Name: "checkout", Uses: "actions/checkout@v4"},
+		{Name: "set up Go", Uses: "actions/setup-go@v5", With: map[string]string{"go-version": o.goVersion}},
+		{Name: "install imgflow", Run: installCommand(o)},
+	}
+	if packer {
+		steps = append(steps, ghStep{Name: "set up packer", Uses: "hashicorp/setup-packer@v3", With: map[string]string{"version": o.packerVersion}})
+	}
+	return append(steps, ghStep{Name: "azure login (OIDC)", Uses: "azure/login@v2", With: map[string]string{
+		"client-id":       "${{ vars.AZURE_CLIENT_ID }}",
+		"tenant-id":       "${{ vars.AZURE_TENANT_ID }}",
+		"subscription-id": "${{ vars.AZURE_SUBSCRIPTION_ID }}",
+	}})
+}

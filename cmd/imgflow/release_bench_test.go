@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/packer"
+	"github.com/imgflow/imgflow/packer/localsim"
+	"github.com/imgflow/imgflow/release"
+)
+
+// The release benchmarks of BENCHMARKS.md:
+//
+//	go test -run '^$' -bench Release -benchtime 5x ./cmd/imgflow/
+
+func benchRoot(b *testing.B) string {
+	b.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return root
+}
+
+func benchCLI(b *testing.B, args ...string) {
+	b.Helper()
+	if code := runMain(context.Background(), args, io.Discard, io.Discard); code != 0 {
+		b.Fatalf("imgflow %v: exit %d", args, code)
+	}
+}
+
+// BenchmarkPlanAKSRelease is `imgflow plan releases/aks.star`: the 20 jobs
+// of today's AKS matrix planned, with imgflow's model of the packer
+// templates (no packer process).
+func BenchmarkPlanAKSRelease(b *testing.B) {
+	b.Setenv("IMGFLOW_SECRET_UA_TOKEN", "bench")
+	root := benchRoot(b)
+	for b.Loop() {
+		benchCLI(b, "plan", "--root", root, "--state", b.TempDir(), "--no-packer-validate", filepath.Join(root, "releases", "aks.star"))
+	}
+}
+
+// BenchmarkPlanAKSReleaseWithPackerValidate adds `packer validate` of
+// every job's build, as plan does when packer is on PATH.
+func BenchmarkPlanAKSReleaseWithPackerValidate(b *testing.B) {
+	if _, err := exec.LookPath("packer"); err != nil {
+		b.Skip("packer is not on PATH")
+	}
+	b.Setenv("IMGFLOW_SECRET_UA_TOKEN", "bench")
+	root := benchRoot(b)
+	for b.Loop() {
+		benchCLI(b, "plan", "--root", root, "--state", b.TempDir(), filepath.Join(root, "releases", "aks.star"))
+	}
+}
+
+// releaseLatencies are bench/pipeline's simulated cloud latencies (a
+// packer build 2 s, replication 800 ms, a copy 400 ms): jobs wait on the
+// cloud as real ones do, instead of racing for two CPUs.
+var releaseLatencies = map[string]time.Duration{
+	"CreateImageVersion":         800 * time.Millisecond,
+	"UpdateImageVersion":         800 * time.Millisecond,
+	"CopyBlob":                   400 * time.Millisecond,
+	"UploadPageBlob":             300 * time.Millisecond,
+	"CreateDiskFromImageVersion": 200 * time.Millisecond,
+	"CreateManagedImage":         200 * time.Millisecond,
+	"CreateGallery":              50 * time.Millisecond,
+	"CreateImageDefinition":      50 * time.Millisecond,
+	"CreateResourceGroup":        50 * time.Millisecond,
+	"CreateStorageAccount":       50 * time.Millisecond,
+}
+
+const releasePackerLatency = 2 * time.Second
+
+// slowPacker simulates a packer build that takes d.
+type slowPacker struct {
+	sim *localsim.Builder
+	d   time.Duration
+}
+
+func (s slowPacker) Build(ctx context.Context, req packer.BuildRequest) (*packer.Result, error) {
+	select {
+	case <-time.After(s.d):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.sim.Build(ctx, req)
+}
+
+// slowLocalTarget is a fresh local target whose changes take the
+// simulated latencies (its dry-run view, for planning and validation,
+// does not wait).
+func slowLocalTarget(b *testing.B) *target {
+	b.Helper()
+	state := b.TempDir()
+	p, err := local.Open(state, local.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	slow := cloud.WithLatency(p, releaseLatencies)
+	return &target{name: "local", provider: slow, dryRun: func() cloud.Provider { return p.DryRun() },
+		runsDir: filepath.Join(state, "runs"), packer: slowPacker{sim: localsim.New(slow), d: releasePackerLatency}, close: p.Close}
+}
+
+// BenchmarkRunFlatcarReleaseJ4 is `imgflow run -j 4 releases/flatcar.star`
+// (the CLI's release run: every job planned, then run side by side, each
+// with its journal, then the summary read back) on a fresh local target
+// with simulated cloud latencies, against its longest job run alone on a
+// fresh target: the metric x-longest is the ratio (the goal: 1.2 at most).
+func BenchmarkRunFlatcarReleaseJ4(b *testing.B) {
+	root := benchRoot(b)
+	ws, err := builtins.NewWorkspace(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rel, err := release.Load(context.Background(), ws, "//releases/flatcar.star")
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := newEnv(io.Discard, io.Discard)
+	run := func(r *release.Release) time.Duration {
+		tgt := slowLocalTarget(b)
+		defer tgt.close()
+		start := time.Now()
+		if err := runRelease(context.Background(), e, ws, tgt, r, 4, 0); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	var walls, longests time.Duration
+	for b.Loop() {
+		var longest time.Duration
+		for _, j := range rel.Jobs {
+			alone := *rel
+			alone.Jobs = []*release.Job{j}
+			longest = max(longest, run(&alone))
+		}
+		walls += run(rel)
+		longests += longest
+	}
+	b.ReportMetric(float64(walls.Milliseconds())/float64(b.N), "ms-release")
+	b.ReportMetric(float64(longests.Milliseconds())/float64(b.N), "ms-longest-job")
+	b.ReportMetric(float64(walls)/float64(longests), "x-longest")
+}

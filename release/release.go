@@ -1,0 +1,252 @@
+// Package release loads release files: Starlark files that list the jobs
+// of a release, each a workflow with its vars, under a stable id.
+//
+//	job("workflows/linux.star", os = "Ubuntu", os_version = "22.04", features = ["fips"])
+//
+// A release file is data: the only builtin is job(), load() is not
+// available, and top-level for loops may build the list. Each job's vars
+// are kept in their --var form (strings; a list joined with commas), the
+// form a CI job passes on the command line, so a local run, a plan and a
+// CI job run a workflow with exactly the same vars.
+package release
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/interp"
+)
+
+// maxSteps bounds the Starlark steps of a release file: it lists jobs,
+// so a loop that runs longer is a mistake.
+const maxSteps = 1_000_000
+
+// Release is a loaded release file.
+type Release struct {
+	// Name is the file's base name without .star (aks for
+	// releases/aks.star): the journal prefix of its jobs.
+	Name string
+	// File is the release file, workspace-relative.
+	File string
+	Jobs []*Job
+}
+
+// Job is one job of a release: one run of a workflow.
+type Job struct {
+	// ID is stable: derived from the workflow and its sorted vars (or
+	// given with id =), readable, unique within the release.
+	ID string
+	// Workflow is the workflow file, workspace-relative.
+	Workflow string
+	// Vars are the --var values, by param name.
+	Vars map[string]string
+	// Pos is the file:line:col of the job() call.
+	Pos string
+	// Secrets are the names of the secret("name") calls the workflow and
+	// the modules it loads make: its CI job needs IMGFLOW_SECRET_<NAME>.
+	Secrets []string
+}
+
+// Job returns the job with the given id.
+func (r *Release) Job(id string) (*Job, bool) {
+	for _, j := range r.Jobs {
+		if j.ID == id {
+			return j, true
+		}
+	}
+	return nil, false
+}
+
+// Secrets are the secrets any job needs, sorted.
+func (r *Release) Secrets() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, j := range r.Jobs {
+		for _, s := range j.Secrets {
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// VarNames are the job's var names, sorted.
+func (j *Job) VarNames() []string {
+	names := make([]string, 0, len(j.Vars))
+	for k := range j.Vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// StarlarkVars are the vars as a run takes them.
+func (j *Job) StarlarkVars() map[string]starlark.Value {
+	out := make(map[string]starlark.Value, len(j.Vars))
+	for k, v := range j.Vars {
+		out[k] = starlark.String(v)
+	}
+	return out
+}
+
+// Args are the job's command-line arguments after `imgflow run`: the
+// workflow, then --var name=value in name order.
+func (j *Job) Args() []string {
+	args := []string{j.Workflow}
+	for _, k := range j.VarNames() {
+		args = append(args, "--var", k+"="+j.Vars[k])
+	}
+	return args
+}
+
+// IsRelease reports whether the Starlark source is a release file: it
+// calls job() and declares no param(), which every workflow may.
+func IsRelease(filename string, src []byte) bool {
+	f, err := interp.FileOptions().Parse(filename, src, 0)
+	if err != nil {
+		return false
+	}
+	var jobs, params bool
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if call, ok := n.(*syntax.CallExpr); ok {
+			if id, ok := call.Fn.(*syntax.Ident); ok {
+				jobs = jobs || id.Name == "job"
+				params = params || id.Name == "param"
+			}
+		}
+		return true
+	})
+	return jobs && !params
+}
+
+// IsReleaseFile reads path and reports whether it is a release file.
+func IsReleaseFile(path string) bool {
+	src, err := os.ReadFile(path)
+	return err == nil && IsRelease(path, src)
+}
+
+// Load executes the release file (workspace-relative, or //path) and
+// returns its jobs. Every job's workflow must exist and declare each of
+// its vars; a var must be a string, number, bool or a list of those
+// without commas. An error names the job() call's file:line and what to
+// change.
+func Load(ctx context.Context, ws *builtins.Workspace, file string) (*Release, error) {
+	rel, abs, err := ws.Resolve("", file)
+	if err != nil {
+		return nil, err
+	}
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("read release %s: %w", rel, err)
+	}
+	r := &Release{Name: strings.TrimSuffix(path.Base(rel), ".star"), File: rel}
+	c := &collector{ws: ws, release: r, workflows: map[string]*workflowInfo{}}
+	th := &starlark.Thread{Name: "release " + rel}
+	th.SetMaxExecutionSteps(maxSteps)
+	stop := context.AfterFunc(ctx, func() { th.Cancel(ctx.Err().Error()) })
+	defer stop()
+	predeclared := starlark.StringDict{"job": starlark.NewBuiltin("job", c.job)}
+	if _, err := starlark.ExecFileOptions(interp.FileOptions(), th, rel, src, predeclared); err != nil {
+		return nil, interp.RenderError(err, ws)
+	}
+	if len(r.Jobs) == 0 {
+		return nil, fmt.Errorf("%s: the release lists no job: add job(\"workflows/NAME.star\", var = value, …)", rel)
+	}
+	if err := assignIDs(r.Jobs); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// collector is job()'s state while a release file executes.
+type collector struct {
+	ws        *builtins.Workspace
+	release   *Release
+	workflows map[string]*workflowInfo // by workspace-relative file
+}
+
+// job implements job(workflow, id = "", **vars).
+func (c *collector) job(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("job: want the workflow file as the one positional argument, e.g. job(\"workflows/linux.star\", os = \"Ubuntu\"), got %d", len(args))
+	}
+	file, ok := starlark.AsString(args[0])
+	if !ok {
+		return nil, fmt.Errorf("job: the workflow must be a string path, got %s", args[0].Type())
+	}
+	if !strings.HasPrefix(file, "//") {
+		file = "//" + file // workflows are named from the workspace root, as on the command line
+	}
+	rel, abs, err := c.ws.Resolve("", file)
+	if err != nil {
+		return nil, fmt.Errorf("job: %w", err)
+	}
+	info, err := c.workflow(rel, abs)
+	if err != nil {
+		return nil, fmt.Errorf("job: %w", err)
+	}
+	j := &Job{Workflow: rel, Vars: map[string]string{}, Pos: th.CallFrame(1).Pos.String(), Secrets: info.secrets}
+	for _, kv := range kwargs {
+		name := string(kv[0].(starlark.String))
+		if name == "id" {
+			id, ok := starlark.AsString(kv[1])
+			if !ok {
+				return nil, fmt.Errorf("job: id must be a string, got %s", kv[1].Type())
+			}
+			if err := checkID(id); err != nil {
+				return nil, fmt.Errorf("job: %w", err)
+			}
+			j.ID = id
+			continue
+		}
+		if !info.params[name] {
+			return nil, fmt.Errorf("job: %s declares no param %q: its params are %s", rel, name, strings.Join(info.paramNames(), ", "))
+		}
+		v, err := varString(kv[1])
+		if err != nil {
+			return nil, fmt.Errorf("job: var %s: %w", name, err)
+		}
+		j.Vars[name] = v
+	}
+	c.release.Jobs = append(c.release.Jobs, j)
+	return starlark.None, nil
+}
+
+// varString is a var's --var form: params convert strings to what they
+// declare, and take a list as comma-separated items.
+func varString(v starlark.Value) (string, error) {
+	switch v := v.(type) {
+	case starlark.String:
+		return string(v), nil
+	case starlark.Int, starlark.Float, starlark.Bool:
+		return v.String(), nil
+	case *starlark.List, starlark.Tuple:
+		var items []string
+		iter := starlark.Iterate(v)
+		defer iter.Done()
+		var x starlark.Value
+		for iter.Next(&x) {
+			s, err := varString(x)
+			if err != nil {
+				return "", err
+			}
+			if strings.Contains(s, ",") {
+				return "", fmt.Errorf("list item %q holds a comma, which --var uses between items", s)
+			}
+			items = append(items, s)
+		}
+		return strings.Join(items, ","), nil
+	}
+	return "", fmt.Errorf("want a string, number, bool or list, got %s", v.Type())
+}
