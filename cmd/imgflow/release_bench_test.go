@@ -94,8 +94,8 @@ func (s slowPacker) Build(ctx context.Context, req packer.BuildRequest) (*packer
 }
 
 // slowLocalTarget is a fresh local target whose changes take the
-// simulated latencies (its dry-run view, for planning and validation,
-// does not wait).
+// simulated latencies (its dry-run view, the overlay, only reads the
+// base, and reads take no latency, so planning does not wait).
 func slowLocalTarget(b *testing.B) *target {
 	b.Helper()
 	state := b.TempDir()
@@ -104,7 +104,7 @@ func slowLocalTarget(b *testing.B) *target {
 		b.Fatal(err)
 	}
 	slow := cloud.WithLatency(p, releaseLatencies)
-	return &target{name: "local", provider: slow, dryRun: func() cloud.Provider { return p.DryRun() },
+	return &target{name: "local", provider: slow,
 		runsDir: filepath.Join(state, "runs"), packer: slowPacker{sim: localsim.New(slow), d: releasePackerLatency}, close: p.Close}
 }
 
