@@ -53,6 +53,8 @@ type Job struct {
 	// Secrets are the names of the secret("name") calls the workflow and
 	// the modules it loads make: its CI job needs IMGFLOW_SECRET_<NAME>.
 	Secrets []string
+	// params are the params the workflow declares.
+	params map[string]bool
 }
 
 // Job returns the job with the given id.
@@ -64,6 +66,37 @@ func (r *Release) Job(id string) (*Job, bool) {
 	}
 	return nil, false
 }
+
+// Override sets each var, given in its --var form, on every job whose
+// workflow declares a param of that name, replacing the job's own value:
+// what differs between machines rather than between jobs, such as where
+// an image-builder checkout is. Job ids stay those the file gives, so an
+// override never moves a job to another journal. A var no job's workflow
+// declares is refused.
+func (r *Release) Override(vars map[string]string) error {
+	names := make([]string, 0, len(vars))
+	for k := range vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		taken := false
+		for _, j := range r.Jobs {
+			if j.params[name] {
+				j.Vars[name] = vars[name]
+				taken = true
+			}
+		}
+		if !taken {
+			return fmt.Errorf("--var %s: no job of %s runs a workflow with a param %q", name, r.File, name)
+		}
+	}
+	return nil
+}
+
+// VarString is a value's --var form: a string as is, a number or bool
+// as written, a list as comma-separated items.
+func VarString(v starlark.Value) (string, error) { return varString(v) }
 
 // Secrets are the secrets any job needs, sorted.
 func (r *Release) Secrets() []string {
@@ -196,7 +229,7 @@ func (c *collector) job(th *starlark.Thread, b *starlark.Builtin, args starlark.
 	if err != nil {
 		return nil, fmt.Errorf("job: %w", err)
 	}
-	j := &Job{Workflow: rel, Vars: map[string]string{}, Pos: th.CallFrame(1).Pos.String(), Secrets: info.secrets}
+	j := &Job{Workflow: rel, Vars: map[string]string{}, Pos: th.CallFrame(1).Pos.String(), Secrets: info.secrets, params: info.params}
 	for _, kv := range kwargs {
 		name := string(kv[0].(starlark.String))
 		if name == "id" {

@@ -110,3 +110,27 @@ func TestIsReleaseTellsReleasesFromWorkflows(t *testing.T) {
 	assert.False(t, IsReleaseFile("../workflows/flatcar.star"))
 	assert.False(t, IsReleaseFile("../releases/none.star"))
 }
+
+func TestOverrideSetsAVarOnEveryJobThatTakesItAndKeepsTheIDs(t *testing.T) {
+	ws, err := builtins.NewWorkspace("..")
+	require.NoError(t, err)
+	rel, err := Load(context.Background(), ws, "//releases/flatcar.star")
+	require.NoError(t, err)
+	var ids []string
+	for _, j := range rel.Jobs {
+		ids = append(ids, j.ID)
+	}
+	require.NoError(t, rel.Override(map[string]string{"image_builder": "//testdata/image-builder"}))
+	for i, j := range rel.Jobs {
+		assert.Equal(t, ids[i], j.ID, "an override never moves a job to another journal")
+		if j.Workflow == "workflows/flatcar_capi.star" {
+			assert.Equal(t, "//testdata/image-builder", j.Vars["image_builder"])
+			assert.Contains(t, j.Args(), "image_builder=//testdata/image-builder")
+		} else {
+			assert.NotContains(t, j.Vars, "image_builder", "%s has no such param", j.Workflow)
+		}
+	}
+	err = rel.Override(map[string]string{"imagebuilder": "x"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `no job of releases/flatcar.star runs a workflow with a param "imagebuilder"`)
+}

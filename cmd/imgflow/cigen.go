@@ -34,6 +34,7 @@ type ciOptions struct {
 func cmdCI(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("ci", e)
 	var shared sharedFlags
+	shared.addVars(fs)
 	shared.addRoot(fs)
 	var o ciOptions
 	fs.StringVar(&o.journalVar, "journal-var", "IMGFLOW_JOURNAL_URL", "the CI `variable` that holds the journal container URL (https://ACCOUNT.blob.core.windows.net/CONTAINER); each job journals under URL/RELEASE/JOB_ID")
@@ -58,7 +59,11 @@ func cmdCI(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rel, err := releaseArg(ctx, ws, pos[1:])
+	values, err := shared.loadVars()
+	if err != nil {
+		return err
+	}
+	rel, err := releaseArg(ctx, ws, pos[1:], values)
 	if err != nil {
 		return err
 	}

@@ -69,12 +69,9 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rel, err := releaseArg(ctx, ws, pos)
+	rel, err := releaseArg(ctx, ws, pos, values)
 	if err != nil {
 		return err
-	}
-	if rel != nil && len(values) > 0 {
-		return fmt.Errorf("%s is a release: its jobs' vars are in the file; --var and --vars-file take a workflow", rel.File)
 	}
 	tgt, err := openTarget(ctx, e, ws, shared.target)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"go.starlark.net/starlark"
+
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
@@ -19,8 +21,10 @@ import (
 // machine and on every CI agent, so any agent continues any job.
 
 // releaseArg loads the release file named by the only positional
-// argument, or returns nil when the argument is a workflow.
-func releaseArg(ctx context.Context, ws *builtins.Workspace, pos []string) (*release.Release, error) {
+// argument, or returns nil when the argument is a workflow. The --var
+// values, if any, override the jobs' vars (release.Override): what
+// differs between machines, such as where a checkout is.
+func releaseArg(ctx context.Context, ws *builtins.Workspace, pos []string, values map[string]starlark.Value) (*release.Release, error) {
 	if len(pos) != 1 || !release.IsReleaseFile(pos[0]) {
 		return nil, nil
 	}
@@ -28,7 +32,22 @@ func releaseArg(ctx context.Context, ws *builtins.Workspace, pos []string) (*rel
 	if err != nil {
 		return nil, err
 	}
-	return release.Load(ctx, ws, "//"+file)
+	rel, err := release.Load(ctx, ws, "//"+file)
+	if err != nil {
+		return nil, err
+	}
+	overrides := make(map[string]string, len(values))
+	for name, v := range values {
+		s, err := release.VarString(v)
+		if err != nil {
+			return nil, fmt.Errorf("--var %s: %w", name, err)
+		}
+		overrides[name] = s
+	}
+	if err := rel.Override(overrides); err != nil {
+		return nil, err
+	}
+	return rel, nil
 }
 
 // jobJournal is where a release job's runs are journaled: base/RELEASE/ID,

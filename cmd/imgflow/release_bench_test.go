@@ -123,6 +123,9 @@ func BenchmarkRunFlatcarReleaseJ4(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if err := rel.Override(map[string]string{"image_builder": "//testdata/image-builder"}); err != nil {
+		b.Fatal(err)
+	}
 	e := newEnv(io.Discard, io.Discard)
 	run := func(r *release.Release) time.Duration {
 		tgt := slowLocalTarget(b)

@@ -88,7 +88,10 @@ func TestAReleaseRunsLocallyWithTheCIJobsIDsAndJournals(t *testing.T) {
 	root := repoRoot(t)
 	rel := filepath.Join(root, "releases", "flatcar.star")
 	state := t.TempDir()
-	res := imgflow(t, "run", "--root", root, "--state", state, "-j", "4", rel)
+	// The CAPI jobs build from an image-builder checkout: here the tests'
+	// fixture tree, set on every job that takes one.
+	checkout := "image_builder=//testdata/image-builder"
+	res := imgflow(t, "run", "--root", root, "--state", state, "-j", "4", rel, "--var", checkout)
 	require.Equal(t, 0, res.code, res.String())
 	assert.Contains(t, res.stdout, "release flatcar (releases/flatcar.star): 4 succeeded, 0 failed, 0 not run")
 	ids := []string{"flatcar-stable-415223", "flatcar-capi-stable-1304-415223", "flatcar-capi-stable-1311-415223", "flatcar-capi-stable-1322-415223"}
@@ -124,7 +127,7 @@ func TestAReleaseRunsLocallyWithTheCIJobsIDsAndJournals(t *testing.T) {
 	assert.Contains(t, string(xml), `<testcase name="flatcar-capi-stable-1311-415223" classname="releases.flatcar"`)
 
 	// Again: every job continues its run, and every step replays.
-	again := imgflow(t, "run", "--root", root, "--state", state, "-j", "4", rel)
+	again := imgflow(t, "run", "--root", root, "--state", state, "-j", "4", rel, "--var", checkout)
 	require.Equal(t, 0, again.code, again.String())
 	assert.Equal(t, 4, strings.Count(again.stdout, "imgflow run --continue"))
 	replayed := regexp.MustCompile(`from the journal`).FindAllString(again.stdout, -1)
@@ -151,7 +154,7 @@ func TestReleaseSummaryShowsFailuresAndJobsNotRun(t *testing.T) {
 	assert.Equal(t, 1, res.code, "a job failed: %s", res.String())
 	assert.Contains(t, res.stdout, "release flatcar (releases/flatcar.star): 0 succeeded, 1 failed, 3 not run")
 	assert.Regexp(t, `flatcar-capi-stable-1311-415223\s+failed\s+1\s+`, res.stdout)
-	assert.Contains(t, res.stdout, "flatcar-capi-stable-1311-415223 failed (job at releases/flatcar.star:19:8): workflows/flatcar_capi.star:36:25: packer_build: the build VM did not boot")
+	assert.Contains(t, res.stdout, "flatcar-capi-stable-1311-415223 failed (job at releases/flatcar.star:22:8): workflows/flatcar_capi.star:36:25: packer_build: the build VM did not boot")
 	assert.Regexp(t, `flatcar-stable-415223\s+not run\s+0\s+-`, res.stdout)
 	xml, err := os.ReadFile(junit)
 	require.NoError(t, err)

@@ -81,12 +81,12 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rel, err := releaseArg(ctx, ws, pos)
+	rel, err := releaseArg(ctx, ws, pos, values)
 	if err != nil {
 		return err
 	}
-	if rel != nil && (*resume != "" || asJSON || *outputs != "" || *exportOutputs || len(values) > 0) {
-		return fmt.Errorf("%s is a release: its jobs' vars are in the file, and each job continues its own journal; --var, --vars-file, --resume, --output json, --outputs and --export-outputs take a workflow", rel.File)
+	if rel != nil && (*resume != "" || asJSON || *outputs != "" || *exportOutputs) {
+		return fmt.Errorf("%s is a release: each job continues its own journal; --resume, --output json, --outputs and --export-outputs take a workflow", rel.File)
 	}
 	tgt, err := openTarget(ctx, e, ws, shared.target)
 	if err != nil {

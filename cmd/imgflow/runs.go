@@ -84,7 +84,7 @@ func releaseRuns(ctx context.Context, e *env, root, file, base string, asJSON bo
 	if err != nil {
 		return err
 	}
-	rel, err := releaseArg(ctx, ws, []string{file})
+	rel, err := releaseArg(ctx, ws, []string{file}, nil)
 	if err != nil {
 		return err
 	}
