@@ -38,6 +38,10 @@ type Summary struct {
 	// Resumable is true for failed, cancelled and interrupted runs,
 	// except a run cancelled while validating with no journaled steps.
 	Resumable bool `json:"resumable"`
+	// Outputs and Artifacts are those of the attempt that ended last
+	// (none while it runs or when it died).
+	Outputs   map[string]any `json:"outputs,omitempty"`
+	Artifacts []Artifact     `json:"artifacts,omitempty"`
 }
 
 // List summarises the runs journaled in location (a directory or an Azure
@@ -105,8 +109,10 @@ func summarize(records []Record, running bool) Summary {
 			}
 		case TypeResume:
 			s.Status, s.Error, endPass = StatusInterrupted, "", ""
+			s.Outputs, s.Artifacts = nil, nil
 		case TypeEnd:
 			s.Status, s.Error, endPass = r.Status, r.Error, r.Pass
+			s.Outputs, s.Artifacts = r.Outputs, r.Artifacts
 		}
 	}
 	s.Steps = len(keys)
