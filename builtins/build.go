@@ -68,7 +68,7 @@ func registerBuild(r *Registry) {
 				{Name: "only", Kind: KindStringList, Default: "[]", Doc: "build names to run (packer -only), as rendered: `sig-flatcar-gen2` for a builder named ``sig-{{user `build_name`}}``; unknown names are an error"},
 				{Name: "timeout", Kind: KindDuration, Default: `"3h"`, Doc: "how long the build may take"},
 			},
-			Returns: "struct(artifacts, managed_image, sig_version, vhd_url, resource_group)",
+			Returns: "struct(artifacts, managed_image, sig_version, vhd_url, resource_group, downloads)",
 			Doc: "Runs a packer build. Variables follow packer 1.9.5: before anything runs, every required (`null`) variable must have a value (one error names all that are missing); " +
 				"a `{{user}}` reference to a variable nobody sets renders as \"\" (a warning names those the template's builders and provisioners make), as does an `{{env}}` name `env` lacks — " +
 				"when such a value is one the build needs (e.g. `location`), the error names the environment variable to pass in `env`. " +
@@ -77,7 +77,10 @@ func registerBuild(r *Registry) {
 				"the managed image, the gallery image version of `shared_image_gallery_destination`. On the Azure target the real `packer build -machine-readable` runs, " +
 				"its output streamed with a `[packer]` prefix. On both, a build whose `shared_image_gallery_destination` version exists is not run again: the version is reused (`exists`), " +
 				"or, when it did not replicate to every target region, the step fails saying how to delete it. Results come from packer's artifact lines: `managed_image` is a managed_image() struct, `sig_version` an image_version() struct, " +
-				"`vhd_url` the OS disk VHD without SAS; each is None when the build made none. Journaled: a resumed run never rebuilds.",
+				"`vhd_url` the OS disk VHD without SAS; each is None when the build made none. " +
+				"`downloads` maps each file the template's file provisioners fetch from the VM (`\"direction\": \"download\"` into ``{{user `imgflow_downloads_dir`}}/NAME``, a directory packer_build makes) to its content, secrets redacted, up to 4 MiB each: " +
+				"release notes, the image BOM, build logs; the local target writes what it knows of the build instead (an uploaded file as uploaded, otherwise a description of the build); a build reused from an earlier run has none. " +
+				"Journaled: a resumed run never rebuilds.",
 			Example: `build = packer_build("//artifacts/packer/sig-marketplace.json", vars = {"location": "westeurope"}, files = cse.uploads)`,
 			Impl:    packerBuildImpl,
 		},
@@ -139,9 +142,17 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if err := checkPackerInputs(tpl, values, sensitive, uploads); err != nil {
 		return nil, fail(err)
 	}
+	downloads, err := localsim.Downloads(tpl)
+	if err != nil {
+		return nil, fail(err)
+	}
 	checked := copyMap(values)
 	if len(uploads) > 0 {
 		checked[localsim.FilesDirVar] = "(staged files)"
+	}
+	wantsDownloads := usesVar(tpl, localsim.DownloadsDirVar)
+	if wantsDownloads {
+		checked[localsim.DownloadsDirVar] = "(downloads)"
 	}
 	if err := tpl.CheckVariables(checked); err != nil {
 		var mv *packer.MissingVariablesError
@@ -199,6 +210,14 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		defer os.RemoveAll(dir)
 		vars[localsim.FilesDirVar] = dir
 	}
+	downloadsDir := ""
+	if wantsDownloads {
+		if downloadsDir, err = os.MkdirTemp("", "imgflow-downloads-"); err != nil {
+			return nil, fail(err)
+		}
+		defer os.RemoveAll(downloadsDir)
+		vars[localsim.DownloadsDirVar] = downloadsDir
+	}
 	req := packer.BuildRequest{
 		TemplatePath: tplRel, Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
 		Only: c.Strings("only"), WorkDir: c.Run.Workspace.Root, Env: env, SensitiveEnv: sensitiveEnv,
@@ -221,12 +240,46 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		// The builders' errors name the template ("packer build <path> …").
 		return nil, errors.New(redactValues(strings.ReplaceAll(err.Error(), tplAbs, tplRel), secrets))
 	}
+	got, err := readDownloads(downloadsDir, downloads, secrets)
+	if err != nil {
+		return nil, fail(err)
+	}
+	res.Downloads = got
 	v, summary, err := c.buildResult(res)
 	if err != nil {
 		return nil, fail(err)
 	}
 	c.Report(outcome, summary+envSummary(env, sensitiveEnv))
 	return v, nil
+}
+
+// maxDownloadSize bounds each file packer_build returns: downloads are
+// journaled with the step, so a resumed run has them without the VM.
+const maxDownloadSize = 4 << 20
+
+// readDownloads reads what the build downloaded into dir, by name, with
+// the secrets packer was given redacted (a build log may echo them). A
+// download provisioner whose file is missing fails the build, as packer
+// does when the remote file does not exist.
+func readDownloads(dir string, want []localsim.Download, secrets []string) (map[string]string, error) {
+	out := map[string]string{}
+	if dir == "" {
+		return out, nil
+	}
+	for _, d := range want {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(d.Name)))
+		if err != nil {
+			if os.IsNotExist(err) && (len(d.Only) > 0 || len(d.Except) > 0) {
+				continue // the provisioner did not run for this build
+			}
+			return nil, fmt.Errorf("download %s of %s: %w", d.Name, d.Source, err)
+		}
+		if len(data) > maxDownloadSize {
+			return nil, fmt.Errorf("download %s of %s is %d MiB: packer_build returns downloads of up to %d MiB; download less (e.g. tail of the log) or compress it on the VM", d.Name, d.Source, len(data)>>20, maxDownloadSize>>20)
+		}
+		out[d.Name] = redactValues(string(data), secrets)
+	}
+	return out, nil
 }
 
 // packerVars converts the vars dict: strings stay, secrets are revealed
@@ -292,6 +345,9 @@ func checkPackerInputs(tpl *packer.Template, values map[string]string, secretVar
 	}
 	if _, ok := values[localsim.FilesDirVar]; ok {
 		errs = append(errs, fmt.Errorf("%s is set by packer_build from files=[…]; do not pass it in vars or var_files", localsim.FilesDirVar))
+	}
+	if _, ok := values[localsim.DownloadsDirVar]; ok {
+		errs = append(errs, fmt.Errorf("%s is set by packer_build (a directory it reads the downloads from); do not pass it in vars or var_files", localsim.DownloadsDirVar))
 	}
 	for _, name := range tpl.SensitiveVariables {
 		if values[name] != "" && !isSecret[name] {
@@ -479,7 +535,11 @@ func (c *Call) buildResult(res *packer.Result) (starlark.Value, string, error) {
 	if arts == nil {
 		arts = []any{}
 	}
-	f := fields{"artifacts": arts, "managed_image": nil, "sig_version": nil, "vhd_url": nil, "resource_group": nil}
+	downloads := map[string]any{}
+	for name, content := range res.Downloads {
+		downloads[name] = content
+	}
+	f := fields{"artifacts": arts, "managed_image": nil, "sig_version": nil, "vhd_url": nil, "resource_group": nil, "downloads": downloads}
 	var summary []string
 	if image != nil {
 		f["managed_image"] = makeStruct("managed_image", fields{"id": image.ManagedImageID, "name": image.ManagedImageName,
