@@ -14,7 +14,9 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/interp"
+	"github.com/imgflow/imgflow/journal"
 )
 
 // agentBakerPublishingInfo is the shape of vhd-publishing-info.json as
@@ -198,4 +200,61 @@ func TestLinuxPublishesTheBuildDownloads(t *testing.T) {
 	}
 	assert.Contains(t, paths, "/home/packer/provision_configs_gpu.sh")
 	assert.Contains(t, paths, "/home/packer/lister")
+}
+
+// TestResumedRunPublishesWhatTheBuildDownloaded crashes linux.star after
+// the export, when the build VM is long gone, and resumes it into the same
+// artifacts directory: the downloads come back from the journal, so the
+// resumed run writes the same release notes, and every artifact matches
+// an uninterrupted run's.
+func TestResumedRunPublishesWhatTheBuildDownloaded(t *testing.T) {
+	run := func(h *harness, id string, resume bool, faults map[string]cloud.Fault, dir string) *interp.Result {
+		var j *journal.File
+		var err error
+		if resume {
+			j, err = journal.Open(h.journals, id)
+		} else {
+			j, err = journal.Create(h.journals, journal.Record{RunID: id, RunTime: &runTime})
+		}
+		require.NoError(t, err)
+		defer j.Close()
+		fs := cloud.NewFaults(faults)
+		return interp.Run(context.Background(), h.file, interp.Config{
+			Workspace: h.ws, Registry: h.reg, Vars: h.vars, Info: builtins.RunInfo{ID: id, Time: runTime}, Journal: j, Faults: fs, ArtifactsDir: dir,
+		}, interp.Target{Apply: cloud.WithFaults(h.cloud, fs), Validate: h.cloud.DryRun()})
+	}
+	refDir := t.TempDir()
+	ref := run(newHarness(t, "workflows/linux.star", nil), "ref", false, nil, refDir)
+	require.NoError(t, ref.Err)
+
+	h, dir := newHarness(t, "workflows/linux.star", nil), t.TempDir()
+	crashed := run(h, "ref", false, map[string]cloud.Fault{"sig_to_vhd": {Crash: true}}, dir)
+	require.True(t, crashed.Crashed, "%v", crashed.Err)
+	assert.Empty(t, crashed.Artifacts, "the crash came before any artifact")
+	resumed := run(h, "ref", true, nil, dir)
+	require.NoError(t, resumed.Err)
+	build := stepsNamed(resumed, "packer_build")
+	require.Len(t, build, 1)
+	assert.Equal(t, "replayed", string(build[0].Outcome), "the build is not redone")
+
+	require.Len(t, resumed.Artifacts, len(ref.Artifacts))
+	for i, a := range resumed.Artifacts {
+		assert.Equal(t, ref.Artifacts[i].Name, a.Name)
+		assert.Equal(t, ref.Artifacts[i].SHA256, a.SHA256, "%s as an uninterrupted run writes it", a.Name)
+		data, err := os.ReadFile(filepath.Join(dir, a.Name))
+		require.NoError(t, err)
+		want, err := os.ReadFile(filepath.Join(refDir, a.Name))
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(data))
+	}
+}
+
+func stepsNamed(res *interp.Result, builtin string) []*builtins.Step {
+	var out []*builtins.Step
+	for _, s := range res.Steps {
+		if s.Builtin == builtin {
+			out = append(out, s)
+		}
+	}
+	return out
 }
