@@ -76,3 +76,21 @@ func TestRunNeverOverwritesAnArtifactItDidNotWrite(t *testing.T) {
 	require.Equal(t, 1, res.code, res.String())
 	assert.Contains(t, res.stderr, "is a file: pass a directory")
 }
+
+// Several workflows run side by side each write into their run's own
+// directory.
+func TestSeveralWorkflowsWriteArtifactsIntoTheirRunsDirectories(t *testing.T) {
+	root, state := repoRoot(t), t.TempDir()
+	res := imgflow(t, "run", "--root", root, "--state", state, "-j", "2",
+		filepath.Join(root, "testdata", "cli", "artifacts.star"), filepath.Join(root, "testdata", "interp", "parallel_ok.star"))
+	require.Equal(t, 0, res.code, res.String())
+	m := regexp.MustCompile(`\[artifacts\] artifact info\.json (\S+)`).FindStringSubmatch(res.stdout)
+	require.NotNil(t, m, res.stdout)
+	assert.Equal(t, filepath.Join(state, "artifacts"), filepath.Dir(filepath.Dir(m[1])))
+	assert.FileExists(t, m[1])
+
+	res = imgflow(t, "run", "--root", root, "--state", state, "--artifacts", t.TempDir(),
+		filepath.Join(root, "testdata", "cli", "artifacts.star"), filepath.Join(root, "testdata", "interp", "parallel_ok.star"))
+	require.Equal(t, 1, res.code, res.String())
+	assert.Contains(t, res.stderr, "--artifacts and --export-outputs take one workflow")
+}
