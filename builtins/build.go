@@ -78,8 +78,8 @@ func registerBuild(r *Registry) {
 				"its output streamed with a `[packer]` prefix. On both, a build whose `shared_image_gallery_destination` version exists is not run again: the version is reused (`exists`), " +
 				"or, when it did not replicate to every target region, the step fails saying how to delete it. Results come from packer's artifact lines: `managed_image` is a managed_image() struct, `sig_version` an image_version() struct, " +
 				"`vhd_url` the OS disk VHD without SAS; each is None when the build made none. " +
-				"`downloads` maps each file the template's file provisioners fetch from the VM (`\"direction\": \"download\"` into ``{{user `imgflow_downloads_dir`}}/NAME``, a directory packer_build makes) to its content, secrets redacted, up to 4 MiB each: " +
-				"release notes, the image BOM, build logs; the local target writes what it knows of the build instead (an uploaded file as uploaded, otherwise a description of the build); a build reused from an earlier run has none. " +
+				"`downloads` maps each file the template's file provisioners fetch from the VM (`\"direction\": \"download\"` into ``{{user `imgflow_downloads_dir`}}/NAME``, a directory packer_build makes) to its content, secrets redacted, up to 1 MiB each: " +
+				"release notes, the image BOM, build logs (a larger `.log` or `.txt` keeps its last MiB, marked as cut; other files fail the step), 2 MiB in all; the local target writes what it knows of the build instead (an uploaded file as uploaded, otherwise a description of the build); a build reused from an earlier run has none. " +
 				"Journaled: a resumed run never rebuilds.",
 			Example: `build = packer_build("//artifacts/packer/sig-marketplace.json", vars = {"location": "westeurope"}, files = cse.uploads)`,
 			Impl:    packerBuildImpl,
@@ -251,35 +251,6 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	}
 	c.Report(outcome, summary+envSummary(env, sensitiveEnv))
 	return v, nil
-}
-
-// maxDownloadSize bounds each file packer_build returns: downloads are
-// journaled with the step, so a resumed run has them without the VM.
-const maxDownloadSize = 4 << 20
-
-// readDownloads reads what the build downloaded into dir, by name, with
-// the secrets packer was given redacted (a build log may echo them). A
-// download provisioner whose file is missing fails the build, as packer
-// does when the remote file does not exist.
-func readDownloads(dir string, want []localsim.Download, secrets []string) (map[string]string, error) {
-	out := map[string]string{}
-	if dir == "" {
-		return out, nil
-	}
-	for _, d := range want {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(d.Name)))
-		if err != nil {
-			if os.IsNotExist(err) && (len(d.Only) > 0 || len(d.Except) > 0) {
-				continue // the provisioner did not run for this build
-			}
-			return nil, fmt.Errorf("download %s of %s: %w", d.Name, d.Source, err)
-		}
-		if len(data) > maxDownloadSize {
-			return nil, fmt.Errorf("download %s of %s is %d MiB: packer_build returns downloads of up to %d MiB; download less (e.g. tail of the log) or compress it on the VM", d.Name, d.Source, len(data)>>20, maxDownloadSize>>20)
-		}
-		out[d.Name] = redactValues(string(data), secrets)
-	}
-	return out, nil
 }
 
 // packerVars converts the vars dict: strings stay, secrets are revealed

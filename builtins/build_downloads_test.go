@@ -1,6 +1,7 @@
 package builtins_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,4 +73,51 @@ func TestPackerBuildRefusesADownloadOutsideTheDownloadsDir(t *testing.T) {
 
 	msg = s.mustFail(`packer_build("t.json", vars = {"imgflow_downloads_dir": "/tmp"})`, nil)
 	assert.Contains(t, msg, "imgflow_downloads_dir is set by packer_build")
+}
+
+// bigDownloadTemplate downloads an uploaded file as a log and as JSON.
+const bigDownloadTemplate = `{
+  "variables": {"imgflow_files_dir": null, "imgflow_downloads_dir": null, "name": null},
+  "builders": [{"type": "azure-arm", "location": "westeurope", "os_type": "Linux",
+    "image_publisher": "Canonical", "image_offer": "o", "image_sku": "s",
+    "managed_image_name": "img", "managed_image_resource_group_name": "rg", "skip_create_image": true}],
+  "provisioners": [
+    {"type": "file", "source": "{{user ` + "`imgflow_files_dir`" + `}}/home/packer/", "destination": "/home/packer/"},
+    {"type": "file", "direction": "download", "source": "/home/packer/payload", "destination": "{{user ` + "`imgflow_downloads_dir`" + `}}/out.log"},
+    {"type": "file", "direction": "download", "source": "/home/packer/payload", "destination": "{{user ` + "`imgflow_downloads_dir`" + `}}/out.json"}
+  ]
+}
+`
+
+func TestPackerBuildKeepsTheEndOfALargeLogAndRefusesOtherLargeFiles(t *testing.T) {
+	s := newSnippetSandbox(t)
+	s.write("t.json", bigDownloadTemplate)
+	s.write("big.log", strings.Repeat("x", 3<<19)+"the error at the end\n") // 1.5 MiB
+	s.write("small.log", "fine\n")
+	const src = `resource_group("rg", location = "westeurope")
+b = packer_build("t.json", vars = {"name": name}, files = [name + ":/home/packer/payload"])
+output("log", b.downloads["out.log"])
+`
+	res := s.mustRun("name = param(\"name\")\n"+src, map[string]string{"name": "small.log"})
+	assert.Equal(t, "fine\n", outputsOf(res)["log"])
+
+	msg := s.mustFail("name = param(\"name\")\n"+src, map[string]string{"name": "big.log"})
+	assert.Contains(t, msg, "download out.json of /home/packer/payload is 1536 KiB: packer_build returns downloads of up to 1024 KiB")
+}
+
+func TestPackerBuildKeepsTheEndOfALargeLog(t *testing.T) {
+	s := newSnippetSandbox(t)
+	tpl := strings.Replace(bigDownloadTemplate, `,
+    {"type": "file", "direction": "download", "source": "/home/packer/payload", "destination": "{{user `+"`imgflow_downloads_dir`"+`}}/out.json"}`, "", 1)
+	require.NotEqual(t, bigDownloadTemplate, tpl)
+	s.write("t.json", tpl)
+	s.write("big.log", strings.Repeat("x", 3<<19)+"the error at the end\n")
+	res := s.mustRun(`resource_group("rg", location = "westeurope")
+b = packer_build("t.json", vars = {"name": "big.log"}, files = ["big.log:/home/packer/payload"])
+output("log", b.downloads["out.log"])
+`, nil)
+	log := outputsOf(res)["log"].(string)
+	assert.True(t, strings.HasPrefix(log, "[imgflow: the first 524309 bytes of /home/packer/payload are cut; its last 1048576 follow]\nxxx"), log[:120])
+	assert.True(t, strings.HasSuffix(log, "the error at the end\n"))
+	assert.Less(t, len(log), (1<<20)+200)
 }
