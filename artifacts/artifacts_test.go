@@ -3,6 +3,7 @@ package artifacts
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path"
@@ -330,5 +331,56 @@ func TestHCL2TemplatesDeclareThePluginTheyNeed(t *testing.T) {
 			requireTool(t, "packer")
 			run(t, []string{"CHECKPOINT_DISABLE=1"}, "packer", "validate", "-syntax-only", file)
 		})
+	}
+}
+
+func TestReleaseNotesScriptWritesWhatTheImageHolds(t *testing.T) {
+	requireTool(t, "bash")
+	notes := filepath.Join(t.TempDir(), "azure", "vhd-install.complete")
+	out := run(t, []string{"NOTES=" + notes, "IMG_PUBLISHER=Canonical", "IMG_OFFER=ubuntu-24_04-lts", "IMG_SKU=server", "IMG_VERSION=latest", "BUILD_ID=42"},
+		"bash", "scripts/release-notes.sh")
+	assert.Contains(t, out, "release-notes: wrote "+notes)
+	data, err := os.ReadFile(notes)
+	require.NoError(t, err)
+	for _, want := range []string{"build 42\n", "Source image: Canonical/ubuntu-24_04-lts/server/latest\n", "Kernel: ", "Installed files (path, mode):\n", "Packages:\n"} {
+		assert.Contains(t, string(data), want)
+	}
+}
+
+// Every AKS template downloads the release notes and the image BOM (and,
+// where it builds BCC, its log) after writing them, before deprovisioning.
+func TestAKSTemplatesDownloadTheReleaseArtifacts(t *testing.T) {
+	for _, file := range []string{"aks-ubuntu.json", "aks-ubuntu-arm64.json", "aks-ubuntu-cvm.pkr.hcl", "aks-azurelinux.json", "aks-azurelinux-arm64.json", "aks-azurelinux-cvm.pkr.hcl"} {
+		tpl, err := packer.LoadTemplate(filepath.Join("packer", file))
+		require.NoError(t, err)
+		order := map[string]int{}
+		for i, p := range tpl.Provisioners {
+			src := strings.Trim(fmt.Sprint(p["source"]), `"`)
+			script := strings.Trim(fmt.Sprint(p["script"]), `"`)
+			inline := fmt.Sprint(p["inline"])
+			switch {
+			case p["direction"] == "download":
+				order[src] = i
+			case strings.HasSuffix(script, "/release-notes.sh"):
+				order["notes written"] = i
+			case strings.HasSuffix(script, "/install-bcc.sh"):
+				order["bcc built"] = i
+			case strings.Contains(inline, "image-bom.json"):
+				order["bom written"] = i
+			case strings.Contains(inline, "deprovision"):
+				order["deprovisioned"] = i
+			}
+		}
+		require.Contains(t, order, "/opt/azure/vhd-install.complete", file)
+		require.Contains(t, order, "/opt/azure/image-bom.json", file)
+		assert.Less(t, order["notes written"], order["/opt/azure/vhd-install.complete"], file)
+		assert.Less(t, order["bom written"], order["/opt/azure/image-bom.json"], file)
+		assert.Less(t, order["/opt/azure/image-bom.json"], order["deprovisioned"], file)
+		_, bcc := order["bcc built"]
+		_, log := order["/var/log/bcc_installation.log"]
+		assert.Equal(t, bcc, log, "%s: the BCC log is downloaded where BCC is built", file)
+		if bcc {
+			assert.Less(t, order["bcc built"], order["/var/log/bcc_installation.log"], file)
+		}
 	}
 }

@@ -69,7 +69,7 @@ func registerBuild(r *Registry) {
 				{Name: "cwd", Kind: KindString, Default: `"//"`, Doc: "packer's working directory inside the workspace, relative to the calling file or `//path`: the template's relative paths (ansible `playbook_file`, `custom_data_file`, goss tests) are relative to it, e.g. image-builder's `images/capi`, where its Makefile runs packer"},
 				{Name: "timeout", Kind: KindDuration, Default: `"3h"`, Doc: "how long the build may take"},
 			},
-			Returns: "struct(artifacts, managed_image, sig_version, vhd_url, resource_group)",
+			Returns: "struct(artifacts, managed_image, sig_version, vhd_url, resource_group, downloads)",
 			Doc: "Runs a packer build. Variables follow packer 1.9.5: before anything runs, every required (`null`) variable must have a value (one error names all that are missing); " +
 				"a `{{user}}` reference to a variable nobody sets renders as \"\" (a warning names those the template's builders and provisioners make), as does an `{{env}}` name `env` lacks — " +
 				"when such a value is one the build needs (e.g. `location`), the error names the environment variable to pass in `env`. " +
@@ -78,7 +78,10 @@ func registerBuild(r *Registry) {
 				"the managed image, the gallery image version of `shared_image_gallery_destination`. On the Azure target the real `packer build -machine-readable` runs, " +
 				"its output streamed with a `[packer]` prefix. On both, a build whose `shared_image_gallery_destination` version exists is not run again: the version is reused (`exists`), " +
 				"or, when it did not replicate to every target region, the step fails saying how to delete it. Results come from packer's artifact lines: `managed_image` is a managed_image() struct, `sig_version` an image_version() struct, " +
-				"`vhd_url` the OS disk VHD without SAS; each is None when the build made none. Journaled: a resumed run never rebuilds.",
+				"`vhd_url` the OS disk VHD without SAS; each is None when the build made none. " +
+				"`downloads` maps each file the template's file provisioners fetch from the VM (`\"direction\": \"download\"` into ``{{user `imgflow_downloads_dir`}}/NAME``, a directory packer_build makes) to its content, secrets redacted, up to 1 MiB each: " +
+				"release notes, the image BOM, build logs (a larger `.log` or `.txt` keeps its last MiB, marked as cut; other files fail the step), 2 MiB in all; the local target writes what it knows of the build instead (an uploaded file as uploaded, otherwise a description of the build); a build reused from an earlier run has none. " +
+				"Journaled: a resumed run never rebuilds.",
 			Example: `build = packer_build("//artifacts/packer/sig-marketplace.json", vars = {"location": "westeurope"}, files = cse.uploads)`,
 			Impl:    packerBuildImpl,
 		},
@@ -153,9 +156,17 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if err := checkPackerInputs(tpl, values, sensitive, uploads); err != nil {
 		return nil, fail(err)
 	}
+	downloads, err := localsim.Downloads(tpl)
+	if err != nil {
+		return nil, fail(err)
+	}
 	checked := copyMap(values)
 	if len(uploads) > 0 {
 		checked[localsim.FilesDirVar] = "(staged files)"
+	}
+	wantsDownloads := usesVar(tpl, localsim.DownloadsDirVar)
+	if wantsDownloads {
+		checked[localsim.DownloadsDirVar] = "(downloads)"
 	}
 	if err := tpl.CheckVariables(checked); err != nil {
 		var mv *packer.MissingVariablesError
@@ -214,6 +225,14 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		defer os.RemoveAll(dir)
 		vars[localsim.FilesDirVar] = dir
 	}
+	downloadsDir := ""
+	if wantsDownloads {
+		if downloadsDir, err = os.MkdirTemp("", "imgflow-downloads-"); err != nil {
+			return nil, fail(err)
+		}
+		defer os.RemoveAll(downloadsDir)
+		vars[localsim.DownloadsDirVar] = downloadsDir
+	}
 	req := packer.BuildRequest{
 		TemplatePath: filepath.ToSlash(tplArg), Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
 		Only: c.Strings("only"), WorkDir: cwdAbs, Env: env, SensitiveEnv: sensitiveEnv,
@@ -236,6 +255,11 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		// The builders' errors name the template ("packer build <path> …").
 		return nil, errors.New(redactValues(strings.ReplaceAll(err.Error(), tplAbs, tplRel), secrets))
 	}
+	got, err := readDownloads(downloadsDir, downloads, secrets)
+	if err != nil {
+		return nil, fail(err)
+	}
+	res.Downloads = got
 	v, summary, err := c.buildResult(res)
 	if err != nil {
 		return nil, fail(err)
@@ -333,6 +357,9 @@ func checkPackerInputs(tpl *packer.Template, values map[string]string, secretVar
 	}
 	if _, ok := values[localsim.FilesDirVar]; ok {
 		errs = append(errs, fmt.Errorf("%s is set by packer_build from files=[…]; do not pass it in vars or var_files", localsim.FilesDirVar))
+	}
+	if _, ok := values[localsim.DownloadsDirVar]; ok {
+		errs = append(errs, fmt.Errorf("%s is set by packer_build (a directory it reads the downloads from); do not pass it in vars or var_files", localsim.DownloadsDirVar))
 	}
 	for _, name := range tpl.SensitiveVariables {
 		if values[name] != "" && !isSecret[name] {
@@ -520,7 +547,11 @@ func (c *Call) buildResult(res *packer.Result) (starlark.Value, string, error) {
 	if arts == nil {
 		arts = []any{}
 	}
-	f := fields{"artifacts": arts, "managed_image": nil, "sig_version": nil, "vhd_url": nil, "resource_group": nil}
+	downloads := map[string]any{}
+	for name, content := range res.Downloads {
+		downloads[name] = content
+	}
+	f := fields{"artifacts": arts, "managed_image": nil, "sig_version": nil, "vhd_url": nil, "resource_group": nil, "downloads": downloads}
 	var summary []string
 	if image != nil {
 		f["managed_image"] = makeStruct("managed_image", fields{"id": image.ManagedImageID, "name": image.ManagedImageName,

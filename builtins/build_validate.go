@@ -90,6 +90,9 @@ func requestKey(req packer.BuildRequest) (string, error) {
 		}
 		vars[localsim.FilesDirVar] = digest
 	}
+	if _, ok := vars[localsim.DownloadsDirVar]; ok {
+		vars[localsim.DownloadsDirVar] = "(downloads)" // empty, new at every build
+	}
 	data, err := json.Marshal(struct {
 		Template, WorkDir string
 		Vars              map[string]string

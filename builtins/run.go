@@ -123,11 +123,15 @@ type Run struct {
 	// ParamHints are the param names found in the workflow's source, so
 	// errors can list params not yet declared.
 	ParamHints []string
+	// ArtifactsDir is where artifact() writes its files (imgflow run
+	// --artifacts); "" keeps them in the run's record only.
+	ArtifactsDir string
 
 	mu        sync.Mutex
 	steps     []*Step
 	params    []ParamDecl
 	outputs   []Output
+	artifacts []Artifact
 	cleanups  []Cleanup
 	locations []cloud.Location
 	// cleanupCount counts cleanup() registrations per position.
@@ -178,6 +182,25 @@ func (r *Run) Outputs() []Output {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]Output(nil), r.outputs...)
+}
+
+// Artifacts returns the files artifact() wrote, in the order written.
+func (r *Run) Artifacts() []Artifact {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Artifact(nil), r.artifacts...)
+}
+
+func (r *Run) addArtifact(a Artifact) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, q := range r.artifacts {
+		if q.Name == a.Name {
+			return fmt.Errorf("artifact %s is already written at %s: give each artifact its own name", a.Name, q.Pos)
+		}
+	}
+	r.artifacts = append(r.artifacts, a)
+	return nil
 }
 
 // PushCleanup registers c to run when the workflow ends. A cleanup with

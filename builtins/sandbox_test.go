@@ -36,6 +36,8 @@ type snippetSandbox struct {
 	// apply is the provider of the apply pass (cloud unless wrapped).
 	apply cloud.Provider
 	runs  int
+	// artifacts is the runs' artifacts directory ("" = none).
+	artifacts string
 }
 
 func newSnippetSandbox(t *testing.T) *snippetSandbox {
@@ -105,7 +107,7 @@ func (s *snippetSandbox) execFile(name, src string, vars map[string]string, vali
 	defer cancel()
 	return interp.Run(ctx, "//"+name, interp.Config{
 		Workspace: s.ws, Registry: s.reg, Vars: values,
-		Info: builtins.RunInfo{ID: "snippet-" + strconv.Itoa(s.runs), Time: snippetTime},
+		Info: builtins.RunInfo{ID: "snippet-" + strconv.Itoa(s.runs), Time: snippetTime}, ArtifactsDir: s.artifacts,
 	}, target)
 }
 

@@ -38,6 +38,9 @@ type Config struct {
 	// PackerValidator validates every packer_build of a plan with the real
 	// packer (`packer validate`); nil skips that. Other passes ignore it.
 	PackerValidator builtins.PackerValidator
+	// ArtifactsDir is where artifact() writes in the apply pass; "" keeps
+	// artifacts in the result only.
+	ArtifactsDir string
 }
 
 // Target is where a run happens. Validate, when set, is a dry-run copy of
@@ -54,7 +57,9 @@ type Result struct {
 	Pass    string
 	Steps   []*builtins.Step
 	Outputs []builtins.Output
-	Params  []builtins.ParamDecl
+	// Artifacts are the files artifact() wrote (would write, in a plan).
+	Artifacts []builtins.Artifact
+	Params    []builtins.ParamDecl
 	// Err is nil on success; otherwise an *Error with file:line.
 	Err error
 	// Crashed reports an injected crash (cloud.ErrCrash): like a dead
@@ -106,6 +111,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	}
 	if pass == "apply" {
 		run.Packer = cfg.Packer // validation and plan simulate packer
+		run.ArtifactsDir = cfg.ArtifactsDir
 	}
 	if pass == "plan" {
 		run.PackerValidator = cfg.PackerValidator
@@ -134,7 +140,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	if err == nil && !cfg.AnyVars {
 		err = checkVars(run, cfg.Vars)
 	}
-	res.Steps, res.Outputs, res.Params = run.Steps(), run.Outputs(), run.Params()
+	res.Steps, res.Outputs, res.Params, res.Artifacts = run.Steps(), run.Outputs(), run.Params(), run.Artifacts()
 	if errors.Is(err, cloud.ErrCrash) {
 		res.Crashed, res.Err = true, renderError(err, cfg.Workspace)
 		return res

@@ -71,9 +71,18 @@ type Record struct {
 	// Pass is the pass the run ended in, validate or apply: a run
 	// cancelled while validating changed nothing.
 	Pass string `json:"pass,omitempty"`
-	// Outputs are the workflow's output() values when the run ended, so
-	// a summary across agents (imgflow runs --release) shows them.
-	Outputs map[string]any `json:"outputs,omitempty"`
+	// Outputs and Artifacts are what the run published, secrets redacted,
+	// so a summary across agents (imgflow runs --release) shows them.
+	Outputs   map[string]any `json:"outputs,omitempty"`
+	Artifacts []Artifact     `json:"artifacts,omitempty"`
+}
+
+// Artifact is a file the run wrote with artifact().
+type Artifact struct {
+	Name   string `json:"name"`
+	Path   string `json:"path,omitempty"`
+	Size   int    `json:"size"`
+	SHA256 string `json:"sha256"`
 }
 
 // Step is a journaled builtin call.

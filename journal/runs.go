@@ -38,9 +38,10 @@ type Summary struct {
 	// Resumable is true for failed, cancelled and interrupted runs,
 	// except a run cancelled while validating with no journaled steps.
 	Resumable bool `json:"resumable"`
-	// Outputs are the output() values of the run's last attempt, as its
-	// end record keeps them (omitted when there are none).
-	Outputs map[string]any `json:"outputs,omitempty"`
+	// Outputs and Artifacts are those of the attempt that ended last
+	// (none while it runs or when it died).
+	Outputs   map[string]any `json:"outputs,omitempty"`
+	Artifacts []Artifact     `json:"artifacts,omitempty"`
 	// Attempts counts the run's attempts: 1, plus one per resume.
 	Attempts int `json:"attempts"`
 	// DurationMS is how long the attempts took together, each from its
@@ -117,12 +118,14 @@ func summarize(records []Record, running bool) Summary {
 			s.Attempts++
 			attemptStart = r.Time
 		case TypeResume:
-			s.Status, s.Error, endPass, s.Outputs = StatusInterrupted, "", "", nil
+			s.Status, s.Error, endPass = StatusInterrupted, "", ""
+			s.Outputs, s.Artifacts = nil, nil
 			s.Attempts++
 			took += s.Updated.Sub(attemptStart) // the attempt before ended at its last record
 			attemptStart = r.Time
 		case TypeEnd:
-			s.Status, s.Error, endPass, s.Outputs = r.Status, r.Error, r.Pass, r.Outputs
+			s.Status, s.Error, endPass = r.Status, r.Error, r.Pass
+			s.Outputs, s.Artifacts = r.Outputs, r.Artifacts
 		}
 		s.Updated = r.Time
 	}

@@ -35,6 +35,11 @@ type Result struct {
 	// temporary packer-Resource-Group-… or build_resource_group_name), read
 	// from the builder's ui output, for cleanup after a failure.
 	BuildResourceGroup string
+	// Downloads are the files the template's download provisioners
+	// fetched from the build VM, by name in the downloads directory
+	// (filled by the caller that made the directory, imgflow's
+	// packer_build).
+	Downloads map[string]string
 }
 
 // BuildArtifacts is what one build (one builder of the template) reported.

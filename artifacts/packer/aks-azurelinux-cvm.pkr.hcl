@@ -42,6 +42,10 @@ variable "imgflow_files_dir" {
   type = string
 }
 
+variable "imgflow_downloads_dir" {
+  type = string
+}
+
 variable "imgflow_installs" {
   type = string
 }
@@ -147,6 +151,24 @@ build {
 
   provisioner "shell" {
     inline = ["test -x /home/packer/lister || { echo 'lister was not uploaded: pass aks.build_tools(...).uploads in files'; exit 1; }", "sudo /home/packer/lister /opt/azure/containers | sudo tee /opt/azure/image-bom.json >/dev/null"]
+  }
+
+  provisioner "shell" {
+    script           = "${path.root}/../scripts/release-notes.sh"
+    environment_vars = ["IMG_PUBLISHER=${var.img_publisher}", "IMG_OFFER=${var.img_offer}", "IMG_SKU=${var.img_sku}", "IMG_VERSION=${var.img_version}", "BUILD_ID=${var.build_id}"]
+    execute_command  = "chmod +x {{.Path}}; {{.Vars}} sudo -E /bin/bash -eu {{.Path}}"
+  }
+
+  provisioner "file" {
+    direction   = "download"
+    source      = "/opt/azure/vhd-install.complete"
+    destination = "${var.imgflow_downloads_dir}/release-notes.txt"
+  }
+
+  provisioner "file" {
+    direction   = "download"
+    source      = "/opt/azure/image-bom.json"
+    destination = "${var.imgflow_downloads_dir}/image-bom.json"
   }
 
   provisioner "shell" {

@@ -26,16 +26,28 @@ func TestLinuxArm64PublishesStraightToTheGalleryOnTheAzureTarget(t *testing.T) {
 	seedAKSStorage(t)
 	t.Setenv(envSimulatePacker, "simulate")
 	root := repoRoot(t)
-	outputs := filepath.Join(t.TempDir(), "outputs.json")
+	outputs, artifacts := filepath.Join(t.TempDir(), "outputs.json"), t.TempDir()
 	res := imgflow(t, "run", "--root", root, "--state", t.TempDir(), "--target", "azure", filepath.Join(root, "workflows", "linux.star"),
 		"--var", "os=AzureLinux", "--var", "os_version=3.0", "--var", "arch=arm64", "--var", "os_disk_size_gb=1",
-		"--var", "replications=westus2=2", "--outputs", outputs)
+		"--var", "replications=westus2=2", "--outputs", outputs, "--artifacts", artifacts)
 	require.Equal(t, 0, res.code, res.String())
 
 	data, err := os.ReadFile(outputs)
 	require.NoError(t, err)
 	var out map[string]any
 	require.NoError(t, json.Unmarshal(data, &out))
+	// The publishing artifacts: the info as the outputs have it, and the
+	// files the build downloaded.
+	data, err = os.ReadFile(filepath.Join(artifacts, "vhd-publishing-info.json"))
+	require.NoError(t, err)
+	var info map[string]any
+	require.NoError(t, json.Unmarshal(data, &info))
+	require.Len(t, info, 11)
+	for k, v := range info {
+		assert.Equal(t, out[k], v, "vhd-publishing-info.json %s", k)
+	}
+	assert.FileExists(t, filepath.Join(artifacts, "release-notes.txt"))
+	assert.FileExists(t, filepath.Join(artifacts, "image-bom.json"))
 	assert.Equal(t, "Arm64", out["image_architecture"])
 	assert.Equal(t, "V3gen2arm64", out["sku_name"])
 	assert.Contains(t, out["captured_sig_resource_id"], "/galleries/PackerSigGalleryEastUS/images/AzureLinuxV3gen2arm64/versions/")

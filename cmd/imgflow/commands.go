@@ -37,8 +37,8 @@ func commands() []*command {
 	return []*command{
 		{name: "run", usage: "FILE… [flags] | --resume RUN_ID [FILE] [flags]", args: "workflow",
 			summary:     "run a workflow",
-			description: "Runs a workflow: a validation pass on a dry-run view of the target first (a failure there changes nothing), then the pass that changes the target. Each step is journaled, so a failed or interrupted run can continue with --resume; several files run side by side (-j).",
-			example:     "imgflow run workflows/flatcar.star --var version=4152.2.3 --var vhd=//testdata/flatcar/flatcar-linux-test-amd64.vhd",
+			description: "Runs a workflow: a validation pass on a dry-run view of the target first (a failure there changes nothing), then the pass that changes the target. Each step is journaled, so a failed or interrupted run can continue with --resume; several files run side by side (-j). The files the workflow publishes with artifact() (vhd-publishing-info.json, release notes, build logs) go to --artifacts DIR, by default .imgflow/artifacts/RUN_ID, and are listed after the outputs.",
+			example:     "imgflow run workflows/linux.star --var os_version=24.04 --artifacts out/2404gen2",
 			run:         cmdRun},
 		{name: "plan", usage: "FILE [flags]", args: "workflow",
 			summary:     "what run would do; nothing changes",

@@ -87,6 +87,9 @@ func TestBashCompletion(t *testing.T) {
 		completeBashAt(t, script, root, 3, "imgflow", "plan", "--var", "v", "workflows/flatcar.star"))
 	assert.Empty(t, completeBash(t, script, root, "imgflow", "run", "--var", ""), "no workflow yet")
 	assert.Equal(t, []string{"bash", "zsh"}, completeBash(t, script, root, "imgflow", "completion", ""))
+	// --artifacts takes a directory.
+	assert.Contains(t, completeBash(t, script, root, "imgflow", "run", "--artifacts", "workf"), "workflows")
+	assert.NotContains(t, completeBash(t, script, root, "imgflow", "run", "--artifacts", "workflows/"), "workflows/linux.star", "a directory, not a workflow")
 }
 
 func TestZshCompletion(t *testing.T) {

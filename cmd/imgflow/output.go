@@ -30,6 +30,8 @@ type RunReport struct {
 	Pass    string         `json:"pass"`
 	Steps   []RunStep      `json:"steps"`
 	Outputs map[string]any `json:"outputs"`
+	// Artifacts are the files artifact() wrote, in order.
+	Artifacts []builtins.Artifact `json:"artifacts"`
 	// Error is the first error, null on success; Errors are all of them
 	// (a failed step and failed cleanups).
 	Error  *ErrorReport  `json:"error"`
@@ -69,7 +71,8 @@ type ErrorReport struct {
 // makeRunReport turns a run's result into its JSON report.
 func makeRunReport(ctx context.Context, file, target, runID string, res *interp.Result) RunReport {
 	r := RunReport{Workflow: file, Target: target, RunID: runID, Status: "succeeded", Pass: res.Pass,
-		Steps: []RunStep{}, Outputs: map[string]any{}, Errors: []ErrorReport{}}
+		Steps: []RunStep{}, Outputs: map[string]any{}, Artifacts: []builtins.Artifact{}, Errors: []ErrorReport{}}
+	r.Artifacts = append(r.Artifacts, res.Artifacts...)
 	for _, s := range res.Steps {
 		if s.Effect != builtins.Changes {
 			continue

@@ -52,6 +52,9 @@ type JobSummary struct {
 	DurationMS int64          `json:"duration_ms"`
 	Steps      int            `json:"steps"`
 	Outputs    map[string]any `json:"outputs"`
+	// Artifacts are the files the run wrote with artifact(): on a CI
+	// agent, under --artifacts, which the pipeline publishes.
+	Artifacts []journal.Artifact `json:"artifacts"`
 	// Error is the first line of the run's error, starting with the
 	// workflow's file:line:col when it has one.
 	Error string `json:"error,omitempty"`
@@ -94,7 +97,7 @@ func summarizeRelease(ctx context.Context, rel *release.Release, base string) (*
 }
 
 func summarizeJob(ctx context.Context, j *release.Job, location string) (JobSummary, error) {
-	js := JobSummary{ID: j.ID, Workflow: j.Workflow, Vars: j.Vars, Pos: j.Pos, Journal: shownLocation(location), Status: jobNotRun, Outputs: map[string]any{}}
+	js := JobSummary{ID: j.ID, Workflow: j.Workflow, Vars: j.Vars, Pos: j.Pos, Journal: shownLocation(location), Status: jobNotRun, Outputs: map[string]any{}, Artifacts: []journal.Artifact{}}
 	s, err := journal.OpenStore(location)
 	if err != nil {
 		return js, err
@@ -113,6 +116,7 @@ func summarizeJob(ctx context.Context, j *release.Job, location string) (JobSumm
 	for k, v := range r.Outputs {
 		js.Outputs[k] = v
 	}
+	js.Artifacts = append(js.Artifacts, r.Artifacts...)
 	return js, nil
 }
 
@@ -131,7 +135,7 @@ func writeReleaseSummary(w io.Writer, sum *ReleaseSummary) {
 	}
 	_ = tw.Flush()
 	for _, j := range sum.Jobs {
-		if len(j.Outputs) == 0 {
+		if len(j.Outputs) == 0 && len(j.Artifacts) == 0 {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s outputs:\n", j.ID)
@@ -142,6 +146,9 @@ func writeReleaseSummary(w io.Writer, sum *ReleaseSummary) {
 		sort.Strings(names)
 		for _, k := range names {
 			fmt.Fprintf(w, "  %s = %s\n", k, jsonText(j.Outputs[k]))
+		}
+		for _, a := range j.Artifacts {
+			fmt.Fprintf(w, "  artifact %s (%d bytes, sha256 %s)\n", a.Path, a.Size, a.SHA256)
 		}
 	}
 	for _, j := range sum.Jobs {

@@ -107,6 +107,21 @@ func (r *consoleReporter) printOutputs(outputs []builtins.Output) {
 	}
 }
 
+// printArtifacts lists the files artifact() wrote, after the outputs.
+func (r *consoleReporter) printArtifacts(artifacts []builtins.Artifact) {
+	if len(artifacts) == 0 {
+		return
+	}
+	fmt.Fprintln(r.e.stdout, "Artifacts:")
+	for _, a := range artifacts {
+		where := a.Path
+		if where == "" {
+			where = "(not written)"
+		}
+		fmt.Fprintf(r.e.stdout, "  %s  %s\n", a.Name, where)
+	}
+}
+
 func formatDuration(d time.Duration) string {
 	switch {
 	case d < time.Millisecond:

@@ -32,6 +32,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	shared.addJournal(fs)
 	shared.addOutput(fs, false)
 	outputs := fs.String("outputs", "", "write the workflow outputs as JSON to `file`")
+	artifacts := fs.String("artifacts", "", "write the workflow's artifact() files into `dir` (default .imgflow/artifacts/RUN_ID)")
 	resume := fs.String("resume", "", "resume the run with this `id` (see imgflow runs): journaled steps are not redone")
 	maxSteps := fs.Uint64("max-steps", interp.DefaultMaxSteps, "Starlark step limit per thread")
 	maxMemory := fs.String("max-memory", "1GiB", "memory `size` the run may hold (e.g. 512MiB, 2GiB); past it the run stops at its current line")
@@ -61,8 +62,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 0 && *resume == "" {
 		return fmt.Errorf("run takes a workflow file: imgflow run workflows/flatcar.star --var name=value (or --resume RUN_ID)")
 	}
-	if len(pos) > 1 && (*resume != "" || *continueRun || asJSON || *outputs != "" || *exportOutputs) {
-		return fmt.Errorf("several workflows run with text output only: --resume, --continue, --output json, --outputs and --export-outputs take one workflow")
+	if len(pos) > 1 && (*resume != "" || *continueRun || asJSON || *outputs != "" || *exportOutputs || *artifacts != "") {
+		return fmt.Errorf("several workflows run with text output only: --resume, --continue, --output json, --outputs, --artifacts and --export-outputs take one workflow")
 	}
 	if *resume != "" && *continueRun {
 		return fmt.Errorf("--resume RUN_ID and --continue: give one (--continue picks the latest run of --journal)")
@@ -135,8 +136,13 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	} else {
 		fmt.Fprintf(e.stdout, "%s%s %s %s\n", logCI.groupStart(), verb, file, rep.dim(fmt.Sprintf("(target %s, run %s)", tgt.name, info.ID)))
 	}
+	artifactsDir, err := artifactsDirOf(*artifacts, tgt.stateDir, info.ID)
+	if err != nil {
+		return err
+	}
 	res := interp.Run(ctx, "//"+file, interp.Config{
 		Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: info, MaxSteps: *maxSteps, Reporter: reporter, Journal: j, Packer: tgt.packer,
+		ArtifactsDir: artifactsDir,
 	}, interp.Target{Apply: tgt.provider, Validate: tgt.dryRun()})
 	logCI.endGroup(e.stdout)
 	if err := endJournal(ctx, j, res); err != nil {
@@ -167,6 +173,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	}
 	if !asJSON {
 		rep.printOutputs(res.Outputs)
+		rep.printArtifacts(res.Artifacts)
 	}
 	if *outputs != "" {
 		if err := writeOutputs(*outputs, res.Outputs); err != nil {
@@ -266,12 +273,14 @@ func endJournal(ctx context.Context, j *journal.File, res *interp.Result) error 
 	if res.Crashed {
 		return nil
 	}
-	rec := journal.Record{Type: journal.TypeEnd, Status: journal.StatusSucceeded, Pass: res.Pass}
-	if len(res.Outputs) > 0 {
-		rec.Outputs = make(map[string]any, len(res.Outputs))
-		for _, o := range res.Outputs {
-			rec.Outputs[o.Name] = builtins.RedactSecrets(o.Value) // a SAS in a URL is not kept
-		}
+	rec := journal.Record{Type: journal.TypeEnd, Status: journal.StatusSucceeded, Pass: res.Pass, Outputs: map[string]any{}}
+	// The outputs (a SAS in a URL is not kept) and artifacts, so `imgflow
+	// runs` can point a pipeline's fan-in at what each run published.
+	for _, o := range res.Outputs {
+		rec.Outputs[o.Name] = builtins.RedactSecrets(o.Value)
+	}
+	for _, a := range res.Artifacts {
+		rec.Artifacts = append(rec.Artifacts, journal.Artifact{Name: a.Name, Path: a.Path, Size: a.Size, SHA256: a.SHA256})
 	}
 	switch sig := cancelledBy(ctx); {
 	case res.Err != nil && sig != nil:
@@ -321,6 +330,23 @@ func newRunInfo() builtins.RunInfo {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return builtins.RunInfo{ID: now.Format("20060102-150405") + "-" + hex.EncodeToString(b[:]), Time: now}
+}
+
+// artifactsDirOf is the absolute directory artifact() writes to: flag
+// (--artifacts), or the run's own directory under the state directory.
+func artifactsDirOf(flag, stateDir, runID string) (string, error) {
+	dir := flag
+	if dir == "" {
+		dir = filepath.Join(stateDir, "artifacts", runID)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("--artifacts: %w", err)
+	}
+	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+		return "", fmt.Errorf("--artifacts %s is a file: pass a directory (it is created when missing)", flag)
+	}
+	return abs, nil
 }
 
 func writeOutputs(path string, outputs []builtins.Output) error {

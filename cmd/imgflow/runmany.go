@@ -88,8 +88,15 @@ func runOneOfMany(ctx context.Context, e *env, ws *builtins.Workspace, tgt *targ
 	rep := newConsoleReporter(e)
 	rep.prefix = "[" + name(f) + "] "
 	fmt.Fprintf(e.stdout, "%simgflow run %s %s\n", rep.prefix, file, rep.dim(fmt.Sprintf("(target %s, run %s)", tgt.name, info.ID)))
+	// Each run writes its artifacts into its own directory (--artifacts
+	// takes one workflow).
+	artifactsDir, err := artifactsDirOf("", tgt.stateDir, info.ID)
+	if err != nil {
+		return nil, info.ID, err
+	}
 	res := interp.Run(ctx, "//"+file, interp.Config{
 		Workspace: ws, Registry: reg, Vars: own, Info: info, MaxSteps: maxSteps, Reporter: rep, Journal: j, Packer: tgt.packer, AnyVars: true,
+		ArtifactsDir: artifactsDir,
 	}, interp.Target{Apply: tgt.provider, Validate: tgt.dryRun()})
 	if err := endJournal(ctx, j, res); err != nil {
 		return res, info.ID, err
@@ -97,6 +104,9 @@ func runOneOfMany(ctx context.Context, e *env, ws *builtins.Workspace, tgt *targ
 	if res.Err == nil {
 		for _, o := range res.Outputs {
 			fmt.Fprintf(e.stdout, "%s%s = %s\n", rep.prefix, o.Name, jsonText(o.Value))
+		}
+		for _, a := range res.Artifacts {
+			fmt.Fprintf(e.stdout, "%sartifact %s %s\n", rep.prefix, a.Name, a.Path)
 		}
 	}
 	return res, info.ID, nil

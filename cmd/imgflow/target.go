@@ -22,6 +22,8 @@ type target struct {
 	provider cloud.Provider
 	// runsDir holds the run journals.
 	runsDir string
+	// stateDir is --state: the local target's state, journals, artifacts.
+	stateDir string
 	// packer runs packer_build for real; nil simulates it (local target).
 	packer builtins.PackerBuilder
 	close  func() error
@@ -58,7 +60,7 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		if err != nil {
 			return nil, err
 		}
-		return &target{name: f.name, provider: p, runsDir: runs, close: p.Close}, nil
+		return &target{name: f.name, provider: p, runsDir: runs, stateDir: f.stateDir, close: p.Close}, nil
 	case "azure":
 		auth, err := azure.ParseStorageAuth(f.storageAuth)
 		if err != nil {
@@ -74,7 +76,7 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		if err != nil {
 			return nil, err
 		}
-		t := &target{name: f.name, provider: p, runsDir: runs,
+		t := &target{name: f.name, provider: p, runsDir: runs, stateDir: f.stateDir,
 			packer: &packer.Runner{Stdout: e.stdout, Prefix: "[packer] "}, close: func() error { return nil }}
 		if os.Getenv(envSimulatePacker) == "simulate" {
 			t.packer = nil // packer_build simulated against the target (tests)

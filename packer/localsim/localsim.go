@@ -28,6 +28,10 @@
 //     1.4.0's (packer 1.9.5) gallery-only one.
 //   - skip_create_image: nothing is captured or published, no artifact.
 //
+// File provisioners with "direction": "download" into DownloadsDirVar's
+// directory write there what the simulation knows of the VM (downloads.go):
+// an uploaded file as uploaded, anything else a description of the build.
+//
 // Before anything is created, the rules Azure applies only after an hour
 // of provisioning are checked (cloud.ValidateCapture): no managed image
 // from an Arm64 VM or a confidential VM, a specialized build only into a
@@ -134,6 +138,11 @@ func (b *Builder) BuildOutcome(ctx context.Context, req packer.BuildRequest) (*p
 	res := &packer.Result{}
 	outcome := cloud.Exists
 	for _, s := range sims {
+		// Provisioners run before the capture: the downloads are there
+		// whatever the build publishes.
+		if err := p.writeDownloads(s); err != nil {
+			return res, "", fmt.Errorf("packer build %s (simulated azure-arm): %w", p.display, err)
+		}
 		if s.cfg.skipCreateImage {
 			// The plugin provisions the VM, then captures and publishes
 			// nothing ("Skipping image creation...") and reports no artifact.
@@ -177,6 +186,8 @@ type prepared struct {
 	rendered *packer.Rendering
 	builds   []string
 	files    []byte // digest of the staged files, "" when none
+	// downloads are the template's download provisioners.
+	downloads []Download
 }
 
 func prepare(req packer.BuildRequest) (*prepared, error) {
@@ -233,6 +244,9 @@ func prepare(req packer.BuildRequest) (*prepared, error) {
 	if len(p.builds) == 0 {
 		p.builds = p.rendered.Names
 	}
+	if p.downloads, err = Downloads(tpl); err != nil {
+		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
+	}
 	if dir := p.values[FilesDirVar]; dir != "" {
 		if p.files, err = digestTree(dir); err != nil {
 			return nil, fmt.Errorf("packer build %s: staged files: %w", req.TemplatePath, err)
@@ -250,7 +264,7 @@ func (p *prepared) identity(build string) uuid.UUID {
 	field(build)
 	names := make([]string, 0, len(p.values))
 	for k := range p.values {
-		if !p.secret[k] && k != FilesDirVar {
+		if !p.secret[k] && k != FilesDirVar && k != DownloadsDirVar {
 			names = append(names, k)
 		}
 	}
