@@ -15,6 +15,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -221,7 +222,7 @@ func TestResumedRunPublishesWhatTheBuildDownloaded(t *testing.T) {
 		fs := cloud.NewFaults(faults)
 		return interp.Run(context.Background(), h.file, interp.Config{
 			Workspace: h.ws, Registry: h.reg, Vars: h.vars, Info: builtins.RunInfo{ID: id, Time: runTime}, Journal: j, Faults: fs, ArtifactsDir: dir,
-		}, interp.Target{Apply: cloud.WithFaults(h.cloud, fs), Validate: h.cloud.DryRun()})
+		}, interp.Target{Apply: cloud.WithFaults(h.cloud, fs), Validate: overlay.New(h.cloud)})
 	}
 	refDir := t.TempDir()
 	ref := run(newHarness(t, "workflows/linux.star", nil), "ref", false, nil, refDir)
