@@ -189,11 +189,10 @@ func vhdUploadImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
 	}
-	rs, err := vhd.DataRanges(src)
+	ranges, err := vhd.DataRanges(src)
 	if err != nil {
 		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
 	}
-	ranges := toByteRanges(rs)
 	existing, err := c.Run.Provider.GetBlob(c.Ctx(), ref)
 	switch {
 	case err == nil:
@@ -236,14 +235,6 @@ func vhdUploadImpl(c *Call) (starlark.Value, error) {
 	return blobValue(ref, b), nil
 }
 
-func toByteRanges(rs []vhd.Range) []cloud.ByteRange {
-	out := make([]cloud.ByteRange, len(rs))
-	for i, r := range rs {
-		out[i] = cloud.ByteRange{Offset: r.Offset, Length: r.Length}
-	}
-	return out
-}
-
 func statSize(f *os.File) int64 {
 	st, err := f.Stat()
 	if err != nil {
@@ -257,7 +248,7 @@ func statSize(f *os.File) int64 {
 // file's computed from its data ranges so holes are never read. A blob
 // without a digest but with a Content-MD5 (written by another tool or an
 // older imgflow) is compared by the file's MD5, which reads every byte.
-func sameContent(ctx context.Context, b *cloud.Blob, f *os.File, size int64, ranges []cloud.ByteRange) (bool, error) {
+func sameContent(ctx context.Context, b *cloud.Blob, f *os.File, size int64, ranges []vhd.Range) (bool, error) {
 	if b.Size != size {
 		return false, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 func TestSameContentFallsBackToMD5(t *testing.T) {
@@ -23,7 +24,7 @@ func TestSameContentFallsBackToMD5(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	size := int64(len(content))
-	ranges := []cloud.ByteRange{{Offset: 0, Length: size}}
+	ranges := []vhd.Range{{Offset: 0, Length: size}}
 	sum := md5.Sum(content)
 	md5hex := hex.EncodeToString(sum[:])
 	digest, err := cloud.SparseDigest(context.Background(), f, size, ranges)

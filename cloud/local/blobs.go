@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // Blob operations. Metadata lives in the state; data in one sparse file
@@ -338,7 +339,7 @@ func (p *Provider) copyFromDisk(ctx context.Context, srcRef cloud.BlobRef, q url
 	tmp, digest, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
 		if f == nil {
 			// A disk without data copies as zeros.
-			return cloud.SparseDigest(ctx, nil, meta.Size, []cloud.ByteRange{})
+			return cloud.SparseDigest(ctx, nil, meta.Size, []vhd.Range{})
 		}
 		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size)
 	})

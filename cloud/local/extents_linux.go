@@ -7,7 +7,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // lseek whence values for sparse files (Linux).
@@ -19,14 +19,14 @@ const (
 // dataExtents lists the regions of f holding data (SEEK_DATA/SEEK_HOLE),
 // so copying a mostly empty VHD does not read gigabytes of holes. Should
 // the filesystem not support it, the whole file is one extent.
-func dataExtents(f *os.File, size int64) []cloud.ByteRange {
-	var out []cloud.ByteRange
+func dataExtents(f *os.File, size int64) []vhd.Range {
+	var out []vhd.Range
 	for off := int64(0); off < size; {
 		start, err := f.Seek(off, seekData)
 		if err != nil {
 			// ENXIO: no data after off. Anything else: be safe, copy the rest.
 			if !isENXIO(err) {
-				out = append(out, cloud.ByteRange{Offset: off, Length: size - off})
+				out = append(out, vhd.Range{Offset: off, Length: size - off})
 			}
 			break
 		}
@@ -37,7 +37,7 @@ func dataExtents(f *os.File, size int64) []cloud.ByteRange {
 		if err != nil || end > size {
 			end = size
 		}
-		out = append(out, cloud.ByteRange{Offset: start, Length: end - start})
+		out = append(out, vhd.Range{Offset: start, Length: end - start})
 		off = end
 	}
 	return out

@@ -5,14 +5,14 @@ package local
 import (
 	"os"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // dataExtents treats the whole file as data where SEEK_DATA is not used;
 // copySparse still skips the zero chunks.
-func dataExtents(_ *os.File, size int64) []cloud.ByteRange {
+func dataExtents(_ *os.File, size int64) []vhd.Range {
 	if size == 0 {
 		return nil
 	}
-	return []cloud.ByteRange{{Offset: 0, Length: size}}
+	return []vhd.Range{{Offset: 0, Length: size}}
 }

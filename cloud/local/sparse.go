@@ -8,13 +8,14 @@ import (
 	"runtime"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // copySparse copies the ranges of r into dst (already truncated to size)
 // chunk by chunk (cloud.RunChunks, a few chunks at once), writing only
 // each chunk's non-zero span, so holes and zero chunks stay holes. It
 // returns the sparse digest of the content, computed from what it read.
-func copySparse(ctx context.Context, dst *os.File, r io.ReaderAt, ranges []cloud.ByteRange, size int64) (string, error) {
+func copySparse(ctx context.Context, dst *os.File, r io.ReaderAt, ranges []vhd.Range, size int64) (string, error) {
 	d := cloud.NewDigester(size)
 	par := min(runtime.GOMAXPROCS(0), 4)
 	err := cloud.RunChunks(ctx, cloud.Chunks(ranges, size), cloud.ChunkRun{
