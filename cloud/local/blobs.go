@@ -296,7 +296,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 		if f == nil {
 			return meta.Digest, nil // a source without data copies as zeros
 		}
-		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size)
+		return copySparse(ctx, dst, f, dataRanges(f, meta.Size), meta.Size)
 	})
 	if err != nil {
 		return nil, err
@@ -341,7 +341,7 @@ func (p *Provider) copyFromDisk(ctx context.Context, srcRef cloud.BlobRef, q url
 			// A disk without data copies as zeros.
 			return cloud.SparseDigest(ctx, nil, meta.Size, []vhd.Range{})
 		}
-		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size)
+		return copySparse(ctx, dst, f, dataRanges(f, meta.Size), meta.Size)
 	})
 	if err != nil {
 		return nil, err

@@ -39,6 +39,18 @@ func copySparse(ctx context.Context, dst *os.File, r io.ReaderAt, ranges []vhd.R
 	return d.Digest()
 }
 
+// dataRanges lists the ranges of f that may hold data (vhd.DataRanges:
+// SEEK_DATA/SEEK_HOLE), so copying a mostly empty VHD does not read
+// gigabytes of holes. Should the filesystem fail to say, the whole of
+// size is data; copySparse still skips the zero chunks.
+func dataRanges(f *os.File, size int64) []vhd.Range {
+	rs, err := vhd.DataRanges(f)
+	if err != nil {
+		return []vhd.Range{{Offset: 0, Length: size}}
+	}
+	return rs
+}
+
 // readFull reads len(b) bytes at off; a source ending early is an error
 // (io.ReaderAt may return io.EOF together with a full read).
 func readFull(r io.ReaderAt, b []byte, off int64) error {
