@@ -49,7 +49,7 @@ func commands() []*command {
 			summary:     "list runs and whether they can be resumed",
 			description: "Lists the journaled runs, newest first, with their status and whether `imgflow run --resume RUN_ID` can continue them.",
 			example:     "imgflow runs --output json",
-			run:         withoutContext(cmdRuns)},
+			run:         cmdRuns},
 		{name: "gc", usage: "[flags]",
 			summary:     "finish the cleanups of dead and abandoned runs",
 			description: "Finishes the cleanups (temporary disks, export access, temporary images) of runs that will not finish them themselves: succeeded or cancelled runs whose cleanups failed, and failed or interrupted runs older than --older-than. What is cleaned comes from the run journals, never from guesses.",

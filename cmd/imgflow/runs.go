@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/journal"
 )
 
-func cmdRuns(e *env, args []string) error {
+func cmdRuns(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("runs", e)
 	var shared sharedFlags
 	shared.addRoot(fs)
@@ -30,7 +34,11 @@ func cmdRuns(e *env, args []string) error {
 		}
 		location = filepath.Join(dir, "runs")
 	}
-	runs, err := journal.List(location)
+	store, err := runsStore(ctx, e, shared, location)
+	if err != nil {
+		return err
+	}
+	runs, err := store.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -61,4 +69,25 @@ func cmdRuns(e *env, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.RunID, workflow, status, r.Steps, started, r.Error)
 	}
 	return tw.Flush()
+}
+
+// runsStore is the journals' store at location. A container URL without a
+// SAS is read as the Azure target reads blobs: its credential and
+// $IMGFLOW_AZURE_STORAGE_AUTH, on $AZURE_SUBSCRIPTION_ID.
+func runsStore(ctx context.Context, e *env, shared sharedFlags, location string) (journal.Store, error) {
+	if !journal.IsURL(location) || strings.Contains(strings.ToLower(location), "sig=") {
+		return journal.OpenStore(location)
+	}
+	ws, err := builtins.NewWorkspace(shared.root)
+	if err != nil {
+		return nil, err
+	}
+	flags := shared.target
+	flags.name, flags.storageAuth = "azure", os.Getenv(envStorageAuth)
+	tgt, err := openTarget(ctx, e, ws, flags)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", location, err)
+	}
+	tgt.runsDir = location
+	return tgt.journals()
 }

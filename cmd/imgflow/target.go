@@ -11,6 +11,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/journal"
 	"github.com/imgflow/imgflow/packer"
 )
 
@@ -85,6 +86,20 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		return t, nil
 	}
 	return nil, fmt.Errorf("unknown target %q: use local or azure", f.name)
+}
+
+// journals is the store of the run journals in runsDir: a directory, or an
+// Azure container URL. A container URL without a SAS is reached as the
+// Azure target reaches its blobs (its credential and --storage-auth).
+func (t *target) journals() (journal.Store, error) {
+	if !journal.IsURL(t.runsDir) {
+		return journal.Dir(t.runsDir), nil
+	}
+	var opts journal.AzureOptions
+	if c, ok := t.provider.(journal.ContainerClients); ok {
+		opts.Clients = c
+	}
+	return journal.NewAzureStore(t.runsDir, &opts)
 }
 
 // stateDirOf is the --state directory, by default .imgflow in the
