@@ -1,6 +1,7 @@
 package azure_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -71,4 +72,24 @@ func TestJournalHonoursStorageAuthAAD(t *testing.T) {
 	assert.Contains(t, err.Error(), azure.RoleBlobDataContributor)
 	assert.Contains(t, err.Error(), sa.ID)
 	assert.Zero(t, listKeysCalls(w), "aad never reads keys")
+}
+
+// TestContainerClientRefusesWhatIsNotAContainerURL: the URL is checked
+// before any request, and a SAS in it is never shown.
+func TestContainerClientRefusesWhatIsNotAContainerURL(t *testing.T) {
+	p, err := azure.New(context.Background(), azure.Options{SubscriptionID: "00000000-0000-0000-0000-000000000000", Credential: azure.StaticToken("t")})
+	require.NoError(t, err)
+	for _, bad := range []string{
+		"https://acct.blob.core.windows.net",
+		"https://acct.blob.core.windows.net/c/r1.jsonl?sv=2024&sig=SECRET",
+		"https://acct.blob.core.windows.net/c?foo=bar",
+		"ftp://acct/c",
+	} {
+		_, err := p.ContainerClient(context.Background(), bad)
+		require.Error(t, err, bad)
+		assert.NotContains(t, err.Error(), "SECRET")
+	}
+	cc, err := p.ContainerClient(context.Background(), "https://acct.blob.core.windows.net/c?sv=2024&sig=SECRET")
+	require.NoError(t, err, "a SAS URL needs no credential and no request")
+	assert.Equal(t, "https://acct.blob.core.windows.net/c?sv=2024&sig=SECRET", cc.URL())
 }
