@@ -32,9 +32,18 @@ type outcomeBuilder interface {
 	BuildOutcome(ctx context.Context, req packer.BuildRequest) (*packer.Result, cloud.Outcome, error)
 }
 
-// packerBuilder is the run's packer: Run.Packer (the real binary on the
-// Azure target), or nil for the local simulation.
-func (r *Run) packerBuilder() PackerBuilder { return r.Packer }
+// packerBuilder is what runs a packer_build. It is the one place that
+// decides whether packer runs for real: Run.Packer (the real binary on the
+// Azure target) in the apply pass only; the validation pass and a plan
+// (dry-run views of the target), and a run without a packer (the local
+// target, the emulator's IMGFLOW_PACKER=simulate), simulate the build with
+// packer/localsim against the run's provider.
+func (r *Run) packerBuilder() PackerBuilder {
+	if r.Packer == nil || r.dryRun() {
+		return localsim.New(r.Provider)
+	}
+	return r.Packer
+}
 
 // dryRun reports whether nothing real may happen: the validation pass, or
 // a plan (both run against a dry-run view of the target).
@@ -241,9 +250,6 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		return nil, errors.New(redactValues(strings.ReplaceAll(err.Error(), tplAbs, tplRel), secrets))
 	}
 	builder := c.Run.packerBuilder()
-	if builder == nil || c.Run.dryRun() {
-		builder = localsim.New(c.Run.Provider)
-	}
 	outcome := cloud.Created
 	var res *packer.Result
 	if ob, ok := builder.(outcomeBuilder); ok {

@@ -110,8 +110,8 @@ type Run struct {
 	// Faults injects failures into builtins (tests).
 	Faults *cloud.Faults
 	// Packer runs packer_build's builds (the real packer.Runner on the
-	// Azure target). Nil, the validation pass and dry-run providers use
-	// the local simulation (packer/localsim) against Provider.
+	// Azure target) in the apply pass. Nil, the validation pass and plans
+	// simulate them (packer/localsim) against Provider: see packerBuilder.
 	Packer PackerBuilder
 	// PackerValidator, set in a plan, validates each packer_build with the
 	// real packer before the simulation runs it. Nil skips that.

@@ -1,14 +1,9 @@
 package builtins
 
 import (
-	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -189,59 +184,20 @@ func vhdUploadImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
 	}
-	rs, err := vhd.DataRanges(src)
+	ranges, err := vhd.DataRanges(src)
 	if err != nil {
 		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
 	}
-	ranges := toByteRanges(rs)
-	existing, err := c.Run.Provider.GetBlob(c.Ctx(), ref)
-	switch {
-	case err == nil:
-		same, err := sameContent(c.Ctx(), existing, src, info.FileSize, ranges)
-		if err != nil {
-			return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
-		}
-		if same {
-			c.Report(cloud.Exists, ref.URL())
-			return blobValue(ref, existing), nil
-		}
-		if !c.Bool("overwrite", false) {
-			return nil, fmt.Errorf("vhd_upload %s: %s already exists with other content: pass overwrite=True to replace it, or upload to another name", path, ref.URL())
-		}
-	case !cloud.IsNotFound(err):
-		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
-	}
-	if err := c.Run.Provider.EnsureContainer(c.Ctx(), ref.Account, ref.Container); err != nil {
-		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
-	}
-	b, err := c.Run.Provider.UploadPageBlob(c.Ctx(), ref, cloud.PageSource{Reader: src, Size: info.FileSize, Ranges: ranges}, c.Bool("overwrite", false))
-	if cloud.HasCode(err, cloud.CodeBlobAlreadyExists) {
-		// Written since we looked (a parallel branch or workflow
-		// uploading the same file): the same content is no conflict.
-		if now, gerr := c.Run.Provider.GetBlob(c.Ctx(), ref); gerr == nil {
-			if same, _ := sameContent(c.Ctx(), now, src, info.FileSize, ranges); same {
-				c.Report(cloud.Exists, ref.URL())
-				return blobValue(ref, now), nil
-			}
-		}
-	}
+	b, outcome, err := cloud.EnsurePageBlob(c.Ctx(), c.Run.Provider, ref, cloud.PageSource{Reader: src, Size: info.FileSize, Ranges: ranges}, c.Bool("overwrite", false))
 	if err != nil {
-		return nil, fmt.Errorf("vhd_upload %s to %s: %w", path, ref.URL(), err)
+		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
 	}
-	outcome := cloud.Created
-	if existing != nil {
-		outcome = cloud.Updated
+	if outcome == cloud.Exists {
+		c.Report(outcome, ref.URL())
+	} else {
+		c.Report(outcome, fmt.Sprintf("%s (%d MiB)", ref.URL(), info.VirtualSize>>20))
 	}
-	c.Report(outcome, fmt.Sprintf("%s (%d MiB)", ref.URL(), info.VirtualSize>>20))
 	return blobValue(ref, b), nil
-}
-
-func toByteRanges(rs []vhd.Range) []cloud.ByteRange {
-	out := make([]cloud.ByteRange, len(rs))
-	for i, r := range rs {
-		out[i] = cloud.ByteRange{Offset: r.Offset, Length: r.Length}
-	}
-	return out
 }
 
 func statSize(f *os.File) int64 {
@@ -250,44 +206,6 @@ func statSize(f *os.File) int64 {
 		return 0
 	}
 	return st.Size()
-}
-
-// sameContent tells whether a stored blob holds the local file's content
-// (ranges: its data ranges): same size and the same sparse digest, the
-// file's computed from its data ranges so holes are never read. A blob
-// without a digest but with a Content-MD5 (written by another tool or an
-// older imgflow) is compared by the file's MD5, which reads every byte.
-func sameContent(ctx context.Context, b *cloud.Blob, f *os.File, size int64, ranges []cloud.ByteRange) (bool, error) {
-	if b.Size != size {
-		return false, nil
-	}
-	switch {
-	case b.Digest != "":
-		d, err := cloud.SparseDigest(ctx, f, size, ranges)
-		if err != nil {
-			return false, err
-		}
-		return cloud.SameDigest(d, b.Digest), nil
-	case b.MD5 != "":
-		h := md5.New()
-		if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
-			return false, err
-		}
-		return strings.EqualFold(hex.EncodeToString(h.Sum(nil)), b.MD5), nil
-	}
-	return false, nil
-}
-
-// sameBlob tells whether two blobs hold the same content: same size and
-// digest or, where either has no digest, the same Content-MD5.
-func sameBlob(a, b *cloud.Blob) bool {
-	switch {
-	case a.Size != b.Size:
-		return false
-	case a.Digest != "" && b.Digest != "":
-		return cloud.SameDigest(a.Digest, b.Digest)
-	}
-	return a.MD5 != "" && strings.EqualFold(a.MD5, b.MD5)
 }
 
 func (c *Call) openWorkspaceFile(path string) (*os.File, error) {
@@ -312,42 +230,15 @@ func blobCopyImpl(c *Call) (starlark.Value, error) {
 		return nil, fmt.Errorf("blob_copy: %w", err)
 	}
 	dest, _, _ := c.blobRefArg("dest")
-	src, err := c.Run.Provider.GetBlob(c.Ctx(), srcRef)
+	b, outcome, err := cloud.EnsureBlobCopy(c.Ctx(), c.Run.Provider, srcRef, srcURL, dest, c.Bool("overwrite", false))
 	if err != nil {
-		return nil, fmt.Errorf("blob_copy %s: source: %w", cloud.RedactURL(srcURL), err)
+		return nil, fmt.Errorf("blob_copy: %w", err)
 	}
-	existing, err := c.Run.Provider.GetBlob(c.Ctx(), dest)
-	switch {
-	case err == nil:
-		if sameBlob(existing, src) {
-			c.Report(cloud.Exists, dest.URL())
-			return blobValue(dest, existing), nil
-		}
-		if !c.Bool("overwrite", false) {
-			return nil, fmt.Errorf("blob_copy: %s already exists with other content: pass overwrite=True to replace it", dest.URL())
-		}
-	case !cloud.IsNotFound(err):
-		return nil, fmt.Errorf("blob_copy to %s: %w", dest.URL(), err)
+	if outcome == cloud.Exists {
+		c.Report(outcome, dest.URL())
+	} else {
+		c.Report(outcome, fmt.Sprintf("%s → %s", cloud.RedactURL(srcURL), dest.URL()))
 	}
-	if err := c.Run.Provider.EnsureContainer(c.Ctx(), dest.Account, dest.Container); err != nil {
-		return nil, fmt.Errorf("blob_copy to %s: %w", dest.URL(), err)
-	}
-	b, err := c.Run.Provider.CopyBlob(c.Ctx(), srcURL, dest, c.Bool("overwrite", false))
-	if cloud.HasCode(err, cloud.CodeBlobAlreadyExists) {
-		// Written since we looked: the same content is no conflict.
-		if now, gerr := c.Run.Provider.GetBlob(c.Ctx(), dest); gerr == nil && sameBlob(now, src) {
-			c.Report(cloud.Exists, dest.URL())
-			return blobValue(dest, now), nil
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("blob_copy %s to %s: %w", cloud.RedactURL(srcURL), dest.URL(), err)
-	}
-	outcome := cloud.Created
-	if existing != nil {
-		outcome = cloud.Updated
-	}
-	c.Report(outcome, fmt.Sprintf("%s → %s", cloud.RedactURL(srcURL), dest.URL()))
 	return blobValue(dest, b), nil
 }
 

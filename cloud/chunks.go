@@ -24,14 +24,14 @@ const pageBytes = 512
 // it (bytes outside Data are zeros).
 type Chunk struct {
 	Offset, Length int64
-	Data           ByteRange
+	Data           vhd.Range
 }
 
 // Chunks lists, in offset order, the chunks of a blob of size bytes that
 // the data ranges touch; chunks no range touches are holes and never
 // listed. Ranges may be unsorted or overlap; parts outside [0, size) are
 // ignored. The listing is lazy: memory does not grow with the blob.
-func Chunks(ranges []ByteRange, size int64) iter.Seq[Chunk] {
+func Chunks(ranges []vhd.Range, size int64) iter.Seq[Chunk] {
 	rs := normalize(ranges, size)
 	return func(yield func(Chunk) bool) {
 		var cur *Chunk
@@ -39,7 +39,7 @@ func Chunks(ranges []ByteRange, size int64) iter.Seq[Chunk] {
 			for off := r.Offset; off < r.Offset+r.Length; {
 				start := off / ChunkSize * ChunkSize
 				end := min(start+ChunkSize, size)
-				piece := ByteRange{Offset: off, Length: min(end, r.Offset+r.Length) - off}
+				piece := vhd.Range{Offset: off, Length: min(end, r.Offset+r.Length) - off}
 				if cur != nil && cur.Offset == start {
 					cur.Data.Length = piece.Offset + piece.Length - cur.Data.Offset
 				} else {
@@ -69,7 +69,7 @@ const MergeGap = 64 << 10
 // 4 MiB extent across a chunk boundary is one request, not two, which is
 // what scattered files spend their time on. A piece is a Chunk whose Data
 // is all of it. Page-aligned ranges give page-aligned pieces.
-func Pieces(ranges []ByteRange, size, gap int64) iter.Seq[Chunk] {
+func Pieces(ranges []vhd.Range, size, gap int64) iter.Seq[Chunk] {
 	rs := normalize(ranges, size)
 	return func(yield func(Chunk) bool) {
 		for i := 0; i < len(rs); {
@@ -78,7 +78,7 @@ func Pieces(ranges []ByteRange, size, gap int64) iter.Seq[Chunk] {
 				end = rs[i].Offset + rs[i].Length
 			}
 			for off := start; off < end; off += ChunkSize {
-				piece := ByteRange{Offset: off, Length: min(ChunkSize, end-off)}
+				piece := vhd.Range{Offset: off, Length: min(ChunkSize, end-off)}
 				if !yield(Chunk{Offset: piece.Offset, Length: piece.Length, Data: piece}) {
 					return
 				}
@@ -99,12 +99,12 @@ func DataBytes(chunks iter.Seq[Chunk]) int64 {
 
 // normalize clips ranges to [0, size), sorts them and merges overlapping
 // or adjacent ones.
-func normalize(ranges []ByteRange, size int64) []ByteRange {
-	rs := make([]ByteRange, 0, len(ranges))
+func normalize(ranges []vhd.Range, size int64) []vhd.Range {
+	rs := make([]vhd.Range, 0, len(ranges))
 	for _, r := range ranges {
 		start, end := max(r.Offset, 0), min(r.Offset+r.Length, size)
 		if end > start {
-			rs = append(rs, ByteRange{Offset: start, Length: end - start})
+			rs = append(rs, vhd.Range{Offset: start, Length: end - start})
 		}
 	}
 	return MergeRanges(rs)
@@ -112,10 +112,10 @@ func normalize(ranges []ByteRange, size int64) []ByteRange {
 
 // MergeRanges returns ranges sorted, without empty ones, overlapping or
 // adjacent ones merged; ranges itself is not changed.
-func MergeRanges(ranges []ByteRange) []ByteRange {
+func MergeRanges(ranges []vhd.Range) []vhd.Range {
 	rs := slices.Clone(ranges)
-	slices.SortFunc(rs, func(a, b ByteRange) int { return cmp.Compare(a.Offset, b.Offset) })
-	var out []ByteRange
+	slices.SortFunc(rs, func(a, b vhd.Range) int { return cmp.Compare(a.Offset, b.Offset) })
+	var out []vhd.Range
 	for _, r := range rs {
 		if r.Length <= 0 {
 			continue
@@ -139,7 +139,7 @@ type ChunkJob struct {
 	// Span is the part of Data from its first to its last 512-byte page
 	// holding a non-zero byte (blob offsets): what to write. Zero when
 	// the chunk is all zeros. Page-aligned when Data is.
-	Span ByteRange
+	Span vhd.Range
 	// Sum is the chunk's sum when it has data (see SparseDigest), unless
 	// ChunkRun.NoSums.
 	Sum [32]byte
@@ -271,10 +271,10 @@ func runChunk(ctx context.Context, j *ChunkJob, r ChunkRun) error {
 	}
 	lo, hi = trimZeroPages(j.Buf, lo, hi)
 	if lo == hi {
-		j.Span = ByteRange{}
+		j.Span = vhd.Range{}
 		return nil
 	}
-	j.Span = ByteRange{Offset: j.Offset + lo, Length: hi - lo}
+	j.Span = vhd.Range{Offset: j.Offset + lo, Length: hi - lo}
 	if !r.NoSums {
 		j.Sum = spanSum(j.Buf, lo, hi)
 	}

@@ -10,6 +10,8 @@ import (
 	"io"
 	"runtime"
 	"strings"
+
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // DigestPrefix starts every SparseDigest string; it names the format.
@@ -157,9 +159,9 @@ func (d *Digester) Digest() (string, error) {
 // lies in ranges (nil: everything); the rest reads as zeros and is never
 // read. Files: ranges from vhd.DataRanges (SEEK_DATA/SEEK_HOLE); blobs:
 // their page ranges. Chunks are read and hashed in parallel.
-func SparseDigest(ctx context.Context, r io.ReaderAt, size int64, ranges []ByteRange) (string, error) {
+func SparseDigest(ctx context.Context, r io.ReaderAt, size int64, ranges []vhd.Range) (string, error) {
 	if ranges == nil {
-		ranges = []ByteRange{{Offset: 0, Length: size}}
+		ranges = []vhd.Range{{Offset: 0, Length: size}}
 	}
 	d := NewDigester(size)
 	par := min(runtime.GOMAXPROCS(0), 4)

@@ -20,7 +20,7 @@ import (
 	"github.com/imgflow/imgflow/vhd"
 )
 
-func digestOf(t *testing.T, content []byte, ranges []cloud.ByteRange) string {
+func digestOf(t *testing.T, content []byte, ranges []vhd.Range) string {
 	t.Helper()
 	d, err := cloud.SparseDigest(context.Background(), bytes.NewReader(content), int64(len(content)), ranges)
 	require.NoError(t, err)
@@ -34,15 +34,8 @@ func fileDigest(t *testing.T, path string) string {
 	defer f.Close()
 	st, err := f.Stat()
 	require.NoError(t, err)
-	rs, err := vhd.DataRanges(f)
+	ranges, err := vhd.DataRanges(f)
 	require.NoError(t, err)
-	var ranges []cloud.ByteRange
-	for _, r := range rs {
-		ranges = append(ranges, cloud.ByteRange{Offset: r.Offset, Length: r.Length})
-	}
-	if ranges == nil {
-		ranges = []cloud.ByteRange{}
-	}
 	d, err := cloud.SparseDigest(context.Background(), f, st.Size(), ranges)
 	require.NoError(t, err)
 	return d
@@ -66,7 +59,7 @@ func TestDigestHoleEqualsWrittenZeros(t *testing.T) {
 	sparse, err := os.Create(filepath.Join(dir, "sparse.img"))
 	require.NoError(t, err)
 	require.NoError(t, sparse.Truncate(size))
-	for _, r := range []cloud.ByteRange{{Offset: 1 << 20, Length: 3 << 20}, {Offset: 17<<20 + 100, Length: 4}, {Offset: size - 512, Length: 512}} {
+	for _, r := range []vhd.Range{{Offset: 1 << 20, Length: 3 << 20}, {Offset: 17<<20 + 100, Length: 4}, {Offset: size - 512, Length: 512}} {
 		_, err := sparse.WriteAt(content[r.Offset:r.Offset+r.Length], r.Offset)
 		require.NoError(t, err)
 	}
@@ -79,8 +72,8 @@ func TestDigestHoleEqualsWrittenZeros(t *testing.T) {
 	assert.Equal(t, want, fileDigest(t, filepath.Join(dir, "sparse.img")), "holes")
 	assert.Equal(t, want, fileDigest(t, filepath.Join(dir, "dense.img")), "written zeros")
 	// Ranges that are too wide, overlap or cover zeros change nothing.
-	assert.Equal(t, want, digestOf(t, content, []cloud.ByteRange{{Offset: 0, Length: 20 << 20}, {Offset: 10 << 20, Length: 31<<20 + 512}}))
-	assert.Equal(t, want, digestOf(t, content, []cloud.ByteRange{{Offset: size - 512, Length: 512}, {Offset: 17 << 20, Length: 4096}, {Offset: 1 << 20, Length: 3 << 20}}))
+	assert.Equal(t, want, digestOf(t, content, []vhd.Range{{Offset: 0, Length: 20 << 20}, {Offset: 10 << 20, Length: 31<<20 + 512}}))
+	assert.Equal(t, want, digestOf(t, content, []vhd.Range{{Offset: size - 512, Length: 512}, {Offset: 17 << 20, Length: 4096}, {Offset: 1 << 20, Length: 3 << 20}}))
 }
 
 func TestDigestDiffers(t *testing.T) {
@@ -106,7 +99,7 @@ func TestDigestDiffers(t *testing.T) {
 	assert.NotEqual(t, digestOf(t, make([]byte, 512), nil), digestOf(t, make([]byte, 1024), nil), "all zeros: only the size")
 
 	// Data outside the ranges is not read: it counts as zeros.
-	assert.Equal(t, digestOf(t, make([]byte, size), nil), digestOf(t, content, []cloud.ByteRange{}))
+	assert.Equal(t, digestOf(t, make([]byte, size), nil), digestOf(t, content, []vhd.Range{}))
 }
 
 // A 30 GiB sparse disk with a few MiB of data: the digest reads the data
@@ -133,7 +126,7 @@ func TestDigestOfLargeSparseFileIsFast(t *testing.T) {
 
 func TestChunks(t *testing.T) {
 	const size = 3*cloud.ChunkSize + 512
-	got := slices.Collect(cloud.Chunks([]cloud.ByteRange{
+	got := slices.Collect(cloud.Chunks([]vhd.Range{
 		{Offset: 3*cloud.ChunkSize + 100, Length: 1000}, // clipped at size
 		{Offset: 100, Length: 50},
 		{Offset: 120, Length: 100},                  // overlaps
@@ -142,11 +135,11 @@ func TestChunks(t *testing.T) {
 		{Offset: cloud.ChunkSize + 4096, Length: 0}, // empty
 	}, size))
 	assert.Equal(t, []cloud.Chunk{
-		{Offset: 0, Length: cloud.ChunkSize, Data: cloud.ByteRange{Offset: 100, Length: cloud.ChunkSize - 100}},
-		{Offset: cloud.ChunkSize, Length: cloud.ChunkSize, Data: cloud.ByteRange{Offset: cloud.ChunkSize, Length: 10}},
-		{Offset: 3 * cloud.ChunkSize, Length: 512, Data: cloud.ByteRange{Offset: 3*cloud.ChunkSize + 100, Length: 412}},
+		{Offset: 0, Length: cloud.ChunkSize, Data: vhd.Range{Offset: 100, Length: cloud.ChunkSize - 100}},
+		{Offset: cloud.ChunkSize, Length: cloud.ChunkSize, Data: vhd.Range{Offset: cloud.ChunkSize, Length: 10}},
+		{Offset: 3 * cloud.ChunkSize, Length: 512, Data: vhd.Range{Offset: 3*cloud.ChunkSize + 100, Length: 412}},
 	}, got)
-	assert.Equal(t, int64(cloud.ChunkSize-100+10+412), cloud.DataBytes(cloud.Chunks([]cloud.ByteRange{
+	assert.Equal(t, int64(cloud.ChunkSize-100+10+412), cloud.DataBytes(cloud.Chunks([]vhd.Range{
 		{Offset: 100, Length: 50}, {Offset: 120, Length: 100}, {Offset: cloud.ChunkSize - 10, Length: 20}, {Offset: 3*cloud.ChunkSize + 100, Length: 1000},
 	}, size)))
 	assert.Empty(t, slices.Collect(cloud.Chunks(nil, size)))
@@ -160,9 +153,9 @@ func TestRunChunksFindsTheNonZeroSpan(t *testing.T) {
 	content := make([]byte, size)
 	content[cloud.ChunkSize+5000] = 1
 	content[cloud.ChunkSize+9000] = 1
-	var spans []cloud.ByteRange
+	var spans []vhd.Range
 	var written [][]byte
-	err := cloud.RunChunks(context.Background(), cloud.Chunks([]cloud.ByteRange{{Offset: cloud.ChunkSize + 100, Length: 1 << 20}, {Offset: 2 * cloud.ChunkSize, Length: 512}}, size), cloud.ChunkRun{
+	err := cloud.RunChunks(context.Background(), cloud.Chunks([]vhd.Range{{Offset: cloud.ChunkSize + 100, Length: 1 << 20}, {Offset: 2 * cloud.ChunkSize, Length: 512}}, size), cloud.ChunkRun{
 		Fetch: func(_ context.Context, off int64, buf []byte) error {
 			copy(buf, content[off:])
 			return nil
@@ -174,7 +167,7 @@ func TestRunChunksFindsTheNonZeroSpan(t *testing.T) {
 		InOrder: func(j *cloud.ChunkJob) { spans = append(spans, j.Span) },
 	})
 	require.NoError(t, err)
-	assert.Equal(t, []cloud.ByteRange{{Offset: cloud.ChunkSize + 4608, Length: 9216 - 4608}, {}}, spans)
+	assert.Equal(t, []vhd.Range{{Offset: cloud.ChunkSize + 4608, Length: 9216 - 4608}, {}}, spans)
 	require.Len(t, written, 1, "the all-zero chunk is not processed")
 	assert.Equal(t, content[cloud.ChunkSize+4608:cloud.ChunkSize+9216], written[0])
 }
@@ -192,7 +185,7 @@ func TestRunChunksBoundsBuffersAndKeepsOrder(t *testing.T) {
 	bufs := map[*byte]bool{}
 	var inFlight, peak, processed atomic.Int32
 	var order []int64
-	err := cloud.RunChunks(context.Background(), cloud.Chunks([]cloud.ByteRange{{Offset: 0, Length: size}}, size), cloud.ChunkRun{
+	err := cloud.RunChunks(context.Background(), cloud.Chunks([]vhd.Range{{Offset: 0, Length: size}}, size), cloud.ChunkRun{
 		Parallel: 4, Buffers: 6,
 		Fetch: func(_ context.Context, off int64, buf []byte) error {
 			mu.Lock()
@@ -230,7 +223,7 @@ func TestRunChunksFirstErrorCancels(t *testing.T) {
 	const size = 64 * cloud.ChunkSize
 	boom := errors.New("boom")
 	var fetched atomic.Int32
-	err := cloud.RunChunks(context.Background(), cloud.Chunks([]cloud.ByteRange{{Offset: 0, Length: size}}, size), cloud.ChunkRun{
+	err := cloud.RunChunks(context.Background(), cloud.Chunks([]vhd.Range{{Offset: 0, Length: size}}, size), cloud.ChunkRun{
 		Parallel: 2,
 		Fetch: func(ctx context.Context, off int64, buf []byte) error {
 			fetched.Add(1)
@@ -246,7 +239,7 @@ func TestRunChunksFirstErrorCancels(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err = cloud.RunChunks(ctx, cloud.Chunks([]cloud.ByteRange{{Offset: 0, Length: size}}, size), cloud.ChunkRun{
+	err = cloud.RunChunks(ctx, cloud.Chunks([]vhd.Range{{Offset: 0, Length: size}}, size), cloud.ChunkRun{
 		Fetch: func(context.Context, int64, []byte) error { return nil },
 	})
 	assert.ErrorIs(t, err, context.Canceled)
@@ -264,7 +257,7 @@ func BenchmarkSparseDigestDense(b *testing.B) {
 
 func BenchmarkSparseDigest30GiBSparse(b *testing.B) {
 	const size = 30 << 30
-	ranges := []cloud.ByteRange{{Offset: 0, Length: 64 << 20}, {Offset: 10 << 30, Length: 64 << 20}}
+	ranges := []vhd.Range{{Offset: 0, Length: 64 << 20}, {Offset: 10 << 30, Length: 64 << 20}}
 	r := zeroReaderAt{}
 	for b.Loop() {
 		if _, err := cloud.SparseDigest(context.Background(), r, size, ranges); err != nil {
@@ -275,9 +268,9 @@ func BenchmarkSparseDigest30GiBSparse(b *testing.B) {
 
 func BenchmarkChunks(b *testing.B) {
 	// A fragmented 30 GiB disk: 100,000 ranges of 64 KiB every 300 KiB.
-	var ranges []cloud.ByteRange
+	var ranges []vhd.Range
 	for i := range int64(100000) {
-		ranges = append(ranges, cloud.ByteRange{Offset: i * 300 << 10, Length: 64 << 10})
+		ranges = append(ranges, vhd.Range{Offset: i * 300 << 10, Length: 64 << 10})
 	}
 	for b.Loop() {
 		n := 0

@@ -1,9 +1,11 @@
 package cloud
 
+import "github.com/imgflow/imgflow/vhd"
+
 // DataRanges returns the source's data ranges checked against its size,
 // sorted and merged; nil Ranges mean all of it (nothing when Size is 0).
 // resource names the destination in the InvalidParameter errors.
-func (s PageSource) DataRanges(resource string) ([]ByteRange, error) {
+func (s PageSource) DataRanges(resource string) ([]vhd.Range, error) {
 	if s.Ranges == nil {
 		if s.Size == 0 {
 			return nil, nil
@@ -11,7 +13,7 @@ func (s PageSource) DataRanges(resource string) ([]ByteRange, error) {
 		if s.Reader == nil {
 			return nil, BadRequest(CodeInvalidParameter, resource, "page source of %d bytes has no reader", s.Size)
 		}
-		return []ByteRange{{Offset: 0, Length: s.Size}}, nil
+		return []vhd.Range{{Offset: 0, Length: s.Size}}, nil
 	}
 	for _, r := range s.Ranges {
 		if r.Offset < 0 || r.Length < 0 || r.Offset+r.Length > s.Size {

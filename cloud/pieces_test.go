@@ -10,16 +10,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 func piece(off, n int64) cloud.Chunk {
-	return cloud.Chunk{Offset: off, Length: n, Data: cloud.ByteRange{Offset: off, Length: n}}
+	return cloud.Chunk{Offset: off, Length: n, Data: vhd.Range{Offset: off, Length: n}}
 }
 
 func TestPiecesFollowTheDataNotTheChunkGrid(t *testing.T) {
 	const c = cloud.ChunkSize
 	const size = 8 * c
-	got := slices.Collect(cloud.Pieces([]cloud.ByteRange{
+	got := slices.Collect(cloud.Pieces([]vhd.Range{
 		{Offset: c - 4096, Length: c},               // one request, though it crosses a chunk boundary
 		{Offset: 3 * c, Length: 512},                // ...
 		{Offset: 3*c + 512 + 8192, Length: 1024},    // 8 KiB away: merged with the one before
@@ -34,7 +35,7 @@ func TestPiecesFollowTheDataNotTheChunkGrid(t *testing.T) {
 		piece(7*c+8192+100<<10, 512),
 		piece(size-512, 512),
 	}, got)
-	assert.Equal(t, int64(c+512+8192+1024+2*c+4096+512+512), cloud.DataBytes(cloud.Pieces([]cloud.ByteRange{
+	assert.Equal(t, int64(c+512+8192+1024+2*c+4096+512+512), cloud.DataBytes(cloud.Pieces([]vhd.Range{
 		{Offset: c - 4096, Length: c}, {Offset: 3 * c, Length: 512}, {Offset: 3*c + 512 + 8192, Length: 1024},
 		{Offset: 5 * c, Length: 2*c + 4096}, {Offset: 7*c + 8192 + 100<<10, Length: 512}, {Offset: size - 512, Length: 4096},
 	}, size, 64<<10)))
@@ -48,7 +49,7 @@ func TestDigesterWriteOfPiecesEqualsSparseDigest(t *testing.T) {
 	for round := range 20 {
 		size := int64(r.IntN(12*cloud.ChunkSize)/512*512 + 512)
 		content := make([]byte, size)
-		var ranges []cloud.ByteRange
+		var ranges []vhd.Range
 		for range r.IntN(12) {
 			off := r.Int64N(size) / 512 * 512
 			n := min(size-off, (r.Int64N(3*cloud.ChunkSize)/512+1)*512)
@@ -58,7 +59,7 @@ func TestDigesterWriteOfPiecesEqualsSparseDigest(t *testing.T) {
 			if r.IntN(4) == 0 {
 				clear(content[off : off+n]) // written zeros
 			}
-			ranges = append(ranges, cloud.ByteRange{Offset: off, Length: n})
+			ranges = append(ranges, vhd.Range{Offset: off, Length: n})
 		}
 		d := cloud.NewDigester(size)
 		for p := range cloud.Pieces(ranges, size, int64(r.IntN(2))*cloud.MergeGap) {
@@ -90,7 +91,7 @@ func TestRunChunksWithoutSums(t *testing.T) {
 	content := make([]byte, size)
 	content[cloud.ChunkSize+5] = 7
 	var seen []cloud.ChunkJob
-	err := cloud.RunChunks(context.Background(), cloud.Pieces([]cloud.ByteRange{{Offset: 0, Length: 2 * cloud.ChunkSize}}, size, 0), cloud.ChunkRun{
+	err := cloud.RunChunks(context.Background(), cloud.Pieces([]vhd.Range{{Offset: 0, Length: 2 * cloud.ChunkSize}}, size, 0), cloud.ChunkRun{
 		Parallel: 2,
 		NoSums:   true,
 		Fetch: func(_ context.Context, off int64, buf []byte) error {
@@ -104,14 +105,14 @@ func TestRunChunksWithoutSums(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []cloud.ChunkJob{
 		{Chunk: piece(0, cloud.ChunkSize)},
-		{Chunk: piece(cloud.ChunkSize, cloud.ChunkSize), Span: cloud.ByteRange{Offset: cloud.ChunkSize, Length: 512}},
+		{Chunk: piece(cloud.ChunkSize, cloud.ChunkSize), Span: vhd.Range{Offset: cloud.ChunkSize, Length: 512}},
 	}, seen)
 }
 
 func TestMergeRangesSortsMergesAndLeavesItsInputAlone(t *testing.T) {
-	in := []cloud.ByteRange{{Offset: 4096, Length: 512}, {Offset: 0, Length: 1024}, {Offset: 512, Length: 0}, {Offset: 1024, Length: 512}, {Offset: 4000, Length: 100}}
+	in := []vhd.Range{{Offset: 4096, Length: 512}, {Offset: 0, Length: 1024}, {Offset: 512, Length: 0}, {Offset: 1024, Length: 512}, {Offset: 4000, Length: 100}}
 	orig := slices.Clone(in)
-	assert.Equal(t, []cloud.ByteRange{{Offset: 0, Length: 1536}, {Offset: 4000, Length: 608}}, cloud.MergeRanges(in))
+	assert.Equal(t, []vhd.Range{{Offset: 0, Length: 1536}, {Offset: 4000, Length: 608}}, cloud.MergeRanges(in))
 	assert.Equal(t, orig, in)
 	assert.Empty(t, cloud.MergeRanges(nil))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"time"
+
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // Provider is one cloud target: a subscription imgflow reads and changes.
@@ -105,5 +107,5 @@ type Provider interface {
 type PageSource struct {
 	Reader io.ReaderAt
 	Size   int64
-	Ranges []ByteRange
+	Ranges []vhd.Range
 }

@@ -239,12 +239,6 @@ type Blob struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
-// ByteRange is a half-open range [Offset, Offset+Length) of a blob or file.
-type ByteRange struct {
-	Offset int64 `json:"offset"`
-	Length int64 `json:"length"`
-}
-
 // Disk is a managed disk, as sig_to_vhd makes one from a gallery version.
 type Disk struct {
 	ID            string `json:"id"`

@@ -3,25 +3,19 @@ package interp_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.starlark.net/starlark"
 
-	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 )
 
-func benchConfig(b *testing.B) interp.Config {
-	ws, err := builtins.NewWorkspace("..")
-	require.NoError(b, err)
-	return interp.Config{Workspace: ws, Registry: builtins.NewRegistry(),
-		Info: builtins.RunInfo{ID: "bench", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}
-}
+func benchConfig(b *testing.B) interp.Config { return testharness.New(b, "..", "bench").Config(nil) }
 
 // BenchmarkLoadFlatcar measures loading and running the Flatcar workflow's
 // validation pass (parse, resolve, load lib/flatcar.star, every builtin)

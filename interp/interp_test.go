@@ -14,6 +14,7 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -44,19 +45,10 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	ws, err := builtins.NewWorkspace("..")
-	require.NoError(t, err)
-	p, err := local.NewMemory(local.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { p.Close() })
 	rep := &recorder{}
-	return &fixture{
-		cfg: interp.Config{
-			Workspace: ws, Registry: builtins.NewRegistry(), Reporter: rep,
-			Info: builtins.RunInfo{ID: "test", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)},
-		},
-		cloud: p, rep: rep,
-	}
+	cfg := testharness.New(t, "..", "test").Config(nil)
+	cfg.Reporter = rep
+	return &fixture{cfg: cfg, cloud: testharness.Memory(t, local.Options{}), rep: rep}
 }
 
 // run runs a workflow with the validation pass, as imgflow run does.

@@ -33,7 +33,8 @@ type Config struct {
 	// workflows run with one set of vars; the caller checks them).
 	AnyVars bool
 	// Packer runs packer_build in the apply pass (the real binary on the
-	// Azure target); nil simulates it against the target (local).
+	// Azure target); nil simulates it against the target (local). The
+	// builtins decide (builtins.Run.Packer): other passes simulate.
 	Packer builtins.PackerBuilder
 	// PackerValidator validates every packer_build of a plan with the real
 	// packer (`packer validate`); nil skips that. Other passes ignore it.
@@ -108,9 +109,9 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	run := &builtins.Run{
 		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars, Registry: cfg.Registry,
 		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: scanParams(rel, src), Faults: cfg.Faults,
+		Packer: cfg.Packer,
 	}
 	if pass == "apply" {
-		run.Packer = cfg.Packer // validation and plan simulate packer
 		run.ArtifactsDir = cfg.ArtifactsDir
 	}
 	if pass == "plan" {

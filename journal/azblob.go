@@ -6,17 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
@@ -45,24 +41,26 @@ const (
 	opTimeout = 2 * time.Minute
 )
 
-// envStorageKey is the TEST-ONLY hook of cloud/azure (azure.EnvStorageKey):
-// the shared key of every storage account, Azurite's development key in
-// tests. Never set it for real storage.
-const envStorageKey = "IMGFLOW_AZURE_STORAGE_KEY"
+// ContainerClients makes authenticated clients of blob containers. The
+// Azure target (*azure.Provider) is one: its credential, --storage-auth
+// (aad, key from ListKeys, or auto) and SAS redaction then apply to the
+// journal as to every other blob call, so journal has no Azure client
+// construction of its own.
+type ContainerClients interface {
+	ContainerClient(ctx context.Context, containerURL string) (*container.Client, error)
+}
 
-// AzureOptions configure an AzureStore. The zero value is ready to use.
+// AzureOptions configure an AzureStore. The zero value is ready to use
+// with container URLs carrying a SAS.
 type AzureOptions struct {
-	// Credential authenticates when the URL carries no SAS and there is
-	// no storage key (default: azidentity's DefaultAzureCredential; it
-	// needs a data-plane role such as Storage Blob Data Contributor).
-	Credential azcore.TokenCredential
-	// StorageKey returns the account's shared key; when nil the TEST-ONLY
-	// IMGFLOW_AZURE_STORAGE_KEY is used if set, else Credential.
-	StorageKey func(account string) (string, error)
+	// Clients authenticates when the URL carries no SAS: the Azure
+	// target's provider. Without it such a URL is refused.
+	Clients ContainerClients
 	// LeaseDuration is the lease on an open journal, 15 s to 60 s
 	// (default DefaultLeaseDuration).
 	LeaseDuration time.Duration
-	// Client are the blob client options (transport, retry).
+	// Client are the blob client options (transport, retry) of a SAS URL's
+	// client; Clients' clients have their own.
 	Client *container.ClientOptions
 }
 
@@ -81,10 +79,15 @@ type AzureOptions struct {
 // and another took the run) cannot append any more. A process that dies
 // leaves the lease to expire within the lease duration.
 type AzureStore struct {
-	url    string // the container URL (with its prefix) without its query: shown in messages
-	cc     *container.Client
+	url    string // the container URL (with its folder) without its query: shown in messages
+	full   string // the container URL as given, without the folder (a SAS stays here only)
 	prefix string // the folder of the journals in the container, "" or ending in /
 	lease  time.Duration
+	// cc is the SAS URL's client, made at once; otherwise clients makes
+	// one on first use (checking the access may take requests).
+	cc      *container.Client
+	clients ContainerClients
+	mu      sync.Mutex
 }
 
 // NewAzureStore returns the store of the container at containerURL:
@@ -109,27 +112,6 @@ func NewAzureStore(containerURL string, opts *AzureOptions) (*AzureStore, error)
 	if err != nil {
 		return nil, err
 	}
-	cc, err := NewContainerClient(containerURL, &o)
-	if err != nil {
-		return nil, err
-	}
-	base, _, _ := strings.Cut(containerURL, "?") // the SAS, never shown
-	shown := strings.TrimRight(base, "/")
-	if prefix != "" {
-		shown += "/" + strings.TrimSuffix(prefix, "/")
-	}
-	return &AzureStore{url: shown, cc: cc, prefix: prefix, lease: o.LeaseDuration}, nil
-}
-
-// NewContainerClient builds a client for a blob container URL (see
-// NewAzureStore). It authenticates with, in order: a SAS in the URL;
-// opts.StorageKey, or the TEST-ONLY IMGFLOW_AZURE_STORAGE_KEY; else
-// opts.Credential, by default DefaultAzureCredential. opts may be nil.
-func NewContainerClient(containerURL string, opts *AzureOptions) (*container.Client, error) {
-	var o AzureOptions
-	if opts != nil {
-		o = *opts
-	}
 	shown := cloud.RedactURL(containerURL)
 	u, err := url.Parse(containerURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -142,53 +124,42 @@ func NewContainerClient(containerURL string, opts *AzureOptions) (*container.Cli
 	if parts.ContainerName == "" || parts.BlobName != "" {
 		return nil, fmt.Errorf("journal: %s is not a blob container URL: want https://ACCOUNT.blob.core.windows.net/CONTAINER (each run is the blob RUN_ID.jsonl in it)", shown)
 	}
-	account := parts.IPEndpointStyleInfo.AccountName
-	if account == "" {
-		host := u.Hostname()
-		if net.ParseIP(host) == nil {
-			account, _, _ = strings.Cut(host, ".")
+	base, _, _ := strings.Cut(containerURL, "?") // the SAS, never shown
+	s := &AzureStore{url: strings.TrimRight(base, "/"), full: containerURL, prefix: prefix, lease: o.LeaseDuration, clients: o.Clients}
+	if prefix != "" {
+		s.url += "/" + strings.TrimSuffix(prefix, "/")
+	}
+	switch {
+	case parts.SAS.Signature() != "":
+		var copts container.ClientOptions
+		if o.Client != nil {
+			copts = *o.Client
 		}
-	}
-	var copts container.ClientOptions
-	if o.Client != nil {
-		copts = *o.Client
-	}
-	if parts.SAS.Signature() != "" {
-		return container.NewClientWithNoCredential(containerURL, &copts)
-	}
-	if u.RawQuery != "" {
+		if s.cc, err = container.NewClientWithNoCredential(containerURL, &copts); err != nil {
+			return nil, fmt.Errorf("journal %s: %w", shown, err)
+		}
+	case u.RawQuery != "":
 		return nil, fmt.Errorf("journal: %s: the query of a container URL can only be a SAS", shown)
+	case o.Clients == nil:
+		return nil, fmt.Errorf("journal %s: no Azure credential for it: run with --target azure (the journal then authenticates as its blob calls, see --storage-auth), or put a SAS in the URL", shown)
 	}
-	keyOf := o.StorageKey
-	if keyOf == nil {
-		if key := os.Getenv(envStorageKey); key != "" {
-			keyOf = func(string) (string, error) { return key, nil }
-		}
+	return s, nil
+}
+
+// container is the store's container client: the SAS URL's, or the one
+// Clients makes, once.
+func (s *AzureStore) container(ctx context.Context) (*container.Client, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cc != nil {
+		return s.cc, nil
 	}
-	if keyOf != nil {
-		key, err := keyOf(account)
-		if err != nil {
-			return nil, fmt.Errorf("journal: key of storage account %s: %w", account, err)
-		}
-		cred, err := azblob.NewSharedKeyCredential(account, key)
-		if err != nil {
-			return nil, fmt.Errorf("journal: key of storage account %s: %w", account, err)
-		}
-		copts.InsecureAllowCredentialWithHTTP = u.Scheme == "http" // the emulator
-		return container.NewClientWithSharedKeyCredential(containerURL, cred, &copts)
+	cc, err := s.clients.ContainerClient(ctx, s.full)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", s.url, redact.Error(err))
 	}
-	if u.Scheme != "https" {
-		return nil, fmt.Errorf("journal: %s: a token is only sent over https (an emulator's http URL takes a SAS)", shown)
-	}
-	cred := o.Credential
-	if cred == nil {
-		c, err := azidentity.NewDefaultAzureCredential(nil)
-		if err != nil {
-			return nil, fmt.Errorf("journal %s: no credential: %w\nlog in with `az login`, set AZURE_CLIENT_ID/AZURE_TENANT_ID with a secret, certificate or workload identity, or put a SAS in the URL", shown, err)
-		}
-		cred = c
-	}
-	return container.NewClient(containerURL, cred, &copts)
+	s.cc = cc
+	return cc, nil
 }
 
 func (s *AzureStore) String() string { return s.url }
@@ -216,7 +187,11 @@ func (s *AzureStore) Create(ctx context.Context, header Record) (*File, error) {
 		return nil, err
 	}
 	shown := s.blobURL(header.RunID)
-	ab := s.cc.NewAppendBlobClient(s.blobName(header.RunID))
+	cc, err := s.container(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ab := cc.NewAppendBlobClient(s.blobName(header.RunID))
 	create := func() error {
 		ctx, cancel := context.WithTimeout(ctx, opTimeout)
 		defer cancel()
@@ -226,13 +201,13 @@ func (s *AzureStore) Create(ctx context.Context, header Record) (*File, error) {
 		})
 		return err
 	}
-	err := create()
+	err = create()
 	if bloberror.HasCode(err, bloberror.ContainerNotFound) {
 		cctx, cancel := context.WithTimeout(ctx, opTimeout)
-		_, cerr := s.cc.Create(cctx, nil)
+		_, cerr := cc.Create(cctx, nil)
 		cancel()
 		if cerr != nil && !bloberror.HasCode(cerr, bloberror.ContainerAlreadyExists) {
-			return nil, fmt.Errorf("journal: create container %s: %w", s.url, redactErr(cerr))
+			return nil, fmt.Errorf("journal: create container %s: %w", s.url, redact.Error(cerr))
 		}
 		err = create()
 	}
@@ -240,7 +215,7 @@ func (s *AzureStore) Create(ctx context.Context, header Record) (*File, error) {
 	case bloberror.HasCode(err, bloberror.BlobAlreadyExists, bloberror.ConditionNotMet):
 		return nil, fmt.Errorf("journal: create %s: the run exists already", shown)
 	case err != nil:
-		return nil, fmt.Errorf("journal: create %s: %w", shown, redactErr(err))
+		return nil, fmt.Errorf("journal: create %s: %w", shown, redact.Error(err))
 	}
 	w, err := s.hold(ctx, header.RunID, ab)
 	if err != nil {
@@ -262,7 +237,11 @@ func (s *AzureStore) Open(ctx context.Context, runID string) (*File, error) {
 		return nil, err
 	}
 	shown := s.blobURL(runID)
-	ab := s.cc.NewAppendBlobClient(s.blobName(runID))
+	cc, err := s.container(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ab := cc.NewAppendBlobClient(s.blobName(runID))
 	w, err := s.hold(ctx, runID, ab)
 	if err != nil {
 		return nil, err
@@ -303,15 +282,19 @@ func (s *AzureStore) Open(ctx context.Context, runID string) (*File, error) {
 // List implements Store: every RUN_ID.jsonl blob of the container, running
 // while it is leased.
 func (s *AzureStore) List(ctx context.Context) ([]Summary, error) {
+	cc, err := s.container(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []Summary
-	pager := s.cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to(s.prefix)})
+	pager := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to(s.prefix)})
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if bloberror.HasCode(err, bloberror.ContainerNotFound) {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("journal: list %s: %w", s.url, redactErr(err))
+			return nil, fmt.Errorf("journal: list %s: %w", s.url, redact.Error(err))
 		}
 		for _, item := range page.Segment.BlobItems {
 			full := deref(item.Name)
@@ -319,7 +302,7 @@ func (s *AzureStore) List(ctx context.Context) ([]Summary, error) {
 			if !strings.HasSuffix(name, ".jsonl") || strings.Contains(name, "/") {
 				continue // another folder's journals
 			}
-			data, _, err := download(ctx, s.cc.NewBlobClient(full))
+			data, _, err := download(ctx, cc.NewBlobClient(full))
 			if bloberror.HasCode(err, bloberror.BlobNotFound) {
 				continue // deleted meanwhile
 			}
@@ -345,13 +328,13 @@ func download(ctx context.Context, bc *blob.Client) ([]byte, blob.DownloadRespon
 	defer cancel()
 	resp, err := bc.DownloadStream(ctx, nil)
 	if err != nil {
-		return nil, blob.DownloadResponse{}, redactErr(err)
+		return nil, blob.DownloadResponse{}, redact.Error(err)
 	}
 	body := resp.NewRetryReader(ctx, nil)
 	defer body.Close()
 	data, err := io.ReadAll(body)
 	if err != nil {
-		return nil, blob.DownloadResponse{}, redactErr(err)
+		return nil, blob.DownloadResponse{}, redact.Error(err)
 	}
 	return data, resp.DownloadResponse, nil
 }
@@ -372,7 +355,7 @@ func (s *AzureStore) hold(ctx context.Context, runID string, ab *appendblob.Clie
 	case bloberror.HasCode(err, bloberror.LeaseAlreadyPresent):
 		return nil, fmt.Errorf("run %s is in use by another imgflow process (its journal %s is leased; the lease of a process that died expires within %s): wait for it, or stop it", runID, shown, s.lease)
 	case err != nil:
-		return nil, fmt.Errorf("journal %s: lease: %w", shown, redactErr(err))
+		return nil, fmt.Errorf("journal %s: lease: %w", shown, redact.Error(err))
 	}
 	w := &blobWriter{ab: ab, lc: lc, every: s.lease / 3, stop: make(chan struct{}), done: make(chan struct{})}
 	go w.renew()
@@ -446,9 +429,9 @@ func (w *blobWriter) write(line []byte) error {
 		if renewErr != nil {
 			why = fmt.Sprintf(" (renewing it failed: %v)", renewErr)
 		}
-		return fmt.Errorf("this process lost the lease on the journal%s: another imgflow process may have taken the run over, so this one stops: %w", why, redactErr(err))
+		return fmt.Errorf("this process lost the lease on the journal%s: another imgflow process may have taken the run over, so this one stops: %w", why, redact.Error(err))
 	}
-	return redactErr(err)
+	return redact.Error(err)
 }
 
 var errFull = fmt.Errorf("the journal's append blob is full: it holds at most %d records (blocks), and a run has far fewer steps, so this run likely repeats a cloud-changing call in a loop", MaxBlocks)
@@ -470,7 +453,7 @@ func (w *blobWriter) renew() {
 		_, err := w.lc.RenewLease(ctx, nil)
 		cancel()
 		w.mu.Lock()
-		w.renewErr = redactErr(err)
+		w.renewErr = redact.Error(err)
 		w.mu.Unlock()
 	}
 }
@@ -488,36 +471,10 @@ func (w *blobWriter) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := w.lc.ReleaseLease(ctx, nil); err != nil {
-		return fmt.Errorf("release lease: %w", redactErr(err))
+		return fmt.Errorf("release lease: %w", redact.Error(err))
 	}
 	return nil
 }
-
-// redactErr removes any SAS from an error's message (Go's *url.Error quotes
-// the whole request URL), keeping the error for errors.Is and bloberror.
-func redactErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		ue.URL = cloud.RedactURL(ue.URL)
-	}
-	msg := err.Error()
-	r := redact.SAS(msg)
-	if r == msg {
-		return err
-	}
-	return &redactedError{err: err, msg: r}
-}
-
-type redactedError struct {
-	err error
-	msg string
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
 
 func to[T any](v T) *T { return &v }
 

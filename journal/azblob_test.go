@@ -31,18 +31,28 @@ func containerURL(t *testing.T) string {
 	return az.Endpoint(azuritetest.DevAccount) + "/journals-" + hex.EncodeToString(b[:])
 }
 
-// azureStore is a store on a new container, authenticated with the shared
-// key.
+// azureStore is a store on a new container whose client the Azure
+// target makes, with Azurite's shared key.
 func azureStore(t *testing.T, opts *AzureOptions) *AzureStore {
 	t.Helper()
 	var o AzureOptions
 	if opts != nil {
 		o = *opts
 	}
-	o.StorageKey = azuritetest.KeyFunc
+	o.Clients = azureClients(t)
 	s, err := NewAzureStore(containerURL(t), &o)
 	require.NoError(t, err)
 	return s
+}
+
+// azureClients makes container clients as the Azure target does, with
+// Azurite's shared key.
+func azureClients(t *testing.T) ContainerClients {
+	t.Helper()
+	p, err := azure.New(context.Background(), azure.Options{SubscriptionID: "00000000-0000-0000-0000-000000000000",
+		Credential: azure.StaticToken("imgflow-test-token"), StorageKey: azuritetest.KeyFunc})
+	require.NoError(t, err)
+	return p
 }
 
 func TestAzureAppendedRecordsSurviveReopen(t *testing.T) {
@@ -213,13 +223,14 @@ func TestAzureListReportsStatusAndResumability(t *testing.T) {
 	running, err := s.Create(ctx, header("running"))
 	require.NoError(t, err)
 	defer running.Close()
-	_, err = s.cc.NewBlockBlobClient("notes.txt").UploadBuffer(ctx, []byte("not a journal"), nil)
+	cc, err := s.container(ctx)
+	require.NoError(t, err)
+	_, err = cc.NewBlockBlobClient("notes.txt").UploadBuffer(ctx, []byte("not a journal"), nil)
 	require.NoError(t, err)
 
-	runs, err = List(s.String()) // the package function, by URL…
-	require.Error(t, err, "…needs a credential: the test key is not in the environment")
-	t.Setenv(envStorageKey, azuritetest.DevKey)
-	runs, err = List(s.String())
+	_, err = List(s.String()) // the package function, by URL…
+	require.ErrorContains(t, err, "--target azure", "…needs the Azure target's credential (or a SAS)")
+	runs, err = s.List(ctx)
 	require.NoError(t, err)
 	byID := map[string]Summary{}
 	for _, r := range runs {
@@ -240,9 +251,11 @@ func TestAzureListReportsStatusAndResumability(t *testing.T) {
 func TestAzureASASInTheURLIsACredentialNeverShown(t *testing.T) {
 	ctx := context.Background()
 	s := azureStore(t, nil)
-	_, err := s.cc.Create(ctx, nil)
+	cc, err := s.container(ctx)
 	require.NoError(t, err)
-	sasURL, err := s.cc.GetSASURL(sas.ContainerPermissions{Read: true, Add: true, Create: true, Write: true, List: true}, time.Now().Add(time.Hour), nil)
+	_, err = cc.Create(ctx, nil)
+	require.NoError(t, err)
+	sasURL, err := cc.GetSASURL(sas.ContainerPermissions{Read: true, Add: true, Create: true, Write: true, List: true}, time.Now().Add(time.Hour), nil)
 	require.NoError(t, err)
 	require.Contains(t, sasURL, "sig=")
 
@@ -307,19 +320,19 @@ func TestAzureARetriedAppendIsNotDuplicated(t *testing.T) {
 }
 
 func TestAzureStoreURLs(t *testing.T) {
-	t.Setenv(envStorageKey, "")
-	assert.Equal(t, azure.EnvStorageKey, envStorageKey, "the same TEST-ONLY hook as the Azure target")
 	for _, bad := range []string{
 		"https://acct.blob.core.windows.net",
 		"https://acct.blob.core.windows.net/c/r1.jsonl",
 		"https://acct.blob.core.windows.net/c?foo=bar",
 		"ftp://acct/c",
-		"http://127.0.0.1:1/devstoreaccount1/c", // a token over http
+		"http://127.0.0.1:1/devstoreaccount1/c", // no SAS, no Azure target
 	} {
 		_, err := NewAzureStore(bad, nil)
 		assert.Error(t, err, bad)
 	}
-	_, err := NewAzureStore("https://acct.blob.core.windows.net/c", &AzureOptions{LeaseDuration: time.Hour})
+	_, err := NewAzureStore("https://acct.blob.core.windows.net/c", nil)
+	assert.ErrorContains(t, err, "run with --target azure", "without a SAS the journal needs the Azure target's credential")
+	_, err = NewAzureStore("https://acct.blob.core.windows.net/c?sv=2024&sig=secret", &AzureOptions{LeaseDuration: time.Hour})
 	assert.ErrorContains(t, err, "between 15s and 60s")
 	s, err := OpenStore("https://acct.blob.core.windows.net/c/?sv=2024&sig=secret")
 	require.NoError(t, err)

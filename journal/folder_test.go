@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 )
 
 func TestSplitPrefixKeepsTheSASOnTheContainer(t *testing.T) {
@@ -39,8 +38,9 @@ func TestSplitPrefixKeepsTheSASOnTheContainer(t *testing.T) {
 func TestAzureFoldersOfOneContainerKeepTheirRunsApart(t *testing.T) {
 	ctx := context.Background()
 	base := containerURL(t)
+	clients := azureClients(t)
 	store := func(url string) *AzureStore {
-		s, err := NewAzureStore(url, &AzureOptions{StorageKey: azuritetest.KeyFunc})
+		s, err := NewAzureStore(url, &AzureOptions{Clients: clients})
 		require.NoError(t, err)
 		return s
 	}

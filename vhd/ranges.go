@@ -6,9 +6,12 @@ import (
 	"os"
 )
 
-// Range is a byte range [Offset, Offset+Length) of a file.
+// Range is a half-open byte range [Offset, Offset+Length) of a file or
+// blob. It is the one range type of imgflow: cloud's page sources, chunks
+// and digests use it too (cloud imports vhd, never the other way).
 type Range struct {
-	Offset, Length int64
+	Offset int64 `json:"offset"`
+	Length int64 `json:"length"`
 }
 
 // End returns the offset just past the range.
@@ -20,7 +23,9 @@ func (r Range) End() int64 { return r.Offset + r.Length }
 // the OS has them; when the OS or filesystem does not, it returns one range
 // covering the whole file, which is always correct, just not economical.
 // Ranges are sorted, non-overlapping and merged when adjacent; the footer is
-// included like any other data. An empty file has no ranges.
+// included like any other data. A file without data (empty, or all hole)
+// has no ranges: an empty, non-nil slice, so it can go straight into a
+// cloud.PageSource, where nil means "unknown: read all of it".
 //
 // Reported ranges are filesystem-block granular and may contain zeros;
 // combine with IsZero to skip those. DataRanges moves and then restores the
@@ -33,7 +38,7 @@ func DataRanges(f *os.File) ([]Range, error) {
 	}
 	size := st.Size()
 	if size <= 0 {
-		return nil, nil
+		return []Range{}, nil
 	}
 	ranges, supported, err := seekDataRanges(f, size)
 	if err != nil {
@@ -41,6 +46,9 @@ func DataRanges(f *os.File) ([]Range, error) {
 	}
 	if !supported {
 		return []Range{{Offset: 0, Length: size}}, nil
+	}
+	if ranges == nil {
+		return []Range{}, nil
 	}
 	return ranges, nil
 }

@@ -103,6 +103,7 @@ func TestDataRangesDenseAndEmpty(t *testing.T) {
 	ranges, err = DataRanges(e)
 	require.NoError(t, err)
 	assert.Empty(t, ranges)
+	assert.NotNil(t, ranges, "no data is an empty slice; nil would mean all of it to cloud.PageSource")
 
 	closed, err := os.Open(dense)
 	require.NoError(t, err)

@@ -33,8 +33,8 @@ var publishingInfo = []string{"vhd_url", "os_name", "sku_name", "offer_name", "h
 // checkout for the CAPI workflows), on a fresh
 // local state directory, and checks what it left: the outputs its test
 // file's EXPECTED_OUTPUTS names, what they point at, no managed disk or
-// open disk access, no temporary resource that is not registered for
-// deletion. It then runs it again on that state: with the same run facts
+// open disk access, no temporary resource (lib/temporary.star deleted
+// them). It then runs it again on that state: with the same run facts
 // (a resume, or a rerun in the same second) nothing changes at all; with
 // new ones (a later `imgflow run`) it succeeds and everything that existed
 // is still there, unchanged.

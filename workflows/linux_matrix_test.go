@@ -16,6 +16,7 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -92,13 +93,12 @@ func (c linuxCell) needsUAToken() bool {
 
 func runLinux(t *testing.T, p *local.Provider, vars map[string]starlark.Value, plan bool) *interp.Result {
 	t.Helper()
-	ws, err := builtins.NewWorkspace("..")
-	require.NoError(t, err)
-	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: vars, Info: builtins.RunInfo{ID: "plan", Time: runTime}}
+	h := testharness.New(t, "..", "plan")
+	h.Info.Time = runTime
 	if plan {
-		return interp.Plan(context.Background(), "//workflows/linux.star", cfg, overlay.New(p))
+		return interp.Plan(context.Background(), "//workflows/linux.star", h.Config(vars), overlay.New(p))
 	}
-	return interp.Run(context.Background(), "//workflows/linux.star", cfg, interp.Target{Apply: p, Validate: overlay.New(p)})
+	return h.Run(context.Background(), "//workflows/linux.star", vars, testharness.Local(p))
 }
 
 // TestLinuxMatrixOnTheLocalTarget runs every cell of the matrix on the
@@ -192,13 +192,11 @@ func TestUbuntuFIPSWithoutTheUATokenChangesNothing(t *testing.T) {
 // straight to the gallery; a managed-image template with an Arm64 source
 // fails before any change, naming Azure's rule.
 func TestArm64ManagedImageBuildIsRefusedBeforeAnyChange(t *testing.T) {
-	ws, err := builtins.NewWorkspace("..")
-	require.NoError(t, err)
+	h := testharness.New(t, "..", "arm64")
+	h.Info.Time = runTime
 	p := newPlanCloud(t)
 	before := mustJSON(t, p.Snapshot())
-	res := interp.Run(context.Background(), "//testdata/build/arm64_managed_image.star", interp.Config{
-		Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "arm64", Time: runTime},
-	}, interp.Target{Apply: p, Validate: overlay.New(p)})
+	res := h.Run(context.Background(), "//testdata/build/arm64_managed_image.star", nil, testharness.Local(p))
 	require.Error(t, res.Err)
 	assert.Contains(t, res.Err.Error(), "Azure cannot capture a managed image from an Arm64 VM")
 	assert.Contains(t, res.Err.Error(), "remove managed_image_name and managed_image_resource_group_name")

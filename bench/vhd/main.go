@@ -75,7 +75,7 @@ type file struct {
 	path    string
 	size    int64 // file size (virtual + footer)
 	data    int64 // bytes of data
-	ranges  []cloud.ByteRange
+	ranges  []vhd.Range
 	digest  string
 	explain string
 }
@@ -268,7 +268,7 @@ func (c *ceilingRun) rate() float64 { return median(c.samples) }
 
 func (c *ceilingRun) put(ctx context.Context, cc *container.Client, par int, name string) (float64, error) {
 	const size = 512 * mib
-	took, err := c.putPieces(ctx, cc, par, name, size, cloud.Pieces([]cloud.ByteRange{{Offset: 0, Length: size}}, size, 0))
+	took, err := c.putPieces(ctx, cc, par, name, size, cloud.Pieces([]vhd.Range{{Offset: 0, Length: size}}, size, 0))
 	return float64(size) / mib / took.Seconds(), err
 }
 
@@ -288,7 +288,7 @@ func (c *ceilingRun) putPieces(ctx context.Context, cc *container.Client, par in
 		return 0, err
 	}
 	defer pc.Delete(ctx, nil)
-	next := make(chan cloud.ByteRange)
+	next := make(chan vhd.Range)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
@@ -355,11 +355,11 @@ func joinRates(rs []float64) string {
 func makeFile(ctx context.Context, dir, name string) (*file, error) {
 	f := &file{name: name, path: filepath.Join(dir, name+".vhd")}
 	var virtual int64
-	var extents []cloud.ByteRange
+	var extents []vhd.Range
 	switch name {
 	case "dense":
 		virtual = 512 * mib
-		extents = []cloud.ByteRange{{Offset: 0, Length: virtual}}
+		extents = []vhd.Range{{Offset: 0, Length: virtual}}
 		f.explain = "512 MiB fixed VHD, all data"
 	case "sparse25":
 		virtual = 2048 * mib
@@ -367,7 +367,7 @@ func makeFile(ctx context.Context, dir, name string) (*file, error) {
 		f.explain = fmt.Sprintf("2 GiB fixed VHD, 512 MiB of data in %d extents of 64 KiB–8 MiB, random gaps", len(extents))
 	case "contig25":
 		virtual = 2048 * mib
-		extents = []cloud.ByteRange{{Offset: 0, Length: virtual / 4}}
+		extents = []vhd.Range{{Offset: 0, Length: virtual / 4}}
 		f.explain = "2 GiB fixed VHD, the first 512 MiB data"
 	case "sparse30g":
 		virtual = 30 << 30
@@ -407,12 +407,9 @@ func makeFile(ctx context.Context, dir, name string) (*file, error) {
 	}
 	f.size = st.Size()
 	f.data += vhd.FooterSize
-	rs, err := vhd.DataRanges(out)
+	f.ranges, err = vhd.DataRanges(out)
 	if err != nil {
 		return nil, err
-	}
-	for _, r := range rs {
-		f.ranges = append(f.ranges, cloud.ByteRange{Offset: r.Offset, Length: r.Length})
 	}
 	f.digest, err = cloud.SparseDigest(ctx, out, f.size, f.ranges)
 	return f, err
@@ -420,7 +417,7 @@ func makeFile(ctx context.Context, dir, name string) (*file, error) {
 
 // scattered places data bytes in extents of 64 KiB–8 MiB (4 KiB-aligned)
 // over virtual bytes with random gaps.
-func scattered(virtual, data int64, seed uint64) []cloud.ByteRange {
+func scattered(virtual, data int64, seed uint64) []vhd.Range {
 	r := rand.New(rand.NewPCG(seed, seed))
 	var sizes []int64
 	for left := data; left > 0; {
@@ -435,11 +432,11 @@ func scattered(virtual, data int64, seed uint64) []cloud.ByteRange {
 		sum += weights[i]
 	}
 	gapSpace := (virtual - data) / 4096
-	var out []cloud.ByteRange
+	var out []vhd.Range
 	off := int64(0)
 	for i, n := range sizes {
 		off += int64(weights[i]/sum*float64(gapSpace)) * 4096
-		out = append(out, cloud.ByteRange{Offset: off, Length: n})
+		out = append(out, vhd.Range{Offset: off, Length: n})
 		off += n
 	}
 	return out
@@ -488,7 +485,7 @@ func verify(ctx context.Context, p *azure.Provider, cc *container.Client, ref cl
 	if b.Size != f.size {
 		return fmt.Errorf("blob has %d bytes, the file %d", b.Size, f.size)
 	}
-	var ranges []cloud.ByteRange
+	var ranges []vhd.Range
 	pager := cc.NewPageBlobClient(ref.Name).NewGetPageRangesPager(nil)
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
@@ -496,11 +493,11 @@ func verify(ctx context.Context, p *azure.Provider, cc *container.Client, ref cl
 			return err
 		}
 		for _, r := range page.PageList.PageRange {
-			ranges = append(ranges, cloud.ByteRange{Offset: *r.Start, Length: *r.End - *r.Start + 1})
+			ranges = append(ranges, vhd.Range{Offset: *r.Start, Length: *r.End - *r.Start + 1})
 		}
 	}
 	if ranges == nil {
-		ranges = []cloud.ByteRange{}
+		ranges = []vhd.Range{}
 	}
 	d, err := cloud.SparseDigest(ctx, blobReader{ctx, p, ref}, b.Size, ranges)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 const (
@@ -293,7 +294,7 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 		return fail(err)
 	}
 	// The digest comes first: the blob records it from its creation.
-	pending, err := cloud.SparseDigest(ctx, src.Reader, src.Size, append([]cloud.ByteRange{}, ranges...))
+	pending, err := cloud.SparseDigest(ctx, src.Reader, src.Size, append([]vhd.Range{}, ranges...))
 	if err != nil {
 		return fail(permanentError{fmt.Errorf("digest of the source: %w", err)})
 	}
@@ -408,7 +409,7 @@ func (p *Provider) deleteQuietly(ctx context.Context, pc *pageblob.Client, u str
 
 // pageRanges returns the source's data ranges (PageSource.DataRanges)
 // widened to whole 512-byte pages, as Put Page writes them, and merged.
-func pageRanges(src cloud.PageSource, u string) ([]cloud.ByteRange, error) {
+func pageRanges(src cloud.PageSource, u string) ([]vhd.Range, error) {
 	rs, err := src.DataRanges(u)
 	if err != nil {
 		return nil, err
@@ -416,7 +417,7 @@ func pageRanges(src cloud.PageSource, u string) ([]cloud.ByteRange, error) {
 	for i, r := range rs {
 		start := r.Offset / pageSize * pageSize
 		end := (r.Offset + r.Length + pageSize - 1) / pageSize * pageSize
-		rs[i] = cloud.ByteRange{Offset: start, Length: end - start}
+		rs[i] = vhd.Range{Offset: start, Length: end - start}
 	}
 	return cloud.MergeRanges(rs), nil
 }

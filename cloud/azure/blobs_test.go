@@ -17,6 +17,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // sparseVHD is 16 MiB with 1 MiB of data at the start, 4 KiB at 12 MiB,
@@ -32,7 +33,7 @@ func sparseVHD(t *testing.T) *image {
 	require.NoError(t, f.Close())
 	img.content, err = os.ReadFile(img.path)
 	require.NoError(t, err)
-	img.ranges = []cloud.ByteRange{{Offset: 0, Length: 1 << 20}, {Offset: 4 << 20, Length: 4 << 20}, {Offset: 12 << 20, Length: 4096}, {Offset: 16 << 20, Length: 512}}
+	img.ranges = []vhd.Range{{Offset: 0, Length: 1 << 20}, {Offset: 4 << 20, Length: 4 << 20}, {Offset: 12 << 20, Length: 4096}, {Offset: 16 << 20, Length: 512}}
 	return img
 }
 
@@ -78,7 +79,7 @@ func TestUploadFailureLeavesNothing(t *testing.T) {
 	sa, c := w.base("imgflowtest")
 	r := ref(sa, c, "short.vhd")
 	// The reader ends before the blob's size: the upload fails.
-	_, err := w.p.UploadPageBlob(w.ctx, r, cloud.PageSource{Reader: bytes.NewReader(make([]byte, 1024)), Size: 8 << 20, Ranges: []cloud.ByteRange{{Offset: 0, Length: 8 << 20}}}, false)
+	_, err := w.p.UploadPageBlob(w.ctx, r, cloud.PageSource{Reader: bytes.NewReader(make([]byte, 1024)), Size: 8 << 20, Ranges: []vhd.Range{{Offset: 0, Length: 8 << 20}}}, false)
 	require.Error(t, err)
 	_, err = w.p.GetBlob(w.ctx, r)
 	assert.True(t, cloud.HasCode(err, cloud.CodeBlobNotFound), "%v", err)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/progress"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // copySASLifetime is how long a SAS the provider signs for a server-side
@@ -366,9 +367,9 @@ func copyProgress(s string) (copied, total int64, ok bool) {
 
 // sourceRanges lists the source's written pages (GetPageRanges), merged:
 // empty ranges are never moved.
-func (p *Provider) sourceRanges(ctx context.Context, j *copyJob) ([]cloud.ByteRange, error) {
+func (p *Provider) sourceRanges(ctx context.Context, j *copyJob) ([]vhd.Range, error) {
 	pager := j.src.NewGetPageRangesPager(nil)
-	var rs []cloud.ByteRange
+	var rs []vhd.Range
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if err != nil {
@@ -378,7 +379,7 @@ func (p *Provider) sourceRanges(ctx context.Context, j *copyJob) ([]cloud.ByteRa
 			if r == nil || r.Start == nil || r.End == nil {
 				continue
 			}
-			rs = append(rs, cloud.ByteRange{Offset: *r.Start, Length: *r.End - *r.Start + 1})
+			rs = append(rs, vhd.Range{Offset: *r.Start, Length: *r.End - *r.Start + 1})
 		}
 	}
 	return cloud.MergeRanges(rs), nil
@@ -428,7 +429,7 @@ func (p *Provider) rangeCopy(ctx context.Context, j *copyJob) error {
 			break
 		}
 		wg.Add(1)
-		go func(c cloud.ByteRange) {
+		go func(c vhd.Range) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			err := p.retry(ctx, fmt.Sprintf("%s: write at %d", op, c.Offset), func() error {
@@ -477,7 +478,7 @@ func (p *Provider) streamCopy(ctx context.Context, j *copyJob) error {
 		// Not every source lists its pages (a disk SAS may refuse): copy
 		// everything, zero chunks are still skipped.
 		p.logf("copy %s: page ranges unavailable (%v); reading the whole blob", j.shown, err)
-		ranges = []cloud.ByteRange{{Offset: 0, Length: j.size}}
+		ranges = []vhd.Range{{Offset: 0, Length: j.size}}
 	}
 	res, err := p.transfer(ctx, transferSpec{
 		op: "copy " + j.shown + " to " + shown(j.dest), ranges: ranges, size: j.size,

@@ -14,13 +14,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -155,12 +155,11 @@ exported = sig_to_vhd(v, dest = blob(sa, container = "cvmexport", name = "cvm-1.
 output("vhd", exported.url)
 output("guest_state", exported.guest_state.url)
 `), 0o644))
-	ws, err := builtins.NewWorkspace(root)
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res := interp.Run(ctx, "//cvm.star", interp.Config{Workspace: ws, Registry: builtins.NewRegistry(),
-		Info: builtins.RunInfo{ID: "azure-cvm", Time: time.Now()}}, interp.Target{Apply: w.p, Validate: overlay.New(w.p)})
+	h := testharness.New(t, root, "azure-cvm")
+	h.Info.Time = time.Now()
+	res := h.Run(ctx, "//cvm.star", nil, interp.Target{Apply: w.p, Validate: overlay.New(w.p)})
 	require.NoError(t, res.Err)
 	outputs := map[string]string{}
 	for _, o := range res.Outputs {

@@ -146,7 +146,7 @@ func randomHex(n int) string {
 type image struct {
 	path    string
 	content []byte
-	ranges  []cloud.ByteRange
+	ranges  []vhd.Range
 }
 
 func (img *image) md5() string {
@@ -174,11 +174,7 @@ func makeVHD(t *testing.T, size int64, n int, offsets ...int64) *image {
 	require.NoError(t, err)
 	content, err := os.ReadFile(path)
 	require.NoError(t, err)
-	img := &image{path: path, content: content}
-	for _, r := range rs {
-		img.ranges = append(img.ranges, cloud.ByteRange{Offset: r.Offset, Length: r.Length})
-	}
-	return img
+	return &image{path: path, content: content, ranges: rs}
 }
 
 func (w *world) upload(img *image, r cloud.BlobRef) *cloud.Blob {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 func TestRedactSAS(t *testing.T) {
@@ -89,16 +90,16 @@ func TestAzErr(t *testing.T) {
 }
 
 func TestPageRanges(t *testing.T) {
-	rs, err := pageRanges(cloud.PageSource{Reader: strings.NewReader(""), Size: 8192, Ranges: []cloud.ByteRange{
+	rs, err := pageRanges(cloud.PageSource{Reader: strings.NewReader(""), Size: 8192, Ranges: []vhd.Range{
 		{Offset: 4000, Length: 100}, {Offset: 10, Length: 5}, {Offset: 500, Length: 20}, {Offset: 7680, Length: 0},
 	}}, "u")
 	require.NoError(t, err)
-	assert.Equal(t, []cloud.ByteRange{{Offset: 0, Length: 1024}, {Offset: 3584, Length: 1024}}, rs, "widened to pages, merged")
-	_, err = pageRanges(cloud.PageSource{Reader: strings.NewReader(""), Size: 1024, Ranges: []cloud.ByteRange{{Offset: 1000, Length: 100}}}, "u")
+	assert.Equal(t, []vhd.Range{{Offset: 0, Length: 1024}, {Offset: 3584, Length: 1024}}, rs, "widened to pages, merged")
+	_, err = pageRanges(cloud.PageSource{Reader: strings.NewReader(""), Size: 1024, Ranges: []vhd.Range{{Offset: 1000, Length: 100}}}, "u")
 	assert.True(t, cloud.HasCode(err, cloud.CodeInvalidParameter))
 	rs, err = pageRanges(cloud.PageSource{Reader: strings.NewReader(""), Size: 1024}, "u")
 	require.NoError(t, err)
-	assert.Equal(t, []cloud.ByteRange{{Offset: 0, Length: 1024}}, rs)
+	assert.Equal(t, []vhd.Range{{Offset: 0, Length: 1024}}, rs)
 
 }
 

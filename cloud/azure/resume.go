@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // Resumable uploads.
@@ -65,7 +66,7 @@ type blobWriter struct {
 	pending string
 	// have are the page ranges an interrupted upload already wrote
 	// (nil for a new blob).
-	have []cloud.ByteRange
+	have []vhd.Range
 	// ctx ends when the lease could not be renewed.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -246,8 +247,8 @@ func metaValue(md map[string]*string, key string) string {
 }
 
 // pageRangesOf lists the blob's page ranges, sorted and merged.
-func pageRangesOf(ctx context.Context, pc *pageblob.Client) ([]cloud.ByteRange, error) {
-	var rs []cloud.ByteRange
+func pageRangesOf(ctx context.Context, pc *pageblob.Client) ([]vhd.Range, error) {
+	var rs []vhd.Range
 	pager := pc.NewGetPageRangesPager(nil)
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
@@ -256,7 +257,7 @@ func pageRangesOf(ctx context.Context, pc *pageblob.Client) ([]cloud.ByteRange, 
 		}
 		for _, r := range page.PageList.PageRange {
 			if r != nil && r.Start != nil && r.End != nil {
-				rs = append(rs, cloud.ByteRange{Offset: *r.Start, Length: *r.End - *r.Start + 1})
+				rs = append(rs, vhd.Range{Offset: *r.Start, Length: *r.End - *r.Start + 1})
 			}
 		}
 	}
@@ -264,7 +265,7 @@ func pageRangesOf(ctx context.Context, pc *pageblob.Client) ([]cloud.ByteRange, 
 }
 
 // covered reports whether the sorted, merged ranges hold all of r.
-func covered(have []cloud.ByteRange, r cloud.ByteRange) bool {
+func covered(have []vhd.Range, r vhd.Range) bool {
 	i := sort.Search(len(have), func(i int) bool { return have[i].Offset+have[i].Length > r.Offset })
 	return i < len(have) && have[i].Offset <= r.Offset && r.Offset+r.Length <= have[i].Offset+have[i].Length
 }

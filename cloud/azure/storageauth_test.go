@@ -16,13 +16,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -174,12 +174,11 @@ sa = storage_account("imgflowtest", resource_group = rg)
 g = gallery("imgflow_auth", resource_group = rg)
 base = vhd_upload("//base.vhd", dest = blob(sa, container = "authvhds", name = "base.vhd"))
 `), 0o644))
-	ws, err := builtins.NewWorkspace(root)
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res := interp.Run(ctx, "//upload.star", interp.Config{Workspace: ws, Registry: builtins.NewRegistry(),
-		Info: builtins.RunInfo{ID: "azure-auth", Time: time.Now()}}, interp.Target{Apply: w.p, Validate: overlay.New(w.p)})
+	h := testharness.New(t, root, "azure-auth")
+	h.Info.Time = time.Now()
+	res := h.Run(ctx, "//upload.star", nil, interp.Target{Apply: w.p, Validate: overlay.New(w.p)})
 	require.Error(t, res.Err)
 	assert.Equal(t, "validate", res.Pass)
 	msg := res.Err.Error()

@@ -52,12 +52,12 @@ var zeros = make([]byte, chunkSize)
 // size bytes, read by fetch and written by write.
 type transferSpec struct {
 	op     string
-	ranges []cloud.ByteRange
+	ranges []vhd.Range
 	size   int64
 	md5    bool // compute the Content-MD5 of the whole content
 	// have are page ranges the destination already holds (a resumed
 	// upload): a piece whose pages are all there is not written again.
-	have  []cloud.ByteRange
+	have  []vhd.Range
 	fetch func(ctx context.Context, off int64, buf []byte) error
 	write func(ctx context.Context, off int64, data []byte) error
 }
@@ -227,7 +227,7 @@ func (p *Provider) verifyPages(ctx context.Context, pc *pageblob.Client, u strin
 }
 
 // rangeBytes is the total length of ranges.
-func rangeBytes(rs []cloud.ByteRange) int64 {
+func rangeBytes(rs []vhd.Range) int64 {
 	var n int64
 	for _, r := range rs {
 		n += r.Length

@@ -10,11 +10,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.starlark.net/starlark"
 
-	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -23,16 +22,11 @@ import (
 // create answered after the retry, then reruns it: nothing changes.
 func TestFlatcarWorkflow(t *testing.T) {
 	w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations()}, nil)
-	ws, err := builtins.NewWorkspace("../..")
-	require.NoError(t, err)
+	h := azureHarness(t, "azure-test")
 	run := func() *interp.Result {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		return interp.Run(ctx, "//workflows/flatcar.star", interp.Config{
-			Workspace: ws, Registry: builtins.NewRegistry(),
-			Vars: map[string]starlark.Value{"version": starlark.String("4152.2.3"), "vhd": starlark.String("//testdata/flatcar/flatcar-linux-test-amd64.vhd")},
-			Info: builtins.RunInfo{ID: "azure-test", Time: time.Now()},
-		}, interp.Target{Apply: w.p})
+		return h.Run(ctx, "//workflows/flatcar.star", testharness.Vars("version", "4152.2.3", "vhd", "//testdata/flatcar/flatcar-linux-test-amd64.vhd"), interp.Target{Apply: w.p})
 	}
 	w.f.Inject(fakearm.Fault{API: "GalleryImageVersionsClient.BeginCreateOrUpdate", Method: http.MethodPut, Status: http.StatusTooManyRequests,
 		Code: "TooManyRequests", RetryAfter: 10 * time.Millisecond})
@@ -74,14 +68,11 @@ func starlarkString(v any) string {
 // managed image from the version) twice through the Azure provider; with a
 // replication region that fails, the run stops naming it.
 func TestExportWorkflow(t *testing.T) {
+	h := azureHarness(t, "azure-export")
 	run := func(w *world) *interp.Result {
-		ws, err := builtins.NewWorkspace("../..")
-		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		return interp.Run(ctx, "//testdata/azure/export.star", interp.Config{
-			Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "azure-export", Time: time.Now()},
-		}, interp.Target{Apply: w.p})
+		return h.Run(ctx, "//testdata/azure/export.star", nil, interp.Target{Apply: w.p})
 	}
 	t.Run("twice", func(t *testing.T) {
 		w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations(), ReplicationPolls: 1}, nil)
@@ -111,14 +102,10 @@ func TestExportWorkflow(t *testing.T) {
 func TestReplicateNoWaitWorkflow(t *testing.T) {
 	w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations(),
 		RegionDelays: map[string]time.Duration{"northeurope": time.Hour, "eastus": time.Hour}}, nil)
-	ws, err := builtins.NewWorkspace("../..")
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	start := time.Now()
-	res := interp.Run(ctx, "//testdata/azure/replicate_nowait.star", interp.Config{
-		Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "azure-nowait", Time: time.Now()},
-	}, interp.Target{Apply: w.p})
+	res := azureHarness(t, "azure-nowait").Run(ctx, "//testdata/azure/replicate_nowait.star", nil, interp.Target{Apply: w.p})
 	require.NoError(t, res.Err)
 	assert.Less(t, time.Since(start), 30*time.Second)
 	var states string
@@ -128,4 +115,12 @@ func TestReplicateNoWaitWorkflow(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "westeurope=Completed,northeurope=Replicating,eastus=Replicating", states)
+}
+
+// azureHarness runs the repository's workflows at the time of the test
+// (the fake ARM dates what it creates now).
+func azureHarness(t *testing.T, runID string) *testharness.Harness {
+	h := testharness.New(t, "../..", runID)
+	h.Info.Time = time.Now()
+	return h
 }

@@ -194,7 +194,7 @@ func blobRef(sa *cloud.StorageAccount, container, name string) cloud.BlobRef {
 type vhdFile struct {
 	path    string
 	content []byte
-	ranges  []cloud.ByteRange
+	ranges  []vhd.Range
 	md5     string
 	digest  string
 }
@@ -222,11 +222,7 @@ func (e *env) makeVHD(seed byte) *vhdFile {
 	sum := md5.Sum(content)
 	digest, err := cloud.SparseDigest(context.Background(), bytes.NewReader(content), int64(len(content)), nil)
 	require.NoError(e.t, err)
-	out := &vhdFile{path: path, content: content, md5: hex.EncodeToString(sum[:]), digest: digest}
-	for _, r := range rs {
-		out.ranges = append(out.ranges, cloud.ByteRange{Offset: r.Offset, Length: r.Length})
-	}
-	return out
+	return &vhdFile{path: path, content: content, md5: hex.EncodeToString(sum[:]), digest: digest, ranges: rs}
 }
 
 // sameContent checks a blob's identity: the file's sparse digest, and its

@@ -264,7 +264,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 	}
 	defer f.Close()
 	tmp, digest, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
-		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size)
+		return copySparse(ctx, dst, f, dataRanges(f, meta.Size), meta.Size)
 	})
 	if err != nil {
 		return nil, err
@@ -297,7 +297,7 @@ func (p *Provider) copyFromDisk(ctx context.Context, srcRef cloud.BlobRef, q url
 	}
 	defer f.Close()
 	tmp, digest, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
-		return copySparse(ctx, dst, f, dataExtents(f, meta.Size), meta.Size)
+		return copySparse(ctx, dst, f, dataRanges(f, meta.Size), meta.Size)
 	})
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 func md5hex(b []byte) string {
@@ -117,7 +118,7 @@ func TestSparseUpload(t *testing.T) {
 	}
 	fill(0, 512<<10)
 	fill(size-(512<<10), 512<<10)
-	ranges := []cloud.ByteRange{
+	ranges := []vhd.Range{
 		{Offset: size - (512 << 10), Length: 512 << 10}, // unsorted on purpose
 		{Offset: 0, Length: 16 << 20},                   // mostly zeros
 	}
@@ -144,7 +145,7 @@ func TestSparseUpload(t *testing.T) {
 
 	// Ranges outside the blob are refused.
 	_, err = f.p.UploadPageBlob(ctx, ref, cloud.PageSource{Reader: bytes.NewReader(content), Size: size,
-		Ranges: []cloud.ByteRange{{Offset: size - 512, Length: 1024}}}, true)
+		Ranges: []vhd.Range{{Offset: size - 512, Length: 1024}}}, true)
 	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 }
 

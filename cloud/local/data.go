@@ -183,7 +183,7 @@ func (p *Provider) copyData(ctx context.Context, src content) (string, os.FileIn
 		return "", nil, err
 	}
 	tmp, _, err := p.writeTemp(ctx, src.size, func(dst *os.File) (string, error) {
-		return copySparse(ctx, dst, f, dataExtents(f, src.size), src.size)
+		return copySparse(ctx, dst, f, dataRanges(f, src.size), src.size)
 	})
 	if err != nil {
 		return "", nil, fmt.Errorf("copy data from %s: %w", src.path, err)

@@ -8,13 +8,14 @@ import (
 	"runtime"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // copySparse copies the ranges of r into dst (already truncated to size)
 // chunk by chunk (cloud.RunChunks, a few chunks at once), writing only
 // each chunk's non-zero span, so holes and zero chunks stay holes. It
 // returns the sparse digest of the content, computed from what it read.
-func copySparse(ctx context.Context, dst *os.File, r io.ReaderAt, ranges []cloud.ByteRange, size int64) (string, error) {
+func copySparse(ctx context.Context, dst *os.File, r io.ReaderAt, ranges []vhd.Range, size int64) (string, error) {
 	d := cloud.NewDigester(size)
 	par := min(runtime.GOMAXPROCS(0), 4)
 	err := cloud.RunChunks(ctx, cloud.Chunks(ranges, size), cloud.ChunkRun{
@@ -36,6 +37,18 @@ func copySparse(ctx context.Context, dst *os.File, r io.ReaderAt, ranges []cloud
 		return "", err
 	}
 	return d.Digest()
+}
+
+// dataRanges lists the ranges of f that may hold data (vhd.DataRanges:
+// SEEK_DATA/SEEK_HOLE), so copying a mostly empty VHD does not read
+// gigabytes of holes. Should the filesystem fail to say, the whole of
+// size is data; copySparse still skips the zero chunks.
+func dataRanges(f *os.File, size int64) []vhd.Range {
+	rs, err := vhd.DataRanges(f)
+	if err != nil {
+		return []vhd.Range{{Offset: 0, Length: size}}
+	}
+	return rs
 }
 
 // readFull reads len(b) bytes at off; a source ending early is an error

@@ -13,6 +13,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 const (
@@ -210,7 +211,7 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 func contentDigest(ctx context.Context, src cloud.PageSource, ref cloud.BlobRef) (string, error) {
 	ranges := src.Ranges
 	if ranges == nil {
-		ranges = []cloud.ByteRange{{Offset: 0, Length: src.Size}}
+		ranges = []vhd.Range{{Offset: 0, Length: src.Size}}
 	}
 	for _, r := range ranges {
 		if r.Offset < 0 || r.Length < 0 || r.Offset+r.Length > src.Size {

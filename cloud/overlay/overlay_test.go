@@ -25,6 +25,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/conformance"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 var (
@@ -579,7 +580,7 @@ func TestBlobs(t *testing.T) {
 	// Sparse: only the ranges hold data, the rest is zeros.
 	data := vhdImage(vhdBytes)
 	sparse := cloud.PageSource{Reader: bytes.NewReader(data), Size: int64(len(data)),
-		Ranges: []cloud.ByteRange{{Offset: 0, Length: 512}, {Offset: vhdBytes, Length: 512}}}
+		Ranges: []vhd.Range{{Offset: 0, Length: 512}, {Offset: vhdBytes, Length: 512}}}
 	up2, err := p.UploadPageBlob(ctx, cloud.BlobRef{Account: account, Container: "vhds", Name: "sparse.vhd"}, sparse, false)
 	require.NoError(t, err)
 	assert.Equal(t, baseBlob.Digest, up2.Digest)

@@ -241,15 +241,15 @@ func pageClient(t *testing.T, u string) *pageblob.Client {
 	return pc
 }
 
-func pageRanges(t *testing.T, pc *pageblob.Client) []cloud.ByteRange {
+func pageRanges(t *testing.T, pc *pageblob.Client) []vhd.Range {
 	t.Helper()
-	var rs []cloud.ByteRange
+	var rs []vhd.Range
 	pager := pc.NewGetPageRangesPager(nil)
 	for pager.More() {
 		page, err := pager.NextPage(context.Background())
 		require.NoError(t, err)
 		for _, r := range page.PageList.PageRange {
-			rs = append(rs, cloud.ByteRange{Offset: *r.Start, Length: *r.End - *r.Start + 1})
+			rs = append(rs, vhd.Range{Offset: *r.Start, Length: *r.End - *r.Start + 1})
 		}
 	}
 	return rs

@@ -6,11 +6,12 @@ import (
 	"path/filepath"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/interp/libdoc"
 )
 
 func cmdDoc(e *env, args []string) error {
 	fs := newFlagSet("doc", e)
-	update := fs.String("update", "", "rewrite the generated reference section of this Markdown `file` (e.g. WORKFLOWS.md)")
+	update := fs.String("update", "", "rewrite the generated reference sections of this Markdown `file` (e.g. WORKFLOWS.md): the builtins, and the library from the lib/*.star beside it")
 	_ = fs.Bool("markdown", true, "print the reference as Markdown (the default; WORKFLOWS.md holds it)")
 	stubs := fs.String("stubs", "", "write imgflow.pyi, Python-style stubs of every builtin for editors, into `dir`")
 	if _, err := parseFlags(fs, args); err != nil {
@@ -30,6 +31,13 @@ func cmdDoc(e *env, args []string) error {
 	}
 	out, err := reg.SpliceReference(string(doc))
 	if err != nil {
+		return fmt.Errorf("%s: %w", *update, err)
+	}
+	mods, err := libdoc.ReadDir(filepath.Join(filepath.Dir(*update), "lib"), "lib")
+	if err != nil {
+		return fmt.Errorf("library reference: %w", err)
+	}
+	if out, err = libdoc.Splice(out, libdoc.Reference(mods)); err != nil {
 		return fmt.Errorf("%s: %w", *update, err)
 	}
 	return os.WriteFile(*update, []byte(out), 0o644)

@@ -41,7 +41,11 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 	if shared.journal != "" {
 		tgt.runsDir = shared.journal
 	}
-	runs, err := journal.List(tgt.runsDir)
+	store, err := tgt.journals()
+	if err != nil {
+		return err
+	}
+	runs, err := store.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -87,7 +91,11 @@ func keep(r journal.Summary, now time.Time, olderThan time.Duration) string {
 
 // collectRun runs the pending cleanups of one run, journaling each.
 func collectRun(ctx context.Context, e *env, tgt *target, reg *builtins.Registry, r journal.Summary, dryRun bool) (int, []error) {
-	j, err := journal.Open(tgt.runsDir, r.RunID)
+	store, err := tgt.journals()
+	if err != nil {
+		return 0, []error{err}
+	}
+	j, err := store.Open(ctx, r.RunID)
 	if err != nil {
 		return 0, nil // taken by a run that started meanwhile: leave it
 	}

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -22,19 +22,18 @@ import (
 // process would: the temporary disk and its access are left behind.
 func crashedExport(t *testing.T, dir string) {
 	t.Helper()
-	ws, err := builtins.NewWorkspace(repoRoot(t))
-	require.NoError(t, err)
+	h := testharness.New(t, repoRoot(t), "crashed")
+	h.Info.Time = time.Now().UTC()
 	p, err := local.Open(dir, local.Options{})
 	require.NoError(t, err)
 	defer p.Close()
-	now := time.Now().UTC()
-	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "crashed", RunTime: &now, Workflow: "testdata/gc/export.star", Target: "local"})
+	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "crashed", RunTime: &h.Info.Time, Workflow: "testdata/gc/export.star", Target: "local"})
 	require.NoError(t, err)
 	defer j.Close()
 	faults := cloud.NewFaults(map[string]cloud.Fault{"CopyBlob": {Crash: true}})
-	res := interp.Run(context.Background(), "//testdata/gc/export.star", interp.Config{
-		Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "crashed", Time: now}, Journal: j,
-	}, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: overlay.New(p)})
+	cfg := h.Config(nil)
+	cfg.Journal = j
+	res := interp.Run(context.Background(), "//testdata/gc/export.star", cfg, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: overlay.New(p)})
 	require.True(t, res.Crashed, "%v", res.Err)
 	require.Len(t, disks(t, p), 1, "the crash leaves the temporary disk")
 }
@@ -113,17 +112,16 @@ func TestResumeFinishesTheCleanupsOfTheCrashedAttempt(t *testing.T) {
 // when it registers it.
 func TestGCDeletesTheTemporariesOfAKilledRun(t *testing.T) {
 	dir := t.TempDir()
-	ws, err := builtins.NewWorkspace(repoRoot(t))
-	require.NoError(t, err)
+	h := testharness.New(t, repoRoot(t), "killed")
+	h.Info.Time = time.Now().UTC()
 	p, err := local.Open(dir, local.Options{})
 	require.NoError(t, err)
-	now := time.Now().UTC()
-	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "killed", RunTime: &now, Workflow: "testdata/gc/temporary.star", Target: "local"})
+	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "killed", RunTime: &h.Info.Time, Workflow: "testdata/gc/temporary.star", Target: "local"})
 	require.NoError(t, err)
 	faults := cloud.NewFaults(map[string]cloud.Fault{"gallery": {Crash: true}})
-	res := interp.Run(context.Background(), "//testdata/gc/temporary.star", interp.Config{
-		Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "killed", Time: now}, Journal: j, Faults: faults,
-	}, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: overlay.New(p)})
+	cfg := h.Config(nil)
+	cfg.Journal, cfg.Faults = j, faults
+	res := interp.Run(context.Background(), "//testdata/gc/temporary.star", cfg, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: overlay.New(p)})
 	require.True(t, res.Crashed, "%v", res.Err)
 	ref := cloud.BlobRef{Account: "gcstore", Container: "uploads", Name: "disk.vhd"}
 	_, err = p.GetBlob(context.Background(), ref)

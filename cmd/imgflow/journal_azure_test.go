@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
 	"github.com/imgflow/imgflow/journal"
@@ -160,7 +161,9 @@ func TestARunJournaledInAzureResumesOnAnotherAgent(t *testing.T) {
 	assert.Contains(t, runs.stdout, `"run_id": "`+runID+`"`)
 	assert.Contains(t, runs.stdout, `"status": "succeeded"`)
 	assert.NotContains(t, runs.stdout+res.stdout+res.stderr, azuritetest.DevKey)
-	s, err := journal.OpenStore(journalURL)
+	p, err := azure.FromEnvironment(context.Background(), "", nil) // the emulator's environment, as imgflow's
+	require.NoError(t, err)
+	s, err := journal.NewAzureStore(journalURL, &journal.AzureOptions{Clients: p})
 	require.NoError(t, err)
 	list, err := s.List(context.Background())
 	require.NoError(t, err)

@@ -69,8 +69,8 @@ func jobJournal(base, releaseName, id string) string {
 // and changes nothing), unless validation refused it or its journal cannot
 // be read: then "" (a new run starts). Runs of another workflow there are
 // an error: each job has a journal location of its own.
-func continuedRun(location, workflow string) (string, error) {
-	runs, err := journal.List(location)
+func continuedRun(ctx context.Context, store journal.Store, workflow string) (string, error) {
+	runs, err := store.List(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -82,7 +82,7 @@ func continuedRun(location, workflow string) (string, error) {
 	case r.Status == journal.StatusInvalid || r.Status == journal.StatusUnreadable:
 		return "", nil
 	case r.Workflow != workflow:
-		return "", fmt.Errorf("--continue: the journal %s holds runs of %s, not %s: give each job a --journal of its own", shownLocation(location), r.Workflow, workflow)
+		return "", fmt.Errorf("--continue: the journal %s holds runs of %s, not %s: give each job a --journal of its own", store, r.Workflow, workflow)
 	}
 	return r.RunID, nil
 }
@@ -134,7 +134,7 @@ func runRelease(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target
 		}()
 	}
 	wg.Wait()
-	sum, err := summarizeRelease(ctx, rel, tgt.runsDir)
+	sum, err := summarizeRelease(ctx, rel, tgt.runsDir, tgt.journalsAt)
 	if err != nil {
 		return err
 	}
@@ -149,13 +149,16 @@ func runRelease(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target
 // journal already holds continues (its finished steps replay), else a new
 // one starts.
 func runJob(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target, reg *builtins.Registry, rel *release.Release, j *release.Job, maxSteps uint64) error {
-	location := jobJournal(tgt.runsDir, rel.Name, j.ID)
-	resume, err := continuedRun(location, j.Workflow)
+	store, err := tgt.journalsAt(jobJournal(tgt.runsDir, rel.Name, j.ID))
+	if err != nil {
+		return err
+	}
+	resume, err := continuedRun(ctx, store, j.Workflow)
 	if err != nil {
 		return err
 	}
 	vars := j.StarlarkVars()
-	jf, info, file, err := openJournal(ws, location, resume, []string{filepath.Join(ws.Root, j.Workflow)}, vars, tgt.name)
+	jf, info, file, err := openJournal(ctx, ws, store, resume, []string{filepath.Join(ws.Root, j.Workflow)}, vars, tgt.name)
 	if err != nil {
 		return err
 	}

@@ -61,8 +61,8 @@ type JobSummary struct {
 }
 
 // summarizeRelease reads the latest run of each job of rel under base (a
-// directory or a container URL).
-func summarizeRelease(ctx context.Context, rel *release.Release, base string) (*ReleaseSummary, error) {
+// directory or a container URL), each job's journals opened with open.
+func summarizeRelease(ctx context.Context, rel *release.Release, base string, open func(location string) (journal.Store, error)) (*ReleaseSummary, error) {
 	sum := &ReleaseSummary{Release: rel.Name, File: rel.File, Jobs: make([]JobSummary, len(rel.Jobs))}
 	errs := make([]error, len(rel.Jobs))
 	sem := make(chan struct{}, 8) // journals are read over the network on Azure
@@ -72,7 +72,7 @@ func summarizeRelease(ctx context.Context, rel *release.Release, base string) (*
 			defer func() { done <- struct{}{} }()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			sum.Jobs[i], errs[i] = summarizeJob(ctx, j, jobJournal(base, rel.Name, j.ID))
+			sum.Jobs[i], errs[i] = summarizeJob(ctx, j, jobJournal(base, rel.Name, j.ID), open)
 		}()
 	}
 	for range rel.Jobs {
@@ -96,9 +96,9 @@ func summarizeRelease(ctx context.Context, rel *release.Release, base string) (*
 	return sum, nil
 }
 
-func summarizeJob(ctx context.Context, j *release.Job, location string) (JobSummary, error) {
+func summarizeJob(ctx context.Context, j *release.Job, location string, open func(string) (journal.Store, error)) (JobSummary, error) {
 	js := JobSummary{ID: j.ID, Workflow: j.Workflow, Vars: j.Vars, Pos: j.Pos, Journal: shownLocation(location), Status: jobNotRun, Outputs: map[string]any{}, Artifacts: []journal.Artifact{}}
-	s, err := journal.OpenStore(location)
+	s, err := open(location)
 	if err != nil {
 		return js, err
 	}

@@ -103,17 +103,20 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 1 {
 		return runMany(ctx, e, ws, tgt, pos, values, *jobs, *maxSteps)
 	}
+	store, err := tgt.journals()
+	if err != nil {
+		return err
+	}
 	if *continueRun {
 		file, err := workspacePath(ws, pos[0])
 		if err != nil {
 			return err
 		}
-		if *resume, err = continuedRun(tgt.runsDir, file); err != nil {
+		if *resume, err = continuedRun(ctx, store, file); err != nil {
 			return err
 		}
 	}
-
-	j, info, file, err := openJournal(ws, tgt.runsDir, *resume, pos, values, tgt.name)
+	j, info, file, err := openJournal(ctx, ws, store, *resume, pos, values, tgt.name)
 	if err != nil {
 		return err
 	}
@@ -188,9 +191,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 
 // openJournal starts the journal of a new run, or reopens the one of the
 // run to resume: its run facts (id, time) and vars come back, and vars
-// given again override them. dir is a directory or, with --journal, an
-// Azure container URL (journal.Create and journal.Open take either).
-func openJournal(ws *builtins.Workspace, dir, resume string, pos []string, values map[string]starlark.Value, target string) (*journal.File, builtins.RunInfo, string, error) {
+// given again override them. store is the target's (target.journals).
+func openJournal(ctx context.Context, ws *builtins.Workspace, store journal.Store, resume string, pos []string, values map[string]starlark.Value, target string) (*journal.File, builtins.RunInfo, string, error) {
 	if resume == "" {
 		file, err := workspacePath(ws, pos[0])
 		if err != nil {
@@ -200,10 +202,10 @@ func openJournal(ws *builtins.Workspace, dir, resume string, pos []string, value
 			return nil, builtins.RunInfo{}, "", fmt.Errorf("%s: no such workflow file", pos[0])
 		}
 		info := newRunInfo()
-		j, err := journal.Create(dir, journal.Record{RunID: info.ID, RunTime: &info.Time, Workflow: file, Target: target, Vars: varsToGo(values)})
+		j, err := store.Create(ctx, journal.Record{RunID: info.ID, RunTime: &info.Time, Workflow: file, Target: target, Vars: varsToGo(values)})
 		return j, info, file, err
 	}
-	j, err := journal.Open(dir, resume)
+	j, err := store.Open(ctx, resume)
 	if err != nil {
 		return nil, builtins.RunInfo{}, "", err
 	}

@@ -80,7 +80,11 @@ func runOneOfMany(ctx context.Context, e *env, ws *builtins.Workspace, tgt *targ
 	for k, v := range values {
 		own[k] = v
 	}
-	j, info, file, err := openJournal(ws, tgt.runsDir, "", []string{f}, own, tgt.name)
+	store, err := tgt.journals()
+	if err != nil {
+		return nil, "", err
+	}
+	j, info, file, err := openJournal(ctx, ws, store, "", []string{f}, own, tgt.name)
 	if err != nil {
 		return nil, "", err
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/imgflow/imgflow/builtins"
@@ -42,9 +44,13 @@ func cmdRuns(ctx context.Context, e *env, args []string) error {
 		location = filepath.Join(dir, "runs")
 	}
 	if *releaseFile != "" {
-		return releaseRuns(ctx, e, shared.root, *releaseFile, location, asJSON, *junit)
+		return releaseRuns(ctx, e, shared, *releaseFile, location, asJSON, *junit)
 	}
-	runs, err := journal.List(location)
+	store, err := runsStore(ctx, e, shared, location)
+	if err != nil {
+		return err
+	}
+	runs, err := store.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -79,8 +85,8 @@ func cmdRuns(ctx context.Context, e *env, args []string) error {
 
 // releaseRuns prints the summary of a release's jobs read from their
 // journals under base; it fails unless every job succeeded.
-func releaseRuns(ctx context.Context, e *env, root, file, base string, asJSON bool, junit string) error {
-	ws, err := builtins.NewWorkspace(root)
+func releaseRuns(ctx context.Context, e *env, shared sharedFlags, file, base string, asJSON bool, junit string) error {
+	ws, err := builtins.NewWorkspace(shared.root)
 	if err != nil {
 		return err
 	}
@@ -91,7 +97,9 @@ func releaseRuns(ctx context.Context, e *env, root, file, base string, asJSON bo
 	if rel == nil {
 		return fmt.Errorf("--release %s is not a release file (one that calls job())", file)
 	}
-	sum, err := summarizeRelease(ctx, rel, base)
+	sum, err := summarizeRelease(ctx, rel, base, func(location string) (journal.Store, error) {
+		return runsStore(ctx, e, shared, location)
+	})
 	if err != nil {
 		return err
 	}
@@ -111,4 +119,25 @@ func releaseRuns(ctx context.Context, e *env, root, file, base string, asJSON bo
 		return exitCode(1)
 	}
 	return nil
+}
+
+// runsStore is the journals' store at location. A container URL without a
+// SAS is read as the Azure target reads blobs: its credential and
+// $IMGFLOW_AZURE_STORAGE_AUTH, on $AZURE_SUBSCRIPTION_ID.
+func runsStore(ctx context.Context, e *env, shared sharedFlags, location string) (journal.Store, error) {
+	if !journal.IsURL(location) || strings.Contains(strings.ToLower(location), "sig=") {
+		return journal.OpenStore(location)
+	}
+	ws, err := builtins.NewWorkspace(shared.root)
+	if err != nil {
+		return nil, err
+	}
+	flags := shared.target
+	flags.name, flags.storageAuth = "azure", os.Getenv(envStorageAuth)
+	tgt, err := openTarget(ctx, e, ws, flags)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", location, err)
+	}
+	tgt.runsDir = location
+	return tgt.journals()
 }

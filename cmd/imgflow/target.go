@@ -11,6 +11,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/journal"
 	"github.com/imgflow/imgflow/packer"
 )
 
@@ -90,6 +91,24 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 // target: reads see the target, changes are checked with its rules and
 // recorded only (cloud/overlay).
 func (t *target) dryRun() cloud.Provider { return overlay.New(t.provider) }
+
+// journals is the store of the run journals in runsDir: a directory, or an
+// Azure container URL. A container URL without a SAS is reached as the
+// Azure target reaches its blobs (its credential and --storage-auth).
+func (t *target) journals() (journal.Store, error) { return t.journalsAt(t.runsDir) }
+
+// journalsAt is the store of the run journals at location (a release
+// job's folder under runsDir), reached as journals reaches runsDir.
+func (t *target) journalsAt(location string) (journal.Store, error) {
+	if !journal.IsURL(location) {
+		return journal.Dir(location), nil
+	}
+	var opts journal.AzureOptions
+	if c, ok := t.provider.(journal.ContainerClients); ok {
+		opts.Clients = c
+	}
+	return journal.NewAzureStore(location, &opts)
+}
 
 // stateDirOf is the --state directory, by default .imgflow in the
 // workspace root.

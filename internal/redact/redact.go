@@ -5,6 +5,8 @@
 package redact
 
 import (
+	"errors"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -65,3 +67,32 @@ func SecretValues(environ []string) []string {
 func Text(s string, secrets []string) string {
 	return SAS(Values(s, secrets))
 }
+
+// Error returns err, or when its message holds a SAS, an error printing
+// it without the SAS that keeps err's chain (errors.Is, errors.As, Azure
+// error codes). A *url.Error in the chain (Go's HTTP client quotes the
+// whole request URL) loses the URL's query too.
+func Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && strings.Contains(ue.URL, "?") {
+		base, _, _ := strings.Cut(ue.URL, "?")
+		ue.URL = base + "?<redacted>"
+	}
+	msg := err.Error()
+	if r := SAS(msg); r != msg {
+		return &redactedError{err: err, msg: r}
+	}
+	return err
+}
+
+// redactedError prints an error without its SAS and unwraps to it.
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

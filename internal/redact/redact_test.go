@@ -1,6 +1,10 @@
 package redact
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,4 +30,20 @@ func TestValues(t *testing.T) {
 	got := Values(`value "tok-123-extra" and tok-123, not ab`, secrets)
 	assert.Equal(t, `value "<secret>" and <secret>, not ab`, got, "longest first; values under 4 characters are left alone")
 	assert.Equal(t, `x <secret> ?<redacted>`, Text("x tok-123 ?sig=1", secrets))
+}
+
+func TestErrorKeepsTheChainWithoutTheSAS(t *testing.T) {
+	assert.Nil(t, Error(nil))
+	plain := errors.New("no secret here")
+	assert.Same(t, plain, Error(plain), "an error without a SAS is returned as it is")
+
+	ue := &url.Error{Op: "Put", URL: "https://a.blob.core.windows.net/c/r1.jsonl?sv=2024&sig=SECRET", Err: context.DeadlineExceeded}
+	err := Error(fmt.Errorf("append: %w", ue))
+	assert.NotContains(t, err.Error(), "SECRET")
+	assert.Contains(t, err.Error(), "https://a.blob.core.windows.net/c/r1.jsonl?<redacted>")
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "the chain is kept")
+
+	err = Error(fmt.Errorf("lease: %w", errors.New("denied for ?sp=r&sig=SECRET")))
+	assert.Equal(t, "lease: denied for ?<redacted>", err.Error())
+	assert.NotNil(t, errors.Unwrap(err))
 }

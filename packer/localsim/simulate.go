@@ -480,11 +480,7 @@ func (s *simulation) ensureOSDisk(ctx context.Context, ref cloud.BlobRef) (cloud
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", s.cfg.build, err)
 	}
-	br := make([]cloud.ByteRange, len(ranges))
-	for i, r := range ranges {
-		br[i] = cloud.ByteRange{Offset: r.Offset, Length: r.Length}
-	}
-	if _, err := p.UploadPageBlob(ctx, ref, cloud.PageSource{Reader: f, Size: info.FileSize, Ranges: br}, false); err != nil {
+	if _, err := p.UploadPageBlob(ctx, ref, cloud.PageSource{Reader: f, Size: info.FileSize, Ranges: ranges}, false); err != nil {
 		return "", fmt.Errorf("build %s: upload the OS disk to %s: %w", s.cfg.build, ref.URL(), err)
 	}
 	return cloud.Created, nil

@@ -68,13 +68,9 @@ func run(endpoint, key, container, name, file string, parallel int, contentMD5, 
 	if err != nil {
 		return err
 	}
-	rs, err := vhd.DataRanges(f)
+	ranges, err := vhd.DataRanges(f)
 	if err != nil {
 		return err
-	}
-	ranges := make([]cloud.ByteRange, len(rs))
-	for i, r := range rs {
-		ranges[i] = cloud.ByteRange{Offset: r.Offset, Length: r.Length}
 	}
 	ref := cloud.BlobRef{Account: account, Container: container, Name: name, Endpoint: endpoint}
 	if _, err := p.GetBlob(ctx, ref); err == nil {

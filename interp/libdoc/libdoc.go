@@ -1,0 +1,224 @@
+// Package libdoc generates the reference of the shared Starlark modules
+// (lib/*.star) from their docstrings, the way `imgflow doc` generates the
+// builtin reference from the registry: each module's docstring, then the
+// signature and docstring of every function it exports.
+//
+// A module exports what a workflow can load: the fields of its struct named
+// after the file (lib/aks.star's `aks = struct(…)`), or, without one, its
+// public top-level functions (lib/temporary.star's temporary()).
+package libdoc
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"go.starlark.net/syntax"
+
+	"github.com/imgflow/imgflow/interp"
+)
+
+// Markers delimit the generated library reference inside WORKFLOWS.md.
+const (
+	Begin = "<!-- BEGIN GENERATED LIBRARY: imgflow doc -->"
+	End   = "<!-- END GENERATED LIBRARY -->"
+)
+
+// Module is one documented library module.
+type Module struct {
+	// Path is the module's workspace path, "lib/aks.star".
+	Path string
+	// Name is what a workflow loads: "aks".
+	Name string
+	Doc  string
+	// Funcs are the exported functions, in the order the module exports
+	// them; Constants the other exported names.
+	Funcs     []Func
+	Constants []string
+}
+
+// Func is an exported function: its call shape and docstring.
+type Func struct {
+	Signature string
+	Doc       string
+}
+
+// ReadDir parses every *.star file of dir (not *_test.star), named
+// rel/<file> (rel is dir as the workspace names it, "lib").
+func ReadDir(dir, rel string) ([]Module, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.star"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var mods []Module
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.star") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		m, err := Parse(path.Join(rel, filepath.Base(f)), src)
+		if err != nil {
+			return nil, err
+		}
+		mods = append(mods, m)
+	}
+	return mods, nil
+}
+
+// Parse documents one module from its source.
+func Parse(name string, src []byte) (Module, error) {
+	f, err := interp.FileOptions().Parse(name, src, syntax.RetainComments)
+	if err != nil {
+		return Module{}, err
+	}
+	m := Module{Path: name, Name: strings.TrimSuffix(path.Base(name), ".star"), Doc: docstring(f.Stmts)}
+	defs := map[string]*syntax.DefStmt{}
+	var public []string
+	var exports *syntax.CallExpr
+	for _, st := range f.Stmts {
+		switch st := st.(type) {
+		case *syntax.DefStmt:
+			defs[st.Name.Name] = st
+			if !strings.HasPrefix(st.Name.Name, "_") {
+				public = append(public, st.Name.Name)
+			}
+		case *syntax.AssignStmt:
+			if id, ok := st.LHS.(*syntax.Ident); ok && id.Name == m.Name {
+				if call, ok := st.RHS.(*syntax.CallExpr); ok && isIdent(call.Fn, "struct") {
+					exports = call
+				}
+			}
+		}
+	}
+	if exports == nil {
+		for _, name := range public {
+			m.Funcs = append(m.Funcs, function(name, defs[name], src))
+		}
+		return m, nil
+	}
+	for _, arg := range exports.Args {
+		kw, ok := arg.(*syntax.BinaryExpr)
+		if !ok || kw.Op != syntax.EQ {
+			continue
+		}
+		field := kw.X.(*syntax.Ident).Name
+		if id, ok := kw.Y.(*syntax.Ident); ok && defs[id.Name] != nil {
+			m.Funcs = append(m.Funcs, function(m.Name+"."+field, defs[id.Name], src))
+		} else {
+			m.Constants = append(m.Constants, field)
+		}
+	}
+	return m, nil
+}
+
+func isIdent(e syntax.Expr, name string) bool {
+	id, ok := e.(*syntax.Ident)
+	return ok && id.Name == name
+}
+
+// function is the exported name's signature, its parameters as the source
+// spells them (whitespace collapsed), and the def's docstring.
+func function(name string, def *syntax.DefStmt, src []byte) Func {
+	params := ""
+	if n := len(def.Params); n > 0 {
+		start, _ := def.Params[0].Span()
+		_, end := def.Params[n-1].Span()
+		params = strings.Join(strings.Fields(between(src, start, end)), " ")
+	}
+	return Func{Signature: name + "(" + params + ")", Doc: docstring(def.Body)}
+}
+
+// between is the source text from start to end (1-based lines, 1-based
+// rune columns, as syntax positions count).
+func between(src []byte, start, end syntax.Position) string {
+	lines := strings.Split(string(src), "\n")
+	var b strings.Builder
+	for l := start.Line; l <= end.Line && int(l) <= len(lines); l++ {
+		line := []rune(lines[l-1])
+		from, to := 0, len(line)
+		if l == start.Line {
+			from = min(int(start.Col)-1, len(line))
+		}
+		if l == end.Line {
+			to = min(int(end.Col)-1, len(line))
+		}
+		b.WriteString(string(line[from:to]) + "\n")
+	}
+	return b.String()
+}
+
+// docstring is the string literal a module or function body starts with,
+// dedented as Python's inspect.cleandoc does.
+func docstring(stmts []syntax.Stmt) string {
+	if len(stmts) == 0 {
+		return ""
+	}
+	e, ok := stmts[0].(*syntax.ExprStmt)
+	if !ok {
+		return ""
+	}
+	lit, ok := e.X.(*syntax.Literal)
+	if !ok || lit.Token != syntax.STRING {
+		return ""
+	}
+	return cleandoc(lit.Value.(string))
+}
+
+func cleandoc(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	indent := -1
+	for _, l := range lines[1:] {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if n := len(l) - len(strings.TrimLeft(l, " ")); indent < 0 || n < indent {
+			indent = n
+		}
+	}
+	for i := 1; i < len(lines); i++ {
+		if len(lines[i]) >= indent && indent > 0 {
+			lines[i] = lines[i][indent:]
+		}
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Reference renders the modules as Markdown: a section per module with
+// its load() line and docstring, then each exported function.
+func Reference(mods []Module) string {
+	var b strings.Builder
+	for _, m := range mods {
+		fmt.Fprintf(&b, "### `%s`\n\n```python\nload(\"//%s\", \"%s\")\n```\n\n", m.Path, m.Path, m.Name)
+		if m.Doc != "" {
+			b.WriteString(m.Doc + "\n\n")
+		}
+		if len(m.Constants) > 0 {
+			fmt.Fprintf(&b, "Constants: `%s.%s`.\n\n", m.Name, strings.Join(m.Constants, "`, `"+m.Name+"."))
+		}
+		for _, f := range m.Funcs {
+			fmt.Fprintf(&b, "#### `%s`\n\n", f.Signature)
+			if f.Doc != "" {
+				b.WriteString(f.Doc + "\n\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// Splice replaces the generated library section of doc with ref.
+func Splice(doc, ref string) (string, error) {
+	begin := strings.Index(doc, Begin)
+	end := strings.Index(doc, End)
+	if begin < 0 || end < begin {
+		return "", fmt.Errorf("markers %q and %q not found", Begin, End)
+	}
+	return doc[:begin+len(Begin)] + "\n\n" + ref + doc[end:], nil
+}

@@ -1,0 +1,77 @@
+package libdoc_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/interp/libdoc"
+)
+
+func TestParseDocumentsWhatTheModuleExports(t *testing.T) {
+	src := `"""Naming rules.
+
+    A second paragraph, indented in the source.
+"""
+
+PREFIX = "img"
+
+def image_name(channel, arch = "amd64",
+               suffix = None):
+    """The image name of a channel.
+
+    Multi-line docs are dedented.
+    """
+    return _join(PREFIX, channel, arch)
+
+def _join(*parts):
+    """Private: not documented."""
+    return "-".join(parts)
+
+def helper():
+    """Public but not exported by the struct."""
+    pass
+
+naming = struct(PREFIX = PREFIX, image_name = image_name)
+`
+	m, err := libdoc.Parse("lib/naming.star", []byte(src))
+	require.NoError(t, err)
+	assert.Equal(t, "naming", m.Name)
+	assert.Equal(t, "Naming rules.\n\nA second paragraph, indented in the source.", m.Doc)
+	assert.Equal(t, []string{"PREFIX"}, m.Constants)
+	require.Len(t, m.Funcs, 1, "only the struct's functions are exported")
+	assert.Equal(t, `naming.image_name(channel, arch = "amd64", suffix = None)`, m.Funcs[0].Signature)
+	assert.Equal(t, "The image name of a channel.\n\nMulti-line docs are dedented.", m.Funcs[0].Doc)
+
+	ref := libdoc.Reference([]libdoc.Module{m})
+	assert.Contains(t, ref, "### `lib/naming.star`")
+	assert.Contains(t, ref, `load("//lib/naming.star", "naming")`)
+	assert.Contains(t, ref, "#### `naming.image_name(channel, arch = \"amd64\", suffix = None)`")
+	assert.NotContains(t, ref, "helper")
+	assert.NotContains(t, ref, "Private")
+}
+
+func TestParseWithoutAStructExportsPublicFunctions(t *testing.T) {
+	m, err := libdoc.Parse("lib/temporary.star", []byte(`"""Temporaries."""
+
+def _delete(r):
+    pass
+
+def temporary(*resources):
+    """Deletes each resource when the workflow ends."""
+    pass
+`))
+	require.NoError(t, err)
+	require.Len(t, m.Funcs, 1)
+	assert.Equal(t, "temporary(*resources)", m.Funcs[0].Signature)
+	assert.Empty(t, m.Constants)
+}
+
+func TestSpliceNeedsTheMarkers(t *testing.T) {
+	_, err := libdoc.Splice("no markers", "x")
+	assert.Error(t, err)
+	out, err := libdoc.Splice("a\n"+libdoc.Begin+"\nold\n"+libdoc.End+"\n", "new\n")
+	require.NoError(t, err)
+	assert.Equal(t, "a\n"+libdoc.Begin+"\n\nnew\n"+libdoc.End+"\n", out)
+}
