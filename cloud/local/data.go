@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // Data of compute resources. Azure copies a source's bytes when it
@@ -46,13 +48,13 @@ const maxSourceDepth = 32
 // state lock, after the source was checked.
 func (p *Provider) sourceContent(st *State, src cloud.ImageSource, resource string, depth int) (content, error) {
 	if depth > maxSourceDepth {
-		return content{}, invalidParameter(resource, "The source chain of '%s' is too deep or circular.", resource)
+		return content{}, azrules.InvalidParameter(resource, "The source chain of '%s' is too deep or circular.", resource)
 	}
 	switch src.Kind {
 	case cloud.SourceVHD:
 		ref, err := cloud.ParseBlobURL(src.URI)
 		if err != nil {
-			return content{}, invalidParameter(resource, "%v", err)
+			return content{}, azrules.InvalidParameter(resource, "%v", err)
 		}
 		sa, _, b, err := p.lookupBlob(st, ref)
 		if err != nil {
@@ -75,7 +77,7 @@ func (p *Provider) sourceContent(st *State, src cloud.ImageSource, resource stri
 		}
 		return p.resourceContent(st, img.ID, img.Source, img.SizeBytes, depth+1)
 	}
-	return content{}, invalidParameter(resource, "The source kind '%s' is not supported.", src.Kind)
+	return content{}, azrules.InvalidParameter(resource, "The source kind '%s' is not supported.", src.Kind)
 }
 
 // resourceContent returns the content of a managed image or image version:
@@ -84,7 +86,7 @@ func (p *Provider) sourceContent(st *State, src cloud.ImageSource, resource stri
 // before resources had data files, its source's content.
 func (p *Provider) resourceContent(st *State, id string, src cloud.ImageSource, sizeBytes int64, depth int) (content, error) {
 	if st.NoData[key(id)] {
-		return content{size: sizeBytes + vhdFooterSize}, nil
+		return content{size: sizeBytes + vhd.FooterSize}, nil
 	}
 	path := p.dataFile(id)
 	if fi, err := os.Stat(path); err == nil {

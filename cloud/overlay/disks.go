@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/cloud"
-	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 const (
@@ -45,7 +46,7 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 		return nil, err
 	}
 	id := cloud.DiskID(p.sub, rg.Name, in.Name)
-	security, err := diskSecurityType(id, in.SecurityType)
+	security, err := azrules.DiskSecurityType(id, in.SecurityType)
 	if err != nil {
 		return nil, err
 	}
@@ -61,14 +62,14 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 				return nil, err
 			}
 			if !strings.EqualFold(loc, old.Location) {
-				return nil, locationChanged(old.ID, old.Name, rg.Name, old.Location, loc)
+				return nil, azrules.LocationChanged(old.ID, old.Name, rg.Name, old.Location, loc)
 			}
 		}
 		if !strings.EqualFold(old.SourceImageVersionID, in.SourceImageVersionID) {
-			return nil, propertyChange(old.ID, "creationData.galleryImageReference")
+			return nil, azrules.PropertyChange(old.ID, "creationData.galleryImageReference")
 		}
 		if !strings.EqualFold(security, old.SecurityType) {
-			return nil, propertyChange(old.ID, "securityProfile.securityType")
+			return nil, azrules.PropertyChange(old.ID, "securityProfile.securityType")
 		}
 		old.Tags = in.Tags
 		return record(p, path, *old, false, change(true, KindDisk, old.ID)), nil
@@ -91,17 +92,17 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 		if len(done) == 0 {
 			done = []string{"no region"}
 		}
-		return nil, invalidParameter(id, "Gallery image version %s is not available in %s: replicate it there first (it is replicated to %s).",
+		return nil, azrules.InvalidParameter(id, "Gallery image version %s is not available in %s: replicate it there first (it is replicated to %s).",
 			v.ID, loc, strings.Join(done, ", "))
 	}
 	if security != "" && strings.EqualFold(def.HyperVGeneration, cloud.HyperVGenV1) {
-		return nil, invalidParameter(id, "Security type '%s' requires a Hyper-V generation V2 image, but gallery image version %s is %s.",
+		return nil, azrules.InvalidParameter(id, "Security type '%s' requires a Hyper-V generation V2 image, but gallery image version %s is %s.",
 			security, v.ID, def.HyperVGeneration)
 	}
 	d := cloud.Disk{
 		ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc,
 		SourceImageVersionID: v.ID, SecurityType: security, HyperVGeneration: def.HyperVGeneration,
-		SizeBytes: v.SizeBytes + vhdFooterSize, Tags: in.Tags,
+		SizeBytes: v.SizeBytes + vhd.FooterSize, Tags: in.Tags,
 	}
 	return record(p, path, d, true, change(false, KindDisk, id)), nil
 }
@@ -115,15 +116,6 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
-func diskSecurityType(id, s string) (string, error) {
-	for _, t := range []string{"", "TrustedLaunch", "ConfidentialVM"} {
-		if strings.EqualFold(s, t) {
-			return t, nil
-		}
-	}
-	return "", invalidParameter(id, "The value '%s' of securityProfile.securityType is not supported; use TrustedLaunch or ConfidentialVM, or none for a standard disk.", s)
-}
-
 // GrantDiskAccess implements cloud.Provider: it records the grant and
 // returns the placeholder URL https://md-pending.blob.core.windows.net/<disk>/abcd?sig=<pending>,
 // which the overlay's GetBlob, ReadBlob and CopyBlob read as the disk.
@@ -135,7 +127,7 @@ func (p *Provider) GrantDiskAccess(ctx context.Context, rg, name string, duratio
 		return "", err
 	}
 	if duration < minGrant || duration > maxGrant {
-		return "", invalidParameter(d.ID, "The access duration %s is invalid: it must be between %s and %s.", duration, minGrant, maxGrant)
+		return "", azrules.InvalidParameter(d.ID, "The access duration %s is invalid: it must be between %s and %s.", duration, minGrant, maxGrant)
 	}
 	if d.AccessGranted {
 		return "", cloud.Conflict(cloud.CodeOperationNotAllowed, d.ID,
@@ -208,6 +200,6 @@ func (p *Provider) pendingDisk(ref cloud.BlobRef) (*cloud.Disk, error) {
 			}
 		}
 	}
-	return nil, &cloud.Error{StatusCode: http.StatusForbidden, Code: local.CodeAuthenticationFailed, Resource: ref.URL(),
+	return nil, &cloud.Error{StatusCode: http.StatusForbidden, Code: cloud.CodeAuthenticationFailed, Resource: ref.URL(),
 		Message: "Server failed to authenticate the request. No access is granted to this disk (never granted, or revoked)."}
 }

@@ -15,9 +15,6 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 )
 
-// CodeOperationNotAllowed answers deleting a disk with an open SAS.
-const CodeOperationNotAllowed = cloud.CodeOperationNotAllowed
-
 // managedImage is a managed image as the fake keeps it.
 type managedImage struct {
 	img     *armcompute.Image
@@ -268,7 +265,7 @@ func (f *Fake) disksServer() computefake.DisksServer {
 				return
 			}
 			if d.granted {
-				errResp.SetError(newErr(http.StatusConflict, CodeOperationNotAllowed,
+				errResp.SetError(newErr(http.StatusConflict, cloud.CodeOperationNotAllowed,
 					"Operation 'GrantAccess' is not allowed on disk '%s': access is already granted. Revoke access first.", name))
 				return
 			}
@@ -328,7 +325,7 @@ func (f *Fake) disksServer() computefake.DisksServer {
 				return
 			}
 			if d.granted {
-				errResp.SetError(newErr(http.StatusConflict, CodeOperationNotAllowed,
+				errResp.SetError(newErr(http.StatusConflict, cloud.CodeOperationNotAllowed,
 					"Disk '%s' has an active shared access signature (SAS); revoke access before deleting it.", name))
 				return
 			}

@@ -18,15 +18,6 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 )
 
-// Error codes of the fake (Azure's) besides those in package cloud.
-const (
-	CodeInvalidResourceGroupLocation        = "InvalidResourceGroupLocation"
-	CodeInvalidResourceLocation             = "InvalidResourceLocation"
-	CodeLocationNotAvailableForResourceType = "LocationNotAvailableForResourceType"
-	CodeStorageAccountAlreadyTaken          = "StorageAccountAlreadyTaken"
-	CodeSubscriptionNotFound                = "SubscriptionNotFound"
-)
-
 func apiNameKey() any { return runtime.CtxAPINameKey{} }
 
 func asError(err error, target **Error) bool { return errors.As(err, target) }
@@ -50,7 +41,7 @@ func invalidParameter(format string, args ...any) *Error {
 }
 
 func locationChanged(name, rg, old, new string) *Error {
-	return newErr(http.StatusConflict, CodeInvalidResourceLocation,
+	return newErr(http.StatusConflict, cloud.CodeInvalidResourceLocation,
 		"The resource '%s' already exists in location '%s' in resource group '%s'. A resource with the same name cannot be created in location '%s'. Please select a new resource name.",
 		name, old, rg, new)
 }
@@ -89,7 +80,7 @@ func (f *Fake) physical(name string) (string, bool) {
 func (f *Fake) resolveLocation(name, resourceType string) (string, *Error) {
 	loc, ok := f.physical(name)
 	if !ok {
-		return "", newErr(http.StatusBadRequest, CodeLocationNotAvailableForResourceType,
+		return "", newErr(http.StatusBadRequest, cloud.CodeLocationNotAvailableForResourceType,
 			"The provided location '%s' is not available for resource type '%s'.", name, resourceType)
 	}
 	return loc, nil
@@ -138,7 +129,7 @@ func (f *Fake) resourceGroupServer() resourcesfake.ResourceGroupsServer {
 			g, ok := f.groups[key(name)]
 			if ok {
 				if deref(g.Location) != loc {
-					errResp.SetError(newErr(http.StatusConflict, CodeInvalidResourceGroupLocation,
+					errResp.SetError(newErr(http.StatusConflict, cloud.CodeInvalidResourceGroupLocation,
 						"Invalid resource group location '%s'. The Resource group already exists in location '%s'.", deref(in.Location), deref(g.Location)))
 					return
 				}
@@ -162,7 +153,7 @@ func (f *Fake) subscriptionServer() subsfake.Server {
 	return subsfake.Server{
 		Get: func(ctx context.Context, sub string, _ *armsubscriptions.ClientGetOptions) (resp azfake.Responder[armsubscriptions.ClientGetResponse], errResp azfake.ErrorResponder) {
 			if !strings.EqualFold(sub, f.sub) {
-				errResp.SetError(newErr(http.StatusNotFound, CodeSubscriptionNotFound, "The subscription '%s' could not be found.", sub))
+				errResp.SetError(newErr(http.StatusNotFound, cloud.CodeSubscriptionNotFound, "The subscription '%s' could not be found.", sub))
 				return
 			}
 			resp.SetResponse(http.StatusOK, armsubscriptions.ClientGetResponse{Subscription: armsubscriptions.Subscription{
@@ -175,7 +166,7 @@ func (f *Fake) subscriptionServer() subsfake.Server {
 			var page armsubscriptions.ClientListLocationsResponse
 			if !strings.EqualFold(sub, f.sub) {
 				f.mu.Lock()
-				f.failPage("/subscriptions/"+sub+"/locations", newErr(http.StatusNotFound, CodeSubscriptionNotFound, "The subscription '%s' could not be found.", sub))
+				f.failPage("/subscriptions/"+sub+"/locations", newErr(http.StatusNotFound, cloud.CodeSubscriptionNotFound, "The subscription '%s' could not be found.", sub))
 				f.mu.Unlock()
 				resp.AddPage(http.StatusOK, page, nil)
 				return
@@ -245,7 +236,7 @@ func (f *Fake) accountsServer() storagefake.AccountsServer {
 			}
 			id := cloud.StorageAccountID(f.sub, deref(g.Name), name)
 			if other := f.findAccount(name); other != nil && !strings.EqualFold(deref(other.ID), id) {
-				errResp.SetError(newErr(http.StatusConflict, CodeStorageAccountAlreadyTaken, "The storage account named %s is already taken.", name))
+				errResp.SetError(newErr(http.StatusConflict, cloud.CodeStorageAccountAlreadyTaken, "The storage account named %s is already taken.", name))
 				return
 			}
 			want := deref(in.Location)

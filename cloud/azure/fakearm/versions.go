@@ -93,16 +93,12 @@ func (f *Fake) advance(v *version, read bool) {
 		// Azure's code for a failed regional replica is not documented;
 		// this one names what happened.
 		v.provisioning = statusFailed
-		v.failure = newErr(http.StatusInternalServerError, CodeReplicationFailed,
+		v.failure = newErr(http.StatusInternalServerError, cloud.CodeReplicationFailed,
 			"Replication of gallery image version '%s' failed in %s.", v.name, strings.Join(failed, "; "))
 	case done:
 		v.provisioning = statusSucceeded
 	}
 }
-
-// CodeReplicationFailed is the error of a version operation whose
-// replication to a region failed (FailReplication).
-const CodeReplicationFailed = "GalleryImageVersionReplicationFailed"
 
 // render is the version as Azure answers it: target regions and
 // replication status name regions by display name; the status comes only
