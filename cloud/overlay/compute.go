@@ -142,9 +142,9 @@ func (p *Provider) parentGallery(ctx context.Context, rg, name, childID string) 
 	return g, err
 }
 
-// checkGalleryRegion applies azrules.CheckGalleryRegion with the base's
+// inGalleryRegion applies azrules.CheckGalleryRegion with the base's
 // locations.
-func (p *Provider) checkGalleryRegion(ctx context.Context, galleryLocation, location, id, what string) error {
+func (p *Provider) inGalleryRegion(ctx context.Context, galleryLocation, location, id, what string) error {
 	regions, err := p.regions(ctx)
 	if err != nil {
 		return err
@@ -193,7 +193,7 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, in cloud.ImageDefi
 		return nil, err
 	}
 	id = cloud.ImageDefinitionID(p.sub, g.ResourceGroup, g.Name, in.Name)
-	if err := p.checkGalleryRegion(ctx, g.Location, in.Location, id, "image definitions"); err != nil {
+	if err := p.inGalleryRegion(ctx, g.Location, in.Location, id, "image definitions"); err != nil {
 		return nil, err
 	}
 	if err := azrules.CheckCommunityFeatures(id, g.Name, g.CommunityEnabled, in.Features); err != nil {
@@ -281,7 +281,7 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 		return nil, err
 	}
 	id = cloud.ImageVersionID(p.sub, g.ResourceGroup, g.Name, d.Name, in.Name)
-	if err := p.checkGalleryRegion(ctx, g.Location, in.Location, id, "image versions"); err != nil {
+	if err := p.inGalleryRegion(ctx, g.Location, in.Location, id, "image versions"); err != nil {
 		return nil, err
 	}
 	in.StorageAccountType = orDefault(in.StorageAccountType, cloud.StorageStandardLRS)
@@ -322,7 +322,7 @@ func (p *Provider) UpdateImageVersion(ctx context.Context, in cloud.ImageVersion
 	if err != nil {
 		return nil, err
 	}
-	if err := p.checkGalleryRegion(ctx, v.Location, in.Location, v.ID, "image versions"); err != nil {
+	if err := p.inGalleryRegion(ctx, v.Location, in.Location, v.ID, "image versions"); err != nil {
 		return nil, err
 	}
 	if err := azrules.CheckVersionUnchanged(v, in.Source, in.StorageAccountType, false); err != nil {
