@@ -32,9 +32,6 @@ const (
 	diskBlobName = "abcd"
 	// diskSASVersion is the sv of disk SAS URLs.
 	diskSASVersion = "2018-03-28"
-
-	minGrant = time.Second
-	maxGrant = 24 * time.Hour
 )
 
 func isDiskAccount(account string) bool {
@@ -117,20 +114,14 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 			return nil, err
 		}
 		if d, ok := rg.Disks[key(in.Name)]; ok {
+			loc := ""
 			if in.Location != "" {
-				loc, err := p.locIndex.Resolve(in.Location, "Microsoft.Compute/disks", id)
-				if err != nil {
+				if loc, err = p.locIndex.Resolve(in.Location, "Microsoft.Compute/disks", id); err != nil {
 					return nil, err
 				}
-				if loc != d.Location {
-					return nil, azrules.LocationChanged(d.ID, d.Name, rg.Name, d.Location, loc)
-				}
 			}
-			if !strings.EqualFold(d.SourceImageVersionID, in.SourceImageVersionID) {
-				return nil, azrules.PropertyChange(d.ID, "creationData.galleryImageReference")
-			}
-			if security != d.SecurityType {
-				return nil, azrules.PropertyChange(d.ID, "securityProfile.securityType")
+			if err := azrules.CheckDiskUnchanged(d, loc, in.SourceImageVersionID, security); err != nil {
+				return nil, err
 			}
 			d.Tags = copyTags(in.Tags)
 			out = p.diskOut(rg, d)
@@ -148,13 +139,8 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 		if err != nil {
 			return nil, err
 		}
-		if !replicatedTo(v, loc) {
-			return nil, azrules.InvalidParameter(id, "Gallery image version %s is not available in %s: replicate it there first (it is replicated to %s).",
-				v.ID, loc, strings.Join(completedRegions(v), ", "))
-		}
-		if security != "" && strings.EqualFold(def.HyperVGeneration, cloud.HyperVGenV1) {
-			return nil, azrules.InvalidParameter(id, "Security type '%s' requires a Hyper-V generation V2 image, but gallery image version %s is %s.",
-				security, v.ID, def.HyperVGeneration)
+		if err := azrules.CheckDiskSource(id, v, def.HyperVGeneration, loc, security); err != nil {
+			return nil, err
 		}
 		src, err := p.resourceContent(st, v.ID, v.Source, v.SizeBytes, 0)
 		if err != nil {
@@ -178,29 +164,6 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 	return &out, nil
 }
 
-// replicatedTo reports whether the version's replica in loc is complete.
-func replicatedTo(v *cloud.ImageVersion, loc string) bool {
-	for _, r := range v.Replication {
-		if r.Region == loc && r.State == cloud.ReplicationCompleted {
-			return true
-		}
-	}
-	return false
-}
-
-func completedRegions(v *cloud.ImageVersion) []string {
-	var out []string
-	for _, r := range v.Replication {
-		if r.State == cloud.ReplicationCompleted {
-			out = append(out, r.Region)
-		}
-	}
-	if len(out) == 0 {
-		return []string{"no region"}
-	}
-	return out
-}
-
 // GrantDiskAccess implements cloud.Provider. The URL has the shape of
 // Azure's (https://md-….blob.core.windows.net/<container>/abcd?sv=…&sr=b&si=…&sig=…);
 // only the hash of its signature is kept. A disk with an open grant
@@ -212,13 +175,11 @@ func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, dur
 		if err != nil {
 			return err
 		}
-		if duration < minGrant || duration > maxGrant {
-			return azrules.InvalidParameter(d.ID, "The access duration %s is invalid: it must be between %s and %s.", duration, minGrant, maxGrant)
+		if err := azrules.CheckGrantDuration(d.ID, duration); err != nil {
+			return err
 		}
 		if g := p.activeGrant(rg, d.Name); g != nil {
-			return cloud.Conflict(cloud.CodeOperationNotAllowed, d.ID,
-				"Operation 'GrantAccess' is not allowed on disk '%s': access is already granted until %s. Revoke access first.",
-				d.Name, g.Expires.Format(time.RFC3339))
+			return azrules.GrantActive(d.ID, d.Name, &g.Expires)
 		}
 		container, err := p.randomAlnum(12)
 		if err != nil {
@@ -273,8 +234,7 @@ func (p *Provider) DeleteDisk(ctx context.Context, rgName, name string) error {
 			return "", err
 		}
 		if p.activeGrant(rg, d.Name) != nil {
-			return "", cloud.Conflict(cloud.CodeOperationNotAllowed, d.ID,
-				"Operation 'Delete' is not allowed on disk '%s': its access (SAS) is still granted; revoke access first.", d.Name)
+			return "", azrules.DeleteGranted(d.ID, d.Name)
 		}
 		delete(rg.DiskGrants, key(d.Name))
 		delete(rg.Disks, key(d.Name))

@@ -245,8 +245,7 @@ func (f *Fake) disksBeginGrantAccess(ctx context.Context, rg, name string, in ar
 		return
 	}
 	if d.granted {
-		errResp.SetError(newErr(http.StatusConflict, cloud.CodeOperationNotAllowed,
-			"Operation 'GrantAccess' is not allowed on disk '%s': access is already granted. Revoke access first.", name))
+		errResp.SetError(armError(azrules.GrantActive("", name, nil)))
 		return
 	}
 	secs := int(deref(in.DurationInSeconds))
@@ -302,8 +301,7 @@ func (f *Fake) disksBeginDelete(ctx context.Context, rg, name string, _ *armcomp
 			return armcompute.DisksClientDeleteResponse{}, err
 		}
 		if d.granted {
-			return armcompute.DisksClientDeleteResponse{}, newErr(http.StatusConflict, cloud.CodeOperationNotAllowed,
-				"Disk '%s' has an active shared access signature (SAS); revoke access before deleting it.", name)
+			return armcompute.DisksClientDeleteResponse{}, armError(azrules.DeleteGranted("", name))
 		}
 		if fe := f.lroFault(ctx, http.MethodDelete, deref(d.d.ID)); fe == nil {
 			f.dropDiskData(d)
@@ -330,11 +328,10 @@ func (f *Fake) putDisk(ctx context.Context, rg, name string, in armcompute.Disk)
 	}
 	srcID := *p.CreationData.GalleryImageReference.ID
 	if d, ok := f.disks[key(id)]; ok {
-		if !strings.EqualFold(deref(d.d.Properties.CreationData.GalleryImageReference.ID), srcID) {
-			return armcompute.Disk{}, armError(azrules.PropertyChange("", "creationData"))
-		}
-		if deref(d.d.Location) != loc {
-			return armcompute.Disk{}, armError(azrules.LocationChanged("", name, deref(g.Name), deref(d.d.Location), loc))
+		old := cloud.Disk{Name: name, ResourceGroup: deref(g.Name), Location: deref(d.d.Location),
+			SourceImageVersionID: deref(d.d.Properties.CreationData.GalleryImageReference.ID), SecurityType: securityOf(d.d.Properties)}
+		if err := azrules.CheckDiskUnchanged(&old, loc, srcID, securityOf(p)); err != nil {
+			return armcompute.Disk{}, armError(err)
 		}
 		d.d.Tags = copyTags(in.Tags)
 		return clone(*d.d), nil
@@ -347,9 +344,6 @@ func (f *Fake) putDisk(ctx context.Context, rg, name string, in armcompute.Disk)
 		}
 		return armcompute.Disk{}, armError(azrules.ResourceNotFound("", "Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup))
 	}
-	if st := v.regions[loc]; st == nil || st.state != armcompute.ReplicationStateCompleted {
-		return armcompute.Disk{}, armError(azrules.InvalidParameter("", "Gallery image version '%s' is not available in region '%s': replicate it there first (its target regions must include the region and replication must be Completed).", v.id, loc))
-	}
 	dp := v.def.Properties
 	hyperV := strOf(p.HyperVGeneration)
 	if hyperV == "" {
@@ -358,8 +352,8 @@ func (f *Fake) putDisk(ctx context.Context, rg, name string, in armcompute.Disk)
 	if !strings.EqualFold(hyperV, strOf(dp.HyperVGeneration)) {
 		return armcompute.Disk{}, armError(azrules.InvalidParameter("", "The Hyper-V generation '%s' of the disk does not match the '%s' of gallery image definition '%s'.", hyperV, strOf(dp.HyperVGeneration), deref(v.def.Name)))
 	}
-	if p.SecurityProfile != nil && p.SecurityProfile.SecurityType != nil && !strings.EqualFold(hyperV, cloud.HyperVGenV2) {
-		return armcompute.Disk{}, armError(azrules.InvalidParameter("", "Security type '%s' requires a Hyper-V generation V2 image.", *p.SecurityProfile.SecurityType))
+	if err := azrules.CheckDiskSource("", replicationOf(v), hyperV, loc, securityOf(p)); err != nil {
+		return armcompute.Disk{}, armError(err)
 	}
 	if fe := f.lroFault(ctx, http.MethodPut, id); fe != nil {
 		return armcompute.Disk{}, nil
@@ -455,4 +449,24 @@ func (f *Fake) dropDiskData(d *disk) {
 	if f.opts.Blob != nil && d.data != "" {
 		f.opts.Blob.dropDisk(d)
 	}
+}
+
+// securityOf is the security type of disk properties p ("" for none).
+func securityOf(p *armcompute.DiskProperties) string {
+	if p == nil || p.SecurityProfile == nil {
+		return ""
+	}
+	return strOf(p.SecurityProfile.SecurityType)
+}
+
+// replicationOf is version v as the rules read its replication: a region
+// is Completed once its replication is.
+func replicationOf(v *version) *cloud.ImageVersion {
+	out := &cloud.ImageVersion{ID: v.id}
+	for _, t := range v.targets {
+		if st := v.regions[t.Name]; st != nil && st.state == armcompute.ReplicationStateCompleted {
+			out.Replication = append(out.Replication, cloud.RegionStatus{Region: t.Name, State: cloud.ReplicationCompleted, Progress: 100})
+		}
+	}
+	return out
 }
