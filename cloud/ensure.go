@@ -138,7 +138,7 @@ func EnsureCommunity(ctx context.Context, p Provider, rg, gallery string) (*Gall
 		return nil, "", fmt.Errorf("list image definitions of %s: %w", gallery, err)
 	}
 	for _, d := range defs {
-		if st := d.Features["SecurityType"]; isPrivateOnlySecurityType(st) {
+		if st, bad := PrivateOnlySecurityType(d.Features); bad {
 			return nil, "", fmt.Errorf("gallery %q holds image definition %q with SecurityType %s, which community galleries refuse: use %sSupported instead",
 				gallery, d.Name, st, st)
 		}
@@ -147,8 +147,16 @@ func EnsureCommunity(ctx context.Context, p Provider, rg, gallery string) (*Gall
 	return g, Created, err
 }
 
-func isPrivateOnlySecurityType(st string) bool {
-	return strings.EqualFold(st, "TrustedLaunch") || strings.EqualFold(st, "ConfidentialVM")
+// PrivateOnlySecurityType reports the SecurityType feature (of an image
+// definition's features) that community galleries refuse: TrustedLaunch
+// and ConfidentialVM; their "...Supported" variants are fine.
+func PrivateOnlySecurityType(features map[string]string) (string, bool) {
+	for k, v := range features {
+		if strings.EqualFold(k, "SecurityType") && (strings.EqualFold(v, "TrustedLaunch") || strings.EqualFold(v, "ConfidentialVM")) {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // EnsureImageDefinition creates the definition when missing. Immutable
@@ -270,7 +278,7 @@ func EnsureImageVersion(ctx context.Context, p Provider, want ImageVersion, now 
 	if got.Failed() {
 		return nil, "", FailedVersionError(got, nil)
 	}
-	if !sameSource(got.Source, want.Source) {
+	if !SameSource(got.Source, want.Source) {
 		return nil, "", fmt.Errorf("image version %s of %s already exists from another source (%s): a version's source cannot change; bump the version",
 			want.Name, want.Definition, describeSource(got.Source))
 	}
@@ -291,8 +299,19 @@ func EnsureImageVersion(ctx context.Context, p Provider, want ImageVersion, now 
 	return v, Updated, err
 }
 
-func sameSource(a, b ImageSource) bool {
-	return a.Kind == b.Kind && strings.EqualFold(a.ID, b.ID) && strings.EqualFold(a.URI, b.URI)
+// SameSource compares image version sources the way Azure does: ids
+// case-insensitively, blob URLs without their query (a fresh SAS names
+// the same blob).
+func SameSource(a, b ImageSource) bool {
+	if a.Kind != b.Kind || !strings.EqualFold(a.ID, b.ID) || !strings.EqualFold(a.StorageAccountID, b.StorageAccountID) {
+		return false
+	}
+	if a.URI == b.URI {
+		return true
+	}
+	ra, errA := ParseBlobURL(a.URI)
+	rb, errB := ParseBlobURL(b.URI)
+	return errA == nil && errB == nil && strings.EqualFold(ra.Account, rb.Account) && ra.Container == rb.Container && ra.Name == rb.Name
 }
 
 func describeSource(s ImageSource) string {
@@ -361,7 +380,11 @@ func EnsureManagedImage(ctx context.Context, p Provider, want ManagedImage) (*Ma
 	case err != nil:
 		return nil, "", err
 	}
-	if !sameSource(got.Source, want.Source) {
+	// A managed image keeps only the URI of a VHD source, not the storage
+	// account id a request may give.
+	wantSource := want.Source
+	wantSource.StorageAccountID = got.Source.StorageAccountID
+	if !SameSource(got.Source, wantSource) {
 		return nil, "", fmt.Errorf("managed image %q already exists from another source (%s): use another name, or delete it first",
 			want.Name, describeSource(got.Source))
 	}

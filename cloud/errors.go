@@ -28,19 +28,85 @@ func (e *Error) Error() string {
 	return msg
 }
 
-// Azure error codes used by every target.
+// Azure's error codes (ARM, Compute, Storage) that imgflow's targets answer
+// with or recognise, declared once for the local, overlay and Azure
+// targets and the fake ARM server. Each comes with one HTTP status, see
+// StatusOf. Codes imgflow makes up for failures Azure reports without one
+// live with the target that makes them (cloud/azure).
 const (
-	CodeResourceGroupNotFound    = "ResourceGroupNotFound"
-	CodeResourceNotFound         = "ResourceNotFound"
-	CodeParentResourceNotFound   = "ParentResourceNotFound"
+	CodeResourceGroupNotFound  = "ResourceGroupNotFound"
+	CodeResourceNotFound       = "ResourceNotFound"
+	CodeParentResourceNotFound = "ParentResourceNotFound"
+	CodeSubscriptionNotFound   = "SubscriptionNotFound"
+	CodeBlobNotFound           = "BlobNotFound"
+	CodeContainerNotFound      = "ContainerNotFound"
+	// CodeCannotVerifyCopySource: a copy source that does not exist or
+	// cannot be read.
+	CodeCannotVerifyCopySource = "CannotVerifyCopySource"
+
 	CodeConflict                 = "Conflict"
 	CodePropertyChangeNotAllowed = "PropertyChangeNotAllowed"
-	CodeInvalidParameter         = "InvalidParameter"
-	CodeBlobNotFound             = "BlobNotFound"
-	CodeContainerNotFound        = "ContainerNotFound"
 	CodeBlobAlreadyExists        = "BlobAlreadyExists"
-	CodeOperationNotAllowed      = "OperationNotAllowed"
+	// CodeOperationNotAllowed: e.g. deleting a disk with an open SAS.
+	CodeOperationNotAllowed = "OperationNotAllowed"
+	// CodeInvalidResourceGroupLocation: a resource group PUT with another
+	// location than the existing group's.
+	CodeInvalidResourceGroupLocation = "InvalidResourceGroupLocation"
+	// CodeInvalidResourceLocation: a resource PUT with another location
+	// than the existing resource's.
+	CodeInvalidResourceLocation = "InvalidResourceLocation"
+	// CodeStorageAccountAlreadyTaken: the global storage account name is
+	// used by another resource group.
+	CodeStorageAccountAlreadyTaken = "StorageAccountAlreadyTaken"
+
+	CodeInvalidParameter = "InvalidParameter"
+	// CodeLocationNotAvailableForResourceType: an unknown or logical
+	// location.
+	CodeLocationNotAvailableForResourceType = "LocationNotAvailableForResourceType"
+
+	// CodeAuthenticationFailed: a SAS whose signature does not match, or
+	// that was revoked or has expired.
+	CodeAuthenticationFailed = "AuthenticationFailed"
+	// CodeAuthorizationPermissionMismatch: a request the credentials do
+	// not permit, e.g. a write through a read-only disk SAS, or a token
+	// whose principal has no data role on the account.
+	CodeAuthorizationPermissionMismatch = "AuthorizationPermissionMismatch"
+
+	// CodeInvalidRange: a blob read starting past its end.
+	CodeInvalidRange = "InvalidRange"
+
+	// CodeReplicationFailed: a gallery image version whose replication to
+	// a region failed.
+	CodeReplicationFailed = "GalleryImageVersionReplicationFailed"
 )
+
+// StatusOf is the HTTP status Azure answers an error code with; 0 for a
+// code it does not know.
+func StatusOf(code string) int {
+	switch code {
+	case CodeResourceGroupNotFound, CodeResourceNotFound, CodeParentResourceNotFound, CodeSubscriptionNotFound,
+		CodeBlobNotFound, CodeContainerNotFound, CodeCannotVerifyCopySource:
+		return http.StatusNotFound
+	case CodeConflict, CodePropertyChangeNotAllowed, CodeBlobAlreadyExists, CodeOperationNotAllowed,
+		CodeInvalidResourceGroupLocation, CodeInvalidResourceLocation, CodeStorageAccountAlreadyTaken:
+		return http.StatusConflict
+	case CodeInvalidParameter, CodeLocationNotAvailableForResourceType:
+		return http.StatusBadRequest
+	case CodeAuthenticationFailed, CodeAuthorizationPermissionMismatch:
+		return http.StatusForbidden
+	case CodeInvalidRange:
+		return http.StatusRequestedRangeNotSatisfiable
+	case CodeReplicationFailed:
+		return http.StatusInternalServerError
+	}
+	return 0
+}
+
+// Errorf builds the error Azure answers with code (its status from
+// StatusOf) for resource.
+func Errorf(code, resource, format string, args ...any) *Error {
+	return &Error{StatusCode: StatusOf(code), Code: code, Resource: resource, Message: fmt.Sprintf(format, args...)}
+}
 
 // NotFound builds a 404 error for a resource.
 func NotFound(code, resource, format string, args ...any) *Error {

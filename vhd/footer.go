@@ -265,6 +265,22 @@ func ParseFooter(b []byte) (*Footer, error) {
 	return f, nil
 }
 
+// DecodeFooter decodes a footer from exactly FooterSize bytes, failing
+// with ErrNotVHD only when the cookie is missing. Unlike ParseFooter it
+// does not verify the checksum: it reads a footer the way the simulated
+// Azure targets do, which check only what Azure's documented refusals
+// name (cookie, disk type, virtual size).
+func DecodeFooter(b []byte) (*Footer, error) {
+	if len(b) != FooterSize {
+		return nil, fmt.Errorf("decode vhd footer: got %d bytes, want %d: %w", len(b), FooterSize, ErrNotVHD)
+	}
+	f := decodeFooter(b)
+	if !f.HasCookie() {
+		return nil, fmt.Errorf("decode vhd footer: cookie is %q, want %q: %w", trimField(f.Cookie[:]), Cookie, ErrNotVHD)
+	}
+	return f, nil
+}
+
 // ReadFooter reads and parses the footer in the last FooterSize bytes of a
 // file of the given size, the place every VHD keeps its authoritative copy.
 func ReadFooter(r io.ReaderAt, size int64) (*Footer, error) {

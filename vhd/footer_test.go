@@ -210,3 +210,21 @@ func FuzzFooter(f *testing.F) {
 		_, _ = Validate(bytes.NewReader(b), int64(len(b))+1000)
 	})
 }
+
+func TestDecodeFooterSkipsChecksum(t *testing.T) {
+	f := NewFooter(2*MiB, [16]byte{1}, time.Unix(1e9, 0))
+	b, err := f.MarshalBinary()
+	require.NoError(t, err)
+	b[offChecksum] ^= 0xff
+	_, err = ParseFooter(b)
+	require.ErrorIs(t, err, ErrChecksum)
+	got, err := DecodeFooter(b)
+	require.NoError(t, err, "DecodeFooter does not verify the checksum")
+	assert.Equal(t, uint64(2*MiB), got.CurrentSize)
+	assert.Equal(t, DiskTypeFixed, got.DiskType)
+
+	_, err = DecodeFooter(make([]byte, FooterSize))
+	require.ErrorIs(t, err, ErrNotVHD)
+	_, err = DecodeFooter([]byte(Cookie))
+	require.ErrorIs(t, err, ErrNotVHD, "a short footer is not a VHD")
+}

@@ -253,7 +253,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 			return nil, opError("read blob", u, blobErr(err, u))
 		}
 		if offset >= deref(props.ContentLength) {
-			return nil, opError("read blob", u, &cloud.Error{StatusCode: http.StatusRequestedRangeNotSatisfiable, Code: CodeInvalidRange,
+			return nil, opError("read blob", u, &cloud.Error{StatusCode: http.StatusRequestedRangeNotSatisfiable, Code: cloud.CodeInvalidRange,
 				Resource: u, Message: "The range specified is invalid for the current size of the resource."})
 		}
 	}

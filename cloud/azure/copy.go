@@ -133,7 +133,7 @@ func (p *Provider) copyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 		if isStatus(err, http.StatusNotFound, http.StatusForbidden) {
 			var ce *cloud.Error
 			errors.As(err, &ce)
-			return fail(cloud.NotFound(CodeCannotVerifyCopySource, j.shown,
+			return fail(cloud.NotFound(cloud.CodeCannotVerifyCopySource, j.shown,
 				"The specified resource does not exist: copy source %s cannot be read (%s).", j.shown, ce.Code))
 		}
 		return fail(err)
@@ -347,7 +347,7 @@ func isCopySourceError(err error) bool {
 	if !ok {
 		return false
 	}
-	return ce.Code == CodeCannotVerifyCopySource ||
+	return ce.Code == cloud.CodeCannotVerifyCopySource ||
 		(strings.HasPrefix(ce.Code, "CopySource") && isStatus(err, http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound))
 }
 

@@ -126,7 +126,7 @@ func TestFromEnvironmentErrors(t *testing.T) {
 		_, err := azure.FromEnvironment(ctx, "11111111-2222-3333-4444-555555555555", nil)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "not found or not accessible")
-		assert.True(t, cloud.HasCode(err, fakearm.CodeSubscriptionNotFound), "%v", err)
+		assert.True(t, cloud.HasCode(err, cloud.CodeSubscriptionNotFound), "%v", err)
 	})
 	t.Run("argument wins", func(t *testing.T) {
 		srv, _ := serverEnv(t, fakearm.Options{})

@@ -16,14 +16,9 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 )
 
-// Error codes the Azure target answers with besides those in package cloud.
+// Error codes the Azure target makes up for failures the services report
+// without one; Azure's own codes are in package cloud.
 const (
-	// CodeCannotVerifyCopySource: a copy source that does not exist or
-	// cannot be read (404), as the storage service and the local target
-	// report it.
-	CodeCannotVerifyCopySource = "CannotVerifyCopySource"
-	// CodeInvalidRange: a blob read starting past its end (416).
-	CodeInvalidRange = "InvalidRange"
 	// CodeCopyFailed: a server-side copy that ended failed or aborted.
 	CodeCopyFailed = "CopyFailed"
 	// CodeMD5Mismatch: a copy whose content MD5 differs from the source's.

@@ -68,7 +68,7 @@ func TestJournalHonoursStorageAuthAAD(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Create(w.ctx, journalHeader("r1"))
 	require.Error(t, err)
-	assert.True(t, cloud.HasCode(err, azure.CodeAuthorizationPermissionMismatch), err)
+	assert.True(t, cloud.HasCode(err, cloud.CodeAuthorizationPermissionMismatch), err)
 	assert.Contains(t, err.Error(), azure.RoleBlobDataContributor)
 	assert.Contains(t, err.Error(), sa.ID)
 	assert.Zero(t, listKeysCalls(w), "aad never reads keys")

@@ -195,7 +195,7 @@ func TestReplicationFailedRegion(t *testing.T) {
 	// operation's reason and the region's.
 	require.ErrorIs(t, err, cloud.ErrReplicationIncomplete)
 	require.ErrorIs(t, err, cloud.ErrVersionFailed)
-	assert.True(t, cloud.HasCode(err, fakearm.CodeReplicationFailed), "%v", err)
+	assert.True(t, cloud.HasCode(err, cloud.CodeReplicationFailed), "%v", err)
 	assert.Contains(t, err.Error(), "failed to replicate to eastus (Replication failed: storage quota exceeded")
 	// Waiting says the same, and a rerun never reuses the version.
 	_, err = cloud.WaitReplicated(w.ctx, w.p, v, time.Minute, time.Millisecond, nil)

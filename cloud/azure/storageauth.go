@@ -51,10 +51,6 @@ func ParseStorageAuth(s string) (StorageAuth, error) {
 // and write access to blob data.
 const RoleBlobDataContributor = "Storage Blob Data Contributor"
 
-// CodeAuthorizationPermissionMismatch is the storage service's answer (403)
-// to a token whose principal has no data role on the account.
-const CodeAuthorizationPermissionMismatch = "AuthorizationPermissionMismatch"
-
 // probeContainer is where the access probe looks: a blob that need not
 // exist. With data access the answer is 404, without it 403.
 const probeContainer = "imgflow-access-probe"
@@ -226,7 +222,7 @@ func (p *Provider) noDataAccess(ctx context.Context, account string, denied, key
 	} else {
 		msg += ", or run with --storage-auth auto to use the account key"
 	}
-	return &cloud.Error{StatusCode: http.StatusForbidden, Code: CodeAuthorizationPermissionMismatch, Resource: account, Message: msg}
+	return &cloud.Error{StatusCode: http.StatusForbidden, Code: cloud.CodeAuthorizationPermissionMismatch, Resource: account, Message: msg}
 }
 
 // errCode is an error's status and Azure code, e.g. "403 AuthorizationFailed".

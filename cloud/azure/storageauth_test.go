@@ -57,7 +57,7 @@ func newNoDataRoleProxy(t *testing.T, az *azuritetest.Server) *noDataRoleProxy {
 			return
 		}
 		w.Header().Set("Content-Type", "application/xml")
-		w.Header().Set("x-ms-error-code", azure.CodeAuthorizationPermissionMismatch)
+		w.Header().Set("x-ms-error-code", cloud.CodeAuthorizationPermissionMismatch)
 		w.WriteHeader(http.StatusForbidden)
 		if r.Method != http.MethodHead {
 			_, _ = w.Write([]byte(`<?xml version="1.0" encoding="utf-8"?><Error><Code>AuthorizationPermissionMismatch</Code>` +
@@ -144,7 +144,7 @@ func TestStorageAuthAADNamesRole(t *testing.T) {
 	require.NoError(t, err)
 	err = w.p.EnsureContainer(w.ctx, sa.Name, "vhds")
 	require.Error(t, err)
-	assert.True(t, cloud.HasCode(err, azure.CodeAuthorizationPermissionMismatch), err)
+	assert.True(t, cloud.HasCode(err, cloud.CodeAuthorizationPermissionMismatch), err)
 	assert.Contains(t, err.Error(), azure.RoleBlobDataContributor)
 	assert.Contains(t, err.Error(), sa.ID)
 	for _, req := range w.f.Requests() {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // Blob operations. Metadata lives in the state; data in one sparse file
@@ -18,18 +19,6 @@ import (
 
 const pageSize = 512
 
-func accountNotFound(account, resource string) error {
-	return cloud.NotFound(cloud.CodeResourceNotFound, resource, "storage account %s not found", account)
-}
-
-func blobNotFound(ref cloud.BlobRef) error {
-	return cloud.NotFound(cloud.CodeBlobNotFound, ref.URL(), "The specified blob does not exist.")
-}
-
-func containerNotFound(ref cloud.BlobRef) error {
-	return cloud.NotFound(cloud.CodeContainerNotFound, ref.URL(), "The specified container does not exist.")
-}
-
 // lookupContainer returns the blob's account and container. A managed
 // disk's URL names no account: it is read-only.
 func (p *Provider) lookupContainer(st *State, ref cloud.BlobRef) (*StorageAccountState, *ContainerState, error) {
@@ -38,11 +27,11 @@ func (p *Provider) lookupContainer(st *State, ref cloud.BlobRef) (*StorageAccoun
 	}
 	_, sa := st.findStorageAccount(ref.Account)
 	if sa == nil {
-		return nil, nil, accountNotFound(ref.Account, ref.URL())
+		return nil, nil, azrules.AccountNotFound(ref.Account, ref.URL())
 	}
 	c, ok := sa.Containers[ref.Container]
 	if !ok {
-		return nil, nil, containerNotFound(ref)
+		return nil, nil, azrules.ContainerNotFound(ref)
 	}
 	return sa, c, nil
 }
@@ -55,7 +44,7 @@ func (p *Provider) lookupBlob(st *State, ref cloud.BlobRef) (*StorageAccountStat
 	}
 	b, ok := c.Blobs[ref.Name]
 	if !ok {
-		return nil, nil, nil, blobNotFound(ref)
+		return nil, nil, nil, azrules.BlobNotFound(ref)
 	}
 	return sa, c, b, nil
 }
@@ -110,7 +99,7 @@ func (p *Provider) EnsureContainer(ctx context.Context, account, container strin
 	return p.update(ctx, func(st *State) error {
 		_, sa := st.findStorageAccount(account)
 		if sa == nil {
-			return accountNotFound(account, cloud.DefaultBlobEndpoint(account)+"/"+container)
+			return azrules.AccountNotFound(account, cloud.DefaultBlobEndpoint(account)+"/"+container)
 		}
 		if _, ok := sa.Containers[container]; ok {
 			return nil
@@ -153,7 +142,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 			src = content{path: p.blobFile(sa.Name, ref.Container, b.Name), size: b.Size}
 		}
 		if offset < 0 || length < 0 {
-			return invalidParameter(resource, "invalid range: offset %d, length %d", offset, length)
+			return azrules.InvalidParameter(resource, "invalid range: offset %d, length %d", offset, length)
 		}
 		if length == 0 {
 			return nil
@@ -204,7 +193,7 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 		return nil, diskWriteRefused(ref)
 	}
 	if src.Size < 0 || src.Size%pageSize != 0 {
-		return nil, invalidParameter(ref.URL(), "The page blob size %d must be a multiple of 512 bytes.", src.Size)
+		return nil, azrules.InvalidParameter(ref.URL(), "The page blob size %d must be a multiple of 512 bytes.", src.Size)
 	}
 	ranges, err := src.DataRanges(ref.URL())
 	if err != nil {
@@ -234,12 +223,12 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	srcRef, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
-		return nil, invalidParameter(cloud.RedactURL(srcURL), "invalid copy source: %v", err)
+		return nil, azrules.InvalidParameter(cloud.RedactURL(srcURL), "invalid copy source: %v", err)
 	}
 	if isDiskAccount(srcRef.Account) {
 		u, err := url.Parse(srcURL)
 		if err != nil {
-			return nil, invalidParameter(cloud.RedactURL(srcURL), "invalid copy source")
+			return nil, azrules.InvalidParameter(cloud.RedactURL(srcURL), "invalid copy source")
 		}
 		return p.copyFromDisk(ctx, srcRef, u.Query(), dest, overwrite)
 	}
@@ -248,7 +237,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 	err = p.view(ctx, func(st *State) error {
 		sa, _, b, err := p.lookupBlob(st, srcRef)
 		if err != nil {
-			return cloud.NotFound(CodeCannotVerifyCopySource, srcRef.URL(),
+			return cloud.NotFound(cloud.CodeCannotVerifyCopySource, srcRef.URL(),
 				"The specified resource does not exist: copy source %s is not a blob of this subscription (%v).", srcRef.URL(), err)
 		}
 		if _, _, err := p.checkWrite(st, dest, overwrite); err != nil {

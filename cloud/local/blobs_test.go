@@ -62,12 +62,12 @@ func TestBlobErrors(t *testing.T) {
 	requireCloudErr(t, err, http.StatusConflict, cloud.CodeBlobAlreadyExists)
 
 	_, err = p.CopyBlob(ctx, "https://elsewhere.blob.core.windows.net/c/b?sig=x", missing, false)
-	requireCloudErr(t, err, http.StatusNotFound, CodeCannotVerifyCopySource)
+	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeCannotVerifyCopySource)
 	_, err = p.CopyBlob(ctx, missing.URL(), cloud.BlobRef{Account: account, Container: "vhds", Name: "dst"}, false)
-	requireCloudErr(t, err, http.StatusNotFound, CodeCannotVerifyCopySource)
+	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeCannotVerifyCopySource)
 
 	_, err = p.ReadBlob(ctx, f.vhd, vhdBytes+512, 1)
-	requireCloudErr(t, err, http.StatusRequestedRangeNotSatisfiable, CodeInvalidRange)
+	requireCloudErr(t, err, http.StatusRequestedRangeNotSatisfiable, cloud.CodeInvalidRange)
 }
 
 func TestUploadReadDelete(t *testing.T) {

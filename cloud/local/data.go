@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // Data of compute resources. Azure copies a source's bytes when it
@@ -44,13 +45,13 @@ const maxSourceDepth = 32
 // state lock, after the source was checked.
 func (p *Provider) sourceContent(st *State, src cloud.ImageSource, resource string, depth int) (content, error) {
 	if depth > maxSourceDepth {
-		return content{}, invalidParameter(resource, "The source chain of '%s' is too deep or circular.", resource)
+		return content{}, azrules.InvalidParameter(resource, "The source chain of '%s' is too deep or circular.", resource)
 	}
 	switch src.Kind {
 	case cloud.SourceVHD:
 		ref, err := cloud.ParseBlobURL(src.URI)
 		if err != nil {
-			return content{}, invalidParameter(resource, "%v", err)
+			return content{}, azrules.InvalidParameter(resource, "%v", err)
 		}
 		sa, _, b, err := p.lookupBlob(st, ref)
 		if err != nil {
@@ -70,7 +71,7 @@ func (p *Provider) sourceContent(st *State, src cloud.ImageSource, resource stri
 		}
 		return p.resourceContent(st, img.ID, img.Source, depth+1)
 	}
-	return content{}, invalidParameter(resource, "The source kind '%s' is not supported.", src.Kind)
+	return content{}, azrules.InvalidParameter(resource, "The source kind '%s' is not supported.", src.Kind)
 }
 
 // resourceContent returns the content of a managed image or image version:

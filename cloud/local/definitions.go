@@ -2,11 +2,10 @@ package local
 
 import (
 	"context"
-	"fmt"
 	"maps"
-	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // lookupDefinition returns the image definition; childID works as in
@@ -24,9 +23,9 @@ func (p *Provider) lookupDefinition(st *State, rgName, gallery, name, childID st
 	d, ok := g.Definitions[key(name)]
 	if !ok {
 		if childID != "" {
-			return nil, nil, nil, parentNotFound(childID, name)
+			return nil, nil, nil, azrules.ParentNotFound(childID, name)
 		}
-		return nil, nil, nil, resourceNotFound(cloud.ImageDefinitionID(st.SubscriptionID, rg.Name, g.Name, name),
+		return nil, nil, nil, azrules.ResourceNotFound(cloud.ImageDefinitionID(st.SubscriptionID, rg.Name, g.Name, name),
 			"Microsoft.Compute/galleries/images", g.Name+"/"+name, rg.Name)
 	}
 	return rg, g, d, nil
@@ -81,38 +80,21 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, in cloud.ImageDefi
 			return err
 		}
 		id = cloud.ImageDefinitionID(st.SubscriptionID, rg.Name, g.Name, in.Name)
-		if err := p.checkGalleryRegion(g, in.Location, id, "image definitions"); err != nil {
+		if err := azrules.CheckGalleryRegion(p.locIndex, g.Location, in.Location, id, "image definitions"); err != nil {
 			return err
 		}
-		if g.CommunityEnabled {
-			if sec, bad := privateOnlySecurityType(in.Features); bad {
-				return invalidParameter(id,
-					"SecurityType '%s' is not supported in community gallery '%s'; use TrustedLaunchSupported, ConfidentialVMSupported or TrustedLaunchAndConfidentialVmSupported.",
-					sec, g.Name)
-			}
+		if err := azrules.CheckCommunityFeatures(id, g.Name, g.CommunityEnabled, in.Features); err != nil {
+			return err
 		}
-		// Azure's defaults for the API version imgflow uses.
-		if in.HyperVGeneration == "" {
-			in.HyperVGeneration = cloud.HyperVGenV1
-		}
-		if in.Architecture == "" {
-			in.Architecture = cloud.ArchX64
-		}
+		azrules.DefinitionDefaults(&in)
 		d, ok := g.Definitions[key(in.Name)]
 		if ok {
-			if err := immutableDefinitionFields(&d.ImageDefinition, &in); err != nil {
+			if err := azrules.ImmutableDefinitionFields(&d.ImageDefinition, &in); err != nil {
 				return err
 			}
 		}
-		for k, other := range g.Definitions {
-			if k == key(in.Name) {
-				continue
-			}
-			if strings.EqualFold(other.Publisher, in.Publisher) && strings.EqualFold(other.Offer, in.Offer) && strings.EqualFold(other.SKU, in.SKU) {
-				return cloud.Conflict(cloud.CodeConflict, id,
-					"Image definition '%s' in gallery '%s' already uses publisher '%s', offer '%s' and SKU '%s'; the (publisher, offer, sku) identifier must be unique within a gallery.",
-					other.Name, g.Name, other.Publisher, other.Offer, other.SKU)
-			}
+		if err := azrules.UniqueIdentifier(id, g.Name, &in, definitionsOf(g)); err != nil {
+			return err
 		}
 		if !ok {
 			d = &DefinitionState{
@@ -142,42 +124,6 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, in cloud.ImageDefi
 	return &out, nil
 }
 
-// checkGalleryRegion enforces that nested resources live in the gallery's
-// region; an empty location means the gallery's.
-func (p *Provider) checkGalleryRegion(g *GalleryState, location, id, what string) error {
-	if location == "" {
-		return nil
-	}
-	if loc, ok := p.physicalLocation(location); !ok || loc != g.Location {
-		return invalidParameter(id, "Location '%s' is invalid: %s must be in the gallery's region '%s'.", location, what, g.Location)
-	}
-	return nil
-}
-
-// immutableDefinitionFields refuses a PUT changing a definition's identity,
-// naming every changed property as Azure does.
-func immutableDefinitionFields(old, in *cloud.ImageDefinition) error {
-	fields := []struct{ name, old, new string }{
-		{"osType", old.OSType, in.OSType},
-		{"osState", old.OSState, in.OSState},
-		{"hyperVGeneration", old.HyperVGeneration, in.HyperVGeneration},
-		{"identifier.publisher", old.Publisher, in.Publisher},
-		{"identifier.offer", old.Offer, in.Offer},
-		{"identifier.sku", old.SKU, in.SKU},
-		{"architecture", old.Architecture, in.Architecture},
-	}
-	var changed []string
-	for _, f := range fields {
-		if !strings.EqualFold(f.old, f.new) {
-			changed = append(changed, fmt.Sprintf("Changing property '%s' is not allowed ('%s' -> '%s').", f.name, f.old, f.new))
-		}
-	}
-	if len(changed) == 0 {
-		return nil
-	}
-	return cloud.Conflict(cloud.CodePropertyChangeNotAllowed, old.ID, "%s", strings.Join(changed, " "))
-}
-
 // DeleteImageDefinition implements cloud.Provider; a definition still
 // holding versions cannot be deleted.
 func (p *Provider) DeleteImageDefinition(ctx context.Context, rgName, gallery, name string) error {
@@ -194,4 +140,13 @@ func (p *Provider) DeleteImageDefinition(ctx context.Context, rgName, gallery, n
 		delete(g.Definitions, key(name))
 		return nil
 	})
+}
+
+// definitionsOf lists a gallery's definitions by name.
+func definitionsOf(g *GalleryState) []cloud.ImageDefinition {
+	out := make([]cloud.ImageDefinition, 0, len(g.Definitions))
+	for _, k := range sortedKeys(g.Definitions) {
+		out = append(out, g.Definitions[k].ImageDefinition)
+	}
+	return out
 }

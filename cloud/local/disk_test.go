@@ -174,11 +174,11 @@ func TestDiskExportPath(t *testing.T) {
 
 	// Writes through the SAS are refused, without echoing it.
 	_, err = p.UploadPageBlob(ctx, ref, cloud.PageSource{Reader: bytes.NewReader(make([]byte, 512)), Size: 512}, true)
-	ce := requireCloudErr(t, err, http.StatusForbidden, CodeAuthorizationPermissionMismatch)
+	ce := requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthorizationPermissionMismatch)
 	assert.NotContains(t, ce.Error(), sasSig(t, sas))
 	_, err = p.CopyBlob(ctx, f.vhd.URL(), ref, true)
-	requireCloudErr(t, err, http.StatusForbidden, CodeAuthorizationPermissionMismatch)
-	requireCloudErr(t, p.DeleteBlob(ctx, ref), http.StatusForbidden, CodeAuthorizationPermissionMismatch)
+	requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthorizationPermissionMismatch)
+	requireCloudErr(t, p.DeleteBlob(ctx, ref), http.StatusForbidden, cloud.CodeAuthorizationPermissionMismatch)
 
 	// Revoke (twice is fine), then delete.
 	require.NoError(t, p.RevokeDiskAccess(ctx, rgName, "export"))
@@ -187,7 +187,7 @@ func TestDiskExportPath(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, got.AccessGranted)
 	_, err = p.CopyBlob(ctx, sas, dst, true)
-	requireCloudErr(t, err, http.StatusForbidden, CodeAuthenticationFailed, "Server failed to authenticate the request")
+	requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed, "Server failed to authenticate the request")
 	require.NoError(t, p.DeleteDisk(ctx, rgName, "export"))
 	assert.NoFileExists(t, p.dataFile(diskID))
 	_, err = p.GetDisk(ctx, rgName, "export")
@@ -230,7 +230,7 @@ func TestDiskRegionMustBeReplicated(t *testing.T) {
 
 	d.Location = "marsnorth"
 	_, err = f.p.CreateDiskFromImageVersion(ctx, d)
-	requireCloudErr(t, err, http.StatusBadRequest, CodeLocationNotAvailableForResourceType)
+	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeLocationNotAvailableForResourceType)
 
 	_, err = f.p.UpdateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: rgName, Gallery: galName, Definition: defName,
 		TargetRegions: []cloud.TargetRegion{{Name: "westeurope"}, {Name: "eastus"}}})
@@ -302,7 +302,7 @@ func TestDiskCreateRules(t *testing.T) {
 	other.SecurityType = "TrustedLaunch"
 	other.Location = "eastus"
 	_, err = p.CreateDiskFromImageVersion(ctx, other)
-	requireCloudErr(t, err, http.StatusConflict, CodeInvalidResourceLocation)
+	requireCloudErr(t, err, http.StatusConflict, cloud.CodeInvalidResourceLocation)
 
 	// A security type needs a Gen2 image.
 	gen1 := f.def
@@ -358,13 +358,13 @@ func TestDiskGrantRules(t *testing.T) {
 	refused := func(t *testing.T, sasURL string) {
 		t.Helper()
 		_, err := p.CopyBlob(ctx, sasURL, dst, true)
-		ce := requireCloudErr(t, err, http.StatusForbidden, CodeAuthenticationFailed, "Server failed to authenticate the request")
+		ce := requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed, "Server failed to authenticate the request")
 		assert.NotContains(t, ce.Error(), sig, "errors never carry the SAS")
 		_, err = p.ReadBlob(ctx, sasRef(t, sasURL), 0, 512)
-		ce = requireCloudErr(t, err, http.StatusForbidden, CodeAuthenticationFailed)
+		ce = requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
 		assert.NotContains(t, ce.Error(), sig)
 		_, err = p.GetBlob(ctx, sasRef(t, sasURL))
-		requireCloudErr(t, err, http.StatusForbidden, CodeAuthenticationFailed)
+		requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
 	}
 	t.Run("bad sig", func(t *testing.T) {
 		refused(t, withSig(t, sas, "AAAA"+sig[4:]))
@@ -382,7 +382,7 @@ func TestDiskGrantRules(t *testing.T) {
 		ref, err := cloud.ParseBlobURL(sas) // drops the query
 		require.NoError(t, err)
 		_, err = p.ReadBlob(ctx, ref, 0, 512)
-		requireCloudErr(t, err, http.StatusForbidden, CodeAuthenticationFailed)
+		requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
 	})
 	_, err = p.CopyBlob(ctx, sas, dst, true)
 	require.NoError(t, err, "the right SAS still works")
@@ -403,9 +403,9 @@ func TestDiskGrantRules(t *testing.T) {
 	require.NoError(t, err, "valid up to its duration")
 	clock.Advance(time.Second)
 	_, err = p.CopyBlob(ctx, sas2, dst, true)
-	requireCloudErr(t, err, http.StatusForbidden, CodeAuthenticationFailed, "expired")
+	requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed, "expired")
 	_, err = p.ReadBlob(ctx, sasRef(t, sas2), 0, 11)
-	requireCloudErr(t, err, http.StatusForbidden, CodeAuthenticationFailed, "expired")
+	requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed, "expired")
 	got, err := p.GetDisk(ctx, rgName, "disk")
 	require.NoError(t, err)
 	assert.False(t, got.AccessGranted)
@@ -451,7 +451,7 @@ func TestDiskSASNotInState(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "boot sector", string(data))
 	_, err = q.ReadBlob(ctx, sasRef(t, withSig(t, sas, "x"+sig)), 0, 11)
-	requireCloudErr(t, err, http.StatusForbidden, CodeAuthenticationFailed)
+	requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
 }
 
 func TestVersionContentIsSnapshot(t *testing.T) {

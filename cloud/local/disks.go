@@ -8,12 +8,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // Managed disks, as sig_to_vhd uses them to export a gallery image
@@ -23,10 +24,6 @@ import (
 // readable through GetBlob, ReadBlob and CopyBlob.
 
 const (
-	// Disk security types (DiskSecurityTypes).
-	securityTrustedLaunch  = "TrustedLaunch"
-	securityConfidentialVM = "ConfidentialVM"
-
 	// diskAccountPrefix starts the host label of a disk's SAS URL. Storage
 	// account names are lowercase letters and digits only, so such a host
 	// can never name an account.
@@ -35,9 +32,6 @@ const (
 	diskBlobName = "abcd"
 	// diskSASVersion is the sv of disk SAS URLs.
 	diskSASVersion = "2018-03-28"
-
-	minGrant = time.Second
-	maxGrant = 24 * time.Hour
 )
 
 func isDiskAccount(account string) bool {
@@ -63,7 +57,7 @@ func (p *Provider) lookupDisk(st *State, rgName, name string) (*ResourceGroupSta
 	}
 	d, ok := rg.Disks[key(name)]
 	if !ok {
-		return nil, nil, resourceNotFound(cloud.DiskID(st.SubscriptionID, rg.Name, name), "Microsoft.Compute/disks", name, rg.Name)
+		return nil, nil, azrules.ResourceNotFound(cloud.DiskID(st.SubscriptionID, rg.Name, name), "Microsoft.Compute/disks", name, rg.Name)
 	}
 	return rg, d, nil
 }
@@ -115,25 +109,19 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 			return nil, err
 		}
 		id := cloud.DiskID(st.SubscriptionID, rg.Name, in.Name)
-		security, err := diskSecurityType(id, in.SecurityType)
+		security, err := azrules.DiskSecurityType(id, in.SecurityType)
 		if err != nil {
 			return nil, err
 		}
 		if d, ok := rg.Disks[key(in.Name)]; ok {
+			loc := ""
 			if in.Location != "" {
-				loc, err := p.resolveLocation(in.Location, "Microsoft.Compute/disks", id)
-				if err != nil {
+				if loc, err = p.locIndex.Resolve(in.Location, "Microsoft.Compute/disks", id); err != nil {
 					return nil, err
 				}
-				if loc != d.Location {
-					return nil, locationChanged(d.ID, d.Name, rg.Name, d.Location, loc)
-				}
 			}
-			if !strings.EqualFold(d.SourceImageVersionID, in.SourceImageVersionID) {
-				return nil, propertyChange(d.ID, "creationData.galleryImageReference")
-			}
-			if security != d.SecurityType {
-				return nil, propertyChange(d.ID, "securityProfile.securityType")
+			if err := azrules.CheckDiskUnchanged(d, loc, in.SourceImageVersionID, security); err != nil {
+				return nil, err
 			}
 			d.Tags = copyTags(in.Tags)
 			out = p.diskOut(rg, d)
@@ -147,17 +135,12 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 		if want == "" {
 			want = v.Location
 		}
-		loc, err := p.resolveLocation(want, "Microsoft.Compute/disks", id)
+		loc, err := p.locIndex.Resolve(want, "Microsoft.Compute/disks", id)
 		if err != nil {
 			return nil, err
 		}
-		if !replicatedTo(v, loc) {
-			return nil, invalidParameter(id, "Gallery image version %s is not available in %s: replicate it there first (it is replicated to %s).",
-				v.ID, loc, strings.Join(completedRegions(v), ", "))
-		}
-		if security != "" && strings.EqualFold(def.HyperVGeneration, cloud.HyperVGenV1) {
-			return nil, invalidParameter(id, "Security type '%s' requires a Hyper-V generation V2 image, but gallery image version %s is %s.",
-				security, v.ID, def.HyperVGeneration)
+		if err := azrules.CheckDiskSource(id, v, def.HyperVGeneration, loc, security); err != nil {
+			return nil, err
 		}
 		src, err := p.resourceContent(st, v.ID, v.Source, 0)
 		if err != nil {
@@ -168,7 +151,7 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 			SourceImageVersionID: v.ID, SecurityType: security,
 			HyperVGeneration: def.HyperVGeneration,
 			// An exported disk is a fixed VHD: the virtual size and a footer.
-			SizeBytes: v.SizeBytes + vhdFooterSize,
+			SizeBytes: v.SizeBytes + vhd.FooterSize,
 			Tags:      copyTags(in.Tags),
 		}
 		rg.Disks[key(in.Name)] = d
@@ -179,43 +162,6 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 		return nil, err
 	}
 	return &out, nil
-}
-
-// diskSecurityType canonicalises a disk security type.
-func diskSecurityType(id, s string) (string, error) {
-	switch {
-	case s == "":
-		return "", nil
-	case strings.EqualFold(s, securityTrustedLaunch):
-		return securityTrustedLaunch, nil
-	case strings.EqualFold(s, securityConfidentialVM):
-		return securityConfidentialVM, nil
-	}
-	return "", invalidParameter(id, "The value '%s' of securityProfile.securityType is not supported; use %s or %s, or none for a standard disk.",
-		s, securityTrustedLaunch, securityConfidentialVM)
-}
-
-// replicatedTo reports whether the version's replica in loc is complete.
-func replicatedTo(v *cloud.ImageVersion, loc string) bool {
-	for _, r := range v.Replication {
-		if r.Region == loc && r.State == cloud.ReplicationCompleted {
-			return true
-		}
-	}
-	return false
-}
-
-func completedRegions(v *cloud.ImageVersion) []string {
-	var out []string
-	for _, r := range v.Replication {
-		if r.State == cloud.ReplicationCompleted {
-			out = append(out, r.Region)
-		}
-	}
-	if len(out) == 0 {
-		return []string{"no region"}
-	}
-	return out
 }
 
 // GrantDiskAccess implements cloud.Provider. The URL has the shape of
@@ -229,13 +175,11 @@ func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, dur
 		if err != nil {
 			return err
 		}
-		if duration < minGrant || duration > maxGrant {
-			return invalidParameter(d.ID, "The access duration %s is invalid: it must be between %s and %s.", duration, minGrant, maxGrant)
+		if err := azrules.CheckGrantDuration(d.ID, duration); err != nil {
+			return err
 		}
 		if g := p.activeGrant(rg, d.Name); g != nil {
-			return cloud.Conflict(cloud.CodeOperationNotAllowed, d.ID,
-				"Operation 'GrantAccess' is not allowed on disk '%s': access is already granted until %s. Revoke access first.",
-				d.Name, g.Expires.Format(time.RFC3339))
+			return azrules.GrantActive(d.ID, d.Name, &g.Expires)
 		}
 		container, err := p.randomAlnum(12)
 		if err != nil {
@@ -290,8 +234,7 @@ func (p *Provider) DeleteDisk(ctx context.Context, rgName, name string) error {
 			return "", err
 		}
 		if p.activeGrant(rg, d.Name) != nil {
-			return "", cloud.Conflict(cloud.CodeOperationNotAllowed, d.ID,
-				"Operation 'Delete' is not allowed on disk '%s': its access (SAS) is still granted; revoke access first.", d.Name)
+			return "", azrules.DeleteGranted(d.ID, d.Name)
 		}
 		delete(rg.DiskGrants, key(d.Name))
 		delete(rg.Disks, key(d.Name))
@@ -349,8 +292,7 @@ func (p *Provider) grantedDisk(st *State, ref cloud.BlobRef, q url.Values) (*clo
 // grants read access only. The resource is the URL without the SAS.
 func diskWriteRefused(ref cloud.BlobRef) error {
 	clean, _ := splitDiskRef(ref)
-	return &cloud.Error{StatusCode: http.StatusForbidden, Code: CodeAuthorizationPermissionMismatch, Resource: clean.URL(),
-		Message: "This request is not authorized to perform this operation using this permission: a managed disk's SAS grants read access only."}
+	return azrules.DiskWriteRefused(clean)
 }
 
 const alnum = "abcdefghijklmnopqrstuvwxyz0123456789"

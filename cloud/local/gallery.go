@@ -3,9 +3,9 @@ package local
 import (
 	"context"
 	"sort"
-	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // lookupGallery returns the gallery. A missing gallery is ResourceNotFound,
@@ -19,9 +19,9 @@ func (p *Provider) lookupGallery(st *State, rgName, name, childID string) (*Reso
 	g, ok := rg.Galleries[key(name)]
 	if !ok {
 		if childID != "" {
-			return nil, nil, parentNotFound(childID, name)
+			return nil, nil, azrules.ParentNotFound(childID, name)
 		}
-		return nil, nil, resourceNotFound(cloud.GalleryID(st.SubscriptionID, rg.Name, name),
+		return nil, nil, azrules.ResourceNotFound(cloud.GalleryID(st.SubscriptionID, rg.Name, name),
 			"Microsoft.Compute/galleries", name, rg.Name)
 	}
 	return rg, g, nil
@@ -81,14 +81,14 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 		if want == "" {
 			want = rg.Location
 		}
-		loc, err := p.resolveLocation(want, "Microsoft.Compute/galleries", id)
+		loc, err := p.locIndex.Resolve(want, "Microsoft.Compute/galleries", id)
 		if err != nil {
 			return err
 		}
 		g, ok := rg.Galleries[key(in.Name)]
 		if ok {
 			if g.Location != loc {
-				return locationChanged(g.ID, g.Name, rg.Name, g.Location, loc)
+				return azrules.LocationChanged(g.ID, g.Name, rg.Name, g.Location, loc)
 			}
 			if err := cloud.CheckCommunityProfileChange(g.ID, g.Community, in.Community); err != nil {
 				return err
@@ -121,21 +121,12 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cl
 		if err != nil {
 			return err
 		}
-		if g.Community == nil {
-			return invalidParameter(g.ID,
-				"Gallery '%s' is not a community gallery: only a gallery created with sharingProfile.permissions 'Community' and communityGalleryInfo can be shared with the community.", g.Name)
+		if err := azrules.CheckShareable(&g.Gallery, definitionsOf(g)); err != nil {
+			return err
 		}
 		if g.CommunityEnabled {
 			out = copyGallery(g.Gallery)
 			return nil
-		}
-		for _, dk := range sortedKeys(g.Definitions) {
-			d := g.Definitions[dk]
-			if sec, bad := privateOnlySecurityType(d.Features); bad {
-				return invalidParameter(g.ID,
-					"Gallery '%s' cannot be shared with the community: image definition '%s' has SecurityType '%s', which is only supported in private galleries.",
-					g.Name, d.Name, sec)
-			}
 		}
 		guid, err := p.rand.guid()
 		if err != nil {
@@ -150,18 +141,6 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cl
 		return nil, err
 	}
 	return &out, nil
-}
-
-// privateOnlySecurityType reports a SecurityType feature that community
-// galleries do not support (the "...Supported" variants are fine).
-func privateOnlySecurityType(features map[string]string) (string, bool) {
-	for k, v := range features {
-		if strings.EqualFold(k, "SecurityType") &&
-			(strings.EqualFold(v, "TrustedLaunch") || strings.EqualFold(v, "ConfidentialVM")) {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // PendingGUID stands for the GUID of a community public name that the

@@ -30,10 +30,10 @@ func TestResourceGroups(t *testing.T) {
 	assert.Equal(t, cloud.Tags{"b": "2"}, rg.Tags)
 
 	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg", Location: "eastus"})
-	requireCloudErr(t, err, http.StatusConflict, CodeInvalidResourceGroupLocation, "already exists in location 'westeurope'")
+	requireCloudErr(t, err, http.StatusConflict, cloud.CodeInvalidResourceGroupLocation, "already exists in location 'westeurope'")
 
 	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "other", Location: "europe"})
-	requireCloudErr(t, err, http.StatusBadRequest, CodeLocationNotAvailableForResourceType)
+	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeLocationNotAvailableForResourceType)
 
 	got, err := p.GetResourceGroup(ctx, "Rg")
 	require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestGalleries(t *testing.T) {
 	assert.Equal(t, cloud.Tags{"k": "v"}, g.Tags)
 
 	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: "g", ResourceGroup: "rg1", Location: "eastus"})
-	requireCloudErr(t, err, http.StatusConflict, CodeInvalidResourceLocation)
+	requireCloudErr(t, err, http.StatusConflict, cloud.CodeInvalidResourceLocation)
 
 	// Unique per subscription, not per resource group.
 	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: "G", ResourceGroup: "rg2", Location: "westeurope"})

@@ -6,13 +6,14 @@ import (
 	"slices"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // lookupRG returns the resource group or ResourceGroupNotFound.
 func (p *Provider) lookupRG(st *State, rg string) (*ResourceGroupState, error) {
 	g, ok := st.ResourceGroups[key(rg)]
 	if !ok {
-		return nil, rgNotFound(st.SubscriptionID, rg)
+		return nil, azrules.ResourceGroupNotFound(st.SubscriptionID, rg)
 	}
 	return g, nil
 }
@@ -41,14 +42,14 @@ func (p *Provider) CreateResourceGroup(ctx context.Context, in cloud.ResourceGro
 	var out cloud.ResourceGroup
 	err := p.update(ctx, func(st *State) error {
 		id := cloud.ResourceGroupID(st.SubscriptionID, in.Name)
-		loc, err := p.resolveLocation(in.Location, "resourceGroups", id)
+		loc, err := p.locIndex.Resolve(in.Location, "resourceGroups", id)
 		if err != nil {
 			return err
 		}
 		rg, ok := st.ResourceGroups[key(in.Name)]
 		if ok {
 			if rg.Location != loc {
-				return cloud.Conflict(CodeInvalidResourceGroupLocation, rg.ID,
+				return cloud.Conflict(cloud.CodeInvalidResourceGroupLocation, rg.ID,
 					"Invalid resource group location '%s'. The Resource group already exists in location '%s'.", in.Location, rg.Location)
 			}
 		} else {
@@ -83,7 +84,7 @@ func (p *Provider) GetStorageAccount(ctx context.Context, rgName, name string) (
 		}
 		sa, ok := rg.StorageAccounts[key(name)]
 		if !ok {
-			return resourceNotFound(cloud.StorageAccountID(st.SubscriptionID, rg.Name, name),
+			return azrules.ResourceNotFound(cloud.StorageAccountID(st.SubscriptionID, rg.Name, name),
 				"Microsoft.Storage/storageAccounts", name, rg.Name)
 		}
 		out = sa.StorageAccount
@@ -107,21 +108,21 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAcc
 		}
 		id := cloud.StorageAccountID(st.SubscriptionID, rg.Name, in.Name)
 		if owner, _ := st.findStorageAccount(in.Name); owner != nil && owner != rg {
-			return cloud.Conflict(CodeStorageAccountAlreadyTaken, id,
+			return cloud.Conflict(cloud.CodeStorageAccountAlreadyTaken, id,
 				"The storage account named %s is already taken.", in.Name)
 		}
 		want := in.Location
 		if want == "" {
 			want = rg.Location
 		}
-		loc, err := p.resolveLocation(want, "Microsoft.Storage/storageAccounts", id)
+		loc, err := p.locIndex.Resolve(want, "Microsoft.Storage/storageAccounts", id)
 		if err != nil {
 			return err
 		}
 		sa, ok := rg.StorageAccounts[key(in.Name)]
 		if ok {
 			if sa.Location != loc {
-				return locationChanged(sa.ID, sa.Name, rg.Name, sa.Location, loc)
+				return azrules.LocationChanged(sa.ID, sa.Name, rg.Name, sa.Location, loc)
 			}
 		} else {
 			sa = &StorageAccountState{

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 var (
@@ -108,6 +109,16 @@ func (f *fixture) vhdSource() cloud.ImageSource {
 func (f *fixture) version(name string) cloud.ImageVersion {
 	return cloud.ImageVersion{Name: name, ResourceGroup: rgName, Gallery: galName, Definition: defName, Source: f.vhdSource()}
 }
+
+// Footer layout for the hand-built footers below (VHD specification).
+const (
+	vhdFooterSize   = vhd.FooterSize
+	vhdSizeOffset   = 48 // current (virtual) size, big-endian uint64
+	vhdTypeOffset   = 60 // disk type, big-endian uint32
+	vhdTypeFixed    = uint32(vhd.DiskTypeFixed)
+	vhdTypeDynamic  = uint32(vhd.DiskTypeDynamic)
+	vhdTypeDiffDisk = uint32(vhd.DiskTypeDifferencing)
+)
 
 // vhdFooter builds a VHD footer by hand (cookie, current size at 48, disk
 // type at 60), enough for the checks the provider makes.

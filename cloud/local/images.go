@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // GetManagedImage implements cloud.Provider.
@@ -31,7 +32,7 @@ func (p *Provider) lookupImage(st *State, rgName, name string) (*cloud.ManagedIm
 	}
 	img, ok := rg.Images[key(name)]
 	if !ok {
-		return nil, resourceNotFound(cloud.ManagedImageID(st.SubscriptionID, rg.Name, name), "Microsoft.Compute/images", name, rg.Name)
+		return nil, azrules.ResourceNotFound(cloud.ManagedImageID(st.SubscriptionID, rg.Name, name), "Microsoft.Compute/images", name, rg.Name)
 	}
 	return img, nil
 }
@@ -52,16 +53,16 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 		if want == "" {
 			want = rg.Location
 		}
-		loc, err := p.resolveLocation(want, "Microsoft.Compute/images", id)
+		loc, err := p.locIndex.Resolve(want, "Microsoft.Compute/images", id)
 		if err != nil {
 			return nil, err
 		}
 		if img, ok := rg.Images[key(in.Name)]; ok {
 			if img.Location != loc {
-				return nil, locationChanged(img.ID, img.Name, rg.Name, img.Location, loc)
+				return nil, azrules.LocationChanged(img.ID, img.Name, rg.Name, img.Location, loc)
 			}
-			if !sameSource(img.Source, in.Source) {
-				return nil, propertyChange(img.ID, "source")
+			if !cloud.SameSource(img.Source, in.Source) {
+				return nil, azrules.PropertyChange(img.ID, "source")
 			}
 			img.Tags = copyTags(in.Tags)
 			out = copyImage(*img)
@@ -84,15 +85,15 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 			if err != nil {
 				return nil, err
 			}
-			if err := inheritImageField(id, "OS type", &img.OSType, d.OSType, v.ID); err != nil {
+			if err := azrules.InheritImageField(id, "OS type", &img.OSType, d.OSType, v.ID); err != nil {
 				return nil, err
 			}
-			if err := inheritImageField(id, "Hyper-V generation", &img.HyperVGeneration, d.HyperVGeneration, v.ID); err != nil {
+			if err := azrules.InheritImageField(id, "Hyper-V generation", &img.HyperVGeneration, d.HyperVGeneration, v.ID); err != nil {
 				return nil, err
 			}
 			img.SizeBytes = v.SizeBytes
 		default:
-			return nil, invalidParameter(id, "The managed image source kind '%s' is not supported; use a VHD blob or a gallery image version.", in.Source.Kind)
+			return nil, azrules.InvalidParameter(id, "The managed image source kind '%s' is not supported; use a VHD blob or a gallery image version.", in.Source.Kind)
 		}
 		if img.HyperVGeneration == "" {
 			img.HyperVGeneration = cloud.HyperVGenV1 // Azure's default for images
@@ -109,19 +110,6 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 		return nil, err
 	}
 	return &out, nil
-}
-
-// inheritImageField takes a managed image property from its source
-// version's definition when unset, and refuses a different value.
-func inheritImageField(id, prop string, field *string, want, srcID string) error {
-	if *field == "" {
-		*field = want
-		return nil
-	}
-	if !strings.EqualFold(*field, want) {
-		return invalidParameter(id, "The %s '%s' does not match the %s '%s' of source image version %s.", prop, *field, prop, want, srcID)
-	}
-	return nil
 }
 
 // DeleteManagedImage implements cloud.Provider; the image's data goes
@@ -141,9 +129,9 @@ func (p *Provider) DeleteManagedImage(ctx context.Context, rgName, name string) 
 func (p *Provider) managedImageByID(st *State, srcID, resource string) (*cloud.ManagedImage, error) {
 	rid, err := cloud.ParseResourceID(srcID)
 	if err != nil || !rid.Is("Microsoft.Compute", "images") {
-		return nil, invalidParameter(resource, "'%s' is not a managed image id.", srcID)
+		return nil, azrules.InvalidParameter(resource, "'%s' is not a managed image id.", srcID)
 	}
-	notFound := resourceNotFound(srcID, "Microsoft.Compute/images", rid.Names[0], rid.ResourceGroup)
+	notFound := azrules.ResourceNotFound(srcID, "Microsoft.Compute/images", rid.Names[0], rid.ResourceGroup)
 	if !strings.EqualFold(rid.Subscription, st.SubscriptionID) {
 		return nil, notFound
 	}

@@ -75,7 +75,7 @@ func TestStorageAccounts(t *testing.T) {
 	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg2", Location: "eastus"})
 	require.NoError(t, err)
 	_, err = p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: "rg2"})
-	requireCloudErr(t, err, http.StatusConflict, CodeStorageAccountAlreadyTaken, "already taken")
+	requireCloudErr(t, err, http.StatusConflict, cloud.CodeStorageAccountAlreadyTaken, "already taken")
 	_, err = p.GetStorageAccount(ctx, "rg2", account)
 	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 
@@ -83,5 +83,5 @@ func TestStorageAccounts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Tags{"t": "1"}, sa.Tags)
 	_, err = p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: rgName, Location: "eastus"})
-	requireCloudErr(t, err, http.StatusConflict, CodeInvalidResourceLocation)
+	requireCloudErr(t, err, http.StatusConflict, cloud.CodeInvalidResourceLocation)
 }

@@ -3,7 +3,6 @@ package local
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
 )
@@ -108,45 +107,6 @@ func defaultLocations() []cloud.Location {
 
 // DefaultLocations returns the embedded location list (a fresh copy).
 func DefaultLocations() []cloud.Location { return defaultLocations() }
-
-// indexLocations indexes locations by name and by display name, both
-// folded: ARM accepts "West Europe" as well as "westeurope".
-func indexLocations(locs []cloud.Location) map[string]cloud.Location {
-	idx := make(map[string]cloud.Location, 2*len(locs))
-	for _, l := range locs {
-		idx[foldLocation(l.Name)] = l
-		if l.DisplayName != "" {
-			idx[foldLocation(l.DisplayName)] = l
-		}
-	}
-	return idx
-}
-
-func foldLocation(s string) string {
-	return strings.ToLower(strings.ReplaceAll(s, " ", ""))
-}
-
-// physicalLocation resolves a location to its canonical physical name;
-// ok is false for unknown and logical locations, where nothing can be
-// deployed.
-func (p *Provider) physicalLocation(name string) (string, bool) {
-	l, ok := p.locIndex[foldLocation(name)]
-	if !ok || l.RegionType == cloud.RegionTypeLogical {
-		return "", false
-	}
-	return l.Name, true
-}
-
-// resolveLocation is physicalLocation with Azure's error for a location
-// the resource cannot be deployed to.
-func (p *Provider) resolveLocation(name, resourceType, resource string) (string, error) {
-	loc, ok := p.physicalLocation(name)
-	if !ok {
-		return "", cloud.BadRequest(CodeLocationNotAvailableForResourceType, resource,
-			"The provided location '%s' is not available for resource type '%s'.", name, resourceType)
-	}
-	return loc, nil
-}
 
 // ListLocations implements cloud.Provider.
 func (p *Provider) ListLocations(ctx context.Context) ([]cloud.Location, error) {

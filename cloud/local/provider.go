@@ -23,6 +23,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // TargetName is the name of this target.
@@ -63,7 +64,7 @@ type Provider struct {
 	rand      *lockedReader
 	now       func() time.Time
 	locations []cloud.Location
-	locIndex  map[string]cloud.Location
+	locIndex  azrules.Regions
 }
 
 var _ cloud.Provider = (*Provider)(nil)
@@ -101,7 +102,7 @@ func newProvider(opts Options) *Provider {
 	if p.locations == nil {
 		p.locations = defaultLocations()
 	}
-	p.locIndex = indexLocations(p.locations)
+	p.locIndex = azrules.NewRegions(p.locations)
 	return p
 }
 

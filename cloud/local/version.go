@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // lookupVersion returns an image version; missing parents are
@@ -17,7 +18,7 @@ func (p *Provider) lookupVersion(st *State, rgName, gallery, def, name string) (
 	}
 	v, ok := d.Versions[key(name)]
 	if !ok {
-		return nil, nil, nil, resourceNotFound(cloud.ImageVersionID(st.SubscriptionID, rg.Name, g.Name, d.Name, name),
+		return nil, nil, nil, azrules.ResourceNotFound(cloud.ImageVersionID(st.SubscriptionID, rg.Name, g.Name, d.Name, name),
 			"Microsoft.Compute/galleries/images/versions", g.Name+"/"+d.Name+"/"+name, rg.Name)
 	}
 	return g, d, v, nil
@@ -54,7 +55,7 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 			return nil, err
 		}
 		id = cloud.ImageVersionID(st.SubscriptionID, rg.Name, g.Name, d.Name, in.Name)
-		if err := p.checkGalleryRegion(g, in.Location, id, "image versions"); err != nil {
+		if err := azrules.CheckGalleryRegion(p.locIndex, g.Location, in.Location, id, "image versions"); err != nil {
 			return nil, err
 		}
 		if in.StorageAccountType == "" {
@@ -63,14 +64,11 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 		var data *dataCopy
 		v, ok := d.Versions[key(in.Name)]
 		if ok {
-			if !sameSource(v.Source, in.Source) {
-				return nil, propertyChange(v.ID, "source")
-			}
-			if !strings.EqualFold(v.StorageAccountType, in.StorageAccountType) {
-				return nil, propertyChange(v.ID, "storageAccountType")
+			if err := azrules.CheckVersionUnchanged(v, in.Source, in.StorageAccountType, true); err != nil {
+				return nil, err
 			}
 		} else {
-			size, err := p.checkVersionSource(st, d, in.Source, id)
+			size, err := azrules.CheckVersionSource(stateSources{p, st}, &d.ImageDefinition, in.Source, id)
 			if err != nil {
 				return nil, err
 			}
@@ -85,7 +83,7 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 				ReplicaCount: 1, SizeBytes: size,
 			}
 		}
-		if err := p.applyPublishing(v, in, true); err != nil {
+		if err := azrules.Publish(p.locIndex, v, in, true); err != nil {
 			return nil, err
 		}
 		d.Versions[key(in.Name)] = v
@@ -108,16 +106,13 @@ func (p *Provider) UpdateImageVersion(ctx context.Context, in cloud.ImageVersion
 		if err != nil {
 			return err
 		}
-		if err := p.checkGalleryRegion(g, in.Location, v.ID, "image versions"); err != nil {
+		if err := azrules.CheckGalleryRegion(p.locIndex, g.Location, in.Location, v.ID, "image versions"); err != nil {
 			return err
 		}
-		if in.Source.Kind != "" && !sameSource(v.Source, in.Source) {
-			return propertyChange(v.ID, "source")
+		if err := azrules.CheckVersionUnchanged(v, in.Source, in.StorageAccountType, false); err != nil {
+			return err
 		}
-		if in.StorageAccountType != "" && !strings.EqualFold(v.StorageAccountType, in.StorageAccountType) {
-			return propertyChange(v.ID, "storageAccountType")
-		}
-		if err := p.applyPublishing(v, in, false); err != nil {
+		if err := azrules.Publish(p.locIndex, v, in, false); err != nil {
 			return err
 		}
 		out = copyVersion(*v)
@@ -142,156 +137,13 @@ func (p *Provider) DeleteImageVersion(ctx context.Context, rgName, gallery, def,
 	})
 }
 
-func propertyChange(id, property string) error {
-	return cloud.Conflict(cloud.CodePropertyChangeNotAllowed, id, "Changing property '%s' is not allowed.", property)
-}
-
-// applyPublishing writes the updatable publishing profile of in onto v.
-// put selects PUT semantics (zero values mean defaults) over PATCH ones
-// (zero values keep the current setting).
-func (p *Provider) applyPublishing(v *cloud.ImageVersion, in cloud.ImageVersion, put bool) error {
-	if in.ReplicaCount > 0 {
-		v.ReplicaCount = in.ReplicaCount
-	} else if put {
-		v.ReplicaCount = 1
-	}
-	if len(in.TargetRegions) > 0 || put {
-		regions, err := p.targetRegions(v, in.TargetRegions)
-		if err != nil {
-			return err
-		}
-		v.TargetRegions = regions
-	}
-	v.ExcludeFromLatest = in.ExcludeFromLatest
-	if in.EndOfLife != nil || put {
-		v.EndOfLife = copyTime(in.EndOfLife)
-	}
-	if in.Tags != nil || put {
-		v.Tags = copyTags(in.Tags)
-	}
-	// Replication is instantaneous: every target region is complete.
-	v.ProvisioningState = cloud.ProvisioningSucceeded
-	v.Replication = make([]cloud.RegionStatus, len(v.TargetRegions))
-	for i, r := range v.TargetRegions {
-		v.Replication[i] = cloud.RegionStatus{Region: r.Name, State: cloud.ReplicationCompleted, Progress: 100}
-	}
-	return nil
-}
-
-// targetRegions resolves the requested target regions: known physical
-// regions, no duplicates, the version's own region included, zero values
-// inherited from the version. None means the version's region only.
-func (p *Provider) targetRegions(v *cloud.ImageVersion, req []cloud.TargetRegion) ([]cloud.TargetRegion, error) {
-	if len(req) == 0 {
-		req = []cloud.TargetRegion{{Name: v.Location}}
-	}
-	out := make([]cloud.TargetRegion, 0, len(req))
-	seen := map[string]bool{}
-	for _, r := range req {
-		loc, ok := p.physicalLocation(r.Name)
-		if !ok {
-			why := "is not an available region for this subscription"
-			if l, known := p.locIndex[foldLocation(r.Name)]; known && l.RegionType == cloud.RegionTypeLogical {
-				why = "is a logical geography, not a physical region"
-			}
-			return nil, invalidParameter(v.ID, "Target region '%s' of gallery image version '%s' %s.", r.Name, v.Name, why)
-		}
-		if seen[loc] {
-			return nil, invalidParameter(v.ID, "Target region '%s' is listed more than once in gallery image version '%s'; duplicate regions are not allowed.", loc, v.Name)
-		}
-		seen[loc] = true
-		if r.ReplicaCount == 0 {
-			r.ReplicaCount = v.ReplicaCount
-		}
-		if r.StorageAccountType == "" {
-			r.StorageAccountType = v.StorageAccountType
-		}
-		r.Name = loc
-		out = append(out, r)
-	}
-	if !seen[v.Location] {
-		return nil, invalidParameter(v.ID,
-			"The target regions of gallery image version '%s' must contain the location of the image version ('%s').", v.Name, v.Location)
-	}
-	return out, nil
-}
-
-// checkVersionSource checks that a new version's source exists and fits
-// the definition, and returns the OS disk size it yields.
-func (p *Provider) checkVersionSource(st *State, d *DefinitionState, src cloud.ImageSource, id string) (int64, error) {
-	switch src.Kind {
-	case cloud.SourceManagedImage:
-		img, err := p.managedImageByID(st, src.ID, id)
-		if err != nil {
-			return 0, err
-		}
-		if err := matchSource(id, "source image "+img.ID, d, img.OSType, img.HyperVGeneration, ""); err != nil {
-			return 0, err
-		}
-		return img.SizeBytes, nil
-	case cloud.SourceImageVersion:
-		sd, sv, err := p.versionByID(st, src.ID, id)
-		if err != nil {
-			return 0, err
-		}
-		if err := matchSource(id, "source image version "+sv.ID, d, sd.OSType, sd.HyperVGeneration, sd.Architecture); err != nil {
-			return 0, err
-		}
-		return sv.SizeBytes, nil
-	case cloud.SourceVHD:
-		size, sa, err := p.vhdBlob(st, src.URI, id)
-		if err != nil {
-			return 0, err
-		}
-		if src.StorageAccountID != "" && !strings.EqualFold(src.StorageAccountID, sa.ID) {
-			return 0, invalidParameter(id, "Storage account id '%s' does not match the account of the source VHD %s ('%s').", src.StorageAccountID, src.URI, sa.ID)
-		}
-		return size, nil
-	}
-	return 0, invalidParameter(id, "The image version source kind '%s' is not supported; use a managed image, an image version or a VHD.", src.Kind)
-}
-
-// matchSource refuses a source whose OS type, Hyper-V generation or
-// architecture ("" = not checked) differs from the definition's.
-func matchSource(id, what string, d *DefinitionState, osType, hyperV, arch string) error {
-	check := func(prop, have, want string) error {
-		if have != "" && !strings.EqualFold(have, want) {
-			return invalidParameter(id, "The %s '%s' of %s does not match the %s '%s' of gallery image definition '%s'.",
-				prop, have, what, prop, want, d.Name)
-		}
-		return nil
-	}
-	if err := check("OS type", osType, d.OSType); err != nil {
-		return err
-	}
-	if err := check("Hyper-V generation", hyperV, d.HyperVGeneration); err != nil {
-		return err
-	}
-	return check("architecture", arch, d.Architecture)
-}
-
-// sameSource compares sources the way Azure does: ids case-insensitively,
-// blob URLs without their SAS.
-func sameSource(a, b cloud.ImageSource) bool {
-	if a.Kind != b.Kind || !strings.EqualFold(a.ID, b.ID) || !strings.EqualFold(a.StorageAccountID, b.StorageAccountID) {
-		return false
-	}
-	if a.URI == b.URI {
-		return true
-	}
-	ra, errA := cloud.ParseBlobURL(a.URI)
-	rb, errB := cloud.ParseBlobURL(b.URI)
-	return errA == nil && errB == nil && strings.EqualFold(ra.Account, rb.Account) &&
-		ra.Container == rb.Container && ra.Name == rb.Name
-}
-
 // versionByID finds a gallery image version of this subscription by ARM id.
 func (p *Provider) versionByID(st *State, srcID, resource string) (*DefinitionState, *cloud.ImageVersion, error) {
 	rid, err := cloud.ParseResourceID(srcID)
 	if err != nil || !rid.Is("Microsoft.Compute", "galleries", "images", "versions") {
-		return nil, nil, invalidParameter(resource, "'%s' is not a gallery image version id.", srcID)
+		return nil, nil, azrules.InvalidParameter(resource, "'%s' is not a gallery image version id.", srcID)
 	}
-	notFound := resourceNotFound(srcID, "Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup)
+	notFound := azrules.ResourceNotFound(srcID, "Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup)
 	if !strings.EqualFold(rid.Subscription, st.SubscriptionID) {
 		return nil, nil, notFound
 	}
@@ -319,4 +171,39 @@ func findVersion(st *State, rgName, gallery, def, name string) (*DefinitionState
 	}
 	v, ok := d.Versions[key(name)]
 	return d, v, ok
+}
+
+// stateSources finds image version sources in the state, under its lock.
+type stateSources struct {
+	p  *Provider
+	st *State
+}
+
+func (s stateSources) ManagedImage(id, resource string) (*cloud.ManagedImage, error) {
+	return s.p.managedImageByID(s.st, id, resource)
+}
+
+func (s stateSources) ImageVersion(id, resource string) (*cloud.ImageDefinition, *cloud.ImageVersion, error) {
+	d, v, err := s.p.versionByID(s.st, id, resource)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &d.ImageDefinition, v, nil
+}
+
+func (s stateSources) VHD(uri, resource string) (int64, cloud.BlobRef, error) {
+	return s.p.vhdBlob(s.st, uri, resource)
+}
+
+func (s stateSources) StorageAccountExists(id string) (bool, error) {
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil || len(rid.Names) == 0 || !strings.EqualFold(rid.Subscription, s.st.SubscriptionID) {
+		return false, nil
+	}
+	rg, ok := s.st.ResourceGroups[key(rid.ResourceGroup)]
+	if !ok {
+		return false, nil
+	}
+	_, ok = rg.StorageAccounts[key(rid.Names[0])]
+	return ok, nil
 }

@@ -1,25 +1,20 @@
 package overlay
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"path"
 	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
-	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/vhd"
 )
 
 const (
-	pageSize      = 512
-	vhdFooterSize = 512
-	mib           = 1 << 20
+	pageSize = 512
 
 	// probeContainer and probeBlob name a blob nobody has, to learn from
 	// base's answer whether an account or container exists.
@@ -47,19 +42,10 @@ func containerKey(account, container string) string {
 
 func asCloudError(err error, ce **cloud.Error) bool { return errors.As(err, ce) }
 
-func blobNotFound(ref cloud.BlobRef) error {
-	return cloud.NotFound(cloud.CodeBlobNotFound, ref.URL(), "The specified blob does not exist.")
-}
-
-func containerNotFound(ref cloud.BlobRef) error {
-	return cloud.NotFound(cloud.CodeContainerNotFound, ref.URL(), "The specified container does not exist.")
-}
-
 // diskWriteRefused is the answer to a write through a managed disk URL.
 func diskWriteRefused(ref cloud.BlobRef) error {
 	ref.Name, _, _ = strings.Cut(ref.Name, "?")
-	return &cloud.Error{StatusCode: http.StatusForbidden, Code: local.CodeAuthorizationPermissionMismatch, Resource: ref.URL(),
-		Message: "This request is not authorized to perform this operation using this permission: a managed disk's SAS grants read access only."}
+	return azrules.DiskWriteRefused(ref)
 }
 
 // blob answers GetBlob, and says where the content is: in base at the
@@ -91,16 +77,16 @@ func (p *Provider) blob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, *c
 	p.mu.Unlock()
 	switch {
 	case e != nil && e.deleted:
-		return nil, nil, blobNotFound(ref)
+		return nil, nil, azrules.BlobNotFound(ref)
 	case e != nil:
 		out.BlobRef = cloud.BlobRef{Account: out.Account, Container: ref.Container, Name: ref.Name, Endpoint: ref.Endpoint}
 		out.URL = out.BlobRef.URL()
 		return &out, e.data, nil
 	case inOverlay:
-		return nil, nil, blobNotFound(ref)
+		return nil, nil, azrules.BlobNotFound(ref)
 	}
 	if a := p.overlayAccount(ref.Account); a != nil && a.fresh {
-		return nil, nil, containerNotFound(ref)
+		return nil, nil, azrules.ContainerNotFound(ref)
 	}
 	b, err := p.base.GetBlob(ctx, ref)
 	if err != nil {
@@ -190,7 +176,7 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 		return nil, diskWriteRefused(ref)
 	}
 	if src.Size < 0 || src.Size%pageSize != 0 {
-		return nil, invalidParameter(ref.URL(), "The page blob size %d must be a multiple of 512 bytes.", src.Size)
+		return nil, azrules.InvalidParameter(ref.URL(), "The page blob size %d must be a multiple of 512 bytes.", src.Size)
 	}
 	digest, err := contentDigest(ctx, src, ref)
 	if err != nil {
@@ -215,10 +201,10 @@ func contentDigest(ctx context.Context, src cloud.PageSource, ref cloud.BlobRef)
 	}
 	for _, r := range ranges {
 		if r.Offset < 0 || r.Length < 0 || r.Offset+r.Length > src.Size {
-			return "", invalidParameter(ref.URL(), "page range [%d, +%d) is outside the blob of %d bytes", r.Offset, r.Length, src.Size)
+			return "", azrules.InvalidParameter(ref.URL(), "page range [%d, +%d) is outside the blob of %d bytes", r.Offset, r.Length, src.Size)
 		}
 		if r.Length > 0 && src.Reader == nil {
-			return "", invalidParameter(ref.URL(), "page source with data ranges has no reader")
+			return "", azrules.InvalidParameter(ref.URL(), "page source with data ranges has no reader")
 		}
 	}
 	d, err := cloud.SparseDigest(ctx, src.Reader, src.Size, ranges)
@@ -234,7 +220,7 @@ func contentDigest(ctx context.Context, src cloud.PageSource, ref cloud.BlobRef)
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	srcRef, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
-		return nil, invalidParameter(cloud.RedactURL(srcURL), "invalid copy source: %v", err)
+		return nil, azrules.InvalidParameter(cloud.RedactURL(srcURL), "invalid copy source: %v", err)
 	}
 	if isDiskAccount(srcRef.Account) && !isPending(srcRef.Account) {
 		if u, err := url.Parse(srcURL); err == nil && u.RawQuery != "" {
@@ -251,7 +237,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 		if isDiskAccount(srcRef.Account) || !cloud.IsNotFound(err) {
 			return nil, err
 		}
-		return nil, cloud.NotFound(local.CodeCannotVerifyCopySource, srcRef.URL(),
+		return nil, cloud.NotFound(cloud.CodeCannotVerifyCopySource, srcRef.URL(),
 			"The specified resource does not exist: copy source %s is not a blob of this subscription (%v).", srcRef.URL(), err)
 	}
 	exists, err := p.writable(ctx, dest, overwrite)
@@ -276,11 +262,11 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 	resource := b.URL
 	switch {
 	case offset < 0 || length < 0:
-		return nil, invalidParameter(resource, "invalid range: offset %d, length %d", offset, length)
+		return nil, azrules.InvalidParameter(resource, "invalid range: offset %d, length %d", offset, length)
 	case length == 0:
 		return []byte{}, nil
 	case offset >= b.Size:
-		return nil, &cloud.Error{StatusCode: http.StatusRequestedRangeNotSatisfiable, Code: local.CodeInvalidRange,
+		return nil, &cloud.Error{StatusCode: http.StatusRequestedRangeNotSatisfiable, Code: cloud.CodeInvalidRange,
 			Resource: resource, Message: "The range specified is invalid for the current size of the resource."}
 	}
 	return make([]byte, min(length, b.Size-offset)), nil
@@ -327,46 +313,21 @@ func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
 func (p *Provider) vhdSize(ctx context.Context, uri, resource string) (int64, cloud.BlobRef, error) {
 	ref, err := cloud.ParseBlobURL(uri)
 	if err != nil {
-		return 0, ref, invalidParameter(resource, "%v", err)
+		return 0, ref, azrules.InvalidParameter(resource, "%v", err)
 	}
 	if isDiskAccount(ref.Account) {
-		return 0, ref, cloud.NotFound(cloud.CodeResourceNotFound, ref.URL(), "storage account %s not found", ref.Account)
+		return 0, ref, azrules.AccountNotFound(ref.Account, ref.URL())
 	}
 	b, data, err := p.blob(ctx, ref)
 	if err != nil {
 		return 0, ref, err
 	}
-	disk := path.Base(ref.Name)
-	if b.Type != cloud.BlobTypePage {
-		return 0, ref, invalidParameter(resource, "Disk '%s' with blob %s is a %s; a VHD source must be a page blob.", disk, ref.URL(), b.Type)
+	var readFooter func() ([]byte, error)
+	if data != nil { // else the content is unknown: taken as a fixed VHD
+		readFooter = func() ([]byte, error) {
+			return p.base.ReadBlob(ctx, *data, b.Size-vhd.FooterSize, vhd.FooterSize)
+		}
 	}
-	if data == nil {
-		return max(b.Size-vhdFooterSize, 0), ref, nil
-	}
-	notVHD := invalidParameter(resource,
-		"The specified cookie value in VHD footer indicates that disk '%s' with blob %s is not a supported VHD. Disk is expected to have cookie value 'conectix'.",
-		disk, ref.URL())
-	if b.Size < vhdFooterSize {
-		return 0, ref, notVHD
-	}
-	footer, err := p.base.ReadBlob(ctx, *data, b.Size-vhdFooterSize, vhdFooterSize)
-	if err != nil {
-		return 0, ref, fmt.Errorf("read VHD footer of %s: %w", ref.URL(), err)
-	}
-	if len(footer) < vhdFooterSize || !bytes.HasPrefix(footer, []byte("conectix")) {
-		return 0, ref, notVHD
-	}
-	switch t := binary.BigEndian.Uint32(footer[60:]); t {
-	case 2: // fixed
-	case 3, 4:
-		kind := map[uint32]string{3: "Dynamic", 4: "Differencing"}[t]
-		return 0, ref, invalidParameter(resource, "Disk '%s' with blob %s is of %s VHD type. Please retry with fixed VHD type.", disk, ref.URL(), kind)
-	default:
-		return 0, ref, invalidParameter(resource, "Disk '%s' with blob %s has unknown VHD disk type %d. Please retry with fixed VHD type.", disk, ref.URL(), t)
-	}
-	size := binary.BigEndian.Uint64(footer[48:])
-	if size == 0 || size%mib != 0 || size > 1<<62 {
-		return 0, ref, invalidParameter(resource, "The VHD %s has an unsupported virtual size of %d bytes. The size must be a whole number (in MBs).", ref.URL(), size)
-	}
-	return int64(size), ref, nil
+	size, err := azrules.CheckVHDBlob(resource, ref, b.Type, b.Size, readFooter)
+	return size, ref, err
 }

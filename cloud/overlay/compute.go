@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/cloud/local"
 )
 
@@ -31,7 +32,7 @@ func (p *Provider) CreateResourceGroup(ctx context.Context, in cloud.ResourceGro
 	rg := cloud.ResourceGroup{ID: id, Name: in.Name, Location: loc}
 	if exists {
 		if !strings.EqualFold(old.Location, loc) {
-			return nil, cloud.Conflict(local.CodeInvalidResourceGroupLocation, old.ID,
+			return nil, cloud.Conflict(cloud.CodeInvalidResourceGroupLocation, old.ID,
 				"Invalid resource group location '%s'. The Resource group already exists in location '%s'.", in.Location, old.Location)
 		}
 		rg = *old
@@ -91,7 +92,7 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 	g := cloud.Gallery{ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc}
 	if exists {
 		if !strings.EqualFold(old.Location, loc) {
-			return nil, locationChanged(old.ID, old.Name, rg.Name, old.Location, loc)
+			return nil, azrules.LocationChanged(old.ID, old.Name, rg.Name, old.Location, loc)
 		}
 		if err := cloud.CheckCommunityProfileChange(old.ID, old.Community, in.Community); err != nil {
 			return nil, err
@@ -114,36 +115,21 @@ func (p *Provider) ShareCommunity(ctx context.Context, rg, name string) (*cloud.
 	if err != nil {
 		return nil, err
 	}
-	if g.Community == nil {
-		return nil, invalidParameter(g.ID,
-			"Gallery '%s' is not a community gallery: only a gallery created with sharingProfile.permissions 'Community' and communityGalleryInfo can be shared with the community.", g.Name)
+	var defs []cloud.ImageDefinition
+	if g.Community != nil && !g.CommunityEnabled {
+		if defs, err = p.ListImageDefinitions(ctx, g.ResourceGroup, g.Name); err != nil {
+			return nil, err
+		}
+	}
+	if err := azrules.CheckShareable(g, defs); err != nil {
+		return nil, err
 	}
 	if g.CommunityEnabled {
 		return g, nil
 	}
-	defs, err := p.ListImageDefinitions(ctx, g.ResourceGroup, g.Name)
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range defs {
-		if sec, bad := privateOnlySecurityType(d.Features); bad {
-			return nil, invalidParameter(g.ID,
-				"Gallery '%s' cannot be shared with the community: image definition '%s' has SecurityType '%s', which is only supported in private galleries.",
-				g.Name, d.Name, sec)
-		}
-	}
 	g.CommunityEnabled = true
 	g.PublicNames = []string{g.Community.PublicNamePrefix + "-" + local.PendingGUID}
 	return record(p, pGallery(g.ResourceGroup, g.Name), *g, false, Change{Op: OpCreate, Kind: KindCommunitySharing, ID: g.ID}), nil
-}
-
-func privateOnlySecurityType(features map[string]string) (string, bool) {
-	for k, v := range features {
-		if strings.EqualFold(k, "SecurityType") && (strings.EqualFold(v, "TrustedLaunch") || strings.EqualFold(v, "ConfidentialVM")) {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 // parentGallery gets the gallery a new resource childID goes in; a missing
@@ -151,25 +137,19 @@ func privateOnlySecurityType(features map[string]string) (string, bool) {
 func (p *Provider) parentGallery(ctx context.Context, rg, name, childID string) (*cloud.Gallery, error) {
 	g, err := p.GetGallery(ctx, rg, name)
 	if cloud.HasCode(err, cloud.CodeResourceNotFound) {
-		return nil, parentNotFound(childID, name)
+		return nil, azrules.ParentNotFound(childID, name)
 	}
 	return g, err
 }
 
-// checkGalleryRegion enforces that nested resources live in the gallery's
-// region; an empty location means the gallery's.
-func (p *Provider) checkGalleryRegion(ctx context.Context, galleryLocation, location, id, what string) error {
-	if location == "" {
-		return nil
-	}
-	loc, ok, err := p.physical(ctx, location)
+// inGalleryRegion applies azrules.CheckGalleryRegion with the base's
+// locations.
+func (p *Provider) inGalleryRegion(ctx context.Context, galleryLocation, location, id, what string) error {
+	regions, err := p.regions(ctx)
 	if err != nil {
 		return err
 	}
-	if !ok || !strings.EqualFold(loc, galleryLocation) {
-		return invalidParameter(id, "Location '%s' is invalid: %s must be in the gallery's region '%s'.", location, what, galleryLocation)
-	}
-	return nil
+	return azrules.CheckGalleryRegion(regions, galleryLocation, location, id, what)
 }
 
 // ListImageDefinitions implements cloud.Provider.
@@ -213,16 +193,13 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, in cloud.ImageDefi
 		return nil, err
 	}
 	id = cloud.ImageDefinitionID(p.sub, g.ResourceGroup, g.Name, in.Name)
-	if err := p.checkGalleryRegion(ctx, g.Location, in.Location, id, "image definitions"); err != nil {
+	if err := p.inGalleryRegion(ctx, g.Location, in.Location, id, "image definitions"); err != nil {
 		return nil, err
 	}
-	if sec, bad := privateOnlySecurityType(in.Features); bad && g.CommunityEnabled {
-		return nil, invalidParameter(id,
-			"SecurityType '%s' is not supported in community gallery '%s'; use TrustedLaunchSupported, ConfidentialVMSupported or TrustedLaunchAndConfidentialVmSupported.",
-			sec, g.Name)
+	if err := azrules.CheckCommunityFeatures(id, g.Name, g.CommunityEnabled, in.Features); err != nil {
+		return nil, err
 	}
-	in.HyperVGeneration = orDefault(in.HyperVGeneration, cloud.HyperVGenV1)
-	in.Architecture = orDefault(in.Architecture, cloud.ArchX64)
+	azrules.DefinitionDefaults(&in)
 	defs, err := p.ListImageDefinitions(ctx, g.ResourceGroup, g.Name)
 	if err != nil {
 		return nil, err
@@ -235,49 +212,20 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, in cloud.ImageDefi
 	exists := false
 	for _, other := range defs {
 		if strings.EqualFold(other.Name, in.Name) {
-			if err := immutableDefinitionFields(&other, &in); err != nil {
+			if err := azrules.ImmutableDefinitionFields(&other, &in); err != nil {
 				return nil, err
 			}
 			d, exists = other, true
 		}
 	}
-	for _, other := range defs {
-		if !strings.EqualFold(other.Name, in.Name) && strings.EqualFold(other.Publisher, in.Publisher) &&
-			strings.EqualFold(other.Offer, in.Offer) && strings.EqualFold(other.SKU, in.SKU) {
-			return nil, cloud.Conflict(cloud.CodeConflict, id,
-				"Image definition '%s' in gallery '%s' already uses publisher '%s', offer '%s' and SKU '%s'; the (publisher, offer, sku) identifier must be unique within a gallery.",
-				other.Name, g.Name, other.Publisher, other.Offer, other.SKU)
-		}
+	if err := azrules.UniqueIdentifier(id, g.Name, &in, defs); err != nil {
+		return nil, err
 	}
 	d.Description = in.Description
 	d.EndOfLife = copyTime(in.EndOfLife)
 	d.Features = in.Features
 	d.Tags = in.Tags
 	return record(p, pDef(g.ResourceGroup, g.Name, d.Name), d, !exists, change(exists, KindImageDefinition, d.ID)), nil
-}
-
-// immutableDefinitionFields refuses a PUT changing a definition's identity,
-// naming every changed property.
-func immutableDefinitionFields(old, in *cloud.ImageDefinition) error {
-	fields := []struct{ name, old, new string }{
-		{"osType", old.OSType, in.OSType},
-		{"osState", old.OSState, in.OSState},
-		{"hyperVGeneration", old.HyperVGeneration, in.HyperVGeneration},
-		{"identifier.publisher", old.Publisher, in.Publisher},
-		{"identifier.offer", old.Offer, in.Offer},
-		{"identifier.sku", old.SKU, in.SKU},
-		{"architecture", old.Architecture, in.Architecture},
-	}
-	var changed []string
-	for _, f := range fields {
-		if !strings.EqualFold(f.old, f.new) {
-			changed = append(changed, "Changing property '"+f.name+"' is not allowed ('"+f.old+"' -> '"+f.new+"').")
-		}
-	}
-	if len(changed) == 0 {
-		return nil
-	}
-	return cloud.Conflict(cloud.CodePropertyChangeNotAllowed, old.ID, "%s", strings.Join(changed, " "))
 }
 
 // DeleteImageDefinition implements cloud.Provider. Only the overlay's
@@ -328,12 +276,12 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 	}
 	d, err := p.GetImageDefinition(ctx, g.ResourceGroup, g.Name, in.Definition)
 	if cloud.HasCode(err, cloud.CodeResourceNotFound) {
-		return nil, parentNotFound(id, in.Definition)
+		return nil, azrules.ParentNotFound(id, in.Definition)
 	} else if err != nil {
 		return nil, err
 	}
 	id = cloud.ImageVersionID(p.sub, g.ResourceGroup, g.Name, d.Name, in.Name)
-	if err := p.checkGalleryRegion(ctx, g.Location, in.Location, id, "image versions"); err != nil {
+	if err := p.inGalleryRegion(ctx, g.Location, in.Location, id, "image versions"); err != nil {
 		return nil, err
 	}
 	in.StorageAccountType = orDefault(in.StorageAccountType, cloud.StorageStandardLRS)
@@ -343,15 +291,12 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 	}
 	var v cloud.ImageVersion
 	if exists {
-		if !sameSource(old.Source, in.Source) {
-			return nil, propertyChange(old.ID, "source")
-		}
-		if !strings.EqualFold(old.StorageAccountType, in.StorageAccountType) {
-			return nil, propertyChange(old.ID, "storageAccountType")
+		if err := azrules.CheckVersionUnchanged(old, in.Source, in.StorageAccountType, true); err != nil {
+			return nil, err
 		}
 		v = *old
 	} else {
-		size, err := p.checkVersionSource(ctx, d, in.Source, id)
+		size, err := azrules.CheckVersionSource(overlaySources{ctx, p}, d, in.Source, id)
 		if err != nil {
 			return nil, err
 		}
@@ -361,7 +306,7 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 			ReplicaCount: 1, SizeBytes: size,
 		}
 	}
-	if err := p.applyPublishing(ctx, &v, in, true); err != nil {
+	if err := p.publish(ctx, &v, in, true); err != nil {
 		return nil, err
 	}
 	return record(p, pVersion(g.ResourceGroup, g.Name, d.Name, v.Name), v, !exists, change(exists, KindImageVersion, v.ID)), nil
@@ -377,16 +322,13 @@ func (p *Provider) UpdateImageVersion(ctx context.Context, in cloud.ImageVersion
 	if err != nil {
 		return nil, err
 	}
-	if err := p.checkGalleryRegion(ctx, v.Location, in.Location, v.ID, "image versions"); err != nil {
+	if err := p.inGalleryRegion(ctx, v.Location, in.Location, v.ID, "image versions"); err != nil {
 		return nil, err
 	}
-	if in.Source.Kind != "" && !sameSource(v.Source, in.Source) {
-		return nil, propertyChange(v.ID, "source")
+	if err := azrules.CheckVersionUnchanged(v, in.Source, in.StorageAccountType, false); err != nil {
+		return nil, err
 	}
-	if in.StorageAccountType != "" && !strings.EqualFold(v.StorageAccountType, in.StorageAccountType) {
-		return nil, propertyChange(v.ID, "storageAccountType")
-	}
-	if err := p.applyPublishing(ctx, v, in, false); err != nil {
+	if err := p.publish(ctx, v, in, false); err != nil {
 		return nil, err
 	}
 	return record(p, pVersion(v.ResourceGroup, v.Gallery, v.Definition, v.Name), *v, false,
@@ -405,139 +347,43 @@ func (p *Provider) DeleteImageVersion(ctx context.Context, rg, gallery, def, ver
 	return nil
 }
 
-// applyPublishing writes the publishing profile of in onto v; put selects
-// PUT semantics (zero values mean defaults) over PATCH ones (zero values
-// keep the current setting). Every target region reports Completed.
-func (p *Provider) applyPublishing(ctx context.Context, v *cloud.ImageVersion, in cloud.ImageVersion, put bool) error {
-	if in.ReplicaCount > 0 {
-		v.ReplicaCount = in.ReplicaCount
-	} else if put {
-		v.ReplicaCount = 1
+// publish applies azrules.Publish with the base's locations.
+func (p *Provider) publish(ctx context.Context, v *cloud.ImageVersion, in cloud.ImageVersion, put bool) error {
+	regions, err := p.regions(ctx)
+	if err != nil {
+		return err
 	}
-	if len(in.TargetRegions) > 0 || put {
-		regions, err := p.targetRegions(ctx, v, in.TargetRegions)
-		if err != nil {
-			return err
-		}
-		v.TargetRegions = regions
-	}
-	v.ExcludeFromLatest = in.ExcludeFromLatest
-	if in.EndOfLife != nil || put {
-		v.EndOfLife = copyTime(in.EndOfLife)
-	}
-	if in.Tags != nil || put {
-		v.Tags = in.Tags
-	}
-	v.ProvisioningState = cloud.ProvisioningSucceeded
-	v.Replication = make([]cloud.RegionStatus, len(v.TargetRegions))
-	for i, r := range v.TargetRegions {
-		v.Replication[i] = cloud.RegionStatus{Region: r.Name, State: cloud.ReplicationCompleted, Progress: 100}
-	}
-	return nil
+	return azrules.Publish(regions, v, in, put)
 }
 
-// targetRegions resolves requested target regions: known physical regions,
-// no duplicates, the version's own region included, zero values inherited
-// from the version. None means the version's region only.
-func (p *Provider) targetRegions(ctx context.Context, v *cloud.ImageVersion, req []cloud.TargetRegion) ([]cloud.TargetRegion, error) {
-	if len(req) == 0 {
-		req = []cloud.TargetRegion{{Name: v.Location}}
-	}
-	out := make([]cloud.TargetRegion, 0, len(req))
-	seen := map[string]bool{}
-	for _, r := range req {
-		l, known, err := p.location(ctx, r.Name)
-		if err != nil {
-			return nil, err
-		}
-		if !known || l.RegionType == cloud.RegionTypeLogical {
-			why := "is not an available region for this subscription"
-			if known {
-				why = "is a logical geography, not a physical region"
-			}
-			return nil, invalidParameter(v.ID, "Target region '%s' of gallery image version '%s' %s.", r.Name, v.Name, why)
-		}
-		if seen[strings.ToLower(l.Name)] {
-			return nil, invalidParameter(v.ID, "Target region '%s' is listed more than once in gallery image version '%s'; duplicate regions are not allowed.", l.Name, v.Name)
-		}
-		seen[strings.ToLower(l.Name)] = true
-		if r.ReplicaCount == 0 {
-			r.ReplicaCount = v.ReplicaCount
-		}
-		r.StorageAccountType = orDefault(r.StorageAccountType, v.StorageAccountType)
-		r.Name = l.Name
-		out = append(out, r)
-	}
-	if !seen[strings.ToLower(v.Location)] {
-		return nil, invalidParameter(v.ID,
-			"The target regions of gallery image version '%s' must contain the location of the image version ('%s').", v.Name, v.Location)
-	}
-	return out, nil
+// overlaySources finds image version sources through the overlay.
+type overlaySources struct {
+	ctx context.Context
+	p   *Provider
 }
 
-// checkVersionSource checks that a new version's source exists (in the
-// overlay or base) and fits the definition, and returns the OS disk size.
-func (p *Provider) checkVersionSource(ctx context.Context, d *cloud.ImageDefinition, src cloud.ImageSource, id string) (int64, error) {
-	switch src.Kind {
-	case cloud.SourceManagedImage:
-		img, err := p.imageByID(ctx, src.ID, id)
-		if err != nil {
-			return 0, err
-		}
-		return img.SizeBytes, matchSource(id, "source image "+img.ID, d, img.OSType, img.HyperVGeneration, "")
-	case cloud.SourceImageVersion:
-		sd, sv, err := p.versionByID(ctx, src.ID, id)
-		if err != nil {
-			return 0, err
-		}
-		return sv.SizeBytes, matchSource(id, "source image version "+sv.ID, d, sd.OSType, sd.HyperVGeneration, sd.Architecture)
-	case cloud.SourceVHD:
-		size, ref, err := p.vhdSize(ctx, src.URI, id)
-		if err != nil {
-			return 0, err
-		}
-		if src.StorageAccountID != "" {
-			rid, err := cloud.ParseResourceID(src.StorageAccountID)
-			ok := err == nil && rid.Is("Microsoft.Storage", "storageAccounts") && strings.EqualFold(rid.Names[0], ref.Account)
-			if ok {
-				_, err = p.GetStorageAccount(ctx, rid.ResourceGroup, rid.Names[0])
-				ok = err == nil
-			}
-			if !ok {
-				return 0, invalidParameter(id, "Storage account id '%s' does not match the account of the source VHD %s.", src.StorageAccountID, ref.URL())
-			}
-		}
-		return size, nil
-	}
-	return 0, invalidParameter(id, "The image version source kind '%s' is not supported; use a managed image, an image version or a VHD.", src.Kind)
+func (s overlaySources) ManagedImage(id, resource string) (*cloud.ManagedImage, error) {
+	return s.p.imageByID(s.ctx, id, resource)
 }
 
-// matchSource refuses a source whose OS type, Hyper-V generation or
-// architecture ("" = not checked) differs from the definition's.
-func matchSource(id, what string, d *cloud.ImageDefinition, osType, hyperV, arch string) error {
-	for _, c := range []struct{ prop, have, want string }{
-		{"OS type", osType, d.OSType}, {"Hyper-V generation", hyperV, d.HyperVGeneration}, {"architecture", arch, d.Architecture},
-	} {
-		if c.have != "" && !strings.EqualFold(c.have, c.want) {
-			return invalidParameter(id, "The %s '%s' of %s does not match the %s '%s' of gallery image definition '%s'.",
-				c.prop, c.have, what, c.prop, c.want, d.Name)
-		}
-	}
-	return nil
+func (s overlaySources) ImageVersion(id, resource string) (*cloud.ImageDefinition, *cloud.ImageVersion, error) {
+	return s.p.versionByID(s.ctx, id, resource)
 }
 
-// sameSource compares sources the way Azure does: ids case-insensitively,
-// blob URLs without their SAS.
-func sameSource(a, b cloud.ImageSource) bool {
-	if a.Kind != b.Kind || !strings.EqualFold(a.ID, b.ID) || !strings.EqualFold(a.StorageAccountID, b.StorageAccountID) {
-		return false
+func (s overlaySources) VHD(uri, resource string) (int64, cloud.BlobRef, error) {
+	return s.p.vhdSize(s.ctx, uri, resource)
+}
+
+func (s overlaySources) StorageAccountExists(id string) (bool, error) {
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil || len(rid.Names) == 0 {
+		return false, nil
 	}
-	if a.URI == b.URI {
-		return true
+	_, err = s.p.GetStorageAccount(s.ctx, rid.ResourceGroup, rid.Names[0])
+	if cloud.IsNotFound(err) {
+		return false, nil
 	}
-	ra, errA := cloud.ParseBlobURL(a.URI)
-	rb, errB := cloud.ParseBlobURL(b.URI)
-	return errA == nil && errB == nil && strings.EqualFold(ra.Account, rb.Account) && ra.Container == rb.Container && ra.Name == rb.Name
+	return err == nil, err
 }
 
 // versionByID reads a gallery image version (and its definition) of this
@@ -545,7 +391,7 @@ func sameSource(a, b cloud.ImageSource) bool {
 func (p *Provider) versionByID(ctx context.Context, srcID, resource string) (*cloud.ImageDefinition, *cloud.ImageVersion, error) {
 	rid, err := cloud.ParseResourceID(srcID)
 	if err != nil || !rid.Is("Microsoft.Compute", "galleries", "images", "versions") {
-		return nil, nil, invalidParameter(resource, "'%s' is not a gallery image version id.", srcID)
+		return nil, nil, azrules.InvalidParameter(resource, "'%s' is not a gallery image version id.", srcID)
 	}
 	notFound := cloud.NotFound(cloud.CodeResourceNotFound, srcID, "The Resource '%s/%s' under resource group '%s' was not found.",
 		tVersion, strings.Join(rid.Names, "/"), rid.ResourceGroup)
@@ -570,7 +416,7 @@ func (p *Provider) versionByID(ctx context.Context, srcID, resource string) (*cl
 func (p *Provider) imageByID(ctx context.Context, srcID, resource string) (*cloud.ManagedImage, error) {
 	rid, err := cloud.ParseResourceID(srcID)
 	if err != nil || !rid.Is("Microsoft.Compute", "images") {
-		return nil, invalidParameter(resource, "'%s' is not a managed image id.", srcID)
+		return nil, azrules.InvalidParameter(resource, "'%s' is not a managed image id.", srcID)
 	}
 	notFound := cloud.NotFound(cloud.CodeResourceNotFound, srcID, "The Resource '%s/%s' under resource group '%s' was not found.",
 		tImage, rid.Names[0], rid.ResourceGroup)
@@ -611,10 +457,10 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 	path := pImage(rg.Name, in.Name)
 	if exists {
 		if !strings.EqualFold(old.Location, loc) {
-			return nil, locationChanged(old.ID, old.Name, rg.Name, old.Location, loc)
+			return nil, azrules.LocationChanged(old.ID, old.Name, rg.Name, old.Location, loc)
 		}
-		if !sameSource(old.Source, in.Source) {
-			return nil, propertyChange(old.ID, "source")
+		if !cloud.SameSource(old.Source, in.Source) {
+			return nil, azrules.PropertyChange(old.ID, "source")
 		}
 		old.Tags = in.Tags
 		return record(p, path, *old, false, change(true, KindManagedImage, old.ID)), nil
@@ -633,29 +479,18 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 		if err != nil {
 			return nil, err
 		}
-		if err := inheritImageField(id, "OS type", &img.OSType, d.OSType, v.ID); err != nil {
+		if err := azrules.InheritImageField(id, "OS type", &img.OSType, d.OSType, v.ID); err != nil {
 			return nil, err
 		}
-		if err := inheritImageField(id, "Hyper-V generation", &img.HyperVGeneration, d.HyperVGeneration, v.ID); err != nil {
+		if err := azrules.InheritImageField(id, "Hyper-V generation", &img.HyperVGeneration, d.HyperVGeneration, v.ID); err != nil {
 			return nil, err
 		}
 		img.SizeBytes = v.SizeBytes
 	default:
-		return nil, invalidParameter(id, "The managed image source kind '%s' is not supported; use a VHD blob or a gallery image version.", in.Source.Kind)
+		return nil, azrules.InvalidParameter(id, "The managed image source kind '%s' is not supported; use a VHD blob or a gallery image version.", in.Source.Kind)
 	}
 	img.HyperVGeneration = orDefault(img.HyperVGeneration, cloud.HyperVGenV1)
 	return record(p, path, img, true, change(false, KindManagedImage, id)), nil
-}
-
-func inheritImageField(id, prop string, field *string, want, srcID string) error {
-	if *field == "" {
-		*field = want
-		return nil
-	}
-	if !strings.EqualFold(*field, want) {
-		return invalidParameter(id, "The %s '%s' does not match the %s '%s' of source image version %s.", prop, *field, prop, want, srcID)
-	}
-	return nil
 }
 
 // DeleteManagedImage implements cloud.Provider.
@@ -687,7 +522,7 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAcc
 		return nil, err
 	}
 	id := cloud.StorageAccountID(p.sub, rg.Name, in.Name)
-	taken := cloud.Conflict(local.CodeStorageAccountAlreadyTaken, id, "The storage account named %s is already taken.", in.Name)
+	taken := cloud.Conflict(cloud.CodeStorageAccountAlreadyTaken, id, "The storage account named %s is already taken.", in.Name)
 	if owner := p.overlayAccount(in.Name); owner != nil && !strings.EqualFold(owner.path[0].name, rg.Name) {
 		return nil, taken
 	}
@@ -702,7 +537,7 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAcc
 	sa := cloud.StorageAccount{ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc, BlobEndpoint: cloud.DefaultBlobEndpoint(in.Name)}
 	if exists {
 		if !strings.EqualFold(old.Location, loc) {
-			return nil, locationChanged(old.ID, old.Name, rg.Name, old.Location, loc)
+			return nil, azrules.LocationChanged(old.ID, old.Name, rg.Name, old.Location, loc)
 		}
 		sa = *old
 	} else if p.overlayAccount(in.Name) == nil && p.baseAccountAnswers(ctx, in.Name) {

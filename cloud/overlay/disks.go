@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/cloud"
-	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 const (
@@ -17,9 +18,6 @@ const (
 	pendingAccount = "md-pending"
 	diskBlobName   = "abcd"
 	pendingSAS     = "sig=<pending>"
-
-	minGrant = time.Second
-	maxGrant = 24 * time.Hour
 )
 
 // isDiskAccount reports a managed disk's SAS host label (storage account
@@ -45,7 +43,7 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 		return nil, err
 	}
 	id := cloud.DiskID(p.sub, rg.Name, in.Name)
-	security, err := diskSecurityType(id, in.SecurityType)
+	security, err := azrules.DiskSecurityType(id, in.SecurityType)
 	if err != nil {
 		return nil, err
 	}
@@ -55,20 +53,14 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 	}
 	path := pDisk(rg.Name, in.Name)
 	if exists {
+		loc := ""
 		if in.Location != "" {
-			loc, err := p.resolveLocation(ctx, in.Location, tDisk, id)
-			if err != nil {
+			if loc, err = p.resolveLocation(ctx, in.Location, tDisk, id); err != nil {
 				return nil, err
 			}
-			if !strings.EqualFold(loc, old.Location) {
-				return nil, locationChanged(old.ID, old.Name, rg.Name, old.Location, loc)
-			}
 		}
-		if !strings.EqualFold(old.SourceImageVersionID, in.SourceImageVersionID) {
-			return nil, propertyChange(old.ID, "creationData.galleryImageReference")
-		}
-		if !strings.EqualFold(security, old.SecurityType) {
-			return nil, propertyChange(old.ID, "securityProfile.securityType")
+		if err := azrules.CheckDiskUnchanged(old, loc, in.SourceImageVersionID, security); err != nil {
+			return nil, err
 		}
 		old.Tags = in.Tags
 		return record(p, path, *old, false, change(true, KindDisk, old.ID)), nil
@@ -81,47 +73,15 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 	if err != nil {
 		return nil, err
 	}
-	var done []string
-	for _, r := range v.Replication {
-		if strings.EqualFold(r.State, cloud.ReplicationCompleted) {
-			done = append(done, r.Region)
-		}
-	}
-	if !containsFold(done, loc) {
-		if len(done) == 0 {
-			done = []string{"no region"}
-		}
-		return nil, invalidParameter(id, "Gallery image version %s is not available in %s: replicate it there first (it is replicated to %s).",
-			v.ID, loc, strings.Join(done, ", "))
-	}
-	if security != "" && strings.EqualFold(def.HyperVGeneration, cloud.HyperVGenV1) {
-		return nil, invalidParameter(id, "Security type '%s' requires a Hyper-V generation V2 image, but gallery image version %s is %s.",
-			security, v.ID, def.HyperVGeneration)
+	if err := azrules.CheckDiskSource(id, v, def.HyperVGeneration, loc, security); err != nil {
+		return nil, err
 	}
 	d := cloud.Disk{
 		ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc,
 		SourceImageVersionID: v.ID, SecurityType: security, HyperVGeneration: def.HyperVGeneration,
-		SizeBytes: v.SizeBytes + vhdFooterSize, Tags: in.Tags,
+		SizeBytes: v.SizeBytes + vhd.FooterSize, Tags: in.Tags,
 	}
 	return record(p, path, d, true, change(false, KindDisk, id)), nil
-}
-
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
-}
-
-func diskSecurityType(id, s string) (string, error) {
-	for _, t := range []string{"", "TrustedLaunch", "ConfidentialVM"} {
-		if strings.EqualFold(s, t) {
-			return t, nil
-		}
-	}
-	return "", invalidParameter(id, "The value '%s' of securityProfile.securityType is not supported; use TrustedLaunch or ConfidentialVM, or none for a standard disk.", s)
 }
 
 // GrantDiskAccess implements cloud.Provider: it records the grant and
@@ -134,12 +94,11 @@ func (p *Provider) GrantDiskAccess(ctx context.Context, rg, name string, duratio
 	if err != nil {
 		return "", err
 	}
-	if duration < minGrant || duration > maxGrant {
-		return "", invalidParameter(d.ID, "The access duration %s is invalid: it must be between %s and %s.", duration, minGrant, maxGrant)
+	if err := azrules.CheckGrantDuration(d.ID, duration); err != nil {
+		return "", err
 	}
 	if d.AccessGranted {
-		return "", cloud.Conflict(cloud.CodeOperationNotAllowed, d.ID,
-			"Operation 'GrantAccess' is not allowed on disk '%s': access is already granted. Revoke access first.", d.Name)
+		return "", azrules.GrantActive(d.ID, d.Name, nil)
 	}
 	d.AccessGranted = true
 	path := pDisk(d.ResourceGroup, d.Name)
@@ -177,8 +136,7 @@ func (p *Provider) DeleteDisk(ctx context.Context, rg, name string) error {
 		return err
 	}
 	if d.AccessGranted {
-		return cloud.Conflict(cloud.CodeOperationNotAllowed, d.ID,
-			"Operation 'Delete' is not allowed on disk '%s': its access (SAS) is still granted; revoke access first.", d.Name)
+		return azrules.DeleteGranted(d.ID, d.Name)
 	}
 	path := pDisk(d.ResourceGroup, d.Name)
 	p.remove(path, Change{Op: OpDelete, Kind: KindDisk, ID: d.ID})
@@ -208,6 +166,6 @@ func (p *Provider) pendingDisk(ref cloud.BlobRef) (*cloud.Disk, error) {
 			}
 		}
 	}
-	return nil, &cloud.Error{StatusCode: http.StatusForbidden, Code: local.CodeAuthenticationFailed, Resource: ref.URL(),
+	return nil, &cloud.Error{StatusCode: http.StatusForbidden, Code: cloud.CodeAuthenticationFailed, Resource: ref.URL(),
 		Message: "Server failed to authenticate the request. No access is granted to this disk (never granted, or revoked)."}
 }

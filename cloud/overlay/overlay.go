@@ -21,7 +21,7 @@ import (
 	"sync"
 
 	"github.com/imgflow/imgflow/cloud"
-	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // Change is one write the overlay recorded, in call order.
@@ -128,44 +128,23 @@ func (p *Provider) knownLocations(ctx context.Context) ([]cloud.Location, error)
 	return locs, nil
 }
 
-// location finds a location by name or display name, ignoring case and
-// spaces as ARM does.
-func (p *Provider) location(ctx context.Context, name string) (cloud.Location, bool, error) {
+// regions indexes the base's locations as ARM looks them up.
+func (p *Provider) regions(ctx context.Context) (azrules.Regions, error) {
 	locs, err := p.knownLocations(ctx)
 	if err != nil {
-		return cloud.Location{}, false, err
+		return azrules.Regions{}, fmt.Errorf("list locations: %w", err)
 	}
-	fold := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, " ", "")) }
-	for _, l := range locs {
-		if fold(l.Name) == fold(name) || (l.DisplayName != "" && fold(l.DisplayName) == fold(name)) {
-			return l, true, nil
-		}
-	}
-	return cloud.Location{}, false, nil
+	return azrules.NewRegions(locs), nil
 }
 
-// physical resolves a location to its canonical physical region name; ok
-// is false for unknown and logical locations.
-func (p *Provider) physical(ctx context.Context, name string) (string, bool, error) {
-	l, ok, err := p.location(ctx, name)
-	if err != nil || !ok || l.RegionType == cloud.RegionTypeLogical {
-		return "", false, err
-	}
-	return l.Name, true, nil
-}
-
-// resolveLocation is physical with ARM's error for a location the
-// resource cannot be deployed to.
+// resolveLocation resolves a location with ARM's error for one the
+// resource cannot be deployed to (azrules.Regions.Resolve).
 func (p *Provider) resolveLocation(ctx context.Context, name, resourceType, id string) (string, error) {
-	loc, ok, err := p.physical(ctx, name)
+	regions, err := p.regions(ctx)
 	if err != nil {
-		return "", fmt.Errorf("list locations: %w", err)
+		return "", err
 	}
-	if !ok {
-		return "", cloud.BadRequest(local.CodeLocationNotAvailableForResourceType, id,
-			"The provided location '%s' is not available for resource type '%s'.", name, resourceType)
-	}
-	return loc, nil
+	return regions.Resolve(name, resourceType, id)
 }
 
 // Resource paths. A resource is addressed by its path from the resource
@@ -272,12 +251,7 @@ func (p *Provider) notFound(path []seg, missing int, id string, nested bool) err
 		return cloud.NotFound(cloud.CodeResourceNotFound, id, "The Resource '%s/%s' under resource group '%s' was not found.",
 			path[missing].typ, strings.Join(names, "/"), path[0].name)
 	}
-	return parentNotFound(id, path[missing].name)
-}
-
-func parentNotFound(id, parent string) error {
-	return cloud.NotFound(cloud.CodeParentResourceNotFound, id,
-		"Can not perform requested operation on nested resource. Parent resource '%s' not found.", parent)
+	return azrules.ParentNotFound(id, path[missing].name)
 }
 
 // read answers a Get of the resource at path: the overlay's copy, the
@@ -386,18 +360,4 @@ func clone[T any](v T) T {
 		panic(fmt.Sprintf("overlay: unmarshal %T: %v", v, err))
 	}
 	return out
-}
-
-func invalidParameter(resource, format string, args ...any) error {
-	return cloud.BadRequest(cloud.CodeInvalidParameter, resource, format, args...)
-}
-
-func locationChanged(id, name, rg, old, new string) error {
-	return cloud.Conflict(local.CodeInvalidResourceLocation, id,
-		"The resource '%s' already exists in location '%s' in resource group '%s'. A resource with the same name cannot be created in location '%s'. Please select a new resource name.",
-		name, old, rg, new)
-}
-
-func propertyChange(id, property string) error {
-	return cloud.Conflict(cloud.CodePropertyChangeNotAllowed, id, "Changing property '%s' is not allowed.", property)
 }

@@ -531,7 +531,7 @@ func TestDiskExport(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, make([]byte, 512), footer, "overlay data reads as zeros, capped at the blob's end")
 	_, err = p.ReadBlob(ctx, dest, b.Size, 1)
-	requireCode(t, err, http.StatusRequestedRangeNotSatisfiable, local.CodeInvalidRange)
+	requireCode(t, err, http.StatusRequestedRangeNotSatisfiable, cloud.CodeInvalidRange)
 	require.NoError(t, p.SetBlobMetadata(ctx, dest, map[string]string{"imgflow": "export"}))
 
 	// A version from the exported VHD works too.
@@ -540,11 +540,11 @@ func TestDiskExport(t *testing.T) {
 	assert.Equal(t, cloud.Created, out)
 
 	_, err = p.GetBlob(ctx, cloud.BlobRef{Account: "md-pending", Container: "other", Name: "abcd"})
-	requireCode(t, err, http.StatusForbidden, local.CodeAuthenticationFailed)
+	requireCode(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
 	require.ErrorContains(t, p.DeleteDisk(ctx, "rg1", "export"), "revoke access first")
 	require.NoError(t, p.RevokeDiskAccess(ctx, "rg1", "export"))
 	_, err = p.CopyBlob(ctx, sas, cloud.BlobRef{Account: account, Container: "exports", Name: "again.vhd"}, false)
-	requireCode(t, err, http.StatusForbidden, local.CodeAuthenticationFailed)
+	requireCode(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
 	require.NoError(t, p.DeleteDisk(ctx, "rg1", "export"))
 	_, err = p.GetDisk(ctx, "rg1", "export")
 	requireCode(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
@@ -607,7 +607,7 @@ func TestBlobs(t *testing.T) {
 	assert.Empty(t, changesOf(p, overlay.KindContainer))
 	requireCode(t, p.EnsureContainer(ctx, "nosuchaccount", "c"), http.StatusNotFound, cloud.CodeResourceNotFound)
 	_, err = p.CopyBlob(ctx, cloud.BlobRef{Account: account, Container: "vhds", Name: "missing"}.URL(), cloud.BlobRef{Account: account, Container: "vhds", Name: "x"}, false)
-	requireCode(t, err, http.StatusNotFound, local.CodeCannotVerifyCopySource)
+	requireCode(t, err, http.StatusNotFound, cloud.CodeCannotVerifyCopySource)
 	_, err = p.UploadPageBlob(ctx, cloud.BlobRef{Account: account, Container: "nope", Name: "x"}, pageSource(make([]byte, 512)), false)
 	requireCode(t, err, http.StatusNotFound, cloud.CodeContainerNotFound)
 }
@@ -662,9 +662,9 @@ func TestListsAndDeletes(t *testing.T) {
 	_, err = p.CreateImageDefinition(ctx, d)
 	requireCode(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed)
 	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: "gal1", ResourceGroup: "rg1", Location: "eastus"})
-	requireCode(t, err, http.StatusConflict, local.CodeInvalidResourceLocation)
+	requireCode(t, err, http.StatusConflict, cloud.CodeInvalidResourceLocation)
 	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rgx", Location: "europe"})
-	requireCode(t, err, http.StatusBadRequest, local.CodeLocationNotAvailableForResourceType)
+	requireCode(t, err, http.StatusBadRequest, cloud.CodeLocationNotAvailableForResourceType)
 }
 
 // TestConcurrentEnsures runs ensures in parallel, as parallel() branches

@@ -1,13 +1,10 @@
 package fakearm
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"net/http"
-	"path"
 	"strings"
 	"time"
 
@@ -19,6 +16,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // BlobBackend is the blob service behind the fake's storage accounts
@@ -37,11 +36,6 @@ type BlobBackend struct {
 
 // blobTimeout bounds the fake's own blob calls.
 const blobTimeout = 2 * time.Minute
-
-const (
-	vhdFooterSize = 512
-	mib           = 1 << 20
-)
 
 func (b *BlobBackend) diskAccount() string {
 	if b.DiskAccount != "" {
@@ -101,7 +95,7 @@ func (b *BlobBackend) blobClient(raw string) (*blob.Client, cloud.BlobRef, error
 func (f *Fake) checkVHD(uri string) (int64, *armstorage.Account, *Error) {
 	ref, err := cloud.ParseBlobURL(uri)
 	if err != nil {
-		return 0, nil, invalidParameter("%v", err)
+		return 0, nil, armError(azrules.InvalidParameter("", "%v", err))
 	}
 	acct := f.findAccount(ref.Account)
 	if acct == nil {
@@ -117,7 +111,7 @@ func (f *Fake) checkVHD(uri string) (int64, *armstorage.Account, *Error) {
 func (b *BlobBackend) vhdSize(uri string) (int64, *Error) {
 	bc, ref, err := b.blobClient(uri)
 	if err != nil {
-		return 0, invalidParameter("%v", err)
+		return 0, armError(azrules.InvalidParameter("", "%v", err))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), blobTimeout)
 	defer cancel()
@@ -129,41 +123,21 @@ func (b *BlobBackend) vhdSize(uri string) (int64, *Error) {
 		}
 		return 0, newErr(http.StatusInternalServerError, "InternalExecutionError", "read VHD %s: %v", shown, err)
 	}
-	disk := path.Base(ref.Name)
-	if t := strOf(props.BlobType); t != string(blob.BlobTypePageBlob) {
-		return 0, invalidParameter("Disk '%s' with blob %s is a %s; a VHD source must be a page blob.", disk, shown, t)
+	readFooter := func() ([]byte, error) {
+		size := deref(props.ContentLength)
+		res, err := bc.DownloadStream(ctx, &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: size - vhd.FooterSize, Count: vhd.FooterSize}})
+		if err != nil {
+			return nil, err
+		}
+		defer res.Body.Close()
+		footer, err := io.ReadAll(res.Body)
+		if err == nil && len(footer) != vhd.FooterSize {
+			err = fmt.Errorf("got %d bytes, want %d", len(footer), vhd.FooterSize)
+		}
+		return footer, err
 	}
-	size := deref(props.ContentLength)
-	notVHD := invalidParameter("The specified cookie value in VHD footer indicates that disk '%s' with blob %s is not a supported VHD. Disk is expected to have cookie value 'conectix'.", disk, shown)
-	if size < vhdFooterSize {
-		return 0, notVHD
-	}
-	res, err := bc.DownloadStream(ctx, &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: size - vhdFooterSize, Count: vhdFooterSize}})
-	if err != nil {
-		return 0, newErr(http.StatusInternalServerError, "InternalExecutionError", "read VHD footer of %s: %v", shown, err)
-	}
-	footer, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil || len(footer) != vhdFooterSize {
-		return 0, newErr(http.StatusInternalServerError, "InternalExecutionError", "read VHD footer of %s: %v", shown, err)
-	}
-	if !bytes.Equal(footer[:8], []byte("conectix")) {
-		return 0, notVHD
-	}
-	switch t := binary.BigEndian.Uint32(footer[60:]); t {
-	case 2:
-	case 3:
-		return 0, invalidParameter("Disk '%s' with blob %s is of Dynamic VHD type. Please retry with fixed VHD type.", disk, shown)
-	case 4:
-		return 0, invalidParameter("Disk '%s' with blob %s is of Differencing VHD type. Please retry with fixed VHD type.", disk, shown)
-	default:
-		return 0, invalidParameter("Disk '%s' with blob %s has unknown VHD disk type %d. Please retry with fixed VHD type.", disk, shown, t)
-	}
-	vs := binary.BigEndian.Uint64(footer[48:])
-	if vs == 0 || vs%mib != 0 || vs > 1<<62 {
-		return 0, invalidParameter("The VHD %s has an unsupported virtual size of %d bytes. The size must be a whole number (in MBs).", shown, vs)
-	}
-	return int64(vs), nil
+	size, err := azrules.CheckVHDBlob("", ref, strOf(props.BlobType), deref(props.ContentLength), readFooter)
+	return size, armError(err)
 }
 
 // readSAS signs a short read SAS for a blob of the backend.

@@ -10,13 +10,10 @@ import (
 
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
-	computefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7/fake"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
-
-// CodeOperationNotAllowed answers deleting a disk with an open SAS.
-const CodeOperationNotAllowed = cloud.CodeOperationNotAllowed
 
 // managedImage is a managed image as the fake keeps it.
 type managedImage struct {
@@ -40,63 +37,50 @@ type disk struct {
 	granted bool
 }
 
-func (f *Fake) imagesServer() computefake.ImagesServer {
-	return computefake.ImagesServer{
-		Get: func(ctx context.Context, rg, name string, _ *armcompute.ImagesClientGetOptions) (resp azfake.Responder[armcompute.ImagesClientGetResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			m, err := f.image(rg, name)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			resp.SetResponse(http.StatusOK, armcompute.ImagesClientGetResponse{Image: clone(*m.img)}, nil)
-			return
-		},
-		BeginCreateOrUpdate: func(ctx context.Context, rg, name string, in armcompute.Image, _ *armcompute.ImagesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.ImagesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			out, err := f.putImage(ctx, rg, name, in)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			resp = accept(f, http.StatusCreated, armcompute.ImagesClientCreateOrUpdateResponse{Image: out})
-			return
-		},
-		BeginUpdate: func(ctx context.Context, rg, name string, in armcompute.ImageUpdate, _ *armcompute.ImagesClientBeginUpdateOptions) (resp azfake.PollerResponder[armcompute.ImagesClientUpdateResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			m, err := f.image(rg, name)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			if in.Properties != nil && in.Properties.StorageProfile != nil {
-				errResp.SetError(propertyChange("storageProfile"))
-				return
-			}
-			if in.Tags != nil {
-				m.img.Tags = copyTags(in.Tags)
-			}
-			resp = accept(f, http.StatusOK, armcompute.ImagesClientUpdateResponse{Image: clone(*m.img)})
-			return
-		},
-		BeginDelete: func(ctx context.Context, rg, name string, _ *armcompute.ImagesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.ImagesClientDeleteResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			m, err := f.image(rg, name)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			if fe := f.lroFault(ctx, http.MethodDelete, deref(m.img.ID)); fe == nil {
-				delete(f.images, key(deref(m.img.ID)))
-			}
-			resp = accept(f, http.StatusAccepted, armcompute.ImagesClientDeleteResponse{})
-			return
-		},
-	}
+func (f *Fake) imagesGet(ctx context.Context, rg, name string, _ *armcompute.ImagesClientGetOptions) (resp azfake.Responder[armcompute.ImagesClientGetResponse], errResp azfake.ErrorResponder) {
+	return answer(f, func() (armcompute.ImagesClientGetResponse, *Error) {
+		m, err := f.image(rg, name)
+		if err != nil {
+			return armcompute.ImagesClientGetResponse{}, err
+		}
+		return armcompute.ImagesClientGetResponse{Image: clone(*m.img)}, nil
+	})
+}
+
+func (f *Fake) imagesBeginCreateOrUpdate(ctx context.Context, rg, name string, in armcompute.Image, _ *armcompute.ImagesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.ImagesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
+	return start(f, http.StatusCreated, func() (armcompute.ImagesClientCreateOrUpdateResponse, *Error) {
+		out, err := f.putImage(ctx, rg, name, in)
+		return armcompute.ImagesClientCreateOrUpdateResponse{Image: out}, err
+	})
+}
+
+func (f *Fake) imagesBeginUpdate(ctx context.Context, rg, name string, in armcompute.ImageUpdate, _ *armcompute.ImagesClientBeginUpdateOptions) (resp azfake.PollerResponder[armcompute.ImagesClientUpdateResponse], errResp azfake.ErrorResponder) {
+	return start(f, http.StatusOK, func() (armcompute.ImagesClientUpdateResponse, *Error) {
+		m, err := f.image(rg, name)
+		if err != nil {
+			return armcompute.ImagesClientUpdateResponse{}, err
+		}
+		if in.Properties != nil && in.Properties.StorageProfile != nil {
+			return armcompute.ImagesClientUpdateResponse{}, armError(azrules.PropertyChange("", "storageProfile"))
+		}
+		if in.Tags != nil {
+			m.img.Tags = copyTags(in.Tags)
+		}
+		return armcompute.ImagesClientUpdateResponse{Image: clone(*m.img)}, nil
+	})
+}
+
+func (f *Fake) imagesBeginDelete(ctx context.Context, rg, name string, _ *armcompute.ImagesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.ImagesClientDeleteResponse], errResp azfake.ErrorResponder) {
+	return start(f, http.StatusAccepted, func() (armcompute.ImagesClientDeleteResponse, *Error) {
+		m, err := f.image(rg, name)
+		if err != nil {
+			return armcompute.ImagesClientDeleteResponse{}, err
+		}
+		if fe := f.lroFault(ctx, http.MethodDelete, deref(m.img.ID)); fe == nil {
+			delete(f.images, key(deref(m.img.ID)))
+		}
+		return armcompute.ImagesClientDeleteResponse{}, nil
+	})
 }
 
 func (f *Fake) image(rg, name string) (*managedImage, *Error) {
@@ -106,7 +90,7 @@ func (f *Fake) image(rg, name string) (*managedImage, *Error) {
 	}
 	m, ok := f.images[key(cloud.ManagedImageID(f.sub, rg, name))]
 	if !ok {
-		return nil, resourceNotFound("Microsoft.Compute/images", name, deref(g.Name))
+		return nil, armError(azrules.ResourceNotFound("", "Microsoft.Compute/images", name, deref(g.Name)))
 	}
 	return m, nil
 }
@@ -142,10 +126,10 @@ func (f *Fake) putImage(ctx context.Context, rg, name string, in armcompute.Imag
 	src := imageSource(in)
 	if m, ok := f.images[key(id)]; ok {
 		if deref(m.img.Location) != loc {
-			return armcompute.Image{}, locationChanged(name, deref(g.Name), deref(m.img.Location), loc)
+			return armcompute.Image{}, armError(azrules.LocationChanged("", name, deref(g.Name), deref(m.img.Location), loc))
 		}
-		if !sameSource(m.source, src) {
-			return armcompute.Image{}, propertyChange("source")
+		if !cloud.SameSource(m.source, src) {
+			return armcompute.Image{}, armError(azrules.PropertyChange("", "source"))
 		}
 		m.img.Tags = copyTags(in.Tags)
 		return clone(*m.img), nil
@@ -169,7 +153,7 @@ func (f *Fake) putImage(ctx context.Context, rg, name string, in armcompute.Imag
 			if rid != nil && len(rid.Names) > 0 {
 				name = rid.Names[0]
 			}
-			return armcompute.Image{}, resourceNotFound("Microsoft.Compute/disks", name, rgOf(src.ID))
+			return armcompute.Image{}, armError(azrules.ResourceNotFound("", "Microsoft.Compute/disks", name, rgOf(src.ID)))
 		}
 		m.size, m.content = dk.size, dk.content
 		if m.hyperV == "" {
@@ -179,7 +163,7 @@ func (f *Fake) putImage(ctx context.Context, rg, name string, in armcompute.Imag
 			m.osType = strOf(dk.d.Properties.OSType)
 		}
 	default:
-		return armcompute.Image{}, invalidParameter("Managed image '%s' needs a source: storageProfile.osDisk.blobUri or managedDisk.", name)
+		return armcompute.Image{}, armError(azrules.InvalidParameter("", "Managed image '%s' needs a source: storageProfile.osDisk.blobUri or managedDisk.", name))
 	}
 	if m.hyperV == "" {
 		m.hyperV = cloud.HyperVGenV1 // Azure's default for images
@@ -226,120 +210,105 @@ func (f *Fake) disk(rg, name string) (*disk, *Error) {
 	}
 	d, ok := f.disks[key(cloud.DiskID(f.sub, rg, name))]
 	if !ok {
-		return nil, resourceNotFound("Microsoft.Compute/disks", name, deref(g.Name))
+		return nil, armError(azrules.ResourceNotFound("", "Microsoft.Compute/disks", name, deref(g.Name)))
 	}
 	return d, nil
 }
 
-func (f *Fake) disksServer() computefake.DisksServer {
-	return computefake.DisksServer{
-		Get: func(ctx context.Context, rg, name string, _ *armcompute.DisksClientGetOptions) (resp azfake.Responder[armcompute.DisksClientGetResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			d, err := f.disk(rg, name)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			resp.SetResponse(http.StatusOK, armcompute.DisksClientGetResponse{Disk: clone(*d.d)}, nil)
-			return
-		},
-		BeginCreateOrUpdate: func(ctx context.Context, rg, name string, in armcompute.Disk, _ *armcompute.DisksClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.DisksClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			out, err := f.putDisk(ctx, rg, name, in)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			resp = accept(f, http.StatusAccepted, armcompute.DisksClientCreateOrUpdateResponse{Disk: out})
-			return
-		},
-		BeginGrantAccess: func(ctx context.Context, rg, name string, in armcompute.GrantAccessData, _ *armcompute.DisksClientBeginGrantAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientGrantAccessResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			d, err := f.disk(rg, name)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			if a := strOf(in.Access); a != string(armcompute.AccessLevelRead) && a != string(armcompute.AccessLevelWrite) {
-				errResp.SetError(invalidParameter("Access level '%s' is invalid: use Read or Write.", a))
-				return
-			}
-			if d.granted {
-				errResp.SetError(newErr(http.StatusConflict, CodeOperationNotAllowed,
-					"Operation 'GrantAccess' is not allowed on disk '%s': access is already granted. Revoke access first.", name))
-				return
-			}
-			secs := int(deref(in.DurationInSeconds))
-			if secs <= 0 {
-				errResp.SetError(invalidParameter("durationInSeconds must be positive."))
-				return
-			}
-			if fe := f.lroFault(ctx, http.MethodPost, deref(d.d.ID)+"/beginGetAccess"); fe != nil {
-				resp = accept(f, http.StatusAccepted, armcompute.DisksClientGrantAccessResponse{})
-				return
-			}
-			sasURL, gerr := f.grant(d, time.Duration(secs)*time.Second)
-			if gerr != nil {
-				errResp.SetError(gerr)
-				return
-			}
-			access := armcompute.AccessURI{AccessSAS: to(sasURL)}
-			if deref(in.GetSecureVMGuestStateSAS) {
-				guest, gerr := f.guestStateSAS(d) // gueststate.go
-				if gerr != nil {
-					errResp.SetError(gerr)
-					return
-				}
-				access.SecurityDataAccessSAS = optString(guest)
-			}
-			d.granted = true
-			d.d.Properties.DiskState = to(armcompute.DiskStateActiveSAS)
-			resp = accept(f, http.StatusAccepted, armcompute.DisksClientGrantAccessResponse{AccessURI: access})
-			return
-		},
-		BeginRevokeAccess: func(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginRevokeAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientRevokeAccessResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			d, err := f.disk(rg, name)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			if fe := f.lroFault(ctx, http.MethodPost, deref(d.d.ID)+"/endGetAccess"); fe == nil {
-				if rerr := f.revoke(d); rerr != nil {
-					errResp.SetError(rerr)
-					return
-				}
-				d.granted = false
-				d.d.Properties.DiskState = to(armcompute.DiskStateUnattached)
-			}
-			resp = accept(f, http.StatusAccepted, armcompute.DisksClientRevokeAccessResponse{})
-			return
-		},
-		BeginDelete: func(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.DisksClientDeleteResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			d, err := f.disk(rg, name)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			if d.granted {
-				errResp.SetError(newErr(http.StatusConflict, CodeOperationNotAllowed,
-					"Disk '%s' has an active shared access signature (SAS); revoke access before deleting it.", name))
-				return
-			}
-			if fe := f.lroFault(ctx, http.MethodDelete, deref(d.d.ID)); fe == nil {
-				f.dropDiskData(d)
-				delete(f.disks, key(deref(d.d.ID)))
-			}
-			resp = accept(f, http.StatusAccepted, armcompute.DisksClientDeleteResponse{})
-			return
-		},
+func (f *Fake) disksGet(ctx context.Context, rg, name string, _ *armcompute.DisksClientGetOptions) (resp azfake.Responder[armcompute.DisksClientGetResponse], errResp azfake.ErrorResponder) {
+	return answer(f, func() (armcompute.DisksClientGetResponse, *Error) {
+		d, err := f.disk(rg, name)
+		if err != nil {
+			return armcompute.DisksClientGetResponse{}, err
+		}
+		return armcompute.DisksClientGetResponse{Disk: clone(*d.d)}, nil
+	})
+}
+
+func (f *Fake) disksBeginCreateOrUpdate(ctx context.Context, rg, name string, in armcompute.Disk, _ *armcompute.DisksClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.DisksClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
+	return start(f, http.StatusAccepted, func() (armcompute.DisksClientCreateOrUpdateResponse, *Error) {
+		out, err := f.putDisk(ctx, rg, name, in)
+		return armcompute.DisksClientCreateOrUpdateResponse{Disk: out}, err
+	})
+}
+
+func (f *Fake) disksBeginGrantAccess(ctx context.Context, rg, name string, in armcompute.GrantAccessData, _ *armcompute.DisksClientBeginGrantAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientGrantAccessResponse], errResp azfake.ErrorResponder) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d, err := f.disk(rg, name)
+	if err != nil {
+		errResp.SetError(err)
+		return
 	}
+	if a := strOf(in.Access); a != string(armcompute.AccessLevelRead) && a != string(armcompute.AccessLevelWrite) {
+		errResp.SetError(armError(azrules.InvalidParameter("", "Access level '%s' is invalid: use Read or Write.", a)))
+		return
+	}
+	if d.granted {
+		errResp.SetError(armError(azrules.GrantActive("", name, nil)))
+		return
+	}
+	secs := int(deref(in.DurationInSeconds))
+	if secs <= 0 {
+		errResp.SetError(armError(azrules.InvalidParameter("", "durationInSeconds must be positive.")))
+		return
+	}
+	if fe := f.lroFault(ctx, http.MethodPost, deref(d.d.ID)+"/beginGetAccess"); fe != nil {
+		resp = accept(f, http.StatusAccepted, armcompute.DisksClientGrantAccessResponse{})
+		return
+	}
+	sasURL, gerr := f.grant(d, time.Duration(secs)*time.Second)
+	if gerr != nil {
+		errResp.SetError(gerr)
+		return
+	}
+	access := armcompute.AccessURI{AccessSAS: to(sasURL)}
+	if deref(in.GetSecureVMGuestStateSAS) {
+		guest, gerr := f.guestStateSAS(d) // gueststate.go
+		if gerr != nil {
+			errResp.SetError(gerr)
+			return
+		}
+		access.SecurityDataAccessSAS = optString(guest)
+	}
+	d.granted = true
+	d.d.Properties.DiskState = to(armcompute.DiskStateActiveSAS)
+	resp = accept(f, http.StatusAccepted, armcompute.DisksClientGrantAccessResponse{AccessURI: access})
+	return
+}
+
+func (f *Fake) disksBeginRevokeAccess(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginRevokeAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientRevokeAccessResponse], errResp azfake.ErrorResponder) {
+	return start(f, http.StatusAccepted, func() (armcompute.DisksClientRevokeAccessResponse, *Error) {
+		d, err := f.disk(rg, name)
+		if err != nil {
+			return armcompute.DisksClientRevokeAccessResponse{}, err
+		}
+		if fe := f.lroFault(ctx, http.MethodPost, deref(d.d.ID)+"/endGetAccess"); fe == nil {
+			if rerr := f.revoke(d); rerr != nil {
+				return armcompute.DisksClientRevokeAccessResponse{}, rerr
+			}
+			d.granted = false
+			d.d.Properties.DiskState = to(armcompute.DiskStateUnattached)
+		}
+		return armcompute.DisksClientRevokeAccessResponse{}, nil
+	})
+}
+
+func (f *Fake) disksBeginDelete(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.DisksClientDeleteResponse], errResp azfake.ErrorResponder) {
+	return start(f, http.StatusAccepted, func() (armcompute.DisksClientDeleteResponse, *Error) {
+		d, err := f.disk(rg, name)
+		if err != nil {
+			return armcompute.DisksClientDeleteResponse{}, err
+		}
+		if d.granted {
+			return armcompute.DisksClientDeleteResponse{}, armError(azrules.DeleteGranted("", name))
+		}
+		if fe := f.lroFault(ctx, http.MethodDelete, deref(d.d.ID)); fe == nil {
+			f.dropDiskData(d)
+			delete(f.disks, key(deref(d.d.ID)))
+		}
+		return armcompute.DisksClientDeleteResponse{}, nil
+	})
 }
 
 func (f *Fake) putDisk(ctx context.Context, rg, name string, in armcompute.Disk) (armcompute.Disk, *Error) {
@@ -355,15 +324,14 @@ func (f *Fake) putDisk(ctx context.Context, rg, name string, in armcompute.Disk)
 	p := in.Properties
 	if p == nil || p.CreationData == nil || strOf(p.CreationData.CreateOption) != string(armcompute.DiskCreateOptionFromImage) ||
 		p.CreationData.GalleryImageReference == nil || deref(p.CreationData.GalleryImageReference.ID) == "" {
-		return armcompute.Disk{}, invalidParameter("This fake creates disks FromImage with a galleryImageReference id only.")
+		return armcompute.Disk{}, armError(azrules.InvalidParameter("", "This fake creates disks FromImage with a galleryImageReference id only."))
 	}
 	srcID := *p.CreationData.GalleryImageReference.ID
 	if d, ok := f.disks[key(id)]; ok {
-		if !strings.EqualFold(deref(d.d.Properties.CreationData.GalleryImageReference.ID), srcID) {
-			return armcompute.Disk{}, propertyChange("creationData")
-		}
-		if deref(d.d.Location) != loc {
-			return armcompute.Disk{}, locationChanged(name, deref(g.Name), deref(d.d.Location), loc)
+		old := cloud.Disk{Name: name, ResourceGroup: deref(g.Name), Location: deref(d.d.Location),
+			SourceImageVersionID: deref(d.d.Properties.CreationData.GalleryImageReference.ID), SecurityType: securityOf(d.d.Properties)}
+		if err := azrules.CheckDiskUnchanged(&old, loc, srcID, securityOf(p)); err != nil {
+			return armcompute.Disk{}, armError(err)
 		}
 		d.d.Tags = copyTags(in.Tags)
 		return clone(*d.d), nil
@@ -372,12 +340,9 @@ func (f *Fake) putDisk(ctx context.Context, rg, name string, in armcompute.Disk)
 	if !ok {
 		rid, perr := cloud.ParseResourceID(srcID)
 		if perr != nil || !rid.Is("Microsoft.Compute", "galleries", "images", "versions") {
-			return armcompute.Disk{}, invalidParameter("'%s' is not a gallery image version id.", srcID)
+			return armcompute.Disk{}, armError(azrules.InvalidParameter("", "'%s' is not a gallery image version id.", srcID))
 		}
-		return armcompute.Disk{}, resourceNotFound("Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup)
-	}
-	if st := v.regions[loc]; st == nil || st.state != armcompute.ReplicationStateCompleted {
-		return armcompute.Disk{}, invalidParameter("Gallery image version '%s' is not available in region '%s': replicate it there first (its target regions must include the region and replication must be Completed).", v.id, loc)
+		return armcompute.Disk{}, armError(azrules.ResourceNotFound("", "Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup))
 	}
 	dp := v.def.Properties
 	hyperV := strOf(p.HyperVGeneration)
@@ -385,10 +350,10 @@ func (f *Fake) putDisk(ctx context.Context, rg, name string, in armcompute.Disk)
 		hyperV = strOf(dp.HyperVGeneration)
 	}
 	if !strings.EqualFold(hyperV, strOf(dp.HyperVGeneration)) {
-		return armcompute.Disk{}, invalidParameter("The Hyper-V generation '%s' of the disk does not match the '%s' of gallery image definition '%s'.", hyperV, strOf(dp.HyperVGeneration), deref(v.def.Name))
+		return armcompute.Disk{}, armError(azrules.InvalidParameter("", "The Hyper-V generation '%s' of the disk does not match the '%s' of gallery image definition '%s'.", hyperV, strOf(dp.HyperVGeneration), deref(v.def.Name)))
 	}
-	if p.SecurityProfile != nil && p.SecurityProfile.SecurityType != nil && !strings.EqualFold(hyperV, cloud.HyperVGenV2) {
-		return armcompute.Disk{}, invalidParameter("Security type '%s' requires a Hyper-V generation V2 image.", *p.SecurityProfile.SecurityType)
+	if err := azrules.CheckDiskSource("", replicationOf(v), hyperV, loc, securityOf(p)); err != nil {
+		return armcompute.Disk{}, armError(err)
 	}
 	if fe := f.lroFault(ctx, http.MethodPut, id); fe != nil {
 		return armcompute.Disk{}, nil
@@ -484,4 +449,24 @@ func (f *Fake) dropDiskData(d *disk) {
 	if f.opts.Blob != nil && d.data != "" {
 		f.opts.Blob.dropDisk(d)
 	}
+}
+
+// securityOf is the security type of disk properties p ("" for none).
+func securityOf(p *armcompute.DiskProperties) string {
+	if p == nil || p.SecurityProfile == nil {
+		return ""
+	}
+	return strOf(p.SecurityProfile.SecurityType)
+}
+
+// replicationOf is version v as the rules read its replication: a region
+// is Completed once its replication is.
+func replicationOf(v *version) *cloud.ImageVersion {
+	out := &cloud.ImageVersion{ID: v.id}
+	for _, t := range v.targets {
+		if st := v.regions[t.Name]; st != nil && st.state == armcompute.ReplicationStateCompleted {
+			out.Replication = append(out.Replication, cloud.RegionStatus{Region: t.Name, State: cloud.ReplicationCompleted, Progress: 100})
+		}
+	}
+	return out
 }

@@ -3,8 +3,9 @@
 //
 // It is built on the SDK's own fake servers (armcompute/v7/fake,
 // armresources/v3/fake, armstorage/v2/fake, armsubscriptions/fake): their
-// handlers are backed by maps with the semantics of the local target
-// (parents, conflicts, immutable fields, community public names). The
+// handlers (one per ARM operation, see operations.go) are backed by maps
+// and apply Azure's rules through package azrules, as the local target
+// does (parents, conflicts, immutable fields, community public names). The
 // transport answers on ARM's terms, as the REST spec examples do (see
 // lro.go and testdata/azure/contract): long operations answer 201/200
 // with provisioningState Creating/Updating and Azure-AsyncOperation, or
@@ -50,6 +51,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // DefaultSubscriptionID is the subscription of a Fake made without one.
@@ -102,7 +104,7 @@ type Fake struct {
 	disks     map[string]*disk                       // lower(id)
 
 	locations []cloud.Location
-	locIndex  map[string]cloud.Location
+	regions   azrules.Regions
 
 	faults      []*Fault
 	lroFail     map[string]*lroFailure // lower(request path) → terminal failure
@@ -147,17 +149,12 @@ func New(opts Options) *Fake {
 	if f.locations == nil {
 		f.locations = DefaultLocations()
 	}
-	f.locIndex = map[string]cloud.Location{}
-	for _, l := range f.locations {
-		f.locIndex[fold(l.Name)] = l
-		if l.DisplayName != "" {
-			f.locIndex[fold(l.DisplayName)] = l
-		}
-	}
-	f.compute = computefake.NewServerFactoryTransport(f.computeServers())
-	f.resources = resourcesfake.NewServerFactoryTransport(&resourcesfake.ServerFactory{ResourceGroupsServer: f.resourceGroupServer()})
-	f.storage = storagefake.NewServerFactoryTransport(&storagefake.ServerFactory{AccountsServer: f.accountsServer()})
-	f.subs = subsfake.NewServerFactoryTransport(&subsfake.ServerFactory{Server: f.subscriptionServer()})
+	f.regions = azrules.NewRegions(f.locations)
+	srv := newServers(f)
+	f.compute = computefake.NewServerFactoryTransport(srv.compute)
+	f.resources = resourcesfake.NewServerFactoryTransport(srv.resources)
+	f.storage = storagefake.NewServerFactoryTransport(srv.storage)
+	f.subs = subsfake.NewServerFactoryTransport(srv.subs)
 	return f
 }
 
@@ -166,18 +163,6 @@ func (f *Fake) SubscriptionID() string { return f.sub }
 
 // Credential is a credential the SDK clients accept with the fake.
 func (f *Fake) Credential() *azfake.TokenCredential { return &azfake.TokenCredential{} }
-
-func (f *Fake) computeServers() *computefake.ServerFactory {
-	return &computefake.ServerFactory{
-		GalleriesServer:             f.galleriesServer(),
-		GallerySharingProfileServer: f.sharingServer(),
-		CommunityGalleriesServer:    f.communityServer(),
-		GalleryImagesServer:         f.definitionsServer(),
-		GalleryImageVersionsServer:  f.versionsServer(),
-		ImagesServer:                f.imagesServer(),
-		DisksServer:                 f.disksServer(),
-	}
-}
 
 // Error is an ARM error answer: an HTTP status with a JSON body
 // {"error":{"code","message"}} and the x-ms-error-code header.
@@ -288,7 +273,7 @@ func (f *Fake) PendingFaults() int {
 func (f *Fake) FailReplication(region, details string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.failRegions[f.canonical(region)] = details
+	f.failRegions[f.regions.Canonical(region)] = details
 }
 
 // SetReplicationDelay sets Options.ReplicationDelay for replication

@@ -7,9 +7,9 @@ import (
 
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
-	computefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7/fake"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // gallery returns a gallery; a missing one is ResourceNotFound, or
@@ -23,9 +23,9 @@ func (f *Fake) gallery(rg, name string, nested bool) (*armcompute.Gallery, *Erro
 	gal, ok := f.galleries[key(cloud.GalleryID(f.sub, rg, name))]
 	if !ok {
 		if nested {
-			return nil, parentNotFound(name)
+			return nil, armError(azrules.ParentNotFound("", name))
 		}
-		return nil, resourceNotFound("Microsoft.Compute/galleries", name, deref(g.Name))
+		return nil, armError(azrules.ResourceNotFound("", "Microsoft.Compute/galleries", name, deref(g.Name)))
 	}
 	return gal, nil
 }
@@ -65,43 +65,34 @@ func galleryOut(g *armcompute.Gallery, expand bool) armcompute.Gallery {
 	return out
 }
 
-func (f *Fake) galleriesServer() computefake.GalleriesServer {
-	return computefake.GalleriesServer{
-		NewListPager: func(_ *armcompute.GalleriesClientListOptions) (resp azfake.PagerResponder[armcompute.GalleriesClientListResponse]) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			var page armcompute.GalleriesClientListResponse
-			for _, k := range sortedIDs(f.galleries, "") {
-				g := galleryOut(f.galleries[k], false)
-				page.Value = append(page.Value, &g)
-			}
-			resp.AddPage(http.StatusOK, page, nil)
-			return
-		},
-		Get: func(ctx context.Context, rg, name string, opts *armcompute.GalleriesClientGetOptions) (resp azfake.Responder[armcompute.GalleriesClientGetResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			g, err := f.gallery(rg, name, false)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			expand := opts != nil && opts.Expand != nil && strings.EqualFold(string(*opts.Expand), string(armcompute.GalleryExpandParamsSharingProfileGroups))
-			resp.SetResponse(http.StatusOK, armcompute.GalleriesClientGetResponse{Gallery: galleryOut(g, expand)}, nil)
-			return
-		},
-		BeginCreateOrUpdate: func(ctx context.Context, rg, name string, in armcompute.Gallery, _ *armcompute.GalleriesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.GalleriesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			out, err := f.putGallery(ctx, rg, name, in)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			resp = accept(f, http.StatusCreated, armcompute.GalleriesClientCreateOrUpdateResponse{Gallery: out})
-			return
-		},
+func (f *Fake) galleriesNewListPager(_ *armcompute.GalleriesClientListOptions) (resp azfake.PagerResponder[armcompute.GalleriesClientListResponse]) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var page armcompute.GalleriesClientListResponse
+	for _, k := range sortedIDs(f.galleries, "") {
+		g := galleryOut(f.galleries[k], false)
+		page.Value = append(page.Value, &g)
 	}
+	resp.AddPage(http.StatusOK, page, nil)
+	return
+}
+
+func (f *Fake) galleriesGet(ctx context.Context, rg, name string, opts *armcompute.GalleriesClientGetOptions) (resp azfake.Responder[armcompute.GalleriesClientGetResponse], errResp azfake.ErrorResponder) {
+	return answer(f, func() (armcompute.GalleriesClientGetResponse, *Error) {
+		g, err := f.gallery(rg, name, false)
+		if err != nil {
+			return armcompute.GalleriesClientGetResponse{}, err
+		}
+		expand := opts != nil && opts.Expand != nil && strings.EqualFold(string(*opts.Expand), string(armcompute.GalleryExpandParamsSharingProfileGroups))
+		return armcompute.GalleriesClientGetResponse{Gallery: galleryOut(g, expand)}, nil
+	})
+}
+
+func (f *Fake) galleriesBeginCreateOrUpdate(ctx context.Context, rg, name string, in armcompute.Gallery, _ *armcompute.GalleriesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.GalleriesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
+	return start(f, http.StatusCreated, func() (armcompute.GalleriesClientCreateOrUpdateResponse, *Error) {
+		out, err := f.putGallery(ctx, rg, name, in)
+		return armcompute.GalleriesClientCreateOrUpdateResponse{Gallery: out}, err
+	})
 }
 
 // putGallery creates a gallery (a community gallery when the PUT's sharing
@@ -132,7 +123,7 @@ func (f *Fake) putGallery(ctx context.Context, rg, name string, in armcompute.Ga
 	}
 	g, exists := f.galleries[key(id)]
 	if exists && deref(g.Location) != loc {
-		return armcompute.Gallery{}, locationChanged(name, deref(grp.Name), deref(g.Location), loc)
+		return armcompute.Gallery{}, armError(azrules.LocationChanged("", name, deref(grp.Name), deref(g.Location), loc))
 	}
 	var sp *armcompute.SharingProfile
 	if in.Properties != nil {
@@ -141,7 +132,7 @@ func (f *Fake) putGallery(ctx context.Context, rg, name string, in armcompute.Ga
 	if sp != nil && sp.Permissions != nil && *sp.Permissions == armcompute.GallerySharingPermissionTypesCommunity {
 		ci := sp.CommunityGalleryInfo
 		if ci == nil || deref(ci.PublicNamePrefix) == "" || deref(ci.PublisherURI) == "" || deref(ci.PublisherContact) == "" || deref(ci.Eula) == "" {
-			return armcompute.Gallery{}, invalidParameter("The community gallery info of gallery '%s' must set publicNamePrefix, publisherUri, publisherContact and eula.", name)
+			return armcompute.Gallery{}, armError(azrules.InvalidParameter("", "The community gallery info of gallery '%s' must set publicNamePrefix, publisherUri, publisherContact and eula.", name))
 		}
 		if exists {
 			next := &cloud.CommunityInfo{PublicNamePrefix: deref(ci.PublicNamePrefix)}
@@ -194,98 +185,70 @@ func rgOf(id string) string {
 	return rid.ResourceGroup
 }
 
-func (f *Fake) sharingServer() computefake.GallerySharingProfileServer {
-	return computefake.GallerySharingProfileServer{
-		BeginUpdate: func(ctx context.Context, rg, name string, in armcompute.SharingUpdate, _ *armcompute.GallerySharingProfileClientBeginUpdateOptions) (resp azfake.PollerResponder[armcompute.GallerySharingProfileClientUpdateResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			g, err := f.gallery(rg, name, false)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			op := strOf(in.OperationType)
-			switch op {
-			case string(armcompute.SharingUpdateOperationTypesEnableCommunity):
-				ci := communityInfo(g)
-				if currentCommunity(g) == nil || ci == nil || deref(ci.PublicNamePrefix) == "" {
-					errResp.SetError(invalidParameter(
-						"Gallery '%s' is not a community gallery: only a gallery created with sharingProfile.permissions 'Community' and communityGalleryInfo can be shared with the community.", name))
-					return
-				}
-				for _, k := range sortedIDs(f.defs, deref(g.ID)+"/images/") {
-					d := f.defs[k]
-					if sec, bad := privateOnlySecurityType(d); bad {
-						errResp.SetError(invalidParameter(
-							"Gallery '%s' cannot be shared with the community: image definition '%s' has SecurityType '%s', which is only supported in private galleries.",
-							name, deref(d.Name), sec))
-						return
-					}
-				}
-				if fe := f.lroFault(ctx, http.MethodPost, deref(g.ID)+"/share"); fe != nil {
-					resp = accept(f, http.StatusAccepted, armcompute.GallerySharingProfileClientUpdateResponse{})
-					return
-				}
-				if !deref(ci.CommunityGalleryEnabled) {
-					ci.CommunityGalleryEnabled = to(true)
-					ci.PublicNames = []*string{to(deref(ci.PublicNamePrefix) + "-" + f.guid())}
-				}
-			case string(armcompute.SharingUpdateOperationTypesReset):
-				g.Properties.SharingProfile = &armcompute.SharingProfile{Permissions: to(armcompute.GallerySharingPermissionTypesPrivate)}
-			default:
-				errResp.SetError(invalidParameter("The sharing operation '%s' is not supported by this fake.", op))
-				return
-			}
-			resp = accept(f, http.StatusAccepted, armcompute.GallerySharingProfileClientUpdateResponse{SharingUpdate: armcompute.SharingUpdate{OperationType: in.OperationType}})
-			return
-		},
+func (f *Fake) gallerySharingBeginUpdate(ctx context.Context, rg, name string, in armcompute.SharingUpdate, _ *armcompute.GallerySharingProfileClientBeginUpdateOptions) (resp azfake.PollerResponder[armcompute.GallerySharingProfileClientUpdateResponse], errResp azfake.ErrorResponder) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	g, err := f.gallery(rg, name, false)
+	if err != nil {
+		errResp.SetError(err)
+		return
 	}
+	op := strOf(in.OperationType)
+	switch op {
+	case string(armcompute.SharingUpdateOperationTypesEnableCommunity):
+		ci := communityInfo(g)
+		shared := cloud.Gallery{ID: deref(g.ID), Name: name}
+		if currentCommunity(g) != nil && ci != nil && deref(ci.PublicNamePrefix) != "" {
+			shared.Community = currentCommunity(g)
+		}
+		// CommunityEnabled stays unset: the definitions of an
+		// already shared gallery are checked again.
+		if err := azrules.CheckShareable(&shared, f.definitionsIn(g)); err != nil {
+			errResp.SetError(armError(err))
+			return
+		}
+		if fe := f.lroFault(ctx, http.MethodPost, deref(g.ID)+"/share"); fe != nil {
+			resp = accept(f, http.StatusAccepted, armcompute.GallerySharingProfileClientUpdateResponse{})
+			return
+		}
+		if !deref(ci.CommunityGalleryEnabled) {
+			ci.CommunityGalleryEnabled = to(true)
+			ci.PublicNames = []*string{to(deref(ci.PublicNamePrefix) + "-" + f.guid())}
+		}
+	case string(armcompute.SharingUpdateOperationTypesReset):
+		g.Properties.SharingProfile = &armcompute.SharingProfile{Permissions: to(armcompute.GallerySharingPermissionTypesPrivate)}
+	default:
+		errResp.SetError(armError(azrules.InvalidParameter("", "The sharing operation '%s' is not supported by this fake.", op)))
+		return
+	}
+	resp = accept(f, http.StatusAccepted, armcompute.GallerySharingProfileClientUpdateResponse{SharingUpdate: armcompute.SharingUpdate{OperationType: in.OperationType}})
+	return
 }
 
-func privateOnlySecurityType(d *armcompute.GalleryImage) (string, bool) {
-	if d.Properties == nil {
-		return "", false
-	}
-	for _, ft := range d.Properties.Features {
-		if ft == nil || !strings.EqualFold(deref(ft.Name), "SecurityType") {
+func (f *Fake) communityGalleriesGet(ctx context.Context, location, public string, _ *armcompute.CommunityGalleriesClientGetOptions) (resp azfake.Responder[armcompute.CommunityGalleriesClientGetResponse], errResp azfake.ErrorResponder) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range sortedIDs(f.galleries, "") {
+		g := f.galleries[k]
+		ci := communityInfo(g)
+		if ci == nil || !deref(ci.CommunityGalleryEnabled) || len(ci.PublicNames) == 0 || !strings.EqualFold(deref(ci.PublicNames[0]), public) {
 			continue
 		}
-		v := deref(ft.Value)
-		if strings.EqualFold(v, "TrustedLaunch") || strings.EqualFold(v, "ConfidentialVM") {
-			return v, true
+		if loc, ok := f.regions.Physical(location); !ok || loc != deref(g.Location) {
+			break
 		}
+		resp.SetResponse(http.StatusOK, armcompute.CommunityGalleriesClientGetResponse{CommunityGallery: armcompute.CommunityGallery{
+			Name: to(public), Location: g.Location, Type: to("Microsoft.Compute/locations/communityGalleries"),
+			Identifier: &armcompute.CommunityGalleryIdentifier{UniqueID: to("/CommunityGalleries/" + public)},
+			Properties: &armcompute.CommunityGalleryProperties{
+				CommunityMetadata: &armcompute.CommunityGalleryMetadata{
+					PublisherURI: ci.PublisherURI, PublisherContact: to(deref(ci.PublisherContact)), Eula: ci.Eula,
+					PublicNames: ci.PublicNames,
+				},
+			},
+		}}, nil)
+		return
 	}
-	return "", false
-}
-
-func (f *Fake) communityServer() computefake.CommunityGalleriesServer {
-	return computefake.CommunityGalleriesServer{
-		Get: func(ctx context.Context, location, public string, _ *armcompute.CommunityGalleriesClientGetOptions) (resp azfake.Responder[armcompute.CommunityGalleriesClientGetResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			for _, k := range sortedIDs(f.galleries, "") {
-				g := f.galleries[k]
-				ci := communityInfo(g)
-				if ci == nil || !deref(ci.CommunityGalleryEnabled) || len(ci.PublicNames) == 0 || !strings.EqualFold(deref(ci.PublicNames[0]), public) {
-					continue
-				}
-				if loc, ok := f.physical(location); !ok || loc != deref(g.Location) {
-					break
-				}
-				resp.SetResponse(http.StatusOK, armcompute.CommunityGalleriesClientGetResponse{CommunityGallery: armcompute.CommunityGallery{
-					Name: to(public), Location: g.Location, Type: to("Microsoft.Compute/locations/communityGalleries"),
-					Identifier: &armcompute.CommunityGalleryIdentifier{UniqueID: to("/CommunityGalleries/" + public)},
-					Properties: &armcompute.CommunityGalleryProperties{
-						CommunityMetadata: &armcompute.CommunityGalleryMetadata{
-							PublisherURI: ci.PublisherURI, PublisherContact: to(deref(ci.PublisherContact)), Eula: ci.Eula,
-							PublicNames: ci.PublicNames,
-						},
-					},
-				}}, nil)
-				return
-			}
-			errResp.SetError(newErr(http.StatusNotFound, "GalleryNotFound", "The community gallery '%s' was not found in location '%s'.", public, location))
-			return
-		},
-	}
+	errResp.SetError(newErr(http.StatusNotFound, "GalleryNotFound", "The community gallery '%s' was not found in location '%s'.", public, location))
+	return
 }

@@ -141,7 +141,7 @@ func (f *Fake) displayLocation(doc map[string]any) bool {
 	if !ok {
 		return false
 	}
-	d := f.displayName(loc)
+	d := f.regions.DisplayName(loc)
 	doc["location"] = d
 	return d != loc
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
 )
 
@@ -146,7 +147,7 @@ func TestSDKPollersReportFailures(t *testing.T) {
 	require.NoError(t, err)
 	_, err = vp.PollUntilDone(w.ctx, w.poll)
 	require.True(t, errors.As(err, &re), "%v", err)
-	assert.Equal(t, fakearm.CodeReplicationFailed, re.ErrorCode)
+	assert.Equal(t, cloud.CodeReplicationFailed, re.ErrorCode)
 	assert.Contains(t, err.Error(), "East US: Replication failed: quota exceeded.")
 	got, err := w.cf.NewGalleryImageVersionsClient().Get(w.ctx, "rg", "gal", "def", "2.0.0", nil)
 	require.NoError(t, err)

@@ -9,45 +9,43 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
-// listAccountKeys answers POST …/storageAccounts/{name}/listKeys as
+// accountsListKeys answers POST …/storageAccounts/{name}/listKeys as
 // Storage_ListKeys does: key1 and key2 with full permissions. Both are
 // the blob backend's key of the account (Azurite has one key per
 // account), so a caller that falls back to shared-key auth can reach the
 // data. A principal without Microsoft.Storage/storageAccounts/listKeys/action
 // is simulated by injecting a 403 AuthorizationFailed fault for
 // "AccountsClient.ListKeys".
-func (f *Fake) listAccountKeys(_ context.Context, rg, name string, _ *armstorage.AccountsClientListKeysOptions) (resp azfake.Responder[armstorage.AccountsClientListKeysResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	g, err := f.group(rg)
-	if err != nil {
-		errResp.SetError(err)
-		return
-	}
-	a, ok := f.accounts[key(cloud.StorageAccountID(f.sub, rg, name))]
-	if !ok {
-		errResp.SetError(resourceNotFound("Microsoft.Storage/storageAccounts", name, deref(g.Name)))
-		return
-	}
-	value := ""
-	if f.opts.Blob != nil && f.opts.Blob.Key != nil {
-		value = f.opts.Blob.Key(deref(a.Name))
-	}
-	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	full := armstorage.KeyPermissionFull
-	keys := []*armstorage.AccountKey{
-		{KeyName: to("key1"), Value: to(value), Permissions: &full, CreationTime: &created},
-		{KeyName: to("key2"), Value: to(value), Permissions: &full, CreationTime: &created},
-	}
-	resp.SetResponse(http.StatusOK, armstorage.AccountsClientListKeysResponse{AccountListKeysResult: armstorage.AccountListKeysResult{Keys: keys}}, nil)
-	return
+func (f *Fake) accountsListKeys(_ context.Context, rg, name string, _ *armstorage.AccountsClientListKeysOptions) (resp azfake.Responder[armstorage.AccountsClientListKeysResponse], errResp azfake.ErrorResponder) {
+	return answer(f, func() (armstorage.AccountsClientListKeysResponse, *Error) {
+		g, err := f.group(rg)
+		if err != nil {
+			return armstorage.AccountsClientListKeysResponse{}, err
+		}
+		a, ok := f.accounts[key(cloud.StorageAccountID(f.sub, rg, name))]
+		if !ok {
+			return armstorage.AccountsClientListKeysResponse{}, armError(azrules.ResourceNotFound("", "Microsoft.Storage/storageAccounts", name, deref(g.Name)))
+		}
+		value := ""
+		if f.opts.Blob != nil && f.opts.Blob.Key != nil {
+			value = f.opts.Blob.Key(deref(a.Name))
+		}
+		created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		full := armstorage.KeyPermissionFull
+		keys := []*armstorage.AccountKey{
+			{KeyName: to("key1"), Value: to(value), Permissions: &full, CreationTime: &created},
+			{KeyName: to("key2"), Value: to(value), Permissions: &full, CreationTime: &created},
+		}
+		return armstorage.AccountsClientListKeysResponse{AccountListKeysResult: armstorage.AccountListKeysResult{Keys: keys}}, nil
+	})
 }
 
-// listAccounts answers GET /subscriptions/{sub}/providers/Microsoft.Storage/storageAccounts
+// accountsNewListPager answers GET /subscriptions/{sub}/providers/Microsoft.Storage/storageAccounts
 // (Storage_List): every account of the subscription, in one page.
-func (f *Fake) listAccounts(*armstorage.AccountsClientListOptions) (resp azfake.PagerResponder[armstorage.AccountsClientListResponse]) {
+func (f *Fake) accountsNewListPager(*armstorage.AccountsClientListOptions) (resp azfake.PagerResponder[armstorage.AccountsClientListResponse]) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var page armstorage.AccountsClientListResponse

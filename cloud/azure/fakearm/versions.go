@@ -8,9 +8,9 @@ import (
 
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
-	computefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7/fake"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 const gib = 1 << 30
@@ -82,7 +82,7 @@ func (f *Fake) advance(v *version, read bool) {
 		case armcompute.ReplicationStateReplicating:
 			done = false
 		case armcompute.ReplicationStateFailed:
-			failed = append(failed, f.displayName(t.Name)+": "+st.details)
+			failed = append(failed, f.regions.DisplayName(t.Name)+": "+st.details)
 		}
 	}
 	if v.provisioning == statusSucceeded || v.provisioning == statusFailed {
@@ -93,16 +93,12 @@ func (f *Fake) advance(v *version, read bool) {
 		// Azure's code for a failed regional replica is not documented;
 		// this one names what happened.
 		v.provisioning = statusFailed
-		v.failure = newErr(http.StatusInternalServerError, CodeReplicationFailed,
+		v.failure = newErr(http.StatusInternalServerError, cloud.CodeReplicationFailed,
 			"Replication of gallery image version '%s' failed in %s.", v.name, strings.Join(failed, "; "))
 	case done:
 		v.provisioning = statusSucceeded
 	}
 }
-
-// CodeReplicationFailed is the error of a version operation whose
-// replication to a region failed (FailReplication).
-const CodeReplicationFailed = "GalleryImageVersionReplicationFailed"
 
 // render is the version as Azure answers it: target regions and
 // replication status name regions by display name; the status comes only
@@ -118,7 +114,7 @@ func (f *Fake) render(v *version, expand bool) armcompute.GalleryImageVersion {
 	}
 	for _, t := range v.targets {
 		pp.TargetRegions = append(pp.TargetRegions, &armcompute.TargetRegion{
-			Name:                 to(f.displayName(t.Name)),
+			Name:                 to(f.regions.DisplayName(t.Name)),
 			RegionalReplicaCount: to(int32(t.ReplicaCount)),
 			StorageAccountType:   to(armcompute.StorageAccountType(t.StorageAccountType)),
 			ExcludeFromLatest:    to(false),
@@ -162,7 +158,7 @@ func (f *Fake) render(v *version, expand bool) armcompute.GalleryImageVersion {
 					agg = armcompute.AggregatedReplicationStateInProgress
 				}
 			}
-			r := &armcompute.RegionalReplicationStatus{Region: to(f.displayName(t.Name)), State: to(st.state), Progress: to(int32(st.progress))}
+			r := &armcompute.RegionalReplicationStatus{Region: to(f.regions.DisplayName(t.Name)), State: to(st.state), Progress: to(int32(st.progress))}
 			if st.details != "" {
 				r.Details = to(st.details)
 			}
@@ -184,80 +180,69 @@ func (f *Fake) version(rg, gallery, def, name string) (*armcompute.GalleryImage,
 	}
 	v, ok := f.versions[key(deref(d.ID)+"/versions/"+name)]
 	if !ok {
-		return nil, nil, resourceNotFound("Microsoft.Compute/galleries/images/versions", gallery+"/"+def+"/"+name, rg)
+		return nil, nil, armError(azrules.ResourceNotFound("", "Microsoft.Compute/galleries/images/versions", gallery+"/"+def+"/"+name, rg))
 	}
 	return d, v, nil
 }
 
-func (f *Fake) versionsServer() computefake.GalleryImageVersionsServer {
-	return computefake.GalleryImageVersionsServer{
-		Get: func(ctx context.Context, rg, gallery, def, name string, opts *armcompute.GalleryImageVersionsClientGetOptions) (resp azfake.Responder[armcompute.GalleryImageVersionsClientGetResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			_, v, err := f.version(rg, gallery, def, name)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			expand := opts != nil && opts.Expand != nil && strings.EqualFold(string(*opts.Expand), string(armcompute.ReplicationStatusTypesReplicationStatus))
-			resp.SetResponse(http.StatusOK, armcompute.GalleryImageVersionsClientGetResponse{GalleryImageVersion: f.render(v, expand)}, nil)
-			return
-		},
-		NewListByGalleryImagePager: func(rg, gallery, def string, _ *armcompute.GalleryImageVersionsClientListByGalleryImageOptions) (resp azfake.PagerResponder[armcompute.GalleryImageVersionsClientListByGalleryImageResponse]) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			var page armcompute.GalleryImageVersionsClientListByGalleryImageResponse
-			_, d, err := f.definition(rg, gallery, def, true)
-			if err != nil {
-				f.failPage(cloud.ImageDefinitionID(f.sub, rg, gallery, def)+"/versions", err)
-				resp.AddPage(http.StatusOK, page, nil)
-				return
-			}
-			for _, k := range sortedIDs(f.versions, deref(d.ID)+"/versions/") {
-				v := f.render(f.versions[k], false)
-				page.Value = append(page.Value, &v)
-			}
-			resp.AddPage(http.StatusOK, page, nil)
-			return
-		},
-		BeginCreateOrUpdate: func(ctx context.Context, rg, gallery, def, name string, in armcompute.GalleryImageVersion, _ *armcompute.GalleryImageVersionsClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.GalleryImageVersionsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			out, err := f.putVersion(ctx, rg, gallery, def, name, in)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			resp = accept(f, http.StatusCreated, armcompute.GalleryImageVersionsClientCreateOrUpdateResponse{GalleryImageVersion: out})
-			return
-		},
-		BeginUpdate: func(ctx context.Context, rg, gallery, def, name string, in armcompute.GalleryImageVersionUpdate, _ *armcompute.GalleryImageVersionsClientBeginUpdateOptions) (resp azfake.PollerResponder[armcompute.GalleryImageVersionsClientUpdateResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			out, err := f.patchVersion(ctx, rg, gallery, def, name, in)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			// PATCH accepts only 200, initial answer included.
-			resp = accept(f, http.StatusOK, armcompute.GalleryImageVersionsClientUpdateResponse{GalleryImageVersion: out})
-			return
-		},
-		BeginDelete: func(ctx context.Context, rg, gallery, def, name string, _ *armcompute.GalleryImageVersionsClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.GalleryImageVersionsClientDeleteResponse], errResp azfake.ErrorResponder) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			_, v, err := f.version(rg, gallery, def, name)
-			if err != nil {
-				errResp.SetError(err)
-				return
-			}
-			if fe := f.lroFault(ctx, http.MethodDelete, v.id); fe == nil {
-				delete(f.versions, key(v.id))
-			}
-			resp = accept(f, http.StatusAccepted, armcompute.GalleryImageVersionsClientDeleteResponse{})
-			return
-		},
+func (f *Fake) galleryImageVersionsGet(ctx context.Context, rg, gallery, def, name string, opts *armcompute.GalleryImageVersionsClientGetOptions) (resp azfake.Responder[armcompute.GalleryImageVersionsClientGetResponse], errResp azfake.ErrorResponder) {
+	return answer(f, func() (armcompute.GalleryImageVersionsClientGetResponse, *Error) {
+		_, v, err := f.version(rg, gallery, def, name)
+		if err != nil {
+			return armcompute.GalleryImageVersionsClientGetResponse{}, err
+		}
+		expand := opts != nil && opts.Expand != nil && strings.EqualFold(string(*opts.Expand), string(armcompute.ReplicationStatusTypesReplicationStatus))
+		return armcompute.GalleryImageVersionsClientGetResponse{GalleryImageVersion: f.render(v, expand)}, nil
+	})
+}
+
+func (f *Fake) galleryImageVersionsNewListByGalleryImagePager(rg, gallery, def string, _ *armcompute.GalleryImageVersionsClientListByGalleryImageOptions) (resp azfake.PagerResponder[armcompute.GalleryImageVersionsClientListByGalleryImageResponse]) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var page armcompute.GalleryImageVersionsClientListByGalleryImageResponse
+	_, d, err := f.definition(rg, gallery, def, true)
+	if err != nil {
+		f.failPage(cloud.ImageDefinitionID(f.sub, rg, gallery, def)+"/versions", err)
+		resp.AddPage(http.StatusOK, page, nil)
+		return
 	}
+	for _, k := range sortedIDs(f.versions, deref(d.ID)+"/versions/") {
+		v := f.render(f.versions[k], false)
+		page.Value = append(page.Value, &v)
+	}
+	resp.AddPage(http.StatusOK, page, nil)
+	return
+}
+
+func (f *Fake) galleryImageVersionsBeginCreateOrUpdate(ctx context.Context, rg, gallery, def, name string, in armcompute.GalleryImageVersion, _ *armcompute.GalleryImageVersionsClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.GalleryImageVersionsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
+	return start(f, http.StatusCreated, func() (armcompute.GalleryImageVersionsClientCreateOrUpdateResponse, *Error) {
+		out, err := f.putVersion(ctx, rg, gallery, def, name, in)
+		return armcompute.GalleryImageVersionsClientCreateOrUpdateResponse{GalleryImageVersion: out}, err
+	})
+}
+
+func (f *Fake) galleryImageVersionsBeginUpdate(ctx context.Context, rg, gallery, def, name string, in armcompute.GalleryImageVersionUpdate, _ *armcompute.GalleryImageVersionsClientBeginUpdateOptions) (resp azfake.PollerResponder[armcompute.GalleryImageVersionsClientUpdateResponse], errResp azfake.ErrorResponder) {
+	return start(f, http.StatusOK, func() (armcompute.GalleryImageVersionsClientUpdateResponse, *Error) {
+		out, err := f.patchVersion(ctx, rg, gallery, def, name, in)
+		if err != nil {
+			return armcompute.GalleryImageVersionsClientUpdateResponse{}, err
+		}
+		// PATCH accepts only 200, initial answer included.
+		return armcompute.GalleryImageVersionsClientUpdateResponse{GalleryImageVersion: out}, nil
+	})
+}
+
+func (f *Fake) galleryImageVersionsBeginDelete(ctx context.Context, rg, gallery, def, name string, _ *armcompute.GalleryImageVersionsClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.GalleryImageVersionsClientDeleteResponse], errResp azfake.ErrorResponder) {
+	return start(f, http.StatusAccepted, func() (armcompute.GalleryImageVersionsClientDeleteResponse, *Error) {
+		_, v, err := f.version(rg, gallery, def, name)
+		if err != nil {
+			return armcompute.GalleryImageVersionsClientDeleteResponse{}, err
+		}
+		if fe := f.lroFault(ctx, http.MethodDelete, v.id); fe == nil {
+			delete(f.versions, key(v.id))
+		}
+		return armcompute.GalleryImageVersionsClientDeleteResponse{}, nil
+	})
 }
 
 // sourceOf reads a version's source from its storage profile.
@@ -288,31 +273,17 @@ func kindOf(id string) cloud.SourceKind {
 	return "unknown"
 }
 
-// sameSource compares sources as Azure does: ids case-insensitively, blob
-// URLs without their query.
-func sameSource(a, b cloud.ImageSource) bool {
-	if a.Kind != b.Kind || !strings.EqualFold(a.ID, b.ID) || !strings.EqualFold(a.StorageAccountID, b.StorageAccountID) {
-		return false
-	}
-	if a.URI == b.URI {
-		return true
-	}
-	ra, errA := cloud.ParseBlobURL(a.URI)
-	rb, errB := cloud.ParseBlobURL(b.URI)
-	return errA == nil && errB == nil && strings.EqualFold(ra.Account, rb.Account) && ra.Container == rb.Container && ra.Name == rb.Name
-}
-
 func (f *Fake) putVersion(ctx context.Context, rg, gallery, defName, name string, in armcompute.GalleryImageVersion) (armcompute.GalleryImageVersion, *Error) {
 	g, d, err := f.definition(rg, gallery, defName, true)
 	if err != nil {
 		return armcompute.GalleryImageVersion{}, err
 	}
 	id := deref(d.ID) + "/versions/" + name
-	if err := f.checkGalleryRegion(g, deref(in.Location), "image versions"); err != nil {
+	if err := f.inGalleryRegion(g, deref(in.Location), id, "image versions"); err != nil {
 		return armcompute.GalleryImageVersion{}, err
 	}
 	if in.Properties == nil || in.Properties.StorageProfile == nil {
-		return armcompute.GalleryImageVersion{}, invalidParameter("Image version '%s' requires a storage profile.", name)
+		return armcompute.GalleryImageVersion{}, armError(azrules.InvalidParameter("", "Image version '%s' requires a storage profile.", name))
 	}
 	src := sourceOf(in.Properties.StorageProfile)
 	pp := in.Properties.PublishingProfile
@@ -326,22 +297,19 @@ func (f *Fake) putVersion(ctx context.Context, rg, gallery, defName, name string
 	v, exists := f.versions[key(id)]
 	var next version
 	if exists {
-		if !sameSource(v.source, src) {
-			return armcompute.GalleryImageVersion{}, propertyChange("source")
-		}
-		if !strings.EqualFold(v.storageType, storageType) {
-			return armcompute.GalleryImageVersion{}, propertyChange("storageAccountType")
+		if err := azrules.CheckVersionUnchanged(&cloud.ImageVersion{Source: v.source, StorageAccountType: v.storageType}, src, storageType, true); err != nil {
+			return armcompute.GalleryImageVersion{}, armError(err)
 		}
 		next = *v
 	} else {
-		size, content, err := f.checkVersionSource(d, src)
+		size, content, err := f.versionSource(d, src)
 		if err != nil {
 			return armcompute.GalleryImageVersion{}, err
 		}
 		next = version{id: id, name: name, location: deref(g.Location), def: d, source: src, storageType: storageType,
 			replicaCount: 1, size: size, content: content, regions: map[string]*regionState{}, published: time.Now().UTC()}
 	}
-	if err := f.applyPublishing(&next, pp, true); err != nil {
+	if err := f.publish(&next, pp, true); err != nil {
 		return armcompute.GalleryImageVersion{}, err
 	}
 	next.tags = copyTags(in.Tags)
@@ -374,14 +342,17 @@ func (f *Fake) patchVersion(ctx context.Context, rg, gallery, defName, name stri
 	}
 	next := *v
 	if in.Properties != nil {
-		if src := sourceOf(in.Properties.StorageProfile); src.Kind != "" && !sameSource(v.source, src) {
-			return armcompute.GalleryImageVersion{}, propertyChange("source")
+		pp := in.Properties.PublishingProfile
+		var storageType string
+		if pp != nil {
+			storageType = strOf(pp.StorageAccountType)
 		}
-		if pp := in.Properties.PublishingProfile; pp != nil {
-			if st := strOf(pp.StorageAccountType); st != "" && !strings.EqualFold(st, v.storageType) {
-				return armcompute.GalleryImageVersion{}, propertyChange("storageAccountType")
-			}
-			if err := f.applyPublishing(&next, pp, false); err != nil {
+		current := &cloud.ImageVersion{Source: v.source, StorageAccountType: v.storageType}
+		if err := azrules.CheckVersionUnchanged(current, sourceOf(in.Properties.StorageProfile), storageType, false); err != nil {
+			return armcompute.GalleryImageVersion{}, armError(err)
+		}
+		if pp != nil {
+			if err := f.publish(&next, pp, false); err != nil {
 				return armcompute.GalleryImageVersion{}, err
 			}
 		}
@@ -399,76 +370,33 @@ func (f *Fake) patchVersion(ctx context.Context, rg, gallery, defName, name stri
 	return f.render(&next, false), nil
 }
 
-// applyPublishing writes a publishing profile onto v: put selects PUT
-// semantics (absent values are defaults) over PATCH (absent values keep).
-func (f *Fake) applyPublishing(v *version, pp *armcompute.GalleryImageVersionPublishingProfile, put bool) *Error {
-	if n := int(deref(pp.ReplicaCount)); n > 0 {
-		if n > 100 {
-			return invalidParameter("The replica count %d of gallery image version '%s' must be between 1 and 100.", n, v.name)
-		}
-		v.replicaCount = n
-	} else if put {
-		v.replicaCount = 1
+// publish writes publishing profile pp onto v by
+// azrules.ApplyPublishing: put selects PUT semantics (absent values are
+// defaults) over PATCH (absent values keep).
+func (f *Fake) publish(v *version, pp *armcompute.GalleryImageVersionPublishingProfile, put bool) *Error {
+	cv := cloud.ImageVersion{Name: v.name, Location: v.location, StorageAccountType: v.storageType,
+		ReplicaCount: v.replicaCount, TargetRegions: v.targets, ExcludeFromLatest: v.exclude, EndOfLife: v.eol}
+	if err := azrules.ApplyPublishing(f.regions, &cv, publishingOf(pp), put); err != nil {
+		return armError(err)
 	}
-	if len(pp.TargetRegions) > 0 || put {
-		targets, err := f.targetRegions(v, pp.TargetRegions)
-		if err != nil {
-			return err
-		}
-		v.targets = targets
-	}
-	if pp.ExcludeFromLatest != nil || put {
-		v.exclude = deref(pp.ExcludeFromLatest)
-	}
-	if pp.EndOfLifeDate != nil || put {
-		v.eol = nil
-		if pp.EndOfLifeDate != nil {
-			t := pp.EndOfLifeDate.UTC()
-			v.eol = &t
-		}
-	}
+	v.replicaCount, v.targets, v.exclude, v.eol = cv.ReplicaCount, cv.TargetRegions, cv.ExcludeFromLatest, cv.EndOfLife
 	return nil
 }
 
-// targetRegions resolves requested target regions: known physical
-// regions, no duplicates, the version's own region included, zero values
-// inherited from the version.
-func (f *Fake) targetRegions(v *version, req []*armcompute.TargetRegion) ([]cloud.TargetRegion, *Error) {
-	if len(req) == 0 {
-		req = []*armcompute.TargetRegion{{Name: to(v.location)}}
+// publishingOf reads a publishing profile as the rules take it.
+func publishingOf(pp *armcompute.GalleryImageVersionPublishingProfile) azrules.Publishing {
+	in := azrules.Publishing{ReplicaCount: int(deref(pp.ReplicaCount)), ExcludeFromLatest: pp.ExcludeFromLatest}
+	for _, r := range pp.TargetRegions {
+		if r != nil {
+			in.TargetRegions = append(in.TargetRegions, cloud.TargetRegion{Name: deref(r.Name),
+				ReplicaCount: int(deref(r.RegionalReplicaCount)), StorageAccountType: strOf(r.StorageAccountType)})
+		}
 	}
-	out := make([]cloud.TargetRegion, 0, len(req))
-	seen := map[string]bool{}
-	for _, r := range req {
-		if r == nil {
-			continue
-		}
-		name := deref(r.Name)
-		loc, ok := f.physical(name)
-		if !ok {
-			why := "is not an available region for this subscription"
-			if l, known := f.locIndex[fold(name)]; known && l.RegionType == cloud.RegionTypeLogical {
-				why = "is a logical geography, not a physical region"
-			}
-			return nil, invalidParameter("Target region '%s' of gallery image version '%s' %s.", name, v.name, why)
-		}
-		if seen[loc] {
-			return nil, invalidParameter("Target region '%s' is listed more than once in gallery image version '%s'; duplicate regions are not allowed.", loc, v.name)
-		}
-		seen[loc] = true
-		t := cloud.TargetRegion{Name: loc, ReplicaCount: int(deref(r.RegionalReplicaCount)), StorageAccountType: strOf(r.StorageAccountType)}
-		if t.ReplicaCount == 0 {
-			t.ReplicaCount = v.replicaCount
-		}
-		if t.StorageAccountType == "" {
-			t.StorageAccountType = v.storageType
-		}
-		out = append(out, t)
+	if pp.EndOfLifeDate != nil {
+		t := pp.EndOfLifeDate.UTC()
+		in.EndOfLife = &t
 	}
-	if !seen[v.location] {
-		return nil, invalidParameter("The target regions of gallery image version '%s' must contain the location of the image version ('%s').", v.name, v.location)
-	}
-	return out, nil
+	return in
 }
 
 // failVersion stores next in provisioningState Failed with the injected
@@ -517,65 +445,59 @@ func (f *Fake) commitRegions(next, prev *version) {
 	next.regions = regions
 }
 
-// checkVersionSource checks that a new version's source exists and fits
-// the definition; it returns the OS disk size and the blob holding its
-// data when known.
-func (f *Fake) checkVersionSource(d *armcompute.GalleryImage, src cloud.ImageSource) (int64, string, *Error) {
-	dp := d.Properties
+// versionSource checks that a new version's source exists and fits
+// definition d (azrules.CheckVersionSource); it returns the OS disk size
+// and the blob holding its data when known.
+func (f *Fake) versionSource(d *armcompute.GalleryImage, src cloud.ImageSource) (int64, string, *Error) {
+	def := definitionOf(d)
+	size, err := azrules.CheckVersionSource(fakeSources{f}, &def, src, "")
+	if err != nil {
+		return 0, "", armError(err)
+	}
 	switch src.Kind {
 	case cloud.SourceManagedImage:
-		img, ok := f.images[key(src.ID)]
-		if !ok {
-			rid, _ := cloud.ParseResourceID(src.ID)
-			return 0, "", resourceNotFound("Microsoft.Compute/images", strings.Join(rid.Names, "/"), rid.ResourceGroup)
-		}
-		if err := matchSource("source image "+src.ID, d, img.osType, img.hyperV, ""); err != nil {
-			return 0, "", err
-		}
-		return img.size, img.content, nil
+		return size, f.images[key(src.ID)].content, nil
 	case cloud.SourceImageVersion:
-		sv, ok := f.versions[key(src.ID)]
-		if !ok {
-			rid, _ := cloud.ParseResourceID(src.ID)
-			return 0, "", resourceNotFound("Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup)
-		}
-		sp := sv.def.Properties
-		if err := matchSource("source image version "+src.ID, d, strOf(sp.OSType), strOf(sp.HyperVGeneration), strOf(sp.Architecture)); err != nil {
-			return 0, "", err
-		}
-		return sv.size, sv.content, nil
-	case cloud.SourceVHD:
-		size, acct, err := f.checkVHD(src.URI)
-		if err != nil {
-			return 0, "", err
-		}
-		if src.StorageAccountID != "" && !strings.EqualFold(src.StorageAccountID, deref(acct.ID)) {
-			return 0, "", invalidParameter("Storage account id '%s' does not match the account of the source VHD %s ('%s').", src.StorageAccountID, src.URI, deref(acct.ID))
-		}
-		return size, stripQuery(src.URI), nil
+		return size, f.versions[key(src.ID)].content, nil
 	}
-	_ = dp
-	return 0, "", invalidParameter("The image version source kind '%s' is not supported; use a managed image, an image version or a VHD.", src.Kind)
+	return size, stripQuery(src.URI), nil
 }
 
-// matchSource refuses a source whose OS type, Hyper-V generation or
-// architecture ("" = not checked) differs from the definition's.
-func matchSource(what string, d *armcompute.GalleryImage, osType, hyperV, arch string) *Error {
-	dp := d.Properties
-	check := func(prop, have, want string) *Error {
-		if have != "" && !strings.EqualFold(have, want) {
-			return invalidParameter("The %s '%s' of %s does not match the %s '%s' of gallery image definition '%s'.",
-				prop, have, what, prop, want, deref(d.Name))
-		}
-		return nil
+// fakeSources finds image version sources in the fake's maps (under
+// f.mu) as the rules take them.
+type fakeSources struct{ f *Fake }
+
+func (s fakeSources) ManagedImage(id, _ string) (*cloud.ManagedImage, error) {
+	img, ok := s.f.images[key(id)]
+	if !ok {
+		rid, _ := cloud.ParseResourceID(id)
+		return nil, azrules.ResourceNotFound("", "Microsoft.Compute/images", strings.Join(rid.Names, "/"), rid.ResourceGroup)
 	}
-	if err := check("OS type", osType, strOf(dp.OSType)); err != nil {
-		return err
+	return &cloud.ManagedImage{ID: id, OSType: img.osType, HyperVGeneration: img.hyperV, SizeBytes: img.size}, nil
+}
+
+func (s fakeSources) ImageVersion(id, _ string) (*cloud.ImageDefinition, *cloud.ImageVersion, error) {
+	sv, ok := s.f.versions[key(id)]
+	if !ok {
+		rid, _ := cloud.ParseResourceID(id)
+		return nil, nil, azrules.ResourceNotFound("", "Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup)
 	}
-	if err := check("Hyper-V generation", hyperV, strOf(dp.HyperVGeneration)); err != nil {
-		return err
+	def := definitionOf(sv.def)
+	return &def, &cloud.ImageVersion{ID: id, SizeBytes: sv.size}, nil
+}
+
+func (s fakeSources) VHD(uri, _ string) (int64, cloud.BlobRef, error) {
+	ref, err := cloud.ParseBlobURL(uri)
+	size, _, ferr := s.f.checkVHD(uri)
+	if ferr != nil {
+		return 0, ref, ferr
 	}
-	return check("architecture", arch, strOf(dp.Architecture))
+	return size, ref, err
+}
+
+func (s fakeSources) StorageAccountExists(id string) (bool, error) {
+	_, ok := s.f.accounts[key(id)]
+	return ok, nil
 }
 
 func stripQuery(u string) string {

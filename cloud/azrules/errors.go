@@ -1,0 +1,68 @@
+package azrules
+
+import "github.com/imgflow/imgflow/cloud"
+
+// ResourceGroupNotFound is ARM's answer for a missing resource group.
+func ResourceGroupNotFound(sub, rg string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeResourceGroupNotFound, cloud.ResourceGroupID(sub, rg),
+		"Resource group '%s' could not be found.", rg)
+}
+
+// ResourceNotFound is ARM's answer for a missing top-level resource or
+// leaf: typ is its resource type ("Microsoft.Compute/images"), name its
+// names below the group joined by "/".
+func ResourceNotFound(id, typ, name, rg string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeResourceNotFound, id,
+		"The Resource '%s/%s' under resource group '%s' was not found.", typ, name, rg)
+}
+
+// ParentNotFound is Compute's answer for a nested resource whose parent
+// (named parent) is missing.
+func ParentNotFound(id, parent string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeParentResourceNotFound, id,
+		"Can not perform requested operation on nested resource. Parent resource '%s' not found.", parent)
+}
+
+// InvalidParameter is the 400 answer for a request Azure refuses as
+// malformed or inconsistent.
+func InvalidParameter(resource, format string, args ...any) *cloud.Error {
+	return cloud.Errorf(cloud.CodeInvalidParameter, resource, format, args...)
+}
+
+// LocationChanged is ARM's answer for a PUT moving an existing resource
+// to another location.
+func LocationChanged(id, name, rg, old, new string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeInvalidResourceLocation, id,
+		"The resource '%s' already exists in location '%s' in resource group '%s'. A resource with the same name cannot be created in location '%s'. Please select a new resource name.",
+		name, old, rg, new)
+}
+
+// PropertyChange is Compute's answer for a PUT changing a property that
+// is fixed once the resource exists.
+func PropertyChange(id, property string) *cloud.Error {
+	return cloud.Errorf(cloud.CodePropertyChangeNotAllowed, id, "Changing property '%s' is not allowed.", property)
+}
+
+// BlobNotFound is Storage's answer for a missing blob.
+func BlobNotFound(ref cloud.BlobRef) *cloud.Error {
+	return cloud.Errorf(cloud.CodeBlobNotFound, ref.URL(), "The specified blob does not exist.")
+}
+
+// ContainerNotFound is Storage's answer for a missing container.
+func ContainerNotFound(ref cloud.BlobRef) *cloud.Error {
+	return cloud.Errorf(cloud.CodeContainerNotFound, ref.URL(), "The specified container does not exist.")
+}
+
+// AccountNotFound answers a blob URL whose storage account is not one of
+// the subscription's.
+func AccountNotFound(account, resource string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeResourceNotFound, resource, "storage account %s not found", account)
+}
+
+// DiskWriteRefused is Storage's answer to a write through a managed
+// disk's SAS URL, which grants read access only. ref must not carry the
+// SAS.
+func DiskWriteRefused(ref cloud.BlobRef) *cloud.Error {
+	return cloud.Errorf(cloud.CodeAuthorizationPermissionMismatch, ref.URL(),
+		"This request is not authorized to perform this operation using this permission: a managed disk's SAS grants read access only.")
+}

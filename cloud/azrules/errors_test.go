@@ -1,0 +1,41 @@
+package azrules_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
+)
+
+func TestErrorConstructors(t *testing.T) {
+	ref := cloud.BlobRef{Account: "acct", Container: "vhds", Name: "a.vhd"}
+	for name, tc := range map[string]struct {
+		err                     *cloud.Error
+		status                  int
+		code, resource, message string
+	}{
+		"resource group": {azrules.ResourceGroupNotFound("sub", "rg"), http.StatusNotFound, cloud.CodeResourceGroupNotFound,
+			cloud.ResourceGroupID("sub", "rg"), "Resource group 'rg' could not be found."},
+		"resource": {azrules.ResourceNotFound("/img", "Microsoft.Compute/images", "img", "rg"), http.StatusNotFound, cloud.CodeResourceNotFound,
+			"/img", "The Resource 'Microsoft.Compute/images/img' under resource group 'rg' was not found."},
+		"parent": {azrules.ParentNotFound("/v", "def"), http.StatusNotFound, cloud.CodeParentResourceNotFound,
+			"/v", "Can not perform requested operation on nested resource. Parent resource 'def' not found."},
+		"invalid": {azrules.InvalidParameter("/v", "bad %d", 1), http.StatusBadRequest, cloud.CodeInvalidParameter, "/v", "bad 1"},
+		"location": {azrules.LocationChanged("/g", "g", "rg", "westeurope", "eastus"), http.StatusConflict, cloud.CodeInvalidResourceLocation,
+			"/g", "The resource 'g' already exists in location 'westeurope' in resource group 'rg'. A resource with the same name cannot be created in location 'eastus'. Please select a new resource name."},
+		"property": {azrules.PropertyChange("/v", "source"), http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "/v", "Changing property 'source' is not allowed."},
+		"blob":     {azrules.BlobNotFound(ref), http.StatusNotFound, cloud.CodeBlobNotFound, ref.URL(), "The specified blob does not exist."},
+		"container": {azrules.ContainerNotFound(ref), http.StatusNotFound, cloud.CodeContainerNotFound, ref.URL(),
+			"The specified container does not exist."},
+		"account": {azrules.AccountNotFound("acct", ref.URL()), http.StatusNotFound, cloud.CodeResourceNotFound, ref.URL(), "storage account acct not found"},
+		"disk write": {azrules.DiskWriteRefused(ref), http.StatusForbidden, cloud.CodeAuthorizationPermissionMismatch, ref.URL(),
+			"This request is not authorized to perform this operation using this permission: a managed disk's SAS grants read access only."},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, &cloud.Error{StatusCode: tc.status, Code: tc.code, Resource: tc.resource, Message: tc.message}, tc.err)
+		})
+	}
+}

@@ -1,0 +1,49 @@
+package azrules_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+func TestRegionsPhysical(t *testing.T) {
+	for in, want := range map[string]string{
+		"westeurope":   "westeurope",
+		"West Europe":  "westeurope",
+		"WESTEUROPE":   "westeurope",
+		"west europe":  "westeurope",
+		"East US":      "eastus",
+		"europe":       "", // logical: nothing is deployed there
+		"marsnorth":    "",
+		"":             "",
+		"North Europe": "northeurope",
+	} {
+		got, ok := testRegions.Physical(in)
+		assert.Equal(t, want, got, in)
+		assert.Equal(t, want != "", ok, in)
+	}
+}
+
+func TestRegionsResolve(t *testing.T) {
+	got, err := testRegions.Resolve("West Europe", "Microsoft.Compute/galleries", "/id")
+	require.NoError(t, err)
+	assert.Equal(t, "westeurope", got)
+	for _, bad := range []string{"europe", "marsnorth"} {
+		_, err := testRegions.Resolve(bad, "Microsoft.Compute/galleries", "/id")
+		requireRefusal(t, err, cloud.CodeLocationNotAvailableForResourceType, "/id",
+			"'"+bad+"'", "resource type 'Microsoft.Compute/galleries'")
+	}
+}
+
+func TestRegionsNames(t *testing.T) {
+	assert.Equal(t, "West Europe", testRegions.DisplayName("westeurope"))
+	assert.Equal(t, "marsnorth", testRegions.DisplayName("marsnorth"), "unknown names come back unchanged")
+	assert.Equal(t, "eastus", testRegions.Canonical("East US"))
+	assert.Equal(t, "marsnorth", testRegions.Canonical("Mars North"), "unknown names come back folded")
+	l, ok := testRegions.Lookup("Europe")
+	require.True(t, ok)
+	assert.Equal(t, cloud.RegionTypeLogical, l.RegionType)
+}

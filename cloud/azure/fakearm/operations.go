@@ -1,0 +1,185 @@
+package fakearm
+
+import (
+	"context"
+
+	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+	computefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7/fake"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3"
+	resourcesfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3/fake"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armsubscriptions"
+	subsfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armsubscriptions/fake"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2"
+	storagefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2/fake"
+)
+
+// operations are the ARM operations the Azure target (cloud/azure) calls:
+// one method per SDK client method, with the signature of the SDK fake
+// server's field for it (<client><Method>, e.g. galleryImagesGet for
+// GalleryImagesClient.Get). The fake's router is built from an
+// operations value (servers), so a Fake missing a handler does not
+// compile; an operation absent from this list would answer the SDK
+// fake's "not implemented" error at run time, which is why a new call in
+// cloud/azure starts here (docs/adding-an-azure-operation.md).
+type operations interface {
+	// Resource groups (armresources ResourceGroupsClient).
+	resourceGroupsGet(ctx context.Context, name string, _ *armresources.ResourceGroupsClientGetOptions) (resp azfake.Responder[armresources.ResourceGroupsClientGetResponse], errResp azfake.ErrorResponder)
+	resourceGroupsCheckExistence(ctx context.Context, name string, _ *armresources.ResourceGroupsClientCheckExistenceOptions) (resp azfake.Responder[armresources.ResourceGroupsClientCheckExistenceResponse], errResp azfake.ErrorResponder)
+	resourceGroupsCreateOrUpdate(ctx context.Context, name string, in armresources.ResourceGroup, _ *armresources.ResourceGroupsClientCreateOrUpdateOptions) (resp azfake.Responder[armresources.ResourceGroupsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
+
+	// Subscriptions (armsubscriptions Client).
+	subscriptionsGet(ctx context.Context, sub string, _ *armsubscriptions.ClientGetOptions) (resp azfake.Responder[armsubscriptions.ClientGetResponse], errResp azfake.ErrorResponder)
+	subscriptionsNewListLocationsPager(sub string, _ *armsubscriptions.ClientListLocationsOptions) (resp azfake.PagerResponder[armsubscriptions.ClientListLocationsResponse])
+
+	// Storage accounts (armstorage AccountsClient).
+	accountsListKeys(_ context.Context, rg, name string, _ *armstorage.AccountsClientListKeysOptions) (resp azfake.Responder[armstorage.AccountsClientListKeysResponse], errResp azfake.ErrorResponder)
+	accountsNewListPager(*armstorage.AccountsClientListOptions) (resp azfake.PagerResponder[armstorage.AccountsClientListResponse])
+	accountsGetProperties(ctx context.Context, rg, name string, _ *armstorage.AccountsClientGetPropertiesOptions) (resp azfake.Responder[armstorage.AccountsClientGetPropertiesResponse], errResp azfake.ErrorResponder)
+	accountsBeginCreate(ctx context.Context, rg, name string, in armstorage.AccountCreateParameters, _ *armstorage.AccountsClientBeginCreateOptions) (resp azfake.PollerResponder[armstorage.AccountsClientCreateResponse], errResp azfake.ErrorResponder)
+
+	// Galleries (armcompute GalleriesClient).
+	galleriesNewListPager(_ *armcompute.GalleriesClientListOptions) (resp azfake.PagerResponder[armcompute.GalleriesClientListResponse])
+	galleriesGet(ctx context.Context, rg, name string, opts *armcompute.GalleriesClientGetOptions) (resp azfake.Responder[armcompute.GalleriesClientGetResponse], errResp azfake.ErrorResponder)
+	galleriesBeginCreateOrUpdate(ctx context.Context, rg, name string, in armcompute.Gallery, _ *armcompute.GalleriesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.GalleriesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
+
+	// Gallery sharing (armcompute GallerySharingProfileClient).
+	gallerySharingBeginUpdate(ctx context.Context, rg, name string, in armcompute.SharingUpdate, _ *armcompute.GallerySharingProfileClientBeginUpdateOptions) (resp azfake.PollerResponder[armcompute.GallerySharingProfileClientUpdateResponse], errResp azfake.ErrorResponder)
+
+	// Community galleries (armcompute CommunityGalleriesClient).
+	communityGalleriesGet(ctx context.Context, location, public string, _ *armcompute.CommunityGalleriesClientGetOptions) (resp azfake.Responder[armcompute.CommunityGalleriesClientGetResponse], errResp azfake.ErrorResponder)
+
+	// Image definitions (armcompute GalleryImagesClient).
+	galleryImagesNewListByGalleryPager(rg, gallery string, _ *armcompute.GalleryImagesClientListByGalleryOptions) (resp azfake.PagerResponder[armcompute.GalleryImagesClientListByGalleryResponse])
+	galleryImagesGet(ctx context.Context, rg, gallery, name string, _ *armcompute.GalleryImagesClientGetOptions) (resp azfake.Responder[armcompute.GalleryImagesClientGetResponse], errResp azfake.ErrorResponder)
+	galleryImagesBeginCreateOrUpdate(ctx context.Context, rg, gallery, name string, in armcompute.GalleryImage, _ *armcompute.GalleryImagesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.GalleryImagesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
+	galleryImagesBeginDelete(ctx context.Context, rg, gallery, name string, _ *armcompute.GalleryImagesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.GalleryImagesClientDeleteResponse], errResp azfake.ErrorResponder)
+
+	// Image versions (armcompute GalleryImageVersionsClient).
+	galleryImageVersionsGet(ctx context.Context, rg, gallery, def, name string, opts *armcompute.GalleryImageVersionsClientGetOptions) (resp azfake.Responder[armcompute.GalleryImageVersionsClientGetResponse], errResp azfake.ErrorResponder)
+	galleryImageVersionsNewListByGalleryImagePager(rg, gallery, def string, _ *armcompute.GalleryImageVersionsClientListByGalleryImageOptions) (resp azfake.PagerResponder[armcompute.GalleryImageVersionsClientListByGalleryImageResponse])
+	galleryImageVersionsBeginCreateOrUpdate(ctx context.Context, rg, gallery, def, name string, in armcompute.GalleryImageVersion, _ *armcompute.GalleryImageVersionsClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.GalleryImageVersionsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
+	galleryImageVersionsBeginUpdate(ctx context.Context, rg, gallery, def, name string, in armcompute.GalleryImageVersionUpdate, _ *armcompute.GalleryImageVersionsClientBeginUpdateOptions) (resp azfake.PollerResponder[armcompute.GalleryImageVersionsClientUpdateResponse], errResp azfake.ErrorResponder)
+	galleryImageVersionsBeginDelete(ctx context.Context, rg, gallery, def, name string, _ *armcompute.GalleryImageVersionsClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.GalleryImageVersionsClientDeleteResponse], errResp azfake.ErrorResponder)
+
+	// Managed images (armcompute ImagesClient).
+	imagesGet(ctx context.Context, rg, name string, _ *armcompute.ImagesClientGetOptions) (resp azfake.Responder[armcompute.ImagesClientGetResponse], errResp azfake.ErrorResponder)
+	imagesBeginCreateOrUpdate(ctx context.Context, rg, name string, in armcompute.Image, _ *armcompute.ImagesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.ImagesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
+	imagesBeginUpdate(ctx context.Context, rg, name string, in armcompute.ImageUpdate, _ *armcompute.ImagesClientBeginUpdateOptions) (resp azfake.PollerResponder[armcompute.ImagesClientUpdateResponse], errResp azfake.ErrorResponder)
+	imagesBeginDelete(ctx context.Context, rg, name string, _ *armcompute.ImagesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.ImagesClientDeleteResponse], errResp azfake.ErrorResponder)
+
+	// Managed disks (armcompute DisksClient).
+	disksGet(ctx context.Context, rg, name string, _ *armcompute.DisksClientGetOptions) (resp azfake.Responder[armcompute.DisksClientGetResponse], errResp azfake.ErrorResponder)
+	disksBeginCreateOrUpdate(ctx context.Context, rg, name string, in armcompute.Disk, _ *armcompute.DisksClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.DisksClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
+	disksBeginGrantAccess(ctx context.Context, rg, name string, in armcompute.GrantAccessData, _ *armcompute.DisksClientBeginGrantAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientGrantAccessResponse], errResp azfake.ErrorResponder)
+	disksBeginRevokeAccess(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginRevokeAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientRevokeAccessResponse], errResp azfake.ErrorResponder)
+	disksBeginDelete(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.DisksClientDeleteResponse], errResp azfake.ErrorResponder)
+}
+
+// servers is the router: the SDK fake servers, each field answered by
+// its operation.
+type servers struct {
+	compute   *computefake.ServerFactory
+	resources *resourcesfake.ServerFactory
+	storage   *storagefake.ServerFactory
+	subs      *subsfake.ServerFactory
+}
+
+func newServers(ops operations) servers {
+	return servers{
+		compute: &computefake.ServerFactory{
+			GalleriesServer:             galleriesServer(ops),
+			GallerySharingProfileServer: sharingServer(ops),
+			CommunityGalleriesServer:    communityServer(ops),
+			GalleryImagesServer:         definitionsServer(ops),
+			GalleryImageVersionsServer:  versionsServer(ops),
+			ImagesServer:                imagesServer(ops),
+			DisksServer:                 disksServer(ops),
+		},
+		resources: &resourcesfake.ServerFactory{ResourceGroupsServer: resourceGroupServer(ops)},
+		storage:   &storagefake.ServerFactory{AccountsServer: accountsServer(ops)},
+		subs:      &subsfake.ServerFactory{Server: subscriptionServer(ops)},
+	}
+}
+
+func resourceGroupServer(ops operations) resourcesfake.ResourceGroupsServer {
+	return resourcesfake.ResourceGroupsServer{
+		Get:            ops.resourceGroupsGet,
+		CheckExistence: ops.resourceGroupsCheckExistence,
+		CreateOrUpdate: ops.resourceGroupsCreateOrUpdate,
+	}
+}
+
+func subscriptionServer(ops operations) subsfake.Server {
+	return subsfake.Server{
+		Get:                   ops.subscriptionsGet,
+		NewListLocationsPager: ops.subscriptionsNewListLocationsPager,
+	}
+}
+
+func accountsServer(ops operations) storagefake.AccountsServer {
+	return storagefake.AccountsServer{
+		ListKeys:      ops.accountsListKeys,
+		NewListPager:  ops.accountsNewListPager,
+		GetProperties: ops.accountsGetProperties,
+		BeginCreate:   ops.accountsBeginCreate,
+	}
+}
+
+func galleriesServer(ops operations) computefake.GalleriesServer {
+	return computefake.GalleriesServer{
+		NewListPager:        ops.galleriesNewListPager,
+		Get:                 ops.galleriesGet,
+		BeginCreateOrUpdate: ops.galleriesBeginCreateOrUpdate,
+	}
+}
+
+func sharingServer(ops operations) computefake.GallerySharingProfileServer {
+	return computefake.GallerySharingProfileServer{
+		BeginUpdate: ops.gallerySharingBeginUpdate,
+	}
+}
+
+func communityServer(ops operations) computefake.CommunityGalleriesServer {
+	return computefake.CommunityGalleriesServer{
+		Get: ops.communityGalleriesGet,
+	}
+}
+
+func definitionsServer(ops operations) computefake.GalleryImagesServer {
+	return computefake.GalleryImagesServer{
+		NewListByGalleryPager: ops.galleryImagesNewListByGalleryPager,
+		Get:                   ops.galleryImagesGet,
+		BeginCreateOrUpdate:   ops.galleryImagesBeginCreateOrUpdate,
+		BeginDelete:           ops.galleryImagesBeginDelete,
+	}
+}
+
+func versionsServer(ops operations) computefake.GalleryImageVersionsServer {
+	return computefake.GalleryImageVersionsServer{
+		Get:                        ops.galleryImageVersionsGet,
+		NewListByGalleryImagePager: ops.galleryImageVersionsNewListByGalleryImagePager,
+		BeginCreateOrUpdate:        ops.galleryImageVersionsBeginCreateOrUpdate,
+		BeginUpdate:                ops.galleryImageVersionsBeginUpdate,
+		BeginDelete:                ops.galleryImageVersionsBeginDelete,
+	}
+}
+
+func imagesServer(ops operations) computefake.ImagesServer {
+	return computefake.ImagesServer{
+		Get:                 ops.imagesGet,
+		BeginCreateOrUpdate: ops.imagesBeginCreateOrUpdate,
+		BeginUpdate:         ops.imagesBeginUpdate,
+		BeginDelete:         ops.imagesBeginDelete,
+	}
+}
+
+func disksServer(ops operations) computefake.DisksServer {
+	return computefake.DisksServer{
+		Get:                 ops.disksGet,
+		BeginCreateOrUpdate: ops.disksBeginCreateOrUpdate,
+		BeginGrantAccess:    ops.disksBeginGrantAccess,
+		BeginRevokeAccess:   ops.disksBeginRevokeAccess,
+		BeginDelete:         ops.disksBeginDelete,
+	}
+}
