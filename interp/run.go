@@ -38,6 +38,9 @@ type Config struct {
 	// PackerValidator validates every packer_build of a plan with the real
 	// packer (`packer validate`); nil skips that. Other passes ignore it.
 	PackerValidator builtins.PackerValidator
+	// Programs, when set, caches compiled workflows and libraries across
+	// runs (nil: every pass compiles what it loads).
+	Programs *Programs
 }
 
 // Target is where a run happens. Validate, when set, is a dry-run copy of
@@ -100,9 +103,11 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	if maxSteps == 0 {
 		maxSteps = DefaultMaxSteps
 	}
+	predeclared := Predeclared(cfg.Registry)
+	prog := cfg.Programs.compile(rel, src, predeclared)
 	run := &builtins.Run{
 		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars, Registry: cfg.Registry,
-		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: scanParams(rel, src), Faults: cfg.Faults,
+		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: prog.params, Faults: cfg.Faults,
 	}
 	if pass == "apply" {
 		run.Packer = cfg.Packer // validation and plan simulate packer
@@ -120,8 +125,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 			run.RestoreCleanups()
 		}
 	}
-	predeclared := Predeclared(cfg.Registry)
-	ld := newLoader(ctx, cfg.Workspace, run, predeclared, maxSteps, rel)
+	ld := newLoader(ctx, cfg, run, predeclared, maxSteps, rel)
 	run.Spawn = func(ctx context.Context, name string) (*starlark.Thread, func()) {
 		th := newThread(name, run, ld, maxSteps)
 		builtins.AttachContext(th, ctx)
@@ -129,7 +133,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	}
 	th := newThread("workflow "+rel, run, ld, maxSteps)
 	stop := watchCancel(ctx, th)
-	_, err = starlark.ExecFileOptions(FileOptions(), th, rel, src, predeclared)
+	_, err = prog.exec(th, predeclared)
 	stop()
 	if err == nil && !cfg.AnyVars {
 		err = checkVars(run, cfg.Vars)
