@@ -93,7 +93,7 @@ func runLinux(t *testing.T, p *local.Provider, vars map[string]starlark.Value, p
 	t.Helper()
 	ws, err := builtins.NewWorkspace("..")
 	require.NoError(t, err)
-	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: vars, Info: builtins.RunInfo{ID: "plan", Time: runTime}}
+	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: vars, Info: builtins.RunInfo{ID: "plan", Time: runTime}, Programs: &compiled}
 	if plan {
 		return interp.Plan(context.Background(), "//workflows/linux.star", cfg, p.DryRun())
 	}

@@ -69,6 +69,7 @@ func (h *harness) run(id string, resume bool, faults map[string]cloud.Fault) *in
 	fs := cloud.NewFaults(faults)
 	res := interp.Run(context.Background(), h.file, interp.Config{
 		Workspace: h.ws, Registry: h.reg, Vars: h.vars, Info: builtins.RunInfo{ID: id, Time: runTime}, Journal: j, Faults: fs,
+		Programs: &compiled,
 	}, interp.Target{Apply: cloud.WithFaults(h.cloud, fs), Validate: h.cloud.DryRun()})
 	return res
 }
