@@ -119,6 +119,7 @@ func outcomes(steps []*builtins.Step) []string {
 func TestCrashAtEveryStepThenResume(t *testing.T) {
 	for _, file := range workflowFiles(t) {
 		t.Run(file, func(t *testing.T) {
+			t.Parallel() // each workflow has its own clouds and journals
 			crashAtEveryStepThenResume(t, "workflows/"+file, planVars(t, strings.TrimSuffix(file, ".star")))
 		})
 	}
@@ -165,6 +166,7 @@ func crashAtEveryStepThenResume(t *testing.T, file string, vars map[string]starl
 func TestInjectedFailureAtEveryStepKeepsWhatExisted(t *testing.T) {
 	for _, file := range workflowFiles(t) {
 		t.Run(file, func(t *testing.T) {
+			t.Parallel() // each workflow has its own cloud and journals
 			h := newHarness(t, "workflows/"+file, planVars(t, strings.TrimSuffix(file, ".star")))
 			first := h.run("first", false, nil)
 			require.NoError(t, first.Err)
