@@ -34,7 +34,8 @@ every="${PROGRESS_EVERY:-60}"
 go="${GO:-go}"
 
 module="$("$go" list -m)"
-mapfile -t all < <("$go" list ./...)
+listed="$("$go" list ./...)" # fails the script when go list does
+mapfile -t all <<<"$listed"
 # Packages as ./rel paths, those with their own limit first.
 pkgs=("${order[@]}")
 for p in "${all[@]}"; do
