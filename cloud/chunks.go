@@ -143,6 +143,9 @@ type ChunkJob struct {
 	// Sum is the chunk's sum when it has data (see SparseDigest), unless
 	// ChunkRun.NoSums.
 	Sum [32]byte
+
+	// zeroed: Buf was just allocated, so it holds zeros only.
+	zeroed bool
 }
 
 // HasData reports whether the chunk holds a non-zero byte.
@@ -239,10 +242,11 @@ dispatch:
 		case <-ctx.Done():
 			break dispatch
 		}
-		if buf == nil {
+		zeroed := buf == nil
+		if zeroed {
 			buf = make([]byte, ChunkSize)
 		}
-		s := &slot{job: ChunkJob{Chunk: c, Buf: buf[:c.Length]}, done: make(chan error, 1)}
+		s := &slot{job: ChunkJob{Chunk: c, Buf: buf[:c.Length], zeroed: zeroed}, done: make(chan error, 1)}
 		order <- s // never blocks: at most nbuf slots hold a buffer
 		select {
 		case jobs <- s:
@@ -264,8 +268,13 @@ func runChunk(ctx context.Context, j *ChunkJob, r ChunkRun) error {
 		return context.Cause(ctx)
 	}
 	lo, hi := j.Data.Offset-j.Offset, j.Data.Offset+j.Data.Length-j.Offset
-	clear(j.Buf[:lo])
-	clear(j.Buf[hi:])
+	if !j.zeroed {
+		// A new buffer is zeros already; clearing it anyway would make
+		// the OS back all 4 MiB of it with pages, for a chunk that may
+		// hold one sector (a VHD's footer).
+		clear(j.Buf[:lo])
+		clear(j.Buf[hi:])
+	}
 	if err := r.Fetch(ctx, j.Data.Offset, j.Buf[lo:hi]); err != nil {
 		return err
 	}

@@ -287,3 +287,29 @@ func (zeroReaderAt) ReadAt(p []byte, _ int64) (int, error) {
 	p[0] = 1
 	return len(p), nil
 }
+
+// A chunk's Buf holds zeros around its Data whether its buffer is new or
+// reused from a chunk that was full of data (the Azure target hashes the
+// whole Buf for Content-MD5).
+func TestRunChunksBufIsZerosAroundTheData(t *testing.T) {
+	const size = 3 * cloud.ChunkSize
+	content := bytes.Repeat([]byte{0xff}, size)
+	ranges := []vhd.Range{{Offset: 0, Length: cloud.ChunkSize}, {Offset: cloud.ChunkSize + 4096, Length: 512}, {Offset: 3*cloud.ChunkSize - 512, Length: 512}}
+	var checked int
+	err := cloud.RunChunks(context.Background(), cloud.Chunks(ranges, size), cloud.ChunkRun{
+		Parallel: 1, Buffers: 1, // one buffer, reused by every chunk
+		Fetch: func(_ context.Context, off int64, buf []byte) error {
+			copy(buf, content[off:])
+			return nil
+		},
+		InOrder: func(j *cloud.ChunkJob) {
+			lo, hi := j.Data.Offset-j.Offset, j.Data.Offset+j.Data.Length-j.Offset
+			assert.True(t, vhd.IsZero(j.Buf[:lo]), "chunk at %d: zeros before its data", j.Offset)
+			assert.True(t, vhd.IsZero(j.Buf[hi:]), "chunk at %d: zeros after its data", j.Offset)
+			assert.Equal(t, content[j.Data.Offset:j.Data.Offset+j.Data.Length], j.Buf[lo:hi])
+			checked++
+		},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 3, checked)
+}

@@ -206,14 +206,10 @@ func sourceLine(ws *builtins.Workspace, pos syntax.Position) string {
 	return num + line + caret
 }
 
-// scanParams finds param("name", …) calls in a workflow's source, so an
+// paramNames finds the param("name", …) calls of a parsed workflow, so an
 // error about a missing param can list every param, even those declared
 // after the failing line.
-func scanParams(filename string, src []byte) []string {
-	f, err := FileOptions().Parse(filename, src, 0)
-	if err != nil {
-		return nil
-	}
+func paramNames(f *syntax.File) []string {
 	var names []string
 	syntax.Walk(f, func(n syntax.Node) bool {
 		call, ok := n.(*syntax.CallExpr)

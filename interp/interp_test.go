@@ -233,3 +233,26 @@ func TestNestedParallelWithinTheBoundRuns(t *testing.T) {
 	require.Len(t, res.Outputs, 1)
 	assert.EqualValues(t, 2025, res.Outputs[0].Value, "10 × 4 = 40 live branches at most: allowed")
 }
+
+// Runs sharing a compile cache, side by side, behave like runs that
+// compile for themselves: the same prints, and errors at the same places.
+func TestRunsSharingCompiledProgramsBehaveAlike(t *testing.T) {
+	var programs interp.Programs
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			f := newFixture(t)
+			f.cfg.Programs = &programs
+			res := f.run(t, "//testdata/interp/loads_twice.star")
+			assert.NoError(t, res.Err)
+			assert.Equal(t, []string{"testdata/interp/loads_twice.star:4:6: double 42 2"}, f.rep.prints)
+
+			var ie *interp.Error // not require: this is not the test's goroutine
+			if assert.ErrorAs(t, f.run(t, "//testdata/interp/deep_error.star").Err, &ie) {
+				assert.Equal(t, "testdata/interp/lib_ok.star:5:16", ie.Pos)
+				assert.Contains(t, ie.Backtrace, "testdata/interp/deep_error.star:4:14: in step")
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -22,6 +22,7 @@ type loader struct {
 	run         *builtins.Run
 	predeclared starlark.StringDict
 	maxSteps    uint64
+	programs    *Programs
 
 	mu      sync.Mutex
 	modules map[string]*module
@@ -35,9 +36,9 @@ type module struct {
 	loading bool
 }
 
-func newLoader(ctx context.Context, ws *builtins.Workspace, run *builtins.Run, predeclared starlark.StringDict, maxSteps uint64, mainFile string) *loader {
+func newLoader(ctx context.Context, cfg Config, run *builtins.Run, predeclared starlark.StringDict, maxSteps uint64, mainFile string) *loader {
 	return &loader{
-		ctx: ctx, ws: ws, run: run, predeclared: predeclared, maxSteps: maxSteps,
+		ctx: ctx, ws: cfg.Workspace, run: run, predeclared: predeclared, maxSteps: maxSteps, programs: cfg.Programs,
 		modules: map[string]*module{mainFile: {loading: true}},
 		chain:   []string{mainFile},
 	}
@@ -97,5 +98,5 @@ func (l *loader) exec(rel, abs string) (starlark.StringDict, error) {
 	builtins.SetLoading(th, rel)
 	stop := watchCancel(l.ctx, th)
 	defer stop()
-	return starlark.ExecFileOptions(FileOptions(), th, rel, src, l.predeclared)
+	return l.programs.compile(rel, src, l.predeclared).exec(th, l.predeclared)
 }

@@ -33,14 +33,14 @@ func ExecModule(ctx context.Context, cfg Config, file string, extra starlark.Str
 	for k, v := range extra {
 		env[k] = v
 	}
-	ld := newLoader(ctx, cfg.Workspace, run, env, maxSteps, rel)
+	ld := newLoader(ctx, cfg, run, env, maxSteps, rel)
 	th := newThread("module "+rel, run, ld, maxSteps)
 	if setup != nil {
 		setup(th)
 	}
 	stop := watchCancel(ctx, th)
 	defer stop()
-	globals, err := starlark.ExecFileOptions(FileOptions(), th, rel, src, env)
+	globals, err := cfg.Programs.compile(rel, src, env).exec(th, env)
 	if err != nil {
 		return globals, renderError(err, cfg.Workspace)
 	}
@@ -56,7 +56,7 @@ func NewThread(ctx context.Context, cfg Config, name string) (*starlark.Thread, 
 		maxSteps = DefaultMaxSteps
 	}
 	run := &builtins.Run{Ctx: ctx, Workspace: cfg.Workspace, Info: cfg.Info, Reporter: cfg.Reporter, Registry: cfg.Registry}
-	th := newThread(name, run, newLoader(ctx, cfg.Workspace, run, Predeclared(cfg.Registry), maxSteps, ""), maxSteps)
+	th := newThread(name, run, newLoader(ctx, cfg, run, Predeclared(cfg.Registry), maxSteps, ""), maxSteps)
 	return th, watchCancel(ctx, th)
 }
 

@@ -42,6 +42,9 @@ type Config struct {
 	// ArtifactsDir is where artifact() writes in the apply pass; "" keeps
 	// artifacts in the result only.
 	ArtifactsDir string
+	// Programs, when set, caches compiled workflows and libraries across
+	// runs (nil: every pass compiles what it loads).
+	Programs *Programs
 }
 
 // Target is where a run happens. Validate, when set, is a dry-run copy of
@@ -106,9 +109,11 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	if maxSteps == 0 {
 		maxSteps = DefaultMaxSteps
 	}
+	predeclared := Predeclared(cfg.Registry)
+	prog := cfg.Programs.compile(rel, src, predeclared)
 	run := &builtins.Run{
 		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars, Registry: cfg.Registry,
-		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: scanParams(rel, src), Faults: cfg.Faults,
+		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: prog.params, Faults: cfg.Faults,
 		Packer: cfg.Packer,
 	}
 	if pass == "apply" {
@@ -127,8 +132,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 			run.RestoreCleanups()
 		}
 	}
-	predeclared := Predeclared(cfg.Registry)
-	ld := newLoader(ctx, cfg.Workspace, run, predeclared, maxSteps, rel)
+	ld := newLoader(ctx, cfg, run, predeclared, maxSteps, rel)
 	run.Spawn = func(ctx context.Context, name string) (*starlark.Thread, func()) {
 		th := newThread(name, run, ld, maxSteps)
 		builtins.AttachContext(th, ctx)
@@ -136,7 +140,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	}
 	th := newThread("workflow "+rel, run, ld, maxSteps)
 	stop := watchCancel(ctx, th)
-	_, err = starlark.ExecFileOptions(FileOptions(), th, rel, src, predeclared)
+	_, err = prog.exec(th, predeclared)
 	stop()
 	if err == nil && !cfg.AnyVars {
 		err = checkVars(run, cfg.Vars)

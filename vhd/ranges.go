@@ -1,7 +1,7 @@
 package vhd
 
 import (
-	"encoding/binary"
+	"bytes"
 	"fmt"
 	"os"
 )
@@ -69,25 +69,13 @@ func appendRange(ranges []Range, r Range) []Range {
 
 // IsZero reports whether b holds only zero bytes, so an uploader can skip
 // all-zero chunks (Azure page blobs read back unwritten pages as zeros).
-// It tests eight bytes at a time.
+// b is all zeros exactly when its first byte is zero and every byte equals
+// the next: bytes.Equal of b against itself shifted by one is the
+// runtime's vectorised compare, several times faster than a loop in Go
+// (and one memory access for the race detector instead of one per word).
 func IsZero(b []byte) bool {
-	le := binary.LittleEndian
-	for len(b) >= 32 {
-		if le.Uint64(b)|le.Uint64(b[8:])|le.Uint64(b[16:])|le.Uint64(b[24:]) != 0 {
-			return false
-		}
-		b = b[32:]
+	if len(b) == 0 {
+		return true
 	}
-	for len(b) >= 8 {
-		if le.Uint64(b) != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
+	return b[0] == 0 && bytes.Equal(b[1:], b[:len(b)-1])
 }

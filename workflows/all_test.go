@@ -48,7 +48,7 @@ func TestEveryWorkflowOnTheLocalTarget(t *testing.T) {
 			t.Cleanup(func() { p.Close() })
 			run := func(id string, at time.Time) *interp.Result {
 				return interp.Run(context.Background(), "//workflows/"+name, interp.Config{
-					Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: id, Time: at},
+					Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: id, Time: at}, Programs: &compiled,
 					Vars: planVars(t, strings.TrimSuffix(name, ".star")),
 				}, interp.Target{Apply: p, Validate: overlay.New(p)})
 			}

@@ -95,10 +95,12 @@ func runLinux(t *testing.T, p *local.Provider, vars map[string]starlark.Value, p
 	t.Helper()
 	h := testharness.New(t, "..", "plan")
 	h.Info.Time = runTime
+	cfg := h.Config(vars)
+	cfg.Programs = &compiled
 	if plan {
-		return interp.Plan(context.Background(), "//workflows/linux.star", h.Config(vars), overlay.New(p))
+		return interp.Plan(context.Background(), "//workflows/linux.star", cfg, overlay.New(p))
 	}
-	return h.Run(context.Background(), "//workflows/linux.star", vars, testharness.Local(p))
+	return interp.Run(context.Background(), "//workflows/linux.star", cfg, testharness.Local(p))
 }
 
 // TestLinuxMatrixOnTheLocalTarget runs every cell of the matrix on the

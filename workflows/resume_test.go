@@ -70,6 +70,7 @@ func (h *harness) run(id string, resume bool, faults map[string]cloud.Fault) *in
 	fs := cloud.NewFaults(faults)
 	res := interp.Run(context.Background(), h.file, interp.Config{
 		Workspace: h.ws, Registry: h.reg, Vars: h.vars, Info: builtins.RunInfo{ID: id, Time: runTime}, Journal: j, Faults: fs,
+		Programs: &compiled,
 	}, interp.Target{Apply: cloud.WithFaults(h.cloud, fs), Validate: overlay.New(h.cloud)})
 	return res
 }
@@ -119,6 +120,7 @@ func outcomes(steps []*builtins.Step) []string {
 func TestCrashAtEveryStepThenResume(t *testing.T) {
 	for _, file := range workflowFiles(t) {
 		t.Run(file, func(t *testing.T) {
+			t.Parallel() // each workflow has its own clouds and journals
 			crashAtEveryStepThenResume(t, "workflows/"+file, planVars(t, strings.TrimSuffix(file, ".star")))
 		})
 	}
@@ -165,6 +167,7 @@ func crashAtEveryStepThenResume(t *testing.T, file string, vars map[string]starl
 func TestInjectedFailureAtEveryStepKeepsWhatExisted(t *testing.T) {
 	for _, file := range workflowFiles(t) {
 		t.Run(file, func(t *testing.T) {
+			t.Parallel() // each workflow has its own cloud and journals
 			h := newHarness(t, "workflows/"+file, planVars(t, strings.TrimSuffix(file, ".star")))
 			first := h.run("first", false, nil)
 			require.NoError(t, first.Err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/interp/startest"
 )
 
@@ -30,6 +32,21 @@ var (
 	workspaceFlag = flag.String("workspace", defaultWorkspace, "the workspace `dir` whose workflows the tests check")
 	updateGolden  = flag.Bool("update", false, "rewrite the golden plans in testdata/plans")
 )
+
+// compiled holds the workflows and libraries compiled once for every run
+// of the package's tests: the crash-and-resume tests run each workflow
+// hundreds of times, and compiling was a tenth of their time.
+var compiled interp.Programs
+
+// TestMain collects garbage less often (GOGC=400, unless GOGC is set), as
+// imgflow test does: every run makes a fresh cloud, and with Go's default
+// the collector took a third of the tests' CPU time.
+func TestMain(m *testing.M) {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	os.Exit(m.Run())
+}
 
 // workspaceRoot is the root of the workspace under test (-workspace).
 func workspaceRoot() string { return *workspaceFlag }

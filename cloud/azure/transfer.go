@@ -45,9 +45,6 @@ const (
 	defaultChunkRetryDelay = time.Second
 )
 
-// zeros is a read-only chunk of zeros, to hash the gaps for Content-MD5.
-var zeros = make([]byte, chunkSize)
-
 // transferSpec is one transfer: the data ranges (merged, page-aligned) of
 // size bytes, read by fetch and written by write.
 type transferSpec struct {
@@ -149,7 +146,11 @@ func nonZeroPages(data []byte) int64 {
 	return n
 }
 
+// hashZeros writes n zero bytes to h (the gaps, for Content-MD5), from a
+// buffer of its own: a 4 MiB package variable cost every imgflow command
+// its allocation at start-up.
 func hashZeros(h hash.Hash, n int64) {
+	zeros := make([]byte, min(n, 256<<10))
 	for n > 0 {
 		k := min(n, int64(len(zeros)))
 		h.Write(zeros[:k])

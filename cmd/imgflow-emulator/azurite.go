@@ -49,7 +49,9 @@ type azuriteProc struct {
 }
 
 const (
-	azuriteStartTimeout = 30 * time.Second
+	// About a second on 2 idle vCPUs; more than 30 s when the machine is
+	// busy with builds.
+	azuriteStartTimeout = 2 * time.Minute
 	azuriteStopTimeout  = 5 * time.Second
 )
 

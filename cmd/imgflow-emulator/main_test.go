@@ -63,7 +63,7 @@ func startEmulator(t *testing.T, args ...string) (*exec.Cmd, map[string]string, 
 			lines <- sc.Text()
 		}
 	}()
-	timeout := time.After(time.Minute)
+	timeout := time.After(3 * time.Minute) // Azurite may take its 2 minutes on a busy machine
 	for {
 		select {
 		case line, ok := <-lines:
@@ -84,7 +84,7 @@ func startEmulator(t *testing.T, args ...string) (*exec.Cmd, map[string]string, 
 				return cmd, env, pid
 			}
 		case <-timeout:
-			t.Fatal("the emulator was not ready within a minute")
+			t.Fatal("the emulator was not ready within 3 minutes")
 		}
 	}
 }

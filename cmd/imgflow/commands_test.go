@@ -46,16 +46,28 @@ func TestTestCommandOnTheRepositoryWorkflows(t *testing.T) {
 	assert.Contains(t, verbose.stdout, "PASS workflows/flatcar_test.star:test_rerun_changes_nothing")
 }
 
-// Without paths, `imgflow test` runs the workspace's workflows/ — the
-// workspace given with --root, wherever imgflow is started from.
+// Without paths, `imgflow test` runs the workspace's workflows/ and its
+// subdirectories — the workspace given with --root, wherever imgflow is
+// started from — and nothing else. A workspace of its own shows exactly
+// which files ran (the repository's suite runs in the test above).
 func TestTestCommandDefaultsToTheWorkspaceWorkflows(t *testing.T) {
-	root := repoRoot(t)
-	res := imgflow(t, "test", "--root", root)
+	root := t.TempDir()
+	for file, src := range map[string]string{
+		"workflows/a_test.star":     "def test_a():\n    assert.eq(1, 1)\n",
+		"workflows/sub/b_test.star": "def test_b():\n    assert.eq(2, 2)\n",
+		"other/c_test.star":         "def test_c():\n    assert.fail(\"outside workflows/: must not run\")\n",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, filepath.Dir(file)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, file), []byte(src), 0o644))
+	}
+	res := imgflow(t, "test", "--root", root, "-v")
 	require.Equal(t, 0, res.code, res.String())
+	assert.Contains(t, res.stdout, "PASS workflows/a_test.star:test_a")
+	assert.Contains(t, res.stdout, "PASS workflows/sub/b_test.star:test_b")
+	assert.NotContains(t, res.stdout, "other/")
 	m := summaryRE.FindStringSubmatch(res.stdout)
 	require.NotNil(t, m, res.stdout)
-	assert.NotEqual(t, "0", m[1])
-	assert.Equal(t, "0", m[2])
+	assert.Equal(t, []string{"2", "0"}, m[1:3])
 }
 
 func TestTestCommandReportsFailures(t *testing.T) {

@@ -66,7 +66,7 @@ func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlar
 	defer j.Close()
 	res := interp.Run(ctx, "//"+rel, interp.Config{
 		Workspace: h.runner.Workspace, Registry: h.runner.Registry, Vars: values,
-		Info: info, Reporter: h.runner.Reporter, Journal: j, Faults: faultSet,
+		Info: info, Reporter: h.runner.Reporter, Journal: j, Faults: faultSet, Programs: &h.runner.programs,
 	}, interp.Target{Apply: cloud.WithFaults(h.cloud, faultSet), Validate: overlay.New(h.cloud)})
 	if !res.Crashed {
 		status := journal.StatusSucceeded

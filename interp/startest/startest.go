@@ -40,6 +40,10 @@ type Runner struct {
 	Reporter builtins.Reporter
 	// Time is the fixed run time of workflows run by tests.
 	Time time.Time
+
+	// programs compiles each workflow, library and test file once for
+	// all the tests' runs.
+	programs interp.Programs
 }
 
 // NewRunner makes a runner for the workspace.
@@ -120,7 +124,7 @@ func (r *Runner) RunFiles(ctx context.Context, files []string, parallel int) <-c
 // RunFile runs every test_* function of one test file. An error loading
 // the file is reported as a failing pseudo-test named "<load>".
 func (r *Runner) RunFile(ctx context.Context, file string) []Result {
-	cfg := interp.Config{Workspace: r.Workspace, Registry: r.Registry, Reporter: r.Reporter}
+	cfg := interp.Config{Workspace: r.Workspace, Registry: r.Registry, Reporter: r.Reporter, Programs: &r.programs}
 	globals, harness, failures := r.load(ctx, cfg, file)
 	if len(failures) > 0 {
 		return []Result{{File: file, Name: "<load>", Failures: failures}}

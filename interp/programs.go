@@ -1,0 +1,92 @@
+package interp
+
+import (
+	"sort"
+	"strings"
+	"sync"
+
+	"go.starlark.net/starlark"
+)
+
+// Programs caches compiled modules, so that a process running the same
+// workflows and libraries many times (imgflow test: two passes per run(),
+// several runs per test) parses, resolves and compiles each file once.
+// An entry is keyed by the file's name, its exact source and the names
+// predeclared to it, so an edited file or another environment compiles
+// anew. A *starlark.Program is immutable: one entry serves any number of
+// runs at once. The zero value is ready; it is safe for concurrent use.
+type Programs struct {
+	mu      sync.Mutex
+	entries map[programKey]*program
+}
+
+type programKey struct {
+	filename, src, predeclared string
+}
+
+// program is one compiled file: its program, or the syntax or resolve
+// error every run of it reports, and its param() names (paramNames).
+type program struct {
+	once   sync.Once
+	prog   *starlark.Program
+	params []string
+	err    error
+}
+
+// compile returns the compiled form of src, from the cache when c is not
+// nil.
+func (c *Programs) compile(filename string, src []byte, predeclared starlark.StringDict) *program {
+	if c == nil {
+		return compileProgram(filename, src, predeclared)
+	}
+	key := programKey{filename: filename, src: string(src), predeclared: namesOf(predeclared)}
+	c.mu.Lock()
+	if c.entries == nil {
+		c.entries = map[programKey]*program{}
+	}
+	p, ok := c.entries[key]
+	if !ok {
+		p = &program{}
+		c.entries[key] = p
+	}
+	c.mu.Unlock()
+	p.once.Do(func() {
+		c := compileProgram(filename, src, predeclared)
+		p.prog, p.params, p.err = c.prog, c.params, c.err
+	})
+	return p
+}
+
+// compileProgram parses src once for both its param() names and its
+// program (starlark.ExecFileOptions would parse it again).
+func compileProgram(filename string, src []byte, predeclared starlark.StringDict) *program {
+	f, err := FileOptions().Parse(filename, src, 0)
+	if err != nil {
+		return &program{err: err}
+	}
+	params := paramNames(f) // before FileProgram resolves (mutates) f
+	prog, err := starlark.FileProgram(f, predeclared.Has)
+	return &program{prog: prog, params: params, err: err}
+}
+
+// exec runs the program's top level on thread, as
+// starlark.ExecFileOptions does: the globals come back frozen.
+func (p *program) exec(thread *starlark.Thread, predeclared starlark.StringDict) (starlark.StringDict, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	g, err := p.prog.Init(thread, predeclared)
+	g.Freeze()
+	return g, err
+}
+
+// namesOf is the sorted names of env, the part of an environment that
+// compiling depends on.
+func namesOf(env starlark.StringDict) string {
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
