@@ -40,6 +40,16 @@ func (x *intercepted) CreateResourceGroup(ctx context.Context, rg ResourceGroup)
 	return res, err
 }
 
+func (x *intercepted) DeleteResourceGroup(ctx context.Context, name string) error {
+	if err := x.before(ctx, "DeleteResourceGroup"); err != nil {
+		return err
+	}
+	if err := x.p.DeleteResourceGroup(ctx, name); err != nil {
+		return err
+	}
+	return x.after(ctx, "DeleteResourceGroup")
+}
+
 func (x *intercepted) ListGalleries(ctx context.Context) ([]Gallery, error) {
 	if err := x.before(ctx, "ListGalleries"); err != nil {
 		return nil, err
@@ -275,6 +285,49 @@ func (x *intercepted) DeleteDisk(ctx context.Context, rg, name string) error {
 		return err
 	}
 	return x.after(ctx, "DeleteDisk")
+}
+
+func (x *intercepted) GetVM(ctx context.Context, rg, name string) (*VM, error) {
+	if err := x.before(ctx, "GetVM"); err != nil {
+		return nil, err
+	}
+	res, err := x.p.GetVM(ctx, rg, name)
+	if err == nil {
+		err = x.after(ctx, "GetVM")
+	}
+	return res, err
+}
+
+func (x *intercepted) CreateVM(ctx context.Context, vm VM) (*VM, error) {
+	if err := x.before(ctx, "CreateVM"); err != nil {
+		return nil, err
+	}
+	res, err := x.p.CreateVM(ctx, vm)
+	if err == nil {
+		err = x.after(ctx, "CreateVM")
+	}
+	return res, err
+}
+
+func (x *intercepted) DeleteVM(ctx context.Context, rg, name string) error {
+	if err := x.before(ctx, "DeleteVM"); err != nil {
+		return err
+	}
+	if err := x.p.DeleteVM(ctx, rg, name); err != nil {
+		return err
+	}
+	return x.after(ctx, "DeleteVM")
+}
+
+func (x *intercepted) RunCommand(ctx context.Context, rg, vm string, cmd RunCommand) (*RunCommandResult, error) {
+	if err := x.before(ctx, "RunCommand"); err != nil {
+		return nil, err
+	}
+	res, err := x.p.RunCommand(ctx, rg, vm, cmd)
+	if err == nil {
+		err = x.after(ctx, "RunCommand")
+	}
+	return res, err
 }
 
 func (x *intercepted) GetBlob(ctx context.Context, ref BlobRef) (*Blob, error) {
