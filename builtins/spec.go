@@ -71,6 +71,7 @@ func NewRegistry() *Registry {
 	registerControl(r)
 	registerDelete(r)
 	registerBuild(r)
+	registerTestVM(r)
 	return r
 }
 

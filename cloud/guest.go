@@ -236,3 +236,30 @@ func (g *GuestContent) SortedPaths() []string {
 	sort.Strings(out)
 	return out
 }
+
+// guestChecksComment starts the script line lib/checks.star writes with a
+// check's predicates as JSON.
+const guestChecksComment = "# imgflow-guest-checks: "
+
+// GuestChecksFromScript reads the predicates a check's script carries in
+// its "# imgflow-guest-checks:" comment (nil when it has none): how a fake
+// VM, which runs no script, knows what the script checks.
+func GuestChecksFromScript(script string) ([]GuestCheck, error) {
+	for line := range strings.Lines(script) {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), strings.TrimSpace(guestChecksComment))
+		if !ok {
+			continue
+		}
+		var out []GuestCheck
+		if err := json.Unmarshal([]byte(strings.TrimSpace(rest)), &out); err != nil {
+			return nil, fmt.Errorf("the script's %q comment: %w", strings.TrimSpace(guestChecksComment), err)
+		}
+		for _, c := range out {
+			if err := c.Validate(); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return nil, nil
+}

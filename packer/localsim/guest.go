@@ -31,6 +31,7 @@ import (
 func (p *prepared) guestContent() (*cloud.GuestContent, error) {
 	g := &cloud.GuestContent{Files: map[string]cloud.GuestFile{}, Packages: map[string]string{}}
 	for _, prov := range p.tpl.Provisioners {
+		prov = unquoted(prov)
 		typ, _ := prov["type"].(string)
 		switch typ {
 		case "file":
@@ -56,6 +57,19 @@ func (p *prepared) guestContent() (*cloud.GuestContent, error) {
 		g.UsedBytes += f.Size
 	}
 	return g, nil
+}
+
+// unquoted strips the quotes an HCL2 template's attributes that refer to
+// variables keep (their source text, "\"${var.x}/home/packer/\"").
+func unquoted(prov map[string]any) map[string]any {
+	out := make(map[string]any, len(prov))
+	for k, v := range prov {
+		if s, ok := v.(string); ok && len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+			v = s[1 : len(s)-1]
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // varRef matches a reference to a template variable, in a JSON template

@@ -93,13 +93,15 @@ type Fake struct {
 	rand io.Reader
 
 	mu        sync.Mutex
-	groups    map[string]*armresources.ResourceGroup // lower(name)
-	accounts  map[string]*armstorage.Account         // lower(id)
-	galleries map[string]*armcompute.Gallery         // lower(id)
-	defs      map[string]*armcompute.GalleryImage    // lower(id)
-	versions  map[string]*version                    // lower(id)
-	images    map[string]*managedImage               // lower(id)
-	disks     map[string]*disk                       // lower(id)
+	groups    map[string]*armresources.ResourceGroup   // lower(name)
+	accounts  map[string]*armstorage.Account           // lower(id)
+	galleries map[string]*armcompute.Gallery           // lower(id)
+	defs      map[string]*armcompute.GalleryImage      // lower(id)
+	versions  map[string]*version                      // lower(id)
+	images    map[string]*managedImage                 // lower(id)
+	disks     map[string]*disk                         // lower(id)
+	vms       map[string]*vmState                      // lower(id)
+	vnets     map[string]*armresources.GenericResource // lower(id)
 
 	locations []cloud.Location
 	locIndex  map[string]cloud.Location
@@ -131,6 +133,8 @@ func New(opts Options) *Fake {
 		versions:    map[string]*version{},
 		images:      map[string]*managedImage{},
 		disks:       map[string]*disk{},
+		vms:         map[string]*vmState{},
+		vnets:       map[string]*armresources.GenericResource{},
 		lroFail:     map[string]*lroFailure{},
 		ops:         map[string]*operation{},
 		pending:     map[string]*operation{},
@@ -155,7 +159,7 @@ func New(opts Options) *Fake {
 		}
 	}
 	f.compute = computefake.NewServerFactoryTransport(f.computeServers())
-	f.resources = resourcesfake.NewServerFactoryTransport(&resourcesfake.ServerFactory{ResourceGroupsServer: f.resourceGroupServer()})
+	f.resources = resourcesfake.NewServerFactoryTransport(&resourcesfake.ServerFactory{ResourceGroupsServer: f.resourceGroupServer(), Server: f.genericServer()})
 	f.storage = storagefake.NewServerFactoryTransport(&storagefake.ServerFactory{AccountsServer: f.accountsServer()})
 	f.subs = subsfake.NewServerFactoryTransport(&subsfake.ServerFactory{Server: f.subscriptionServer()})
 	return f
@@ -169,13 +173,15 @@ func (f *Fake) Credential() *azfake.TokenCredential { return &azfake.TokenCreden
 
 func (f *Fake) computeServers() *computefake.ServerFactory {
 	return &computefake.ServerFactory{
-		GalleriesServer:             f.galleriesServer(),
-		GallerySharingProfileServer: f.sharingServer(),
-		CommunityGalleriesServer:    f.communityServer(),
-		GalleryImagesServer:         f.definitionsServer(),
-		GalleryImageVersionsServer:  f.versionsServer(),
-		ImagesServer:                f.imagesServer(),
-		DisksServer:                 f.disksServer(),
+		GalleriesServer:                 f.galleriesServer(),
+		GallerySharingProfileServer:     f.sharingServer(),
+		CommunityGalleriesServer:        f.communityServer(),
+		GalleryImagesServer:             f.definitionsServer(),
+		GalleryImageVersionsServer:      f.versionsServer(),
+		ImagesServer:                    f.imagesServer(),
+		DisksServer:                     f.disksServer(),
+		VirtualMachinesServer:           f.virtualMachinesServer(),
+		VirtualMachineRunCommandsServer: f.runCommandsServer(),
 	}
 }
 
@@ -428,6 +434,9 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 		inner = f.storage
 	case "Client":
 		inner = f.subs
+		if strings.HasSuffix(api, "ByID") {
+			inner = f.resources // the generic resources client
+		}
 	default:
 		inner = f.compute
 	}
@@ -465,7 +474,7 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 		f.mu.Unlock()
 		resp = f.overlayState(req, resp)
 	}
-	if client != "ResourceGroupsClient" && client != "AccountsClient" && client != "Client" {
+	if client != "ResourceGroupsClient" && client != "AccountsClient" && client != "Client" && !strings.Contains(strings.ToLower(path), "/microsoft.network/") {
 		resp = f.displayLocations(resp)
 	}
 	record(api, false, resp)
@@ -496,7 +505,7 @@ func (f *Fake) exists(path string) bool {
 	defer f.mu.Unlock()
 	k := strings.ToLower(path)
 	return f.galleries[k] != nil || f.defs[k] != nil || f.versions[k] != nil || f.images[k] != nil ||
-		f.disks[k] != nil || f.accounts[k] != nil
+		f.disks[k] != nil || f.accounts[k] != nil || f.vms[k] != nil || f.vnets[k] != nil || f.runCommandExists(k)
 }
 
 // failPage makes the list request at path fail with err. Pager handlers

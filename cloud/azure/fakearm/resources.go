@@ -126,6 +126,16 @@ func (f *Fake) resourceGroupServer() resourcesfake.ResourceGroupsServer {
 			}
 			return
 		},
+		BeginDelete: func(ctx context.Context, name string, _ *armresources.ResourceGroupsClientBeginDeleteOptions) (resp azfake.PollerResponder[armresources.ResourceGroupsClientDeleteResponse], errResp azfake.ErrorResponder) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if err := f.deleteGroup(ctx, name); err != nil {
+				errResp.SetError(err)
+				return
+			}
+			resp = accept(f, http.StatusAccepted, armresources.ResourceGroupsClientDeleteResponse{})
+			return
+		},
 		CreateOrUpdate: func(ctx context.Context, name string, in armresources.ResourceGroup, _ *armresources.ResourceGroupsClientCreateOrUpdateOptions) (resp azfake.Responder[armresources.ResourceGroupsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
