@@ -217,7 +217,12 @@ func testVMImpl(c *Call) (starlark.Value, error) {
 		return nil, fmt.Errorf("test_vm: %d of %d checks failed on VM %s from %s (its resource group %s is deleted):\n%s",
 			len(failed), len(results), vmName, imageID, rgName, strings.Join(failed, "\n"))
 	}
-	c.Report(cloud.Outcome("passed"), fmt.Sprintf("%d checks on VM %s from %s", len(results), vmName, attrString(img, "name")))
+	if c.Run.dryRun() {
+		// Nothing booted and no check ran: the plan says what will.
+		c.Report(cloud.Outcome("run"), fmt.Sprintf("%d checks on a VM from %s", len(results), attrString(img, "name")))
+	} else {
+		c.Report(cloud.Outcome("passed"), fmt.Sprintf("%d checks on VM %s from %s", len(results), vmName, attrString(img, "name")))
+	}
 	return makeStruct("test_vm", fields{"vm": vmName, "resource_group": rgName, "checks": vals}), nil
 }
 
