@@ -99,6 +99,16 @@ func (r readOnly) SetBlobMetadata(context.Context, cloud.BlobRef, map[string]str
 	return r.write("SetBlobMetadata")
 }
 func (r readOnly) DeleteBlob(context.Context, cloud.BlobRef) error { return r.write("DeleteBlob") }
+func (r readOnly) DeleteResourceGroup(context.Context, string) error {
+	return r.write("DeleteResourceGroup")
+}
+func (r readOnly) CreateVM(context.Context, cloud.VM) (*cloud.VM, error) {
+	return nil, r.write("CreateVM")
+}
+func (r readOnly) DeleteVM(context.Context, string, string) error { return r.write("DeleteVM") }
+func (r readOnly) RunCommand(context.Context, string, string, cloud.RunCommand) (*cloud.RunCommandResult, error) {
+	return nil, r.write("RunCommand")
+}
 
 // fixture is a seeded base: rg1 with gallery gal1 (Gen2 definition
 // flatcar, version 1.0.0 from a VHD), storage account imgflowstore with
