@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"go.starlark.net/starlark"
 
@@ -90,6 +91,7 @@ func cleanupKinds() map[string]CleanupFunc {
 			return ignoreMissing(p.DeleteDisk(ctx, str(a, "resource_group"), str(a, "name")))
 		},
 	}
+	maps.Copy(kinds, vmCleanupKinds())
 	for kind, del := range deleters() {
 		kinds[kind] = func(ctx context.Context, p cloud.Provider, a map[string]any) error {
 			return ignoreMissing(del(ctx, p, a))

@@ -72,6 +72,7 @@ func NewRegistry() *Registry {
 	registerDelete(r)
 	registerBuild(r)
 	registerArtifacts(r)
+	registerTestVM(r)
 	return r
 }
 

@@ -48,6 +48,17 @@ func (x *intercepted) CreateResourceGroup(ctx context.Context, rg ResourceGroup)
 	return r0, err
 }
 
+func (x *intercepted) DeleteResourceGroup(ctx context.Context, name string) (err error) {
+	if err = x.before(ctx, "DeleteResourceGroup"); err != nil {
+		return err
+	}
+	err = x.p.DeleteResourceGroup(ctx, name)
+	if err == nil {
+		err = x.after(ctx, "DeleteResourceGroup")
+	}
+	return err
+}
+
 func (x *intercepted) ListGalleries(ctx context.Context) (r0 []Gallery, err error) {
 	if err = x.before(ctx, "ListGalleries"); err != nil {
 		return r0, err
@@ -288,6 +299,50 @@ func (x *intercepted) DeleteDisk(ctx context.Context, rg string, name string) (e
 		err = x.after(ctx, "DeleteDisk")
 	}
 	return err
+}
+
+func (x *intercepted) GetVM(ctx context.Context, rg string, name string) (r0 *VM, err error) {
+	if err = x.before(ctx, "GetVM"); err != nil {
+		return r0, err
+	}
+	r0, err = x.p.GetVM(ctx, rg, name)
+	if err == nil {
+		err = x.after(ctx, "GetVM")
+	}
+	return r0, err
+}
+
+func (x *intercepted) CreateVM(ctx context.Context, vm VM) (r0 *VM, err error) {
+	if err = x.before(ctx, "CreateVM"); err != nil {
+		return r0, err
+	}
+	r0, err = x.p.CreateVM(ctx, vm)
+	if err == nil {
+		err = x.after(ctx, "CreateVM")
+	}
+	return r0, err
+}
+
+func (x *intercepted) DeleteVM(ctx context.Context, rg string, name string) (err error) {
+	if err = x.before(ctx, "DeleteVM"); err != nil {
+		return err
+	}
+	err = x.p.DeleteVM(ctx, rg, name)
+	if err == nil {
+		err = x.after(ctx, "DeleteVM")
+	}
+	return err
+}
+
+func (x *intercepted) RunCommand(ctx context.Context, rg string, vm string, cmd RunCommand) (r0 *RunCommandResult, err error) {
+	if err = x.before(ctx, "RunCommand"); err != nil {
+		return r0, err
+	}
+	r0, err = x.p.RunCommand(ctx, rg, vm, cmd)
+	if err == nil {
+		err = x.after(ctx, "RunCommand")
+	}
+	return r0, err
 }
 
 func (x *intercepted) GetBlob(ctx context.Context, ref BlobRef) (r0 *Blob, err error) {

@@ -30,6 +30,10 @@ type Provider interface {
 
 	GetResourceGroup(ctx context.Context, name string) (*ResourceGroup, error)
 	CreateResourceGroup(ctx context.Context, rg ResourceGroup) (*ResourceGroup, error)
+	// DeleteResourceGroup deletes the group and everything in it, as
+	// Azure does, and returns once it is gone. imgflow deletes only the
+	// throwaway groups it made (test_vm's).
+	DeleteResourceGroup(ctx context.Context, name string) error
 
 	// ListGalleries lists every gallery of the subscription (gallery names
 	// are unique per subscription).
@@ -84,6 +88,21 @@ type Provider interface {
 	// RevokeDiskAccess closes access granted by GrantDiskAccess.
 	RevokeDiskAccess(ctx context.Context, rg, name string) error
 	DeleteDisk(ctx context.Context, rg, name string) error
+
+	// GetVM returns a virtual machine.
+	GetVM(ctx context.Context, rg, name string) (*VM, error)
+	// CreateVM creates a VM from vm.ImageID (a gallery image version
+	// replicated to vm.Location, or a managed image) with its OS disk
+	// (cloud.VMOSDiskName) and a network interface without a public
+	// address, and returns once it is provisioned (provisioningState
+	// Succeeded). An existing VM of the same image is returned as is.
+	CreateVM(ctx context.Context, vm VM) (*VM, error)
+	// DeleteVM deletes the VM with its OS disk and network interface.
+	DeleteVM(ctx context.Context, rg, name string) error
+	// RunCommand runs cmd in the VM as a managed run command, waits for it
+	// to finish and returns its instance view. A script that fails is a
+	// result with a non-zero ExitCode, not an error.
+	RunCommand(ctx context.Context, rg, vm string, cmd RunCommand) (*RunCommandResult, error)
 
 	// GetBlob returns a blob's properties.
 	GetBlob(ctx context.Context, ref BlobRef) (*Blob, error)

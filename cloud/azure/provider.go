@@ -140,6 +140,9 @@ type Provider struct {
 	versions  *armcompute.GalleryImageVersionsClient
 	managed   *armcompute.ImagesClient
 	disks     *armcompute.DisksClient
+	vms       *armcompute.VirtualMachinesClient
+	runs      *armcompute.VirtualMachineRunCommandsClient
+	generic   *armresources.Client // test_vm's virtual network (no armnetwork dependency)
 
 	locMu     sync.Mutex
 	locations []cloud.Location
@@ -202,11 +205,14 @@ func New(_ context.Context, opts Options) (*Provider, error) {
 	p.versions = cf.NewGalleryImageVersionsClient()
 	p.managed = cf.NewImagesClient()
 	p.disks = cf.NewDisksClient()
+	p.vms = cf.NewVirtualMachinesClient()
+	p.runs = cf.NewVirtualMachineRunCommandsClient()
 	rf, err := armresources.NewClientFactory(p.sub, p.cred, armOpts)
 	if err != nil {
 		return nil, fmt.Errorf("azure: resource clients: %w", err)
 	}
 	p.groups = rf.NewResourceGroupsClient()
+	p.generic = rf.NewClient()
 	sf, err := armstorage.NewClientFactory(p.sub, p.cred, armOpts)
 	if err != nil {
 		return nil, fmt.Errorf("azure: storage clients: %w", err)

@@ -273,6 +273,18 @@ func (p *Provider) update(ctx context.Context, fn func(st *State) error) error {
 // is gone. The file goes under the lock, so a resource created again
 // under the same name cannot lose its new file.
 func (p *Provider) updateRemoving(ctx context.Context, fn func(st *State) (dataFile string, err error)) error {
+	return p.updateRemovingAll(ctx, func(st *State) ([]string, error) {
+		file, err := fn(st)
+		if file == "" {
+			return nil, err
+		}
+		return []string{file}, err
+	})
+}
+
+// updateRemovingAll is updateRemoving for a delete of several resources
+// with data files (a resource group and everything in it).
+func (p *Provider) updateRemovingAll(ctx context.Context, fn func(st *State) (dataFiles []string, err error)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -282,7 +294,7 @@ func (p *Provider) updateRemoving(ctx context.Context, fn func(st *State) (dataF
 		return errClosed
 	}
 	next := p.st.clone()
-	file, err := fn(next)
+	files, err := fn(next)
 	if err != nil {
 		return err
 	}
@@ -292,17 +304,19 @@ func (p *Provider) updateRemoving(ctx context.Context, fn func(st *State) (dataF
 		}
 	}
 	p.st = next
-	if file == "" {
-		return nil
-	}
-	if p.beforeDataRemoval != nil {
-		if err := p.beforeDataRemoval(file); err != nil {
-			return err
+	for _, file := range files {
+		if file == "" {
+			continue
 		}
+		if p.beforeDataRemoval != nil {
+			if err := p.beforeDataRemoval(file); err != nil {
+				return err
+			}
+		}
+		// The resource is deleted whatever happens to its file: a file that
+		// cannot be removed is only unreferenced.
+		_ = os.Remove(file)
 	}
-	// The resource is deleted whatever happens to its file: a file that
-	// cannot be removed is only unreferenced.
-	_ = os.Remove(file)
 	return nil
 }
 

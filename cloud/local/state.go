@@ -37,6 +37,8 @@ type ResourceGroupState struct {
 	Disks           map[string]*cloud.Disk          `json:"disks,omitempty"`
 	// DiskGrants are the open read grants of Disks, by the same key.
 	DiskGrants map[string]*DiskGrantState `json:"disk_grants,omitempty"`
+	// VMs are test_vm's virtual machines; each OS disk is in Disks.
+	VMs map[string]*cloud.VM `json:"vms,omitempty"`
 }
 
 // DiskGrantState is an open read grant (SAS) on a managed disk. The SAS

@@ -196,6 +196,8 @@ func (p *Provider) idOf(path []seg) string {
 		return cloud.StorageAccountID(p.sub, n(0), n(1))
 	case tDisk:
 		return cloud.DiskID(p.sub, n(0), n(1))
+	case tVM:
+		return cloud.VMID(p.sub, n(0), n(1))
 	}
 	return cloud.ResourceGroupID(p.sub, n(0))
 }

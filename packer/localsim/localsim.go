@@ -112,6 +112,10 @@ func (b *Builder) BuildOutcome(ctx context.Context, req packer.BuildRequest) (*p
 	}
 	// Parse and check every selected build before any of them changes
 	// anything.
+	guest, err := p.guestRecord()
+	if err != nil {
+		return nil, "", fmt.Errorf("packer build %s: %w", p.display, err)
+	}
 	var sims []*simulation
 	var errs []error
 	for _, name := range p.builds {
@@ -125,7 +129,7 @@ func (b *Builder) BuildOutcome(ctx context.Context, req packer.BuildRequest) (*p
 			errs = append(errs, err)
 			continue
 		}
-		sims = append(sims, &simulation{b: b, cfg: cfg, id: p.identity(name)})
+		sims = append(sims, &simulation{b: b, cfg: cfg, id: p.identity(name), guest: guest})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, "", fmt.Errorf("packer template %s: %w", p.display, err)

@@ -22,6 +22,8 @@ type simulation struct {
 	b   *Builder
 	cfg *azureConfig
 	id  uuid.UUID
+	// guest is the OS disk's content record (cloud.EncodeGuestContent).
+	guest []byte
 
 	// Learnt by check.
 	sourceSize int64  // bytes of the source image, 0 when unknown
@@ -510,6 +512,9 @@ func (s *simulation) writeVHD(size int64) (*os.File, *vhd.Info, error) {
 	if err == nil {
 		marker := fmt.Sprintf("imgflow local packer build\nbuild: %s\nidentity: %s\n", s.cfg.build, s.id)
 		_, err = f.WriteAt([]byte(marker), 0)
+	}
+	if err == nil && int64(cloud.GuestContentOffset+len(s.guest)) <= size {
+		_, err = f.WriteAt(s.guest, cloud.GuestContentOffset)
 	}
 	if err != nil {
 		if f != nil {

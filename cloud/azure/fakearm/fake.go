@@ -95,13 +95,15 @@ type Fake struct {
 	rand io.Reader
 
 	mu        sync.Mutex
-	groups    map[string]*armresources.ResourceGroup // lower(name)
-	accounts  map[string]*armstorage.Account         // lower(id)
-	galleries map[string]*armcompute.Gallery         // lower(id)
-	defs      map[string]*armcompute.GalleryImage    // lower(id)
-	versions  map[string]*version                    // lower(id)
-	images    map[string]*managedImage               // lower(id)
-	disks     map[string]*disk                       // lower(id)
+	groups    map[string]*armresources.ResourceGroup   // lower(name)
+	accounts  map[string]*armstorage.Account           // lower(id)
+	galleries map[string]*armcompute.Gallery           // lower(id)
+	defs      map[string]*armcompute.GalleryImage      // lower(id)
+	versions  map[string]*version                      // lower(id)
+	images    map[string]*managedImage                 // lower(id)
+	disks     map[string]*disk                         // lower(id)
+	vms       map[string]*vmState                      // lower(id)
+	vnets     map[string]*armresources.GenericResource // lower(id)
 
 	locations []cloud.Location
 	regions   azrules.Regions
@@ -133,6 +135,8 @@ func New(opts Options) *Fake {
 		versions:    map[string]*version{},
 		images:      map[string]*managedImage{},
 		disks:       map[string]*disk{},
+		vms:         map[string]*vmState{},
+		vnets:       map[string]*armresources.GenericResource{},
 		lroFail:     map[string]*lroFailure{},
 		ops:         map[string]*operation{},
 		pending:     map[string]*operation{},
@@ -413,6 +417,9 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 		inner = f.storage
 	case "Client":
 		inner = f.subs
+		if strings.HasSuffix(api, "ByID") {
+			inner = f.resources // the generic resources client
+		}
 	default:
 		inner = f.compute
 	}
@@ -450,7 +457,7 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 		f.mu.Unlock()
 		resp = f.overlayState(req, resp)
 	}
-	if client != "ResourceGroupsClient" && client != "AccountsClient" && client != "Client" {
+	if client != "ResourceGroupsClient" && client != "AccountsClient" && client != "Client" && !strings.Contains(strings.ToLower(path), "/microsoft.network/") {
 		resp = f.displayLocations(resp)
 	}
 	record(api, false, resp)
@@ -481,7 +488,7 @@ func (f *Fake) exists(path string) bool {
 	defer f.mu.Unlock()
 	k := strings.ToLower(path)
 	return f.galleries[k] != nil || f.defs[k] != nil || f.versions[k] != nil || f.images[k] != nil ||
-		f.disks[k] != nil || f.accounts[k] != nil
+		f.disks[k] != nil || f.accounts[k] != nil || f.vms[k] != nil || f.vnets[k] != nil || f.runCommandExists(k)
 }
 
 // failPage makes the list request at path fail with err. Pager handlers

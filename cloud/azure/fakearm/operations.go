@@ -27,6 +27,11 @@ type operations interface {
 	resourceGroupsGet(ctx context.Context, name string, _ *armresources.ResourceGroupsClientGetOptions) (resp azfake.Responder[armresources.ResourceGroupsClientGetResponse], errResp azfake.ErrorResponder)
 	resourceGroupsCheckExistence(ctx context.Context, name string, _ *armresources.ResourceGroupsClientCheckExistenceOptions) (resp azfake.Responder[armresources.ResourceGroupsClientCheckExistenceResponse], errResp azfake.ErrorResponder)
 	resourceGroupsCreateOrUpdate(ctx context.Context, name string, in armresources.ResourceGroup, _ *armresources.ResourceGroupsClientCreateOrUpdateOptions) (resp azfake.Responder[armresources.ResourceGroupsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
+	resourceGroupsBeginDelete(ctx context.Context, name string, _ *armresources.ResourceGroupsClientBeginDeleteOptions) (resp azfake.PollerResponder[armresources.ResourceGroupsClientDeleteResponse], errResp azfake.ErrorResponder)
+
+	// Generic resources by id (armresources Client): test_vm's virtual network.
+	resourcesGetByID(ctx context.Context, id, apiVersion string, _ *armresources.ClientGetByIDOptions) (resp azfake.Responder[armresources.ClientGetByIDResponse], errResp azfake.ErrorResponder)
+	resourcesBeginCreateOrUpdateByID(ctx context.Context, id, apiVersion string, in armresources.GenericResource, _ *armresources.ClientBeginCreateOrUpdateByIDOptions) (resp azfake.PollerResponder[armresources.ClientCreateOrUpdateByIDResponse], errResp azfake.ErrorResponder)
 
 	// Subscriptions (armsubscriptions Client).
 	subscriptionsGet(ctx context.Context, sub string, _ *armsubscriptions.ClientGetOptions) (resp azfake.Responder[armsubscriptions.ClientGetResponse], errResp azfake.ErrorResponder)
@@ -74,6 +79,15 @@ type operations interface {
 	disksBeginGrantAccess(ctx context.Context, rg, name string, in armcompute.GrantAccessData, _ *armcompute.DisksClientBeginGrantAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientGrantAccessResponse], errResp azfake.ErrorResponder)
 	disksBeginRevokeAccess(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginRevokeAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientRevokeAccessResponse], errResp azfake.ErrorResponder)
 	disksBeginDelete(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.DisksClientDeleteResponse], errResp azfake.ErrorResponder)
+
+	// Virtual machines (armcompute VirtualMachinesClient): test_vm.
+	virtualMachinesGet(ctx context.Context, rg, name string, _ *armcompute.VirtualMachinesClientGetOptions) (resp azfake.Responder[armcompute.VirtualMachinesClientGetResponse], errResp azfake.ErrorResponder)
+	virtualMachinesBeginCreateOrUpdate(ctx context.Context, rg, name string, in armcompute.VirtualMachine, _ *armcompute.VirtualMachinesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.VirtualMachinesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
+	virtualMachinesBeginDelete(ctx context.Context, rg, name string, _ *armcompute.VirtualMachinesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.VirtualMachinesClientDeleteResponse], errResp azfake.ErrorResponder)
+
+	// Managed run commands (armcompute VirtualMachineRunCommandsClient): test_vm's checks.
+	virtualMachineRunCommandsBeginCreateOrUpdate(ctx context.Context, rg, vmName, name string, in armcompute.VirtualMachineRunCommand, _ *armcompute.VirtualMachineRunCommandsClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.VirtualMachineRunCommandsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
+	virtualMachineRunCommandsGetByVirtualMachine(ctx context.Context, rg, vmName, name string, opts *armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineOptions) (resp azfake.Responder[armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineResponse], errResp azfake.ErrorResponder)
 }
 
 // servers is the router: the SDK fake servers, each field answered by
@@ -88,15 +102,17 @@ type servers struct {
 func newServers(ops operations) servers {
 	return servers{
 		compute: &computefake.ServerFactory{
-			GalleriesServer:             galleriesServer(ops),
-			GallerySharingProfileServer: sharingServer(ops),
-			CommunityGalleriesServer:    communityServer(ops),
-			GalleryImagesServer:         definitionsServer(ops),
-			GalleryImageVersionsServer:  versionsServer(ops),
-			ImagesServer:                imagesServer(ops),
-			DisksServer:                 disksServer(ops),
+			GalleriesServer:                 galleriesServer(ops),
+			GallerySharingProfileServer:     sharingServer(ops),
+			CommunityGalleriesServer:        communityServer(ops),
+			GalleryImagesServer:             definitionsServer(ops),
+			GalleryImageVersionsServer:      versionsServer(ops),
+			ImagesServer:                    imagesServer(ops),
+			DisksServer:                     disksServer(ops),
+			VirtualMachinesServer:           virtualMachinesServer(ops),
+			VirtualMachineRunCommandsServer: runCommandsServer(ops),
 		},
-		resources: &resourcesfake.ServerFactory{ResourceGroupsServer: resourceGroupServer(ops)},
+		resources: &resourcesfake.ServerFactory{ResourceGroupsServer: resourceGroupServer(ops), Server: genericServer(ops)},
 		storage:   &storagefake.ServerFactory{AccountsServer: accountsServer(ops)},
 		subs:      &subsfake.ServerFactory{Server: subscriptionServer(ops)},
 	}
@@ -107,6 +123,14 @@ func resourceGroupServer(ops operations) resourcesfake.ResourceGroupsServer {
 		Get:            ops.resourceGroupsGet,
 		CheckExistence: ops.resourceGroupsCheckExistence,
 		CreateOrUpdate: ops.resourceGroupsCreateOrUpdate,
+		BeginDelete:    ops.resourceGroupsBeginDelete,
+	}
+}
+
+func genericServer(ops operations) resourcesfake.Server {
+	return resourcesfake.Server{
+		GetByID:                 ops.resourcesGetByID,
+		BeginCreateOrUpdateByID: ops.resourcesBeginCreateOrUpdateByID,
 	}
 }
 
@@ -181,5 +205,20 @@ func disksServer(ops operations) computefake.DisksServer {
 		BeginGrantAccess:    ops.disksBeginGrantAccess,
 		BeginRevokeAccess:   ops.disksBeginRevokeAccess,
 		BeginDelete:         ops.disksBeginDelete,
+	}
+}
+
+func virtualMachinesServer(ops operations) computefake.VirtualMachinesServer {
+	return computefake.VirtualMachinesServer{
+		Get:                 ops.virtualMachinesGet,
+		BeginCreateOrUpdate: ops.virtualMachinesBeginCreateOrUpdate,
+		BeginDelete:         ops.virtualMachinesBeginDelete,
+	}
+}
+
+func runCommandsServer(ops operations) computefake.VirtualMachineRunCommandsServer {
+	return computefake.VirtualMachineRunCommandsServer{
+		BeginCreateOrUpdate: ops.virtualMachineRunCommandsBeginCreateOrUpdate,
+		GetByVirtualMachine: ops.virtualMachineRunCommandsGetByVirtualMachine,
 	}
 }

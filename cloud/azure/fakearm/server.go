@@ -46,6 +46,8 @@ const (
 	diskPath    = computePath + "/disks/*"
 	imagePath   = computePath + "/images/*"
 	accountPath = inRGPath + "/providers/Microsoft.Storage/storageAccounts/*"
+	vmPath      = computePath + "/virtualMachines/*"
+	vnetPath    = inRGPath + "/providers/Microsoft.Network/virtualNetworks/*"
 )
 
 var routes = []route{
@@ -54,6 +56,14 @@ var routes = []route{
 	{"GET", rgPath, "ResourceGroupsClient.Get"},
 	{"HEAD", rgPath, "ResourceGroupsClient.CheckExistence"},
 	{"PUT", rgPath, "ResourceGroupsClient.CreateOrUpdate"},
+	{"DELETE", rgPath, "ResourceGroupsClient.BeginDelete"},
+	{"PUT", vnetPath, "Client.BeginCreateOrUpdateByID"},
+	{"GET", vnetPath, "Client.GetByID"},
+	{"GET", vmPath, "VirtualMachinesClient.Get"},
+	{"PUT", vmPath, "VirtualMachinesClient.BeginCreateOrUpdate"},
+	{"DELETE", vmPath, "VirtualMachinesClient.BeginDelete"},
+	{"PUT", vmPath + "/runCommands/*", "VirtualMachineRunCommandsClient.BeginCreateOrUpdate"},
+	{"GET", vmPath + "/runCommands/*", "VirtualMachineRunCommandsClient.GetByVirtualMachine"},
 	{"GET", accountPath, "AccountsClient.GetProperties"},
 	{"PUT", accountPath, "AccountsClient.BeginCreate"},
 	{"POST", accountPath + "/listKeys", "AccountsClient.ListKeys"},

@@ -1,0 +1,298 @@
+package builtins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
+)
+
+// kindChecks is test_vm's checks: structs with name, script and local.
+var kindChecks Kind = &simpleKind{"list of struct(name, script, local)", func(v starlark.Value) bool {
+	seq, ok := v.(*starlark.List)
+	if !ok {
+		return false
+	}
+	for i := 0; i < seq.Len(); i++ {
+		if _, ok := seq.Index(i).(*starlarkstruct.Struct); !ok {
+			return false
+		}
+	}
+	return true
+}}
+
+// DefaultTestVMSize is the size of test_vm's VM unless the workflow says
+// otherwise: a small x64 VM (arm64 and confidential VM images need their
+// own sizes).
+const DefaultTestVMSize = "Standard_D2ds_v5"
+
+// maxCheckOutput is how much of a check's stdout and stderr test_vm keeps:
+// Azure keeps the last 4 KB of each.
+const maxCheckOutput = 4 << 10
+
+func registerTestVM(r *Registry) {
+	r.add("Testing images",
+		&Spec{
+			Name: "test_vm", Positional: 1, Effect: Changes,
+			Params: []Param{
+				{Name: "image", Kind: KindStruct("image_version", "managed_image"), Doc: "the image_version() or managed_image() to boot"},
+				{Name: "checks", Kind: kindChecks, Doc: "the checks to run, each a `struct(name, script, local)`: `name` names the check (and its run command: letters, digits, `-`, `_`, `.`), `script` is the bash script run as root, which passes when it exits 0; `local` is the same check as predicates the local target evaluates against the image's recorded content (lib/checks.star makes both)"},
+				{Name: "size", Kind: KindString, Default: `"` + DefaultTestVMSize + `"`, Doc: "the VM size; arm64 and confidential VM images need theirs (Standard_D2pds_v5, Standard_DC2ads_v5)"},
+				{Name: "location", Kind: KindString, Default: "None", Doc: "region of the VM; default: the image's (a version must be replicated there)"},
+				{Name: "security_type", Kind: KindString, Default: "None", Doc: "TrustedLaunch or ConfidentialVM; default: the image definition's SecurityType feature when it is one of them"},
+				{Name: "timeout", Kind: KindDuration, Default: `"10m"`, Doc: "how long each check may run"},
+			},
+			Returns: "struct(vm, resource_group, checks)",
+			Doc: "Boots a VM from the image in a throwaway resource group (`imgflow-testvm-…`), runs each check in it through a managed run command " +
+				"(Microsoft.Compute/virtualMachines/runCommands, which reports the script's exit code), then deletes the group with the VM, its disk and network. " +
+				"The group's deletion is on the cleanup stack from the moment it exists, journaled, so a run that dies in between is cleaned by " +
+				"`imgflow run --resume` and by `imgflow gc`. Every check runs; if any fails, the step fails naming each failed check with its exit code and " +
+				"output (SAS signatures and secret() values redacted), after the group is deleted. On the local target no VM boots: each check's `local` " +
+				"predicates are evaluated against what the simulated build recorded on the OS disk (uploaded and installed files with modes and content, " +
+				"BCC's version, the space used). The plan's dry run runs no check. The result's `checks` are struct(name, passed, exit_code, output, error), in order.",
+			Example: `test_vm(build.sig_version, checks = aks.checks("Ubuntu"))`,
+			Impl:    testVMImpl,
+		},
+	)
+}
+
+// vmCheck is one check of test_vm.
+type vmCheck struct {
+	name   string
+	script string
+	local  []cloud.GuestCheck
+}
+
+var checkNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$`)
+
+// vmChecks reads and validates the checks argument.
+func (c *Call) vmChecks() ([]vmCheck, error) {
+	list := c.Value("checks").(*starlark.List)
+	if list.Len() == 0 {
+		return nil, errors.New("test_vm: no checks: pass checks = [...] (e.g. aks.checks(family))")
+	}
+	seen := map[string]bool{}
+	out := make([]vmCheck, 0, list.Len())
+	for i := 0; i < list.Len(); i++ {
+		s := list.Index(i).(*starlarkstruct.Struct)
+		ch := vmCheck{name: attrString(s, "name"), script: attrString(s, "script")}
+		if !checkNameRE.MatchString(ch.name) {
+			return nil, fmt.Errorf("test_vm: checks[%d]: name %q: use 1 to 80 letters, digits, '-', '_' or '.', starting with a letter or digit", i, ch.name)
+		}
+		if seen[strings.ToLower(ch.name)] {
+			return nil, fmt.Errorf("test_vm: check %s is listed twice: give each check its own name", ch.name)
+		}
+		seen[strings.ToLower(ch.name)] = true
+		if strings.TrimSpace(ch.script) == "" {
+			return nil, fmt.Errorf("test_vm: check %s has no script", ch.name)
+		}
+		local, err := guestChecks(s)
+		if err != nil {
+			return nil, fmt.Errorf("test_vm: check %s: %w", ch.name, err)
+		}
+		ch.local = local
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// guestChecks reads a check's local predicates: structs with kind and the
+// fields of cloud.GuestCheck.
+func guestChecks(s *starlarkstruct.Struct) ([]cloud.GuestCheck, error) {
+	v, err := s.Attr("local")
+	if err != nil || v == starlark.None {
+		return nil, nil
+	}
+	list, ok := v.(*starlark.List)
+	if !ok {
+		return nil, fmt.Errorf("local: got %s, want a list of predicates (lib/checks.star)", v.Type())
+	}
+	out := make([]cloud.GuestCheck, 0, list.Len())
+	for i := 0; i < list.Len(); i++ {
+		p, ok := list.Index(i).(*starlarkstruct.Struct)
+		if !ok {
+			return nil, fmt.Errorf("local[%d]: got %s, want a predicate struct(kind, …)", i, list.Index(i).Type())
+		}
+		g := cloud.GuestCheck{Kind: attrString(p, "kind"), Path: attrString(p, "path"), Mode: attrString(p, "mode"), Text: attrString(p, "text"),
+			Package: attrString(p, "package"), Version: attrString(p, "version")}
+		if pv, err := p.Attr("percent"); err == nil {
+			if err := starlark.AsInt(pv, &g.Percent); err != nil {
+				return nil, fmt.Errorf("local[%d]: percent: %v", i, err)
+			}
+		}
+		if err := g.Validate(); err != nil {
+			return nil, fmt.Errorf("local[%d]: %w", i, err)
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// testVMNames are the throwaway group and VM of a run's test of an image:
+// derived from the run and the image, so a resumed run finds them.
+func testVMNames(runID, imageID string) (rg, vm string) {
+	sum := sha256.Sum256([]byte(runID + "\x00" + strings.ToLower(imageID)))
+	h := hex.EncodeToString(sum[:5])
+	return "imgflow-testvm-" + h, "testvm-" + h
+}
+
+// imageSecurity is the security type a VM of the definition needs.
+func imageSecurity(ds *starlarkstruct.Struct) string {
+	if ds == nil {
+		return ""
+	}
+	v, err := ds.Attr("features")
+	if err != nil {
+		return ""
+	}
+	d, ok := v.(*starlark.Dict)
+	if !ok {
+		return ""
+	}
+	st, _, _ := d.Get(starlark.String("SecurityType"))
+	switch s, _ := starlark.AsString(st); s {
+	case "TrustedLaunch", "ConfidentialVM":
+		return s
+	}
+	return ""
+}
+
+func testVMImpl(c *Call) (starlark.Value, error) {
+	checks, err := c.vmChecks()
+	if err != nil {
+		return nil, err
+	}
+	img := c.Struct("image")
+	imageID := attrString(img, "id")
+	ds := attrStruct(img, "definition") // nil for a managed image
+	security := c.String("security_type", imageSecurity(ds))
+	if security != "" && security != "TrustedLaunch" && security != "ConfidentialVM" {
+		return nil, fmt.Errorf("test_vm: security_type %q: use TrustedLaunch or ConfidentialVM (or leave it unset)", security)
+	}
+	location := c.String("location", attrString(img, "location"))
+	rgName, vmName := testVMNames(c.Run.Info.ID, imageID)
+	ctx, p := c.Ctx(), c.Run.Provider
+
+	if _, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: rgName, Location: location, Tags: c.temporaryTags()}); err != nil {
+		return nil, fmt.Errorf("test_vm: create resource group %s: %w", rgName, err)
+	}
+	if err := c.AddCleanup("delete_resource_group", "delete resource group "+rgName+" (test VM)", map[string]any{"name": rgName}); err != nil {
+		return nil, err
+	}
+	results, err := c.runChecks(ctx, rgName, vmName, location, imageID, security, ds, checks)
+	if errors.Is(err, cloud.ErrCrash) {
+		return nil, err // the process "died": nothing more runs
+	}
+	// The group goes now, whatever happened; the cleanup registered above
+	// retries at the end of the run should this fail.
+	if derr := p.DeleteResourceGroup(ctx, rgName); derr != nil && !cloud.IsNotFound(derr) {
+		if errors.Is(derr, cloud.ErrCrash) {
+			return nil, derr
+		}
+		return nil, errors.Join(err, fmt.Errorf("test_vm: delete resource group %s: %w", rgName, derr))
+	}
+	if err != nil {
+		return nil, err
+	}
+	var failed []string
+	vals := make([]any, len(results))
+	for i, r := range results {
+		if !r.res.Passed() {
+			failed = append(failed, r.describe())
+		}
+		vals[i] = makeStruct("check", fields{"name": r.name, "passed": r.res.Passed(), "exit_code": r.res.ExitCode, "output": r.res.Output, "error": r.res.Error})
+	}
+	if len(failed) > 0 {
+		return nil, fmt.Errorf("test_vm: %d of %d checks failed on VM %s from %s (its resource group %s is deleted):\n%s",
+			len(failed), len(results), vmName, imageID, rgName, strings.Join(failed, "\n"))
+	}
+	if c.Run.dryRun() {
+		// Nothing booted and no check ran: the plan says what will.
+		c.Report(cloud.Outcome("run"), fmt.Sprintf("%d checks on a VM from %s", len(results), attrString(img, "name")))
+	} else {
+		c.Report(cloud.Outcome("passed"), fmt.Sprintf("%d checks on VM %s from %s", len(results), vmName, attrString(img, "name")))
+	}
+	return makeStruct("test_vm", fields{"vm": vmName, "resource_group": rgName, "checks": vals}), nil
+}
+
+// checkResult is one check's outcome, redacted.
+type checkResult struct {
+	name string
+	res  *cloud.RunCommandResult
+}
+
+func (r checkResult) describe() string {
+	var b strings.Builder
+	if strings.EqualFold(r.res.ExecutionState, cloud.RunSucceeded) {
+		fmt.Fprintf(&b, "check %s failed with exit code %d", r.name, r.res.ExitCode)
+	} else {
+		fmt.Fprintf(&b, "check %s did not finish (run command %s, exit code %d)", r.name, r.res.ExecutionState, r.res.ExitCode)
+	}
+	for _, s := range []struct{ label, text string }{{"stdout", r.res.Output}, {"stderr", r.res.Error}} {
+		if t := strings.TrimRight(s.text, "\n"); t != "" {
+			fmt.Fprintf(&b, "\n  %s:\n    %s", s.label, strings.ReplaceAll(t, "\n", "\n    "))
+		}
+	}
+	return b.String()
+}
+
+// runChecks creates the VM and runs every check in it.
+func (c *Call) runChecks(ctx context.Context, rg, vmName, location, imageID, security string, ds *starlarkstruct.Struct, checks []vmCheck) ([]checkResult, error) {
+	p := c.Run.Provider
+	vm := cloud.VM{
+		Name: vmName, ResourceGroup: rg, Location: location, Size: c.String("size", DefaultTestVMSize), ImageID: imageID,
+		SecurityType: security, Specialized: strings.EqualFold(attrString(ds, "os_state"), cloud.OSStateSpecialized), Tags: c.temporaryTags(),
+	}
+	if _, err := p.CreateVM(ctx, vm); err != nil {
+		return nil, fmt.Errorf("test_vm: create VM %s from %s in %s: %w", vmName, imageID, location, err)
+	}
+	timeout := c.Duration("timeout", 10*time.Minute)
+	secrets := redact.SecretValues(os.Environ())
+	out := make([]checkResult, 0, len(checks))
+	for _, ch := range checks {
+		res, err := p.RunCommand(ctx, rg, vmName, cloud.RunCommand{Name: ch.name, Script: ch.script, Timeout: timeout, Simulated: ch.local})
+		if err != nil {
+			return nil, fmt.Errorf("test_vm: check %s on VM %s: %w", ch.name, vmName, err)
+		}
+		res.Output = tail(redact.Text(res.Output, secrets), maxCheckOutput)
+		res.Error = tail(redact.Text(res.Error, secrets), maxCheckOutput)
+		out = append(out, checkResult{name: ch.name, res: res})
+	}
+	return out, nil
+}
+
+// tail keeps the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// vmCleanupKinds delete what test_vm made; a resource already gone is fine.
+func vmCleanupKinds() map[string]CleanupFunc {
+	return map[string]CleanupFunc{
+		"delete_resource_group": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			name, _ := a["name"].(string)
+			if !strings.HasPrefix(name, "imgflow-testvm-") {
+				// Only test_vm's throwaway groups: never a user's.
+				return fmt.Errorf("refusing to delete resource group %q: imgflow deletes only the imgflow-testvm-… groups test_vm makes", name)
+			}
+			if err := p.DeleteResourceGroup(ctx, name); err != nil && !cloud.IsNotFound(err) {
+				return err
+			}
+			return nil
+		},
+	}
+}

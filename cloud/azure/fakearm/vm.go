@@ -1,0 +1,437 @@
+package fakearm
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
+)
+
+// Virtual machines, their managed run commands, virtual networks (as the
+// generic resources client PUTs them) and resource group deletion, as
+// test_vm uses them. A VM's PUT is a long operation (201 Creating, then
+// Succeeded) checked as Azure does: its image must exist (a gallery
+// version replicated to the VM's region, or a managed image there), its
+// NIC configuration's subnet must exist, and a generalized image needs an
+// OS profile that a specialized one must not have. No guest boots: a run
+// command evaluates the predicates the script carries in its
+// "# imgflow-guest-checks:" comment (lib/checks.star writes it) against
+// the content record of the image (cloud.GuestContent), read from the
+// blob backend; any other script fails with executionState Failed.
+
+// vmState is a VM as the fake keeps it.
+type vmState struct {
+	vm *armcompute.VirtualMachine
+	// content is the blob holding the image's OS disk ("" when unknown).
+	content string
+	size    int64
+	runs    map[string]*armcompute.VirtualMachineRunCommand // lower(name)
+}
+
+const (
+	typeVM   = "Microsoft.Compute/virtualMachines"
+	typeVNet = "Microsoft.Network/virtualNetworks"
+)
+
+func (f *Fake) vm(rg, name string) (*vmState, *Error) {
+	g, err := f.group(rg)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := f.vms[key(cloud.VMID(f.sub, deref(g.Name), name))]
+	if !ok {
+		return nil, resourceNotFound(typeVM, name, deref(g.Name))
+	}
+	return v, nil
+}
+
+func (f *Fake) virtualMachinesGet(ctx context.Context, rg, name string, _ *armcompute.VirtualMachinesClientGetOptions) (resp azfake.Responder[armcompute.VirtualMachinesClientGetResponse], errResp azfake.ErrorResponder) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, err := f.vm(rg, name)
+	if err != nil {
+		errResp.SetError(err)
+		return
+	}
+	resp.SetResponse(http.StatusOK, armcompute.VirtualMachinesClientGetResponse{VirtualMachine: clone(*v.vm)}, nil)
+	return
+}
+
+func (f *Fake) virtualMachinesBeginCreateOrUpdate(ctx context.Context, rg, name string, in armcompute.VirtualMachine, _ *armcompute.VirtualMachinesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.VirtualMachinesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out, status, err := f.putVM(rg, name, in)
+	if err != nil {
+		errResp.SetError(err)
+		return
+	}
+	resp = accept(f, status, armcompute.VirtualMachinesClientCreateOrUpdateResponse{VirtualMachine: out})
+	return
+}
+
+func (f *Fake) virtualMachinesBeginDelete(ctx context.Context, rg, name string, _ *armcompute.VirtualMachinesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.VirtualMachinesClientDeleteResponse], errResp azfake.ErrorResponder) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, err := f.vm(rg, name)
+	if err != nil {
+		errResp.SetError(err)
+		return
+	}
+	if fe := f.lroFault(ctx, http.MethodDelete, deref(v.vm.ID)); fe == nil {
+		delete(f.vms, key(deref(v.vm.ID))) // the OS disk and NIC have deleteOption Delete
+	}
+	resp = accept(f, http.StatusAccepted, armcompute.VirtualMachinesClientDeleteResponse{})
+	return
+}
+
+// putVM creates a VM or updates the tags of an existing one.
+func (f *Fake) putVM(rg, name string, in armcompute.VirtualMachine) (armcompute.VirtualMachine, int, *Error) {
+	g, err := f.group(rg)
+	if err != nil {
+		return armcompute.VirtualMachine{}, 0, err
+	}
+	id := cloud.VMID(f.sub, deref(g.Name), name)
+	p := in.Properties
+	if p == nil || p.StorageProfile == nil || p.StorageProfile.ImageReference == nil || deref(p.StorageProfile.ImageReference.ID) == "" {
+		return armcompute.VirtualMachine{}, 0, invalidParameter("Required parameter 'storageProfile.imageReference' is missing (null).")
+	}
+	image := deref(p.StorageProfile.ImageReference.ID)
+	if v, ok := f.vms[key(id)]; ok {
+		if !strings.EqualFold(deref(v.vm.Properties.StorageProfile.ImageReference.ID), image) {
+			return armcompute.VirtualMachine{}, 0, propertyChange("imageReference")
+		}
+		v.vm.Tags = copyTags(in.Tags)
+		return clone(*v.vm), http.StatusOK, nil
+	}
+	if deref(in.Location) == "" {
+		return armcompute.VirtualMachine{}, 0, newErr(http.StatusBadRequest, "LocationRequired", "The location property is required for this definition.")
+	}
+	loc, lerr := f.resolveLocation(deref(in.Location), typeVM)
+	if lerr != nil {
+		return armcompute.VirtualMachine{}, 0, lerr
+	}
+	if p.HardwareProfile == nil || strOf(p.HardwareProfile.VMSize) == "" {
+		return armcompute.VirtualMachine{}, 0, invalidParameter("Required parameter 'hardwareProfile.vmSize' is missing (null).")
+	}
+	content, size, osState, err := f.vmImage(image, loc)
+	if err != nil {
+		return armcompute.VirtualMachine{}, 0, err
+	}
+	switch {
+	case strings.EqualFold(osState, cloud.OSStateSpecialized) && p.OSProfile != nil:
+		return armcompute.VirtualMachine{}, 0, invalidParameter("Parameter 'osProfile' is not allowed with a specialized image.")
+	case !strings.EqualFold(osState, cloud.OSStateSpecialized) && p.OSProfile == nil:
+		return armcompute.VirtualMachine{}, 0, invalidParameter("Required parameter 'osProfile' is missing (null).")
+	}
+	if err := f.checkVMNetwork(p.NetworkProfile); err != nil {
+		return armcompute.VirtualMachine{}, 0, err
+	}
+	vm := clone(in)
+	vm.ID, vm.Name, vm.Type, vm.Location = to(id), to(name), to(typeVM), to(loc)
+	vm.Properties.ProvisioningState = to(statusSucceeded)
+	vm.Properties.VMID = to(f.guid())
+	if od := vm.Properties.StorageProfile.OSDisk; od != nil && deref(od.Name) == "" {
+		od.Name = to(name + "_OsDisk_1_" + strings.ReplaceAll(f.guid(), "-", ""))
+	}
+	if vm.Properties.OSProfile != nil {
+		vm.Properties.OSProfile.AdminPassword = nil // never returned
+	}
+	f.vms[key(id)] = &vmState{vm: &vm, content: content, size: size, runs: map[string]*armcompute.VirtualMachineRunCommand{}}
+	return clone(vm), http.StatusCreated, nil
+}
+
+// vmImage checks a VM's image and returns its content blob, OS disk size
+// and OS state.
+func (f *Fake) vmImage(image, loc string) (string, int64, string, *Error) {
+	if cloud.ImageIsGalleryVersion(image) {
+		v, ok := f.versions[key(image)]
+		if !ok {
+			rid, _ := cloud.ParseResourceID(image)
+			if rid == nil {
+				return "", 0, "", invalidParameter("'%s' is not a gallery image version id.", image)
+			}
+			return "", 0, "", resourceNotFound("Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup)
+		}
+		if st := v.regions[loc]; st == nil || st.state != armcompute.ReplicationStateCompleted {
+			return "", 0, "", invalidParameter("Gallery image version '%s' is not available in region '%s': replicate it there first.", v.id, loc)
+		}
+		return v.content, v.size, strOf(v.def.Properties.OSState), nil
+	}
+	m, ok := f.images[key(image)]
+	if !ok {
+		return "", 0, "", resourceNotFound("Microsoft.Compute/images", image, rgOf(image))
+	}
+	if fold(deref(m.img.Location)) != fold(loc) {
+		return "", 0, "", invalidParameter("The managed image '%s' is in '%s'; a VM in '%s' cannot use it.", image, deref(m.img.Location), loc)
+	}
+	return m.content, m.size, cloud.OSStateGeneralized, nil
+}
+
+// checkVMNetwork checks the NIC configurations: networkApiVersion set, and
+// every subnet an existing virtual network's.
+func (f *Fake) checkVMNetwork(np *armcompute.NetworkProfile) *Error {
+	if np == nil || (len(np.NetworkInterfaces) == 0 && len(np.NetworkInterfaceConfigurations) == 0) {
+		return invalidParameter("Required parameter 'networkProfile' is missing (null): a VM needs a network interface.")
+	}
+	if len(np.NetworkInterfaceConfigurations) > 0 && np.NetworkAPIVersion == nil {
+		return invalidParameter("networkProfile.networkApiVersion is required with networkInterfaceConfigurations.")
+	}
+	for _, nic := range np.NetworkInterfaceConfigurations {
+		if nic == nil || nic.Properties == nil {
+			continue
+		}
+		for _, ipc := range nic.Properties.IPConfigurations {
+			if ipc == nil || ipc.Properties == nil || ipc.Properties.Subnet == nil {
+				return invalidParameter("Required parameter 'ipConfigurations.subnet' is missing (null).")
+			}
+			subnet := deref(ipc.Properties.Subnet.ID)
+			vnet, _, _ := strings.Cut(strings.ToLower(subnet), "/subnets/")
+			if _, ok := f.vnets[vnet]; !ok || !strings.Contains(strings.ToLower(subnet), "/subnets/") {
+				return newErr(http.StatusBadRequest, "InvalidResourceReference", "Resource %s referenced by resource %s was not found.", subnet, deref(nic.Name))
+			}
+		}
+	}
+	return nil
+}
+
+func (f *Fake) virtualMachineRunCommandsBeginCreateOrUpdate(ctx context.Context, rg, vmName, name string, in armcompute.VirtualMachineRunCommand, _ *armcompute.VirtualMachineRunCommandsClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.VirtualMachineRunCommandsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
+	f.mu.Lock()
+	v, err := f.vm(rg, vmName)
+	var content string
+	if err == nil {
+		content = v.content
+	}
+	f.mu.Unlock()
+	if err != nil {
+		errResp.SetError(err)
+		return
+	}
+	if in.Properties == nil || in.Properties.Source == nil || deref(in.Properties.Source.Script) == "" {
+		errResp.SetError(invalidParameter("Required parameter 'source.script' is missing (null)."))
+		return
+	}
+	// The guest's content is read without the lock: a blob read.
+	view := f.runGuest(content, v.size, deref(in.Properties.Source.Script))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rc := clone(in)
+	id := deref(v.vm.ID) + "/runCommands/" + name
+	rc.ID, rc.Name, rc.Type = to(id), to(name), to(typeVM+"/runCommands")
+	rc.Location = v.vm.Location
+	rc.Properties.ProvisioningState = to(statusSucceeded)
+	rc.Properties.InstanceView = view
+	status := http.StatusCreated
+	if _, ok := v.runs[key(name)]; ok {
+		status = http.StatusOK
+	}
+	v.runs[key(name)] = &rc
+	out := clone(rc)
+	out.Properties.InstanceView = nil // shown with $expand=instanceView only
+	resp = accept(f, status, armcompute.VirtualMachineRunCommandsClientCreateOrUpdateResponse{VirtualMachineRunCommand: out})
+	return
+}
+
+func (f *Fake) virtualMachineRunCommandsGetByVirtualMachine(ctx context.Context, rg, vmName, name string, opts *armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineOptions) (resp azfake.Responder[armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineResponse], errResp azfake.ErrorResponder) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, err := f.vm(rg, vmName)
+	if err != nil {
+		errResp.SetError(err)
+		return
+	}
+	rc, ok := v.runs[key(name)]
+	if !ok {
+		errResp.SetError(resourceNotFound(typeVM+"/runCommands", vmName+"/"+name, rg))
+		return
+	}
+	out := clone(*rc)
+	if opts == nil || !strings.EqualFold(deref(opts.Expand), "instanceView") {
+		out.Properties.InstanceView = nil
+	}
+	resp.SetResponse(http.StatusOK, armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineResponse{VirtualMachineRunCommand: out}, nil)
+	return
+}
+
+// runGuest is the instance view of a script run in a VM of the image at
+// content: its predicates evaluated against the image's content record.
+func (f *Fake) runGuest(content string, size int64, script string) *armcompute.VirtualMachineRunCommandInstanceView {
+	now := time.Now().UTC()
+	failed := func(msg string) *armcompute.VirtualMachineRunCommandInstanceView {
+		return &armcompute.VirtualMachineRunCommandInstanceView{ExecutionState: to(armcompute.ExecutionStateFailed), ExecutionMessage: to(msg),
+			ExitCode: to(int32(1)), StartTime: to(now), EndTime: to(now), Output: to(""), Error: to(msg)}
+	}
+	checks, err := cloud.GuestChecksFromScript(script)
+	switch {
+	case err != nil:
+		return failed("fakearm: " + err.Error())
+	case checks == nil:
+		return failed("fakearm: the fake VM runs no scripts, only the predicates of an imgflow check (lib/checks.star)")
+	}
+	g, err := f.guestContent(content)
+	if err != nil {
+		return failed("fakearm: the image's content: " + err.Error())
+	}
+	res := cloud.SimulateRunCommand(checks, g, size)
+	return &armcompute.VirtualMachineRunCommandInstanceView{ExecutionState: to(armcompute.ExecutionStateSucceeded), ExitCode: to(int32(res.ExitCode)),
+		Output: to(res.Output), Error: to(res.Error), StartTime: to(now), EndTime: to(now)}
+}
+
+// guestContent reads the content record of the image's OS disk blob.
+func (f *Fake) guestContent(content string) (*cloud.GuestContent, error) {
+	if f.opts.Blob == nil || content == "" {
+		return nil, errors.New("the fake has no blob backend holding the image's data")
+	}
+	bc, _, err := f.opts.Blob.blobClient(content)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := bc.DownloadStream(context.Background(), &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: cloud.GuestContentOffset, Count: cloud.GuestContentMax}})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return cloud.DecodeGuestContent(data)
+}
+
+// genericServer serves the generic resources client's PUT by id for the
+// one resource type imgflow makes through it: test_vm's virtual network.
+func (f *Fake) resourcesGetByID(ctx context.Context, id, apiVersion string, _ *armresources.ClientGetByIDOptions) (resp azfake.Responder[armresources.ClientGetByIDResponse], errResp azfake.ErrorResponder) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rid, perr := cloud.ParseResourceID(id)
+	if perr != nil || !rid.Is("Microsoft.Network", "virtualNetworks") {
+		errResp.SetError(newErr(http.StatusBadRequest, "InvalidResourceType", "fakearm serves only %s through the generic resources API, not %s.", typeVNet, id))
+		return
+	}
+	if _, err := f.group(rid.ResourceGroup); err != nil {
+		errResp.SetError(err)
+		return
+	}
+	vn, ok := f.vnets[key(vnetKey(id))]
+	if !ok {
+		errResp.SetError(resourceNotFound(typeVNet, rid.Names[0], rid.ResourceGroup))
+		return
+	}
+	resp.SetResponse(http.StatusOK, armresources.ClientGetByIDResponse{GenericResource: clone(*vn)}, nil)
+	return
+}
+
+func (f *Fake) resourcesBeginCreateOrUpdateByID(ctx context.Context, id, apiVersion string, in armresources.GenericResource, _ *armresources.ClientBeginCreateOrUpdateByIDOptions) (resp azfake.PollerResponder[armresources.ClientCreateOrUpdateByIDResponse], errResp azfake.ErrorResponder) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rid, perr := cloud.ParseResourceID(id)
+	if perr != nil || !rid.Is("Microsoft.Network", "virtualNetworks") {
+		errResp.SetError(newErr(http.StatusBadRequest, "InvalidResourceType", "fakearm serves only %s through the generic resources API, not %s.", typeVNet, id))
+		return
+	}
+	g, err := f.group(rid.ResourceGroup)
+	if err != nil {
+		errResp.SetError(err)
+		return
+	}
+	loc, err := f.resolveLocation(deref(in.Location), typeVNet)
+	if err != nil {
+		errResp.SetError(err)
+		return
+	}
+	status := http.StatusCreated
+	if _, ok := f.vnets[key(vnetKey(id))]; ok {
+		status = http.StatusOK
+	}
+	out := clone(in)
+	out.ID = to(cloud.ResourceGroupID(f.sub, deref(g.Name)) + "/providers/" + typeVNet + "/" + rid.Names[0])
+	out.Name, out.Type, out.Location = to(rid.Names[0]), to(typeVNet), to(loc)
+	if props, ok := out.Properties.(map[string]any); ok {
+		props["provisioningState"] = statusSucceeded
+	}
+	f.vnets[key(deref(out.ID))] = &out
+	resp = accept(f, status, armresources.ClientCreateOrUpdateByIDResponse{GenericResource: clone(out)})
+	return
+}
+
+func (f *Fake) resourceGroupsBeginDelete(ctx context.Context, name string, _ *armresources.ResourceGroupsClientBeginDeleteOptions) (resp azfake.PollerResponder[armresources.ResourceGroupsClientDeleteResponse], errResp azfake.ErrorResponder) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.deleteGroup(ctx, name); err != nil {
+		errResp.SetError(err)
+		return
+	}
+	resp = accept(f, http.StatusAccepted, armresources.ResourceGroupsClientDeleteResponse{})
+	return
+}
+
+// deleteGroup deletes a resource group and everything in it.
+func (f *Fake) deleteGroup(ctx context.Context, name string) *Error {
+	g, err := f.group(name)
+	if err != nil {
+		return err
+	}
+	if fe := f.lroFault(ctx, http.MethodDelete, deref(g.ID)); fe != nil {
+		return nil
+	}
+	prefix := strings.ToLower(deref(g.ID)) + "/"
+	in := func(id string) bool { return strings.HasPrefix(id, prefix) }
+	for id, d := range f.disks {
+		if in(id) {
+			f.dropDiskData(d)
+			delete(f.disks, id)
+		}
+	}
+	deleteIn(f.vms, in)
+	deleteIn(f.vnets, in)
+	deleteIn(f.images, in)
+	deleteIn(f.versions, in)
+	deleteIn(f.defs, in)
+	deleteIn(f.galleries, in)
+	deleteIn(f.accounts, in)
+	delete(f.groups, key(name))
+	return nil
+}
+
+func deleteIn[V any](m map[string]V, in func(string) bool) {
+	for id := range m {
+		if in(id) {
+			delete(m, id)
+		}
+	}
+}
+
+// runCommandExists reports whether k (a lowercased path) is a VM's run
+// command (for ARM's 201 vs 200).
+func (f *Fake) runCommandExists(k string) bool {
+	vm, name, ok := strings.Cut(k, "/runcommands/")
+	if !ok {
+		return false
+	}
+	v := f.vms[vm]
+	return v != nil && v.runs[name] != nil
+}
+
+// vnetKey is a virtual network's id with its leading slash (the generic
+// fake server hands the id without it).
+func vnetKey(id string) string { return "/" + strings.TrimPrefix(id, "/") }
+
+// ARM's answers for the VM handlers, from package azrules's rules.
+func resourceNotFound(typ, name, rg string) *Error {
+	return armError(azrules.ResourceNotFound("", typ, name, rg))
+}
+
+func invalidParameter(format string, args ...any) *Error {
+	return armError(azrules.InvalidParameter("", format, args...))
+}
+
+func propertyChange(property string) *Error { return armError(azrules.PropertyChange("", property)) }

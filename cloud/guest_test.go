@@ -1,0 +1,86 @@
+package cloud
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func sampleGuest() *GuestContent {
+	return &GuestContent{
+		Files: map[string]GuestFile{
+			"/opt/azure/containers/provision_configs.sh": {Mode: "0744", Size: 12, Text: "#!/bin/bash\n"},
+			"/etc/tmpfiles.d/aks-mglru.conf":             {Mode: "0644", Size: 40, Text: "w! /sys/kernel/mm/lru_gen/enabled - - - - 0\n"},
+		},
+		Packages:  map[string]string{"bcc": "0.29.0"},
+		UsedBytes: 30 << 20,
+	}
+}
+
+func TestGuestContentRoundTrip(t *testing.T) {
+	g := sampleGuest()
+	data, err := EncodeGuestContent(g)
+	require.NoError(t, err)
+	// The record is read from a fixed-size window: trailing zeros follow it.
+	got, err := DecodeGuestContent(append(data, make([]byte, 4096)...))
+	require.NoError(t, err)
+	assert.Equal(t, g, got)
+
+	_, err = DecodeGuestContent(make([]byte, 4096))
+	assert.ErrorIs(t, err, ErrNoGuestContent, "a disk without a record (all zeros)")
+	_, err = DecodeGuestContent(append(append([]byte(nil), guestMagic...), "999\n{}"...))
+	assert.ErrorContains(t, err, "damaged")
+}
+
+func TestGuestCheckEval(t *testing.T) {
+	g := sampleGuest()
+	const disk = 100 << 20
+	cases := []struct {
+		check GuestCheck
+		ok    bool
+		msg   string
+	}{
+		{GuestCheck{Kind: GuestFileExists, Path: "/etc/tmpfiles.d/aks-mglru.conf"}, true, "present"},
+		{GuestCheck{Kind: GuestFileExists, Path: "/nope"}, false, "/nope: missing"},
+		{GuestCheck{Kind: GuestFileAbsent, Path: "/etc/tmpfiles.d/aks-mglru.conf"}, false, "present, want absent"},
+		{GuestCheck{Kind: GuestFileMode, Path: "/opt/azure/containers/provision_configs.sh", Mode: "0744"}, true, "mode 0744"},
+		{GuestCheck{Kind: GuestFileMode, Path: "/etc/tmpfiles.d/aks-mglru.conf", Mode: "0744"}, false, "mode 0644, want 0744"},
+		{GuestCheck{Kind: GuestFileContains, Path: "/etc/tmpfiles.d/aks-mglru.conf", Text: "lru_gen/enabled"}, true, "contains"},
+		{GuestCheck{Kind: GuestFileContains, Path: "/etc/tmpfiles.d/aks-mglru.conf", Text: "lru_gen/min_ttl_ms"}, false, "does not contain"},
+		{GuestCheck{Kind: GuestPackageVersion, Package: "bcc", Version: "0.29.0"}, true, "bcc: version 0.29.0"},
+		{GuestCheck{Kind: GuestPackageVersion, Package: "bcc", Version: "0.24.0"}, false, "version 0.29.0, want 0.24.0"},
+		{GuestCheck{Kind: GuestPackageVersion, Package: "trivy", Version: "1"}, false, "not installed"},
+		{GuestCheck{Kind: GuestDiskUsedBelow, Percent: 50}, true, "disk used 30%"},
+		{GuestCheck{Kind: GuestDiskUsedBelow, Percent: 30}, false, "disk used 30%, want below 30%"},
+	}
+	for _, c := range cases {
+		require.NoError(t, c.check.Validate())
+		ok, msg := c.check.Eval(g, disk)
+		assert.Equal(t, c.ok, ok, "%+v: %s", c.check, msg)
+		assert.Contains(t, msg, c.msg)
+	}
+}
+
+func TestGuestCheckValidate(t *testing.T) {
+	assert.ErrorContains(t, GuestCheck{Kind: "file_size"}.Validate(), "unknown guest check kind")
+	assert.ErrorContains(t, GuestCheck{Kind: GuestFileMode, Path: "/x", Mode: "744"}.Validate(), "4 octal digits")
+	assert.ErrorContains(t, GuestCheck{Kind: GuestFileContains, Path: "/x"}.Validate(), "needs text")
+	assert.ErrorContains(t, GuestCheck{Kind: GuestDiskUsedBelow}.Validate(), "1 to 100")
+}
+
+func TestSimulateRunCommand(t *testing.T) {
+	g := sampleGuest()
+	res := SimulateRunCommand([]GuestCheck{
+		{Kind: GuestFileMode, Path: "/opt/azure/containers/provision_configs.sh", Mode: "0744"},
+		{Kind: GuestFileExists, Path: "/opt/azure/containers/cse_config_gpu.sh"},
+	}, g, 1<<30)
+	assert.Equal(t, RunSucceeded, res.ExecutionState, "the script ran: its failure is the exit code")
+	assert.Equal(t, 1, res.ExitCode)
+	assert.False(t, res.Passed())
+	assert.Equal(t, "/opt/azure/containers/provision_configs.sh: mode 0744\n", res.Output)
+	assert.Equal(t, "/opt/azure/containers/cse_config_gpu.sh: missing\n", res.Error)
+
+	res = SimulateRunCommand([]GuestCheck{{Kind: GuestPackageVersion, Package: "bcc", Version: "0.29.0"}}, g, 1<<30)
+	assert.True(t, res.Passed())
+}

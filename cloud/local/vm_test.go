@@ -1,0 +1,142 @@
+package local
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// guestVersion creates version 1.0.0 from a VHD holding a guest content
+// record, as a simulated packer build writes it.
+func guestVersion(t *testing.T, f *fixture, g *cloud.GuestContent) *cloud.ImageVersion {
+	t.Helper()
+	data := vhdImage(vhdBytes, vhdTypeFixed)
+	rec, err := cloud.EncodeGuestContent(g)
+	require.NoError(t, err)
+	copy(data[cloud.GuestContentOffset:], rec)
+	f.upload(t, f.vhd, data)
+	v, err := f.p.CreateImageVersion(ctx, f.version("1.0.0"))
+	require.NoError(t, err)
+	return v
+}
+
+func testVM(name, image string) cloud.VM {
+	return cloud.VM{Name: name, ResourceGroup: "imgflow-test", Size: "Standard_D2ds_v5", ImageID: image}
+}
+
+func TestVMRunCommandAndDelete(t *testing.T) {
+	f := newFixture(t)
+	p := f.p
+	v := guestVersion(t, f, &cloud.GuestContent{
+		Files:     map[string]cloud.GuestFile{"/opt/azure/containers/provision.sh": {Mode: "0744", Size: 10}},
+		UsedBytes: 1 << 20,
+	})
+	_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "imgflow-test", Location: "westeurope"})
+	require.NoError(t, err)
+
+	vm, err := p.CreateVM(ctx, testVM("vm1", v.ID))
+	require.NoError(t, err)
+	assert.Equal(t, cloud.ProvisioningSucceeded, vm.ProvisioningState)
+	assert.Equal(t, "westeurope", vm.Location, "the group's location by default")
+	assert.Equal(t, "vm1-osdisk", vm.OSDiskName)
+	disk, err := p.GetDisk(ctx, "imgflow-test", "vm1-osdisk")
+	require.NoError(t, err)
+	assert.Equal(t, v.ID, disk.SourceImageVersionID)
+	assert.FileExists(t, p.dataFile(disk.ID))
+	again, err := p.CreateVM(ctx, testVM("VM1", v.ID))
+	require.NoError(t, err, "a PUT of the same VM is idempotent")
+	assert.Equal(t, vm, again)
+
+	res, err := p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "cse", Script: "stat …",
+		Simulated: []cloud.GuestCheck{{Kind: cloud.GuestFileMode, Path: "/opt/azure/containers/provision.sh", Mode: "0744"}}})
+	require.NoError(t, err)
+	assert.True(t, res.Passed(), "%+v", res)
+	res, err = p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "mglru",
+		Simulated: []cloud.GuestCheck{{Kind: cloud.GuestFileExists, Path: "/etc/tmpfiles.d/aks-mglru.conf"}}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.ExitCode)
+	assert.Equal(t, "/etc/tmpfiles.d/aks-mglru.conf: missing\n", res.Error)
+
+	_, err = p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "raw", Script: "true"})
+	requireCloudErr(t, err, 400, cloud.CodeInvalidParameter, "needs a simulated form")
+
+	require.NoError(t, p.DeleteVM(ctx, "imgflow-test", "vm1"))
+	_, err = p.GetVM(ctx, "imgflow-test", "vm1")
+	assert.True(t, cloud.IsNotFound(err))
+	_, err = p.GetDisk(ctx, "imgflow-test", "vm1-osdisk")
+	assert.True(t, cloud.IsNotFound(err), "the OS disk goes with the VM")
+	assert.NoFileExists(t, p.dataFile(disk.ID))
+	_, err = p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "cse"})
+	assert.True(t, cloud.IsNotFound(err))
+}
+
+func TestVMRules(t *testing.T) {
+	f := newFixture(t)
+	p := f.p
+	v := guestVersion(t, f, &cloud.GuestContent{})
+	_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "imgflow-test", Location: "eastus"})
+	require.NoError(t, err)
+
+	_, err = p.CreateVM(ctx, testVM("vm1", v.ID))
+	requireCloudErr(t, err, 400, cloud.CodeInvalidParameter, "is not available in eastus")
+	in := testVM("vm1", v.ID)
+	in.Location = "westeurope"
+	in.Size = ""
+	_, err = p.CreateVM(ctx, in)
+	requireCloudErr(t, err, 400, cloud.CodeInvalidParameter, "vmSize")
+	in = testVM("vm1", cloud.ImageVersionID(f.sub, rgName, galName, defName, "9.9.9"))
+	in.Location = "westeurope"
+	_, err = p.CreateVM(ctx, in)
+	assert.True(t, cloud.IsNotFound(err), "%v", err)
+	in = testVM("vm1", v.ID)
+	in.ResourceGroup = "missing"
+	_, err = p.CreateVM(ctx, in)
+	requireCloudErr(t, err, 404, cloud.CodeResourceGroupNotFound)
+}
+
+func TestVMWithoutGuestRecord(t *testing.T) {
+	f := newFixture(t)
+	p := f.p
+	v, err := p.CreateImageVersion(ctx, f.version("1.0.0")) // a plain VHD
+	require.NoError(t, err)
+	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "imgflow-test", Location: "westeurope"})
+	require.NoError(t, err)
+	_, err = p.CreateVM(ctx, testVM("vm1", v.ID))
+	require.NoError(t, err)
+	_, err = p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "x",
+		Simulated: []cloud.GuestCheck{{Kind: cloud.GuestFileExists, Path: "/x"}}})
+	assert.ErrorIs(t, err, cloud.ErrNoGuestContent)
+}
+
+func TestDeleteResourceGroupDeletesEverything(t *testing.T) {
+	f := newFixture(t)
+	p := f.p
+	v := guestVersion(t, f, &cloud.GuestContent{})
+	_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "imgflow-test", Location: "westeurope"})
+	require.NoError(t, err)
+	vm, err := p.CreateVM(ctx, testVM("vm1", v.ID))
+	require.NoError(t, err)
+	diskFile := p.dataFile(cloud.DiskID(f.sub, "imgflow-test", vm.OSDiskName))
+	require.FileExists(t, diskFile)
+
+	require.NoError(t, p.DeleteResourceGroup(ctx, "imgflow-test"))
+	_, err = p.GetResourceGroup(ctx, "imgflow-test")
+	requireCloudErr(t, err, 404, cloud.CodeResourceGroupNotFound)
+	_, err = p.GetVM(ctx, "imgflow-test", "vm1")
+	requireCloudErr(t, err, 404, cloud.CodeResourceGroupNotFound)
+	assert.NoFileExists(t, diskFile, "the VM disk's data goes with its group")
+	_, err = p.GetImageVersion(ctx, rgName, galName, defName, "1.0.0")
+	assert.NoError(t, err, "other groups stay")
+	err = p.DeleteResourceGroup(ctx, "imgflow-test")
+	requireCloudErr(t, err, 404, cloud.CodeResourceGroupNotFound)
+
+	// The whole fixture group, with its gallery, version and blobs.
+	blobFile := p.blobFile(account, "vhds", "flatcar.vhd")
+	require.FileExists(t, blobFile)
+	require.NoError(t, p.DeleteResourceGroup(ctx, rgName))
+	assert.NoFileExists(t, blobFile)
+	assert.NoFileExists(t, p.dataFile(v.ID))
+}

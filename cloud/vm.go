@@ -1,0 +1,85 @@
+package cloud
+
+import (
+	"strings"
+	"time"
+)
+
+// VM is a virtual machine booted from an image: test_vm's throwaway VM.
+// Its OS disk (and on Azure its network interface) is deleted with it.
+type VM struct {
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	ResourceGroup string `json:"resource_group"`
+	Location      string `json:"location"`
+	// Size is the VM size (Standard_D2ds_v5).
+	Size string `json:"size"`
+	// ImageID is the gallery image version or managed image the OS disk is
+	// made from (storageProfile.imageReference.id).
+	ImageID string `json:"image_id"`
+	// SecurityType is "" (standard), TrustedLaunch or ConfidentialVM.
+	SecurityType string `json:"security_type,omitempty"`
+	// Specialized says the image is Specialized (a confidential VM image):
+	// Azure then refuses an OS profile, so the VM gets no admin account.
+	Specialized bool `json:"specialized,omitempty"`
+	// OSDiskName is the managed OS disk the platform made (read-only).
+	OSDiskName string `json:"os_disk_name,omitempty"`
+	// ProvisioningState is Azure's provisioningState (read-only).
+	ProvisioningState string `json:"provisioning_state,omitempty"`
+	Tags              Tags   `json:"tags,omitempty"`
+}
+
+// VMID is the ARM id of a virtual machine.
+func VMID(sub, rg, name string) string {
+	return ResourceGroupID(sub, rg) + "/providers/Microsoft.Compute/virtualMachines/" + name
+}
+
+// VMOSDiskName is the name a VM's OS disk gets: Azure's "<vm>_OsDisk_…"
+// is random; imgflow names it so that a resumed run finds it.
+func VMOSDiskName(vm string) string { return vm + "-osdisk" }
+
+// ImageIsGalleryVersion reports whether an image id names a gallery image
+// version (else a managed image).
+func ImageIsGalleryVersion(id string) bool {
+	return strings.Contains(strings.ToLower(id), "/providers/microsoft.compute/galleries/")
+}
+
+// RunCommand is a shell script run as root in a VM by a managed run
+// command (Microsoft.Compute/virtualMachines/runCommands), which reports
+// the script's exit code, unlike the older runCommand action.
+type RunCommand struct {
+	// Name names the run command resource (one per check).
+	Name string `json:"name"`
+	// Script is the bash script's text.
+	Script string `json:"script"`
+	// Timeout bounds the script's run (timeoutInSeconds).
+	Timeout time.Duration `json:"timeout"`
+	// Simulated is what a target without a guest OS (local) evaluates
+	// against the image's recorded content instead of running Script;
+	// Azure ignores it. Nil: the script cannot be simulated.
+	Simulated []GuestCheck `json:"simulated,omitempty"`
+}
+
+// Execution states of a managed run command (instanceView.executionState).
+const (
+	RunSucceeded = "Succeeded"
+	RunFailed    = "Failed"
+	RunTimedOut  = "TimedOut"
+	RunCanceled  = "Canceled"
+)
+
+// RunCommandResult is a finished run command's instance view.
+type RunCommandResult struct {
+	// ExecutionState is Succeeded, Failed, TimedOut or Canceled.
+	ExecutionState string `json:"execution_state"`
+	ExitCode       int    `json:"exit_code"`
+	// Output and Error are the script's stdout and stderr (Azure keeps the
+	// last 4 KB of each).
+	Output string `json:"output"`
+	Error  string `json:"error"`
+}
+
+// Passed reports whether the script ran to the end with exit code 0.
+func (r *RunCommandResult) Passed() bool {
+	return r.ExecutionState == RunSucceeded && r.ExitCode == 0
+}
