@@ -187,13 +187,16 @@ func TestRealPackerCancel(t *testing.T) {
 		require.ErrorAs(t, err, &be)
 		assert.True(t, be.Cancelled)
 		assert.Contains(t, err.Error(), "cancelled")
-		assert.Less(t, time.Since(start), 4*time.Second, "packer stops on SIGINT, long before the 60 s sleep")
+		// Not a timing test: the bound is the script's 60 s sleep, which
+		// a build that ignored the interrupt would wait out (a loaded
+		// machine may take seconds to stop packer and its plugins).
+		assert.Less(t, time.Since(start), 50*time.Second, "packer stops on SIGINT, before the 60 s sleep ends")
 		assert.Contains(t, out.String(), "Cancelling build after receiving interrupt")
 		assert.Contains(t, out.String(), "Cleanly cancelled builds after being interrupted.")
 		// SIGKILL is delivered asynchronously; give the kernel a moment.
 		assert.Eventually(t, func() bool { return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) }, 2*time.Second, 10*time.Millisecond,
 			"packer's process group (plugins, the script, its sleep) has ended")
-	case <-time.After(20 * time.Second):
+	case <-time.After(55 * time.Second):
 		t.Fatal("Build did not return after cancellation")
 	}
 }

@@ -28,8 +28,7 @@ const guestTemplate = `{
     {"type": "shell", "script": "{{template_dir}}/../scripts/install-files.sh",
      "environment_vars": ["IMGFLOW_INSTALLS={{user ` + "`imgflow_installs`" + `}}"]},
     {"type": "shell", "script": "{{template_dir}}/../scripts/install-bcc.sh",
-     "environment_vars": ["BCC_VERSION={{user ` + "`bcc_version`" + `}}"]},
-    {"type": "file", "source": "/opt/azure/image-bom.json", "destination": "out/", "direction": "download"}
+     "environment_vars": ["BCC_VERSION={{user ` + "`bcc_version`" + `}}"]}
   ]
 }`
 

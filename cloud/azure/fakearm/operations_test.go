@@ -10,16 +10,19 @@ import (
 
 // clientOf names the SDK client of each operations method prefix.
 var clientOf = map[string]string{
-	"resourceGroups":       "ResourceGroupsClient",
-	"subscriptions":        "Client",
-	"accounts":             "AccountsClient",
-	"galleries":            "GalleriesClient",
-	"gallerySharing":       "GallerySharingProfileClient",
-	"communityGalleries":   "CommunityGalleriesClient",
-	"galleryImages":        "GalleryImagesClient",
-	"galleryImageVersions": "GalleryImageVersionsClient",
-	"images":               "ImagesClient",
-	"disks":                "DisksClient",
+	"resourceGroups":            "ResourceGroupsClient",
+	"subscriptions":             "Client",
+	"accounts":                  "AccountsClient",
+	"galleries":                 "GalleriesClient",
+	"gallerySharing":            "GallerySharingProfileClient",
+	"communityGalleries":        "CommunityGalleriesClient",
+	"galleryImages":             "GalleryImagesClient",
+	"galleryImageVersions":      "GalleryImageVersionsClient",
+	"images":                    "ImagesClient",
+	"disks":                     "DisksClient",
+	"resources":                 "Client", // armresources' generic client: ...ByID
+	"virtualMachines":           "VirtualMachinesClient",
+	"virtualMachineRunCommands": "VirtualMachineRunCommandsClient",
 }
 
 // apiOf is the SDK operation ("GalleryImagesClient.Get") of an operations

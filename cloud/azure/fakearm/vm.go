@@ -56,15 +56,13 @@ func (f *Fake) vm(rg, name string) (*vmState, *Error) {
 }
 
 func (f *Fake) virtualMachinesGet(ctx context.Context, rg, name string, _ *armcompute.VirtualMachinesClientGetOptions) (resp azfake.Responder[armcompute.VirtualMachinesClientGetResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v, err := f.vm(rg, name)
-	if err != nil {
-		errResp.SetError(err)
-		return
-	}
-	resp.SetResponse(http.StatusOK, armcompute.VirtualMachinesClientGetResponse{VirtualMachine: clone(*v.vm)}, nil)
-	return
+	return answer(f, func() (armcompute.VirtualMachinesClientGetResponse, *Error) {
+		v, err := f.vm(rg, name)
+		if err != nil {
+			return armcompute.VirtualMachinesClientGetResponse{}, err
+		}
+		return armcompute.VirtualMachinesClientGetResponse{VirtualMachine: clone(*v.vm)}, nil
+	})
 }
 
 func (f *Fake) virtualMachinesBeginCreateOrUpdate(ctx context.Context, rg, name string, in armcompute.VirtualMachine, _ *armcompute.VirtualMachinesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.VirtualMachinesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
@@ -80,18 +78,16 @@ func (f *Fake) virtualMachinesBeginCreateOrUpdate(ctx context.Context, rg, name 
 }
 
 func (f *Fake) virtualMachinesBeginDelete(ctx context.Context, rg, name string, _ *armcompute.VirtualMachinesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.VirtualMachinesClientDeleteResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v, err := f.vm(rg, name)
-	if err != nil {
-		errResp.SetError(err)
-		return
-	}
-	if fe := f.lroFault(ctx, http.MethodDelete, deref(v.vm.ID)); fe == nil {
-		delete(f.vms, key(deref(v.vm.ID))) // the OS disk and NIC have deleteOption Delete
-	}
-	resp = accept(f, http.StatusAccepted, armcompute.VirtualMachinesClientDeleteResponse{})
-	return
+	return start(f, http.StatusAccepted, func() (armcompute.VirtualMachinesClientDeleteResponse, *Error) {
+		v, err := f.vm(rg, name)
+		if err != nil {
+			return armcompute.VirtualMachinesClientDeleteResponse{}, err
+		}
+		if fe := f.lroFault(ctx, http.MethodDelete, deref(v.vm.ID)); fe == nil {
+			delete(f.vms, key(deref(v.vm.ID))) // the OS disk and NIC have deleteOption Delete
+		}
+		return armcompute.VirtualMachinesClientDeleteResponse{}, nil
+	})
 }
 
 // putVM creates a VM or updates the tags of an existing one.
@@ -364,14 +360,9 @@ func (f *Fake) resourcesBeginCreateOrUpdateByID(ctx context.Context, id, apiVers
 }
 
 func (f *Fake) resourceGroupsBeginDelete(ctx context.Context, name string, _ *armresources.ResourceGroupsClientBeginDeleteOptions) (resp azfake.PollerResponder[armresources.ResourceGroupsClientDeleteResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.deleteGroup(ctx, name); err != nil {
-		errResp.SetError(err)
-		return
-	}
-	resp = accept(f, http.StatusAccepted, armresources.ResourceGroupsClientDeleteResponse{})
-	return
+	return start(f, http.StatusAccepted, func() (armresources.ResourceGroupsClientDeleteResponse, *Error) {
+		return armresources.ResourceGroupsClientDeleteResponse{}, f.deleteGroup(ctx, name)
+	})
 }
 
 // deleteGroup deletes a resource group and everything in it.
