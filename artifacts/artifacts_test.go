@@ -17,6 +17,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/testtool"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer"
 )
@@ -54,16 +55,6 @@ func readManifest(t *testing.T) manifest {
 	return m
 }
 
-func requireTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not on PATH but CI=true: CI must install it (`make deps`)", name)
-		}
-		t.Skipf("%s not on PATH; `make deps` installs it", name)
-	}
-}
-
 func run(t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
@@ -74,7 +65,7 @@ func run(t *testing.T, env []string, name string, args ...string) string {
 }
 
 func TestCSESourcingRuleBothWays(t *testing.T) {
-	requireTool(t, "bash")
+	testtool.Require(t, "bash", "install bash")
 	out := run(t, nil, "bash", "cse/test_sourcing.sh")
 	t.Log(out)
 	assert.Contains(t, out, "ok: node, every variable set → the explicit paths")
@@ -88,7 +79,7 @@ func TestCSESourcingRuleBothWays(t *testing.T) {
 // HCL2 confidential VM templates need the azure plugin 2.x, which only
 // `packer init` installs: TestHCL2TemplatesDeclareThePluginTheyNeed.
 func TestTemplatesPassPackerValidate(t *testing.T) {
-	requireTool(t, "packer")
+	testtool.Require(t, "packer", "`make deps` installs packer 1.9.5")
 	staged := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(staged, "home", "packer"), 0o755))
 	placeholders := map[string]string{
@@ -249,7 +240,7 @@ func TestUbuntuTemplatesBuildThePinnedBCC(t *testing.T) {
 }
 
 func TestInstallBCCScript(t *testing.T) {
-	requireTool(t, "bash")
+	testtool.Require(t, "bash", "install bash")
 	script, err := os.ReadFile("scripts/install-bcc.sh")
 	require.NoError(t, err)
 	assert.Contains(t, string(script), `git clone --depth 1 --branch "$BCC_VERSION"`, "a shallow clone of the pinned tag")
@@ -267,7 +258,7 @@ func TestInstallBCCScript(t *testing.T) {
 }
 
 func TestInstallFilesScriptInstallsWithModes(t *testing.T) {
-	requireTool(t, "bash")
+	testtool.Require(t, "bash", "install bash")
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.sh"), []byte("#!/bin/bash\n"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "r.conf"), []byte("w! x - - - - 0\n"), 0o600))
@@ -328,14 +319,14 @@ func TestHCL2TemplatesDeclareThePluginTheyNeed(t *testing.T) {
 			require.True(t, ok, "required_plugins declares azure")
 			assert.Equal(t, "github.com/hashicorp/azure", azure.Source)
 			assert.Contains(t, azure.Version, ">= 2.")
-			requireTool(t, "packer")
+			testtool.Require(t, "packer", "`make deps` installs packer 1.9.5")
 			run(t, []string{"CHECKPOINT_DISABLE=1"}, "packer", "validate", "-syntax-only", file)
 		})
 	}
 }
 
 func TestReleaseNotesScriptWritesWhatTheImageHolds(t *testing.T) {
-	requireTool(t, "bash")
+	testtool.Require(t, "bash", "install bash")
 	notes := filepath.Join(t.TempDir(), "azure", "vhd-install.complete")
 	out := run(t, []string{"NOTES=" + notes, "IMG_PUBLISHER=Canonical", "IMG_OFFER=ubuntu-24_04-lts", "IMG_SKU=server", "IMG_VERSION=latest", "BUILD_ID=42"},
 		"bash", "scripts/release-notes.sh")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imgflow/imgflow/internal/testtool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,15 +21,7 @@ import (
 // so the interoperability tests cannot silently stop running.
 func requireQemuImg(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("qemu-img")
-	if err == nil {
-		return path
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("qemu-img not found on PATH: install qemu-utils (`make deps`, or apt-get install -y qemu-utils): %v", err)
-	}
-	t.Skipf("qemu-img not found on PATH; install qemu-utils (`make deps`) to run this test: %v", err)
-	return ""
+	return testtool.Require(t, "qemu-img", "install qemu-utils (`make deps`, or apt-get install -y qemu-utils)")
 }
 
 func qemuImg(t *testing.T, args ...string) []byte {

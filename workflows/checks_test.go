@@ -14,6 +14,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/testtool"
 )
 
 // TestCheckScriptsAgreeWithTheLocalEvaluation runs the bash scripts
@@ -21,10 +22,7 @@ import (
 // line of output with what the local target's evaluation of the same
 // predicates (cloud.SimulateRunCommand) says about the same content.
 func TestCheckScriptsAgreeWithTheLocalEvaluation(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
+	bash := testtool.Require(t, "bash", "install bash: the checks' scripts run in it")
 	dir := t.TempDir()
 	write := func(name, text string, mode os.FileMode) string {
 		p := filepath.Join(dir, name)

@@ -69,8 +69,8 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 			out.Tags = copyTags(vm.Tags)
 			return nil, nil
 		}
-		if in.Size == "" {
-			return nil, azrules.InvalidParameter(id, "Required parameter 'hardwareProfile.vmSize' is missing (null).")
+		if err := azrules.CheckVMSize(id, in.Size); err != nil {
+			return nil, err
 		}
 		security, err := azrules.DiskSecurityType(id, in.SecurityType)
 		if err != nil {
@@ -84,8 +84,8 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 		if err != nil {
 			return nil, err
 		}
-		if security != "" && strings.EqualFold(hyperV, cloud.HyperVGenV1) {
-			return nil, azrules.InvalidParameter(id, "Security type '%s' requires a Hyper-V generation V2 image, but %s is %s.", security, in.ImageID, hyperV)
+		if err := azrules.CheckVMSecurity(id, security, in.ImageID, hyperV); err != nil {
+			return nil, err
 		}
 		diskName := cloud.VMOSDiskName(in.Name)
 		if _, ok := rg.Disks[key(diskName)]; ok {
@@ -135,8 +135,8 @@ func (p *Provider) vmImage(st *State, imageID, vmID, loc string) (content, strin
 	if err != nil {
 		return content{}, "", err
 	}
-	if img.Location != loc {
-		return content{}, "", azrules.InvalidParameter(vmID, "The managed image %s is in %s; a VM in %s cannot use it.", img.ID, img.Location, loc)
+	if err := azrules.CheckVMImageLocation(vmID, img.ID, img.Location, loc); err != nil {
+		return content{}, "", err
 	}
 	c, err := p.resourceContent(st, img.ID, img.Source, 0)
 	return c, img.HyperVGeneration, err

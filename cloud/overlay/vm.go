@@ -45,8 +45,8 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 		}
 		return old, nil
 	}
-	if in.Size == "" {
-		return nil, azrules.InvalidParameter(id, "Required parameter 'hardwareProfile.vmSize' is missing (null).")
+	if err := azrules.CheckVMSize(id, in.Size); err != nil {
+		return nil, err
 	}
 	security, err := azrules.DiskSecurityType(id, in.SecurityType)
 	if err != nil {
@@ -60,8 +60,8 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 	if err != nil {
 		return nil, err
 	}
-	if security != "" && strings.EqualFold(hyperV, cloud.HyperVGenV1) {
-		return nil, azrules.InvalidParameter(id, "Security type '%s' requires a Hyper-V generation V2 image, but %s is %s.", security, in.ImageID, hyperV)
+	if err := azrules.CheckVMSecurity(id, security, in.ImageID, hyperV); err != nil {
+		return nil, err
 	}
 	diskName := cloud.VMOSDiskName(in.Name)
 	disk := cloud.Disk{
@@ -102,8 +102,8 @@ func (p *Provider) vmImage(ctx context.Context, imageID, vmID, loc string) (stri
 	if err != nil {
 		return "", 0, err
 	}
-	if !strings.EqualFold(img.Location, loc) {
-		return "", 0, azrules.InvalidParameter(vmID, "The managed image %s is in %s; a VM in %s cannot use it.", img.ID, img.Location, loc)
+	if err := azrules.CheckVMImageLocation(vmID, img.ID, img.Location, loc); err != nil {
+		return "", 0, err
 	}
 	return img.HyperVGeneration, img.SizeBytes + vhd.FooterSize, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imgflow/imgflow/internal/testtool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
@@ -51,14 +52,7 @@ func TestCommittedCIDefinitionsAreUpToDate(t *testing.T) {
 // under CI=true: CI must lint the generated workflows.
 func requireActionlint(t *testing.T) string {
 	t.Helper()
-	path, err := exec.LookPath("actionlint")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("actionlint is not on PATH but CI=true: run `make deps` (go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 into .tools/bin)")
-		}
-		t.Skip("actionlint is not on PATH: run `make deps` and put .tools/bin first on PATH")
-	}
-	return path
+	return testtool.Require(t, "actionlint", "run `make deps` (go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12 into .tools/bin)")
 }
 
 func actionlint(t *testing.T, bin, file string) (string, error) {

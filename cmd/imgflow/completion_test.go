@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/imgflow/imgflow/internal/testtool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -121,10 +122,5 @@ func TestCompletionArguments(t *testing.T) {
 // where the completion script must be checked.
 func requireBash(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("bash"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bash is not on PATH but CI=true: the completion tests need it")
-		}
-		t.Skip("no bash")
-	}
+	testtool.Require(t, "bash", "install bash: the completion tests run it")
 }

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/imgflow/imgflow/internal/testtool"
 	"io"
 	"net/http"
 	"os"
@@ -279,10 +280,7 @@ func Shared(t testing.TB) *Server {
 		shared, sharedErr = Start(Options{Accounts: append(DefaultAccounts(), sharedExtra...)})
 	}
 	if sharedErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("azurite is required when CI=true: %v", sharedErr)
-		}
-		t.Skipf("azurite not available, skipping: %v", sharedErr)
+		testtool.Unavailable(t, "azurite is not available: "+sharedErr.Error(), "`make deps` installs it")
 	}
 	return shared
 }

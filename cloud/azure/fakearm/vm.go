@@ -116,8 +116,12 @@ func (f *Fake) putVM(rg, name string, in armcompute.VirtualMachine) (armcompute.
 	if lerr != nil {
 		return armcompute.VirtualMachine{}, 0, lerr
 	}
-	if p.HardwareProfile == nil || strOf(p.HardwareProfile.VMSize) == "" {
-		return armcompute.VirtualMachine{}, 0, invalidParameter("Required parameter 'hardwareProfile.vmSize' is missing (null).")
+	var vmSize string
+	if p.HardwareProfile != nil {
+		vmSize = strOf(p.HardwareProfile.VMSize)
+	}
+	if err := armError(azrules.CheckVMSize("", vmSize)); err != nil {
+		return armcompute.VirtualMachine{}, 0, err
 	}
 	content, size, osState, err := f.vmImage(image, loc)
 	if err != nil {
@@ -167,8 +171,8 @@ func (f *Fake) vmImage(image, loc string) (string, int64, string, *Error) {
 	if !ok {
 		return "", 0, "", resourceNotFound("Microsoft.Compute/images", image, rgOf(image))
 	}
-	if fold(deref(m.img.Location)) != fold(loc) {
-		return "", 0, "", invalidParameter("The managed image '%s' is in '%s'; a VM in '%s' cannot use it.", image, deref(m.img.Location), loc)
+	if err := armError(azrules.CheckVMImageLocation("", image, deref(m.img.Location), loc)); err != nil {
+		return "", 0, "", err
 	}
 	return m.content, m.size, cloud.OSStateGeneralized, nil
 }
@@ -416,7 +420,8 @@ func (f *Fake) runCommandExists(k string) bool {
 // fake server hands the id without it).
 func vnetKey(id string) string { return "/" + strings.TrimPrefix(id, "/") }
 
-// ARM's answers for the VM handlers, from package azrules's rules.
+// ARM's answers for the VM handlers, from package azrules's rules (the
+// fake's errors name no resource id of their own).
 func resourceNotFound(typ, name, rg string) *Error {
 	return armError(azrules.ResourceNotFound("", typ, name, rg))
 }
