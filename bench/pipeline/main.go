@@ -27,7 +27,6 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/interp"
-	"github.com/imgflow/imgflow/packer"
 	"github.com/imgflow/imgflow/packer/localsim"
 )
 
@@ -173,7 +172,7 @@ func (b *bench) workflow(p cloud.Provider, file string, extra map[string]string)
 	res := interp.Run(context.Background(), "//workflows/"+file, interp.Config{
 		Workspace: b.ws, Registry: builtins.NewRegistry(), Vars: vars,
 		Info:   builtins.RunInfo{ID: "bench-" + strings.TrimSuffix(file, ".star"), Time: time.Now().UTC().Truncate(time.Second)},
-		Packer: slowPacker{sim: localsim.New(p), d: b.lat["packer"]},
+		Packer: localsim.New(p).Slow(b.lat["packer"]),
 	}, interp.Target{Apply: p})
 	return res.Err
 }
@@ -195,21 +194,6 @@ func (b *bench) sideBySide(p cloud.Provider, workflows []string) error {
 		}
 	}
 	return nil
-}
-
-// slowPacker is the local simulation of a packer build taking d.
-type slowPacker struct {
-	sim *localsim.Builder
-	d   time.Duration
-}
-
-func (s slowPacker) Build(ctx context.Context, req packer.BuildRequest) (*packer.Result, error) {
-	select {
-	case <-time.After(s.d):
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return s.sim.Build(ctx, req)
 }
 
 func median(ds []time.Duration) time.Duration {

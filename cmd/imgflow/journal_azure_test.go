@@ -92,31 +92,12 @@ func TestARunJournaledInAzureResumesOnAnotherAgent(t *testing.T) {
 	}
 
 	// Agent 1: a separate imgflow process, killed while the step hangs.
-	self, err := os.Executable()
-	require.NoError(t, err)
 	agent1 := t.TempDir()
-	cmd := exec.Command(self, args(agent1, filepath.Join(root, "workflows", "flatcar.star"))...)
-	cmd.Env = append(os.Environ(), "IMGFLOW_TEST_MAIN=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case <-stalled:
-	case err := <-exited:
-		t.Fatalf("agent 1 ended before the stalled step: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	case <-time.After(60 * time.Second):
-		require.NoError(t, cmd.Process.Kill())
-		<-exited
-		t.Fatalf("agent 1 never reached the stalled step\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-	}
-	require.NoError(t, cmd.Process.Kill()) // the agent dies: no end record, the lease is not released
-	<-exited
-	m := runIDRE.FindStringSubmatch(stdout.String())
-	require.NotNil(t, m, stdout.String())
+	stdout := killAtStall(t, "agent 1", "", args(agent1, filepath.Join(root, "workflows", "flatcar.star")), stalled) // no end record, the lease is not released
+	m := runIDRE.FindStringSubmatch(stdout)
+	require.NotNil(t, m, stdout)
 	runID := m[1]
-	before := stepLines(t, stdout.String())
+	before := stepLines(t, stdout)
 	require.NotEmpty(t, before)
 	requestsBefore := len(f.Requests())
 
@@ -179,3 +160,33 @@ func devKey(t *testing.T) *container.SharedKeyCredential {
 }
 
 func to[T any](v T) *T { return &v }
+
+// killAtStall runs an imgflow agent (this test binary as imgflow, in dir,
+// with args) until it reaches the step stalled reports, then SIGKILLs it:
+// an agent that dies mid-step, leaving no end record and its journal's
+// lease held. It returns what the agent printed.
+func killAtStall(t *testing.T, name, dir string, args []string, stalled <-chan struct{}) (stdout string) {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(self, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "IMGFLOW_TEST_MAIN=1")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-stalled:
+	case err := <-exited:
+		t.Fatalf("%s ended before the stalled step: %v\nstdout:\n%s\nstderr:\n%s", name, err, out.String(), errOut.String())
+	case <-time.After(2 * time.Minute):
+		require.NoError(t, cmd.Process.Kill())
+		<-exited
+		t.Fatalf("%s never reached the stalled step\nstdout:\n%s\nstderr:\n%s", name, out.String(), errOut.String())
+	}
+	require.NoError(t, cmd.Process.Kill())
+	<-exited
+	return out.String()
+}

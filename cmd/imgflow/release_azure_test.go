@@ -1,19 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
@@ -74,32 +70,12 @@ func TestAReleaseJobKilledOnOneAgentContinuesOnAnother(t *testing.T) {
 	require.Equal(t, 0, res.code, res.String())
 
 	// Agent 2, a separate process, dies in the second job's published version.
-	self, err := os.Executable()
-	require.NoError(t, err)
 	agent2 := t.TempDir()
-	cmd := exec.Command(self, jobArgs(beta, agent2)...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "IMGFLOW_TEST_MAIN=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case <-stalled:
-	case err := <-exited:
-		t.Fatalf("agent 2 ended before the stalled step: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	case <-time.After(2 * time.Minute):
-		require.NoError(t, cmd.Process.Kill())
-		<-exited
-		t.Fatalf("agent 2 never reached the stalled step\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-	}
-	require.NoError(t, cmd.Process.Kill()) // no end record, the journal's lease is not released
-	<-exited
-	m := runIDRE.FindStringSubmatch(stdout.String())
-	require.NotNil(t, m, stdout.String())
+	stdout := killAtStall(t, "agent 2", root, jobArgs(beta, agent2), stalled) // no end record, the lease is not released
+	m := runIDRE.FindStringSubmatch(stdout)
+	require.NotNil(t, m, stdout)
 	runID := m[1]
-	finished := stepLines(t, stdout.String())
+	finished := stepLines(t, stdout)
 	require.NotEmpty(t, finished)
 
 	fanIn := func() cliResult {

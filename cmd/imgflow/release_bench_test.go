@@ -11,7 +11,6 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
-	"github.com/imgflow/imgflow/packer"
 	"github.com/imgflow/imgflow/packer/localsim"
 	"github.com/imgflow/imgflow/release"
 )
@@ -78,21 +77,6 @@ var releaseLatencies = map[string]time.Duration{
 
 const releasePackerLatency = 2 * time.Second
 
-// slowPacker simulates a packer build that takes d.
-type slowPacker struct {
-	sim *localsim.Builder
-	d   time.Duration
-}
-
-func (s slowPacker) Build(ctx context.Context, req packer.BuildRequest) (*packer.Result, error) {
-	select {
-	case <-time.After(s.d):
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return s.sim.Build(ctx, req)
-}
-
 // slowLocalTarget is a fresh local target whose changes take the
 // simulated latencies (its dry-run view, the overlay, only reads the
 // base, and reads take no latency, so planning does not wait).
@@ -105,7 +89,7 @@ func slowLocalTarget(b *testing.B) *target {
 	}
 	slow := cloud.WithLatency(p, releaseLatencies)
 	return &target{name: "local", provider: slow,
-		runsDir: filepath.Join(state, "runs"), packer: slowPacker{sim: localsim.New(slow), d: releasePackerLatency}, close: p.Close}
+		runsDir: filepath.Join(state, "runs"), packer: localsim.New(slow).Slow(releasePackerLatency), close: p.Close}
 }
 
 // BenchmarkRunFlatcarReleaseJ4 is `imgflow run -j 4 releases/flatcar.star`
