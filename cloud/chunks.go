@@ -133,8 +133,10 @@ func MergeRanges(ranges []vhd.Range) []vhd.Range {
 // ChunkJob is a chunk going through RunChunks.
 type ChunkJob struct {
 	Chunk
-	// Buf is the chunk's content (Length bytes) once fetched: Data as
-	// Fetch filled it, zeros around it.
+	// Buf is the chunk's content from Offset to the end of Data once
+	// fetched: Data as Fetch filled it, zeros before it. The chunk's
+	// bytes past Data are zeros and not in Buf (a chunk of Pieces ends
+	// with its Data, so Buf is all of it).
 	Buf []byte
 	// Span is the part of Data from its first to its last 512-byte page
 	// holding a non-zero byte (blob offsets): what to write. Zero when
@@ -242,11 +244,15 @@ dispatch:
 		case <-ctx.Done():
 			break dispatch
 		}
-		zeroed := buf == nil
+		// Only up to the end of the data: a chunk holding a few sectors
+		// (a VHD's footer, a small disk) does not cost 4 MiB of cleared
+		// memory. A pooled buffer too small for this chunk is replaced.
+		need := c.Data.Offset + c.Data.Length - c.Offset
+		zeroed := cap(buf) < int(need)
 		if zeroed {
-			buf = make([]byte, ChunkSize)
+			buf = make([]byte, need)
 		}
-		s := &slot{job: ChunkJob{Chunk: c, Buf: buf[:c.Length], zeroed: zeroed}, done: make(chan error, 1)}
+		s := &slot{job: ChunkJob{Chunk: c, Buf: buf[:need], zeroed: zeroed}, done: make(chan error, 1)}
 		order <- s // never blocks: at most nbuf slots hold a buffer
 		select {
 		case jobs <- s:

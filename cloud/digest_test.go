@@ -288,9 +288,10 @@ func (zeroReaderAt) ReadAt(p []byte, _ int64) (int, error) {
 	return len(p), nil
 }
 
-// A chunk's Buf holds zeros around its Data whether its buffer is new or
-// reused from a chunk that was full of data (the Azure target hashes the
-// whole Buf for Content-MD5).
+// A chunk's Buf holds zeros before its Data and ends with it, whether its
+// buffer is new or reused from a chunk that was full of data (the Azure
+// target hashes the whole Buf for Content-MD5): a chunk with one sector of
+// data near its start does not hold 4 MiB.
 func TestRunChunksBufIsZerosAroundTheData(t *testing.T) {
 	const size = 3 * cloud.ChunkSize
 	content := bytes.Repeat([]byte{0xff}, size)
@@ -305,7 +306,7 @@ func TestRunChunksBufIsZerosAroundTheData(t *testing.T) {
 		InOrder: func(j *cloud.ChunkJob) {
 			lo, hi := j.Data.Offset-j.Offset, j.Data.Offset+j.Data.Length-j.Offset
 			assert.True(t, vhd.IsZero(j.Buf[:lo]), "chunk at %d: zeros before its data", j.Offset)
-			assert.True(t, vhd.IsZero(j.Buf[hi:]), "chunk at %d: zeros after its data", j.Offset)
+			assert.Len(t, j.Buf, int(hi), "chunk at %d: Buf ends with its data", j.Offset)
 			assert.Equal(t, content[j.Data.Offset:j.Data.Offset+j.Data.Length], j.Buf[lo:hi])
 			checked++
 		},

@@ -106,7 +106,7 @@ func (p *Provider) transfer(ctx context.Context, s transferSpec) (*transferResul
 			if h != nil {
 				hashZeros(h, j.Offset-pos)
 				h.Write(j.Buf)
-				pos = j.Offset + j.Length
+				pos = j.Offset + int64(len(j.Buf)) // zeros past it come with the next piece
 			}
 			done += j.Data.Length
 			tr.Add(j.Data.Length)
