@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,10 +39,12 @@ type GuestFile struct {
 // file_contains checks.
 const MaxGuestText = 64 << 10
 
-// GuestContentOffset is where a simulated OS disk holds its GuestContent:
-// past the first MiB (the boot area), within the next MiB.
+// GuestContentOffset is where a simulated OS disk holds its GuestContent,
+// at most GuestContentMax bytes: the sectors after the build's marker in
+// sector 0, so that the disk's data is one short extent (every copy of
+// the image reads, hashes and writes from its first byte to its last).
 const (
-	GuestContentOffset = 1 << 20
+	GuestContentOffset = 4 << 10
 	GuestContentMax    = 1 << 20
 )
 
@@ -64,6 +67,30 @@ func EncodeGuestContent(g *GuestContent) ([]byte, error) {
 // ErrNoGuestContent says a disk holds no GuestContent: it was not made by
 // a simulated build (e.g. an imported VHD).
 var ErrNoGuestContent = errors.New("the disk holds no record of its content (it was not made by a simulated packer build)")
+
+// ReadGuestContent reads the record from a disk's bytes, only as many as
+// it takes.
+func ReadGuestContent(disk io.ReaderAt) (*GuestContent, error) {
+	head := make([]byte, len(guestMagic)+len(strconv.Itoa(GuestContentMax))+1)
+	n, err := disk.ReadAt(head, GuestContentOffset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	rest, ok := bytes.CutPrefix(head[:n], guestMagic)
+	if !ok {
+		return nil, ErrNoGuestContent
+	}
+	size, _, ok := bytes.Cut(rest, []byte("\n"))
+	total := len(guestMagic) + len(size) + 1
+	if length, err := strconv.Atoi(string(size)); ok && err == nil && length >= 0 {
+		total += length
+	}
+	buf := make([]byte, min(total, GuestContentMax))
+	if n, err = disk.ReadAt(buf, GuestContentOffset); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return DecodeGuestContent(buf[:n])
+}
 
 // DecodeGuestContent reads the record EncodeGuestContent wrote from the
 // bytes at GuestContentOffset.

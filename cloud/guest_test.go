@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,6 +32,29 @@ func TestGuestContentRoundTrip(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoGuestContent, "a disk without a record (all zeros)")
 	_, err = DecodeGuestContent(append(append([]byte(nil), guestMagic...), "999\n{}"...))
 	assert.ErrorContains(t, err, "damaged")
+}
+
+// ReadGuestContent reads the record at its offset in a disk, however much
+// room the disk leaves after it, and tells a disk without one.
+func TestReadGuestContent(t *testing.T) {
+	g := sampleGuest()
+	data, err := EncodeGuestContent(g)
+	require.NoError(t, err)
+	for name, tail := range map[string]int{"record at the end": 0, "zeros after it": 1 << 20} {
+		disk := make([]byte, GuestContentOffset+len(data)+tail)
+		copy(disk[GuestContentOffset:], data)
+		got, err := ReadGuestContent(bytes.NewReader(disk))
+		require.NoError(t, err, name)
+		assert.Equal(t, g, got, name)
+	}
+	_, err = ReadGuestContent(bytes.NewReader(make([]byte, 2*GuestContentOffset)))
+	assert.ErrorIs(t, err, ErrNoGuestContent, "a disk without a record")
+	_, err = ReadGuestContent(bytes.NewReader(make([]byte, 512)))
+	assert.ErrorIs(t, err, ErrNoGuestContent, "a disk shorter than the offset")
+	truncated := make([]byte, GuestContentOffset+len(data)-1)
+	copy(truncated[GuestContentOffset:], data)
+	_, err = ReadGuestContent(bytes.NewReader(truncated))
+	assert.ErrorContains(t, err, "damaged", "a record cut short")
 }
 
 func TestGuestCheckEval(t *testing.T) {

@@ -2,9 +2,7 @@ package local
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -241,10 +239,5 @@ func readGuestContent(path string) (*cloud.GuestContent, error) {
 		return nil, err
 	}
 	defer f.Close()
-	buf := make([]byte, cloud.GuestContentMax)
-	n, err := f.ReadAt(buf, cloud.GuestContentOffset)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return cloud.DecodeGuestContent(buf[:n])
+	return cloud.ReadGuestContent(f)
 }
