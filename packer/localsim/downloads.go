@@ -1,11 +1,8 @@
 package localsim
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -99,15 +96,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// stagedFile is a file the build uploaded, as the VM holds it.
-type stagedFile struct {
-	Path   string `json:"path"`
-	Mode   string `json:"mode"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
-	abs    string
-}
-
 // writeDownloads writes what the build's download provisioners would
 // fetch into the downloads directory. No VM ran, so a download is what
 // the simulation knows of the VM: a file the build uploaded is downloaded
@@ -119,9 +107,9 @@ func (p *prepared) writeDownloads(s *simulation) error {
 	if dir == "" || len(p.downloads) == 0 {
 		return nil
 	}
-	staged, err := p.stagedFiles()
-	if err != nil {
-		return err
+	staged := map[string]stagedFile{}
+	if p.staged != nil {
+		staged = p.staged.files
 	}
 	for _, d := range p.downloads {
 		if !d.appliesTo(s.cfg.build) {
@@ -129,6 +117,7 @@ func (p *prepared) writeDownloads(s *simulation) error {
 		}
 		var data []byte
 		if f, ok := staged[d.Source]; ok {
+			var err error
 			if data, err = os.ReadFile(f.abs); err != nil {
 				return err
 			}
@@ -144,35 +133,6 @@ func (p *prepared) writeDownloads(s *simulation) error {
 		}
 	}
 	return nil
-}
-
-// stagedFiles are the uploads by their path on the VM (the staged
-// directory mirrors it).
-func (p *prepared) stagedFiles() (map[string]stagedFile, error) {
-	out := map[string]stagedFile{}
-	dir := p.values[FilesDirVar]
-	if dir == "" {
-		return out, nil
-	}
-	err := filepath.WalkDir(dir, func(file string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		info, err := e.Info()
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, file)
-		vmPath := "/" + filepath.ToSlash(rel)
-		sum := sha256.Sum256(data)
-		out[vmPath] = stagedFile{Path: vmPath, Mode: fmt.Sprintf("%04o", info.Mode().Perm()), Size: info.Size(), SHA256: hex.EncodeToString(sum[:]), abs: file}
-		return nil
-	})
-	return out, err
 }
 
 // describe is the simulated content of a download that is not an upload.

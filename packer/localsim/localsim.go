@@ -58,10 +58,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -189,7 +185,7 @@ type prepared struct {
 	envKeys  []string // the non-secret ones, sorted
 	rendered *packer.Rendering
 	builds   []string
-	files    []byte // digest of the staged files, "" when none
+	staged   *stagedTree // the staged files, nil when none
 	// downloads are the template's download provisioners.
 	downloads []Download
 }
@@ -252,7 +248,7 @@ func prepare(req packer.BuildRequest) (*prepared, error) {
 		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 	}
 	if dir := p.values[FilesDirVar]; dir != "" {
-		if p.files, err = digestTree(dir); err != nil {
+		if p.staged, err = readStaged(dir); err != nil {
 			return nil, fmt.Errorf("packer build %s: staged files: %w", req.TemplatePath, err)
 		}
 	}
@@ -277,7 +273,11 @@ func (p *prepared) identity(build string) uuid.UUID {
 		field(k)
 		field(p.values[k])
 	}
-	field(string(p.files))
+	if p.staged != nil {
+		field(string(p.staged.digest))
+	} else {
+		field("")
+	}
 	// Only when given, so that the products of builds without env keep
 	// their names.
 	for _, k := range p.envKeys {
@@ -285,35 +285,4 @@ func (p *prepared) identity(build string) uuid.UUID {
 		field(p.env[k])
 	}
 	return uuid.NewSHA1(uuid.NameSpaceURL, h.Sum(nil))
-}
-
-// digestTree hashes the relative paths, modes and contents of a directory.
-func digestTree(dir string) ([]byte, error) {
-	h := sha256.New()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(h, "%s %o\n", filepath.ToSlash(rel), info.Mode())
-		if info.Mode().IsRegular() {
-			return hashFile(h, path)
-		}
-		return nil
-	})
-	return h.Sum(nil), err
-}
-
-func hashFile(h hash.Hash, path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(h, "%d\n", len(data))
-	h.Write(data)
-	return nil
 }

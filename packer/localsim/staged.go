@@ -1,0 +1,65 @@
+package localsim
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// stagedFile is a file the build uploaded, as the VM holds it.
+type stagedFile struct {
+	Path   string `json:"path"`
+	Mode   string `json:"mode"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+	abs    string
+}
+
+// stagedTree is the staged-files directory, read once per build: the
+// build's identity, its simulated downloads and its guest record all
+// describe the same files, and the build tools among them are megabytes.
+type stagedTree struct {
+	// digest hashes the relative paths, modes and contents of the tree.
+	digest []byte
+	// files are the regular files by their path on the VM (the staged
+	// directory mirrors it).
+	files map[string]stagedFile
+}
+
+// readStaged walks the staged-files directory dir.
+func readStaged(dir string) (*stagedTree, error) {
+	tree := &stagedTree{files: map[string]stagedFile{}}
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(file string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, file)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %o\n", filepath.ToSlash(rel), info.Mode())
+		if !info.Mode().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%d\n", len(data))
+		h.Write(data)
+		sum := sha256.Sum256(data)
+		vmPath := "/" + filepath.ToSlash(rel)
+		tree.files[vmPath] = stagedFile{Path: vmPath, Mode: fmt.Sprintf("%04o", info.Mode().Perm()), Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), abs: file}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	tree.digest = h.Sum(nil)
+	return tree, nil
+}
