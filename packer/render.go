@@ -234,6 +234,9 @@ func (r *renderer) renderValue(v any, path string, envOK bool) (any, error) {
 }
 
 func (r *renderer) renderString(s, path string, envOK bool) (string, error) {
+	if !strings.Contains(s, "{{") {
+		return s, nil
+	}
 	var firstErr error
 	out := actionRE.ReplaceAllStringFunc(s, func(action string) string {
 		if firstErr != nil {
