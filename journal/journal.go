@@ -146,12 +146,19 @@ func Open(location, runID string) (*File, error) {
 	return s.Open(context.Background(), runID)
 }
 
-// fileWriter appends to a journal file, fsyncing each record.
-type fileWriter struct{ f *os.File }
+// fileWriter appends to a journal file, fsyncing each record unless the
+// journal is scratch (see ScratchDir).
+type fileWriter struct {
+	f       *os.File
+	noFsync bool
+}
 
 func (w fileWriter) write(line []byte) error {
 	if _, err := w.f.Write(line); err != nil {
 		return err
+	}
+	if w.noFsync {
+		return nil
 	}
 	if err := w.f.Sync(); err != nil {
 		return fmt.Errorf("sync: %w", err)
@@ -162,7 +169,7 @@ func (w fileWriter) write(line []byte) error {
 func (w fileWriter) close() error { return w.f.Close() }
 
 // createFile starts a journal file in dir.
-func createFile(dir string, header Record) (*File, error) {
+func createFile(dir string, header Record, noFsync bool) (*File, error) {
 	if header.RunID == "" {
 		return nil, errors.New("journal: run id is empty")
 	}
@@ -178,7 +185,7 @@ func createFile(dir string, header Record) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
-	j := &File{path: path, w: fileWriter{f}}
+	j := &File{path: path, w: fileWriter{f, noFsync}}
 	header.Type = TypeRun
 	if err := j.Append(header); err != nil {
 		j.Close()
@@ -188,7 +195,7 @@ func createFile(dir string, header Record) (*File, error) {
 }
 
 // openFile opens a journal file in dir, locking it.
-func openFile(dir, runID string) (*File, error) {
+func openFile(dir, runID string, noFsync bool) (*File, error) {
 	path := Path(dir, runID)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -219,7 +226,7 @@ func openFile(dir, runID string) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("journal %s has no run header", path)
 	}
-	return &File{path: path, w: fileWriter{f}, records: records}, nil
+	return &File{path: path, w: fileWriter{f, noFsync}, records: records}, nil
 }
 
 // Read reads a journal without locking it (for listing runs).

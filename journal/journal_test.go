@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -35,6 +36,36 @@ func TestAppendedRecordsSurviveReopen(t *testing.T) {
 	assert.Equal(t, TypeRun, recs[0].Type)
 	assert.Equal(t, "4152.2.3", recs[0].Vars["version"])
 	assert.Equal(t, "a", recs[1].Step.Key)
+}
+
+// A scratch directory's journals are the same files as a Dir's, locked
+// while open and resumable: only the fsync per record is left out.
+func TestScratchDirJournalsAreDirJournalsWithoutFsync(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	scratch := ScratchDir(dir)
+	j, err := scratch.Create(ctx, header("r1"))
+	require.NoError(t, err)
+	require.NoError(t, j.Append(step("a")))
+	_, err = scratch.Open(ctx, "r1")
+	assert.ErrorContains(t, err, "in use by another imgflow process")
+	require.NoError(t, j.Close())
+
+	j, err = Dir(dir).Open(ctx, "r1")
+	require.NoError(t, err, "a Dir reads a scratch journal")
+	require.Len(t, j.Records(), 2)
+	require.NoError(t, j.Close())
+	j, err = scratch.Open(ctx, "r1")
+	require.NoError(t, err)
+	require.NoError(t, j.Append(step("b")))
+	require.NoError(t, j.Close())
+	runs, err := scratch.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	assert.Equal(t, "r1", runs[0].RunID)
+	recs, err := Read(Path(dir, "r1"))
+	require.NoError(t, err)
+	assert.Equal(t, "b", recs[2].Step.Key)
 }
 
 func TestATornLastRecordIsIgnoredAndOverwritten(t *testing.T) {

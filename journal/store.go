@@ -48,16 +48,39 @@ type Dir string
 
 // Create implements Store.
 func (d Dir) Create(_ context.Context, header Record) (*File, error) {
-	return createFile(string(d), header)
+	return createFile(string(d), header, false)
 }
 
 // Open implements Store.
-func (d Dir) Open(_ context.Context, runID string) (*File, error) { return openFile(string(d), runID) }
+func (d Dir) Open(_ context.Context, runID string) (*File, error) {
+	return openFile(string(d), runID, false)
+}
 
 // List implements Store.
 func (d Dir) List(context.Context) ([]Summary, error) { return listDir(string(d)) }
 
 func (d Dir) String() string { return string(d) }
+
+// ScratchDir is a Dir whose journals do not outlive the process that
+// writes them (imgflow test's runs): the same files, locks and resume,
+// without an fsync per record, which a workflow test would otherwise pay
+// for every step.
+type ScratchDir string
+
+// Create implements Store.
+func (d ScratchDir) Create(_ context.Context, header Record) (*File, error) {
+	return createFile(string(d), header, true)
+}
+
+// Open implements Store.
+func (d ScratchDir) Open(_ context.Context, runID string) (*File, error) {
+	return openFile(string(d), runID, true)
+}
+
+// List implements Store.
+func (d ScratchDir) List(context.Context) ([]Summary, error) { return listDir(string(d)) }
+
+func (d ScratchDir) String() string { return string(d) }
 
 // splitPrefix splits a journal URL into its container's URL and the
 // folder of the journals in it: …/CONTAINER/aks/linux-fips keeps each run

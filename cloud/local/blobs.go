@@ -297,8 +297,9 @@ func (p *Provider) copyFromDisk(ctx context.Context, srcRef cloud.BlobRef, q url
 }
 
 // writeTemp creates a temp file of the given size in the blob directory,
-// lets fill write it, and syncs it; it returns the file name and fill's
-// result. The temp file is removed on failure.
+// lets fill write it, and syncs it (not for a memory provider, whose data
+// goes with the process); it returns the file name and fill's result. The
+// temp file is removed on failure.
 func (p *Provider) writeTemp(ctx context.Context, size int64, fill func(*os.File) (string, error)) (string, string, error) {
 	f, err := os.CreateTemp(filepath.Join(p.blobDir, tmpDirName), "blob-*")
 	if err != nil {
@@ -310,8 +311,8 @@ func (p *Provider) writeTemp(ctx context.Context, size int64, fill func(*os.File
 			return "", err
 		}
 		sum, err := fill(f)
-		if err != nil {
-			return "", err
+		if err != nil || p.tempDir != "" {
+			return sum, err
 		}
 		return sum, f.Sync()
 	}()

@@ -24,13 +24,13 @@ type harness struct {
 	cloud    *local.Provider
 	runs     int
 	// journals holds the runs' journals for resume, per test.
-	journals string
+	journals journal.ScratchDir
 }
 
 func (h *harness) begin(c *local.Provider, journals string) {
 	h.cloud = c
 	h.runs = 0
-	h.journals = journals
+	h.journals = journal.ScratchDir(journals)
 }
 
 func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -59,7 +59,7 @@ func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlar
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	j, info, err := h.journal(resume)
+	j, info, err := h.journal(ctx, resume)
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -81,9 +81,9 @@ func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlar
 }
 
 // journal starts a new run's journal, or reopens the one to resume.
-func (h *harness) journal(resume string) (*journal.File, builtins.RunInfo, error) {
+func (h *harness) journal(ctx context.Context, resume string) (*journal.File, builtins.RunInfo, error) {
 	if resume != "" {
-		j, err := journal.Open(h.journals, resume)
+		j, err := h.journals.Open(ctx, resume)
 		if err != nil {
 			return nil, builtins.RunInfo{}, err
 		}
@@ -96,7 +96,7 @@ func (h *harness) journal(resume string) (*journal.File, builtins.RunInfo, error
 	}
 	h.runs++
 	info := builtins.RunInfo{ID: fmt.Sprintf("test-%d", h.runs), Time: h.runner.Time}
-	j, err := journal.Create(h.journals, journal.Record{RunID: info.ID, RunTime: &info.Time})
+	j, err := h.journals.Create(ctx, journal.Record{RunID: info.ID, RunTime: &info.Time})
 	return j, info, err
 }
 
