@@ -156,7 +156,7 @@ type hclFile struct {
 // locals and sources that every file's build blocks share.
 func parseHCL2Files(files []hclFile, display string) (*Template, error) {
 	p := &hclParser{
-		t: &Template{Variables: map[string]Variable{}},
+		t: newTemplate(),
 		h: &hclTemplate{src: map[string][]byte{}, variables: map[string]*hclVariable{}, locals: map[string]*hclLocal{}, sources: map[string]*hclSource{}},
 	}
 	p.t.hcl = p.h

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 )
 
 // Template is a packer template: a legacy JSON template (packer 1.6.6's
@@ -44,6 +45,15 @@ type Template struct {
 	// raw is the whole decoded document; UsedVariables scans it so that no
 	// section is missed, including ones this type does not model.
 	raw map[string]any
+	// occ lists the template's variable references once: every render
+	// checks them, and a template is rendered once per build.
+	occ func() []occurrence
+}
+
+func newTemplate() *Template {
+	t := &Template{Variables: map[string]Variable{}}
+	t.occ = sync.OnceValue(t.findOccurrences)
+	return t
 }
 
 // Variable is one entry of a template's "variables" section.
@@ -125,7 +135,8 @@ func ParseTemplate(data []byte) (*Template, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("invalid JSON: trailing data after the template object")
 	}
-	t := &Template{Variables: map[string]Variable{}, raw: raw, source: data}
+	t := newTemplate()
+	t.raw, t.source = raw, data
 
 	if v, ok := raw["sensitive-variables"]; ok {
 		list, ok := v.([]any)

@@ -115,7 +115,9 @@ type occurrence struct {
 	owner string
 }
 
-func (t *Template) occurrences() []occurrence {
+func (t *Template) occurrences() []occurrence { return t.occ() }
+
+func (t *Template) findOccurrences() []occurrence {
 	if t.hcl != nil {
 		return t.hcl.occurrences()
 	}

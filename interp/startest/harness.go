@@ -15,22 +15,28 @@ import (
 	"github.com/imgflow/imgflow/journal"
 )
 
-// harness provides run() to a test file: it runs a workflow on the current
-// test's fake cloud, which persists across run() calls of one test so a
-// test can prove that a rerun changes nothing.
+// harness is one test's: run() runs a workflow on the test's fake cloud,
+// which persists across run() calls of the test so a test can prove that
+// a rerun changes nothing.
 type harness struct {
 	runner   *Runner
 	testFile string
 	cloud    *local.Provider
 	runs     int
-	// journals holds the runs' journals for resume, per test.
+	// journals holds the runs' journals for resume.
 	journals journal.ScratchDir
 }
 
-func (h *harness) begin(c *local.Provider, journals string) {
-	h.cloud = c
-	h.runs = 0
-	h.journals = journal.ScratchDir(journals)
+// harnessKey is the thread-local key of the running test's harness.
+const harnessKey = "startest.harness"
+
+// runBuiltin is run(): it finds the calling test's harness on its thread.
+func runBuiltin(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	h, _ := thread.Local(harnessKey).(*harness)
+	if h == nil {
+		return nil, fmt.Errorf("run() can only be called from a test_* function")
+	}
+	return h.run(thread, b, args, kwargs)
 }
 
 func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -39,9 +45,6 @@ func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlar
 	var resume string
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "workflow", &workflow, "vars?", &vars, "faults?", &faults, "resume?", &resume); err != nil {
 		return nil, err
-	}
-	if h.cloud == nil {
-		return nil, fmt.Errorf("run() can only be called from a test_* function")
 	}
 	rel, _, err := h.runner.Workspace.Resolve(h.testFile, workflow)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -19,6 +20,7 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/interp"
+	"github.com/imgflow/imgflow/journal"
 )
 
 // Result is the outcome of one test_* function.
@@ -90,78 +92,109 @@ func (r *Runner) walk(paths []string, keep func(name string) bool) ([]string, er
 	return files, nil
 }
 
-// RunFiles runs the test files, up to parallel at once (at least one),
-// and sends each file's results on the returned channel in the order of
-// files, as soon as that file and those before it are done. Files are
-// independent: every test has its own fake cloud and journal directory.
-// The Reporter, if set, must be safe for concurrent use.
+// RunFiles runs the test files' tests, up to parallel at once (at least
+// one), and sends each file's results on the returned channel in the
+// order of files, as soon as that file and those before it are done.
+// Tests, not files, are the unit of parallelism, so a file with many
+// slow tests does not finish alone on one core: every test has its own
+// fake cloud and journal directory. The Reporter, if set, must be safe
+// for concurrent use.
 func (r *Runner) RunFiles(ctx context.Context, files []string, parallel int) <-chan []Result {
 	parallel = max(parallel, 1)
-	done := make([]chan []Result, len(files))
-	for i := range done {
-		done[i] = make(chan []Result, 1)
+	type job struct {
+		results []Result
+		i       int
+		run     func() Result
+		done    *sync.WaitGroup
 	}
-	sem := make(chan struct{}, parallel)
+	fileDone := make([]*sync.WaitGroup, len(files))
+	fileResults := make([][]Result, len(files))
+	jobs := make(chan job)
+	loaded := make(chan int, len(files)) // files whose tests are all queued
 	go func() {
-		for i, f := range files {
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem }()
-				done[i] <- r.RunFile(ctx, f)
-			}()
+		defer close(jobs)
+		for fi, f := range files {
+			tests := r.loadTests(ctx, f)
+			fileResults[fi] = make([]Result, len(tests))
+			wg := &sync.WaitGroup{}
+			wg.Add(len(tests))
+			fileDone[fi] = wg
+			loaded <- fi
+			for ti, t := range tests {
+				jobs <- job{results: fileResults[fi], i: ti, run: t, done: wg}
+			}
 		}
 	}()
+	for range parallel {
+		go func() {
+			for j := range jobs {
+				j.results[j.i] = j.run()
+				j.done.Done()
+			}
+		}()
+	}
 	out := make(chan []Result)
 	go func() {
 		defer close(out)
-		for _, d := range done {
-			out <- <-d
+		for range files {
+			fi := <-loaded
+			fileDone[fi].Wait()
+			out <- fileResults[fi]
 		}
 	}()
 	return out
 }
 
-// RunFile runs every test_* function of one test file. An error loading
-// the file is reported as a failing pseudo-test named "<load>".
+// RunFile runs every test_* function of one test file, one after the
+// other. An error loading the file is reported as a failing pseudo-test
+// named "<load>".
 func (r *Runner) RunFile(ctx context.Context, file string) []Result {
-	cfg := interp.Config{Workspace: r.Workspace, Registry: r.Registry, Reporter: r.Reporter, Programs: &r.programs}
-	globals, harness, failures := r.load(ctx, cfg, file)
-	if len(failures) > 0 {
-		return []Result{{File: file, Name: "<load>", Failures: failures}}
-	}
 	var results []Result
+	for _, run := range r.loadTests(ctx, file) {
+		results = append(results, run())
+	}
+	return results
+}
+
+// loadTests loads a test file and returns a function per test_* function,
+// in name order, each running its test on a fresh cloud; or a single one
+// reporting the failures that kept the file from loading.
+func (r *Runner) loadTests(ctx context.Context, file string) []func() Result {
+	cfg := interp.Config{Workspace: r.Workspace, Registry: r.Registry, Reporter: r.Reporter, Programs: &r.programs}
+	globals, failures := r.load(ctx, cfg, file)
+	if len(failures) > 0 {
+		return []func() Result{func() Result { return Result{File: file, Name: "<load>", Failures: failures} }}
+	}
+	var tests []func() Result
 	for _, name := range globals.Keys() { // sorted
 		fn, ok := globals[name].(*starlark.Function)
 		if !ok || !strings.HasPrefix(name, "test_") {
 			continue
 		}
-		results = append(results, r.runTest(ctx, cfg, file, name, fn, harness))
+		tests = append(tests, func() Result { return r.runTest(ctx, cfg, file, name, fn) })
 	}
-	return results
+	return tests
 }
 
 // load executes a test file's module with assert and run() predeclared,
-// returning its globals and the harness its run() uses, or the failures
-// that kept it from loading.
-func (r *Runner) load(ctx context.Context, cfg interp.Config, file string) (starlark.StringDict, *harness, []string) {
+// returning its globals, or the failures that kept it from loading.
+func (r *Runner) load(ctx context.Context, cfg interp.Config, file string) (starlark.StringDict, []string) {
 	assertMod, err := starlarktest.LoadAssertModule()
 	if err != nil {
-		return nil, nil, []string{err.Error()}
+		return nil, []string{err.Error()}
 	}
 	loadRep := &collector{}
-	extra := starlark.StringDict{"assert": assertMod["assert"]}
-	harness := &harness{runner: r, testFile: file}
-	extra["run"] = starlark.NewBuiltin("run", harness.run)
+	extra := starlark.StringDict{"assert": assertMod["assert"], "run": starlark.NewBuiltin("run", runBuiltin)}
 	globals, err := interp.ExecModule(ctx, cfg, "//"+file, extra, func(th *starlark.Thread) { starlarktest.SetReporter(th, loadRep) })
 	msgs := loadRep.failures
 	if err != nil {
 		msgs = append(msgs, err.Error())
 	}
-	return globals, harness, msgs
+	return globals, msgs
 }
 
 // runTest calls one test function on a fresh fake cloud.
-func (r *Runner) runTest(ctx context.Context, cfg interp.Config, file, name string, fn *starlark.Function, h *harness) Result {
+func (r *Runner) runTest(ctx context.Context, cfg interp.Config, file, name string, fn *starlark.Function) Result {
 	res := Result{File: file, Name: name}
 	start := time.Now()
 	cloud, err := local.NewMemory(local.Options{})
@@ -176,10 +209,11 @@ func (r *Runner) runTest(ctx context.Context, cfg interp.Config, file, name stri
 		return res
 	}
 	defer os.RemoveAll(journals)
-	h.begin(cloud, journals)
+	h := &harness{runner: r, testFile: file, cloud: cloud, journals: journal.ScratchDir(journals)}
 	rep := &collector{}
 	th, stop := interp.NewThread(ctx, cfg, file+":"+name)
 	starlarktest.SetReporter(th, rep)
+	th.SetLocal(harnessKey, h)
 	_, err = starlark.Call(th, fn, nil, nil)
 	stop()
 	res.Failures = rep.failures

@@ -95,7 +95,7 @@ func (r *Runner) ExpectedOutputs(ctx context.Context, workflow string) ([]string
 		return nil, fmt.Errorf("%s: %w; write it, with %s = [...] the outputs %s sets", file, err, ExpectedOutputsVar, workflow)
 	}
 	cfg := interp.Config{Workspace: r.Workspace, Registry: r.Registry, Reporter: r.Reporter}
-	globals, _, failures := r.load(ctx, cfg, file)
+	globals, failures := r.load(ctx, cfg, file)
 	if len(failures) > 0 {
 		return nil, fmt.Errorf("load %s: %s", file, strings.Join(failures, "\n"))
 	}

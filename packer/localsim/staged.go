@@ -22,7 +22,8 @@ type stagedFile struct {
 // build's identity, its simulated downloads and its guest record all
 // describe the same files, and the build tools among them are megabytes.
 type stagedTree struct {
-	// digest hashes the relative paths, modes and contents of the tree.
+	// digest hashes the relative paths, modes, sizes and content sums of
+	// the tree.
 	digest []byte
 	// files are the regular files by their path on the VM (the staged
 	// directory mirrors it).
@@ -50,9 +51,10 @@ func readStaged(dir string) (*stagedTree, error) {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(h, "%d\n", len(data))
-		h.Write(data)
+		// The tree's digest takes each file's sum, not its bytes again:
+		// the build tools are megabytes, hashed once.
 		sum := sha256.Sum256(data)
+		fmt.Fprintf(h, "%d %x\n", len(data), sum)
 		vmPath := "/" + filepath.ToSlash(rel)
 		tree.files[vmPath] = stagedFile{Path: vmPath, Mode: fmt.Sprintf("%04o", info.Mode().Perm()), Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), abs: file}
 		return nil
