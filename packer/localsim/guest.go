@@ -2,7 +2,6 @@ package localsim
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -107,30 +106,32 @@ func (p *prepared) simulateUpload(g *cloud.GuestContent, prov map[string]any) er
 	dest, _ := prov["destination"].(string)
 	staged, sub, ok := p.refValue(src)
 	m := varRef.FindStringSubmatch(src)
-	if !ok || m[1]+m[2] != FilesDirVar || staged == "" || dest == "" {
+	if !ok || m[1]+m[2] != FilesDirVar || staged == "" || dest == "" || p.staged == nil {
 		return nil
 	}
-	root := filepath.Join(staged, filepath.FromSlash(sub))
-	return filepath.WalkDir(root, func(file string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	if _, err := os.Lstat(filepath.Join(staged, filepath.FromSlash(sub))); err != nil {
+		return err // as packer would fail to upload it
+	}
+	// The staged tree was read once (readStaged): its files under sub.
+	root := "/" + strings.Trim(filepath.ToSlash(sub), "/")
+	for vmPath, f := range p.staged.files {
+		var rel string
+		switch {
+		case root == "/":
+			rel = vmPath[1:]
+		case vmPath == root: // the source is one file
+		case strings.HasPrefix(vmPath, root+"/"):
+			rel = vmPath[len(root)+1:]
+		default:
+			continue
 		}
-		rel, _ := filepath.Rel(root, file)
-		target := path.Join(dest, filepath.ToSlash(rel))
-		if !strings.HasSuffix(src, "/") && !strings.HasSuffix(dest, "/") && rel == "." {
+		target := path.Join(dest, rel)
+		if rel == "" && !strings.HasSuffix(src, "/") && !strings.HasSuffix(dest, "/") {
 			target = dest
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return err
-		}
-		g.Files[target] = guestFile(data, fmt.Sprintf("%04o", info.Mode().Perm()))
-		return nil
-	})
+		g.Files[target] = cloud.GuestFile{Mode: f.Mode, Size: f.Size, Text: f.text}
+	}
+	return nil
 }
 
 // installFiles applies install-files.sh's install list to g.
@@ -152,14 +153,6 @@ func installFiles(g *cloud.GuestContent, list string) error {
 		g.Files[parts[1]] = src
 	}
 	return nil
-}
-
-func guestFile(data []byte, mode string) cloud.GuestFile {
-	f := cloud.GuestFile{Mode: mode, Size: int64(len(data))}
-	if len(data) <= cloud.MaxGuestText {
-		f.Text = string(data)
-	}
-	return f
 }
 
 // guestRecord is guestContent encoded for the disk.

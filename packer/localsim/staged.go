@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/imgflow/imgflow/cloud"
 )
 
 // stagedFile is a file the build uploaded, as the VM holds it.
@@ -16,6 +18,9 @@ type stagedFile struct {
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
 	abs    string
+	// text is the content of a file of at most cloud.MaxGuestText bytes
+	// (for the guest record's file_contains checks), else "".
+	text string
 }
 
 // stagedTree is the staged-files directory, read once per build: the
@@ -56,7 +61,11 @@ func readStaged(dir string) (*stagedTree, error) {
 		sum := sha256.Sum256(data)
 		fmt.Fprintf(h, "%d %x\n", len(data), sum)
 		vmPath := "/" + filepath.ToSlash(rel)
-		tree.files[vmPath] = stagedFile{Path: vmPath, Mode: fmt.Sprintf("%04o", info.Mode().Perm()), Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), abs: file}
+		f := stagedFile{Path: vmPath, Mode: fmt.Sprintf("%04o", info.Mode().Perm()), Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), abs: file}
+		if len(data) <= cloud.MaxGuestText {
+			f.text = string(data)
+		}
+		tree.files[vmPath] = f
 		return nil
 	})
 	if err != nil {
