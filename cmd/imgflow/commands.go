@@ -27,6 +27,11 @@ type command struct {
 	// hidden commands are dispatched but neither listed nor completed
 	// as commands.
 	hidden bool
+	// movesData marks a command that moves image data (VHD uploads and
+	// copies): it keeps Go's default garbage collection, whose heap stays
+	// near what the transfer buffers hold. The others evaluate workflows
+	// and exit (see lightGC).
+	movesData bool
 	// run runs the command. Its flags are those it declares on the
 	// FlagSet of newFlagSet; completion and -h read them from there.
 	run func(ctx context.Context, e *env, args []string) error
@@ -39,6 +44,7 @@ func commands() []*command {
 			summary:     "run a workflow",
 			description: "Runs a workflow: a validation pass on a dry-run view of the target first (a failure there changes nothing), then the pass that changes the target. Each step is journaled, so a failed or interrupted run can continue with --resume; several files run side by side (-j). The files the workflow publishes with artifact() (vhd-publishing-info.json, release notes, build logs) go to --artifacts DIR, by default .imgflow/artifacts/RUN_ID, and are listed after the outputs.",
 			example:     "imgflow run workflows/linux.star --var os_version=24.04 --artifacts out/2404gen2",
+			movesData:   true,
 			run:         cmdRun},
 		{name: "plan", usage: "FILE [flags]", args: "workflow",
 			summary:     "what run would do; nothing changes",

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -36,6 +37,9 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		writeUsage(stderr)
 		return 2
 	}
+	if !cmd.movesData {
+		lightGC()
+	}
 	err := cmd.run(ctx, env, rest)
 	if err == nil {
 		return 0
@@ -51,3 +55,14 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// lightGC lets the heap grow to five times what is live before a
+// collection (GOGC=400) unless GOGC is set: commands that evaluate
+// workflows and exit keep a small heap of short-lived values, and the
+// default spends about a tenth of `imgflow test`'s CPU collecting them
+// (BENCHMARKS.md).
+func lightGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+}

@@ -135,3 +135,13 @@ func BenchmarkRunFlatcarReleaseJ4(b *testing.B) {
 	b.ReportMetric(float64(longests.Milliseconds())/float64(b.N), "ms-longest-job")
 	b.ReportMetric(float64(walls)/float64(longests), "x-longest")
 }
+
+// BenchmarkPlanGen2 is `imgflow plan workflows/gen2.star
+// --no-packer-validate` in process: the plan of issue 15's goal without
+// the process start-up (bench/cli.sh measures the whole process).
+func BenchmarkPlanGen2(b *testing.B) {
+	root := benchRoot(b)
+	for b.Loop() {
+		benchCLI(b, "plan", "--root", root, "--state", b.TempDir(), "--no-packer-validate", filepath.Join(root, "workflows", "gen2.star"))
+	}
+}
