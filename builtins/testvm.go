@@ -250,9 +250,11 @@ func (r checkResult) describe() string {
 // runChecks creates the VM and runs every check in it.
 func (c *Call) runChecks(ctx context.Context, rg, vmName, location, imageID, security string, ds *starlarkstruct.Struct, checks []vmCheck) ([]checkResult, error) {
 	p := c.Run.Provider
+	// A managed image (ds nil) is generalized.
+	specialized := ds != nil && strings.EqualFold(attrString(ds, "os_state"), cloud.OSStateSpecialized)
 	vm := cloud.VM{
 		Name: vmName, ResourceGroup: rg, Location: location, Size: c.String("size", DefaultTestVMSize), ImageID: imageID,
-		SecurityType: security, Specialized: strings.EqualFold(attrString(ds, "os_state"), cloud.OSStateSpecialized), Tags: c.temporaryTags(),
+		SecurityType: security, Specialized: specialized, Tags: c.temporaryTags(),
 	}
 	if _, err := p.CreateVM(ctx, vm); err != nil {
 		return nil, fmt.Errorf("test_vm: create VM %s from %s in %s: %w", vmName, imageID, location, err)
