@@ -60,7 +60,7 @@ func registerTestVM(r *Registry) {
 				"`imgflow run --resume` and by `imgflow gc`. Every check runs; if any fails, the step fails naming each failed check with its exit code and " +
 				"output (SAS signatures and secret() values redacted), after the group is deleted. On the local target no VM boots: each check's `local` " +
 				"predicates are evaluated against what the simulated build recorded on the OS disk (uploaded and installed files with modes and content, " +
-				"BCC's version, the space used). The plan's dry run runs no check. The result's `checks` are struct(name, passed, exit_code, output, error), in order.",
+				"BCC's version, what image-builder's kubernetes and containerd roles install, the space used). The plan's dry run runs no check. The result's `checks` are struct(name, passed, exit_code, output, error), in order.",
 			Example: `test_vm(build.sig_version, checks = aks.checks("Ubuntu"))`,
 			Impl:    testVMImpl,
 		},

@@ -15,8 +15,9 @@ import (
 // image-builder passes it (kubernetes_semver among them, from
 // ansible_common_vars); the vars are rendered from the build's variables
 // as packer renders them and read as ansible reads key=value extra vars,
-// the later --extra-vars winning. The record then gets what the roles
-// install (images/capi/ansible/roles):
+// the later --extra-vars winning (image-builder's templates are JSON; an
+// HCL2 template's ansible provisioner is not read). The record then gets
+// what the roles install (images/capi/ansible/roles):
 //
 //   - kubernetes: kubeadm, kubelet and kubectl. From packages
 //     (kubernetes_source_type "pkg") in /usr/bin, at kubernetes_deb_version
