@@ -60,7 +60,7 @@ func registerTestVM(r *Registry) {
 				"`imgflow run --resume` and by `imgflow gc`. Every check runs; if any fails, the step fails naming each failed check with its exit code and " +
 				"output (SAS signatures and secret() values redacted), after the group is deleted. On the local target no VM boots: each check's `local` " +
 				"predicates are evaluated against what the simulated build recorded on the OS disk (uploaded and installed files with modes and content, " +
-				"BCC's version, the space used). The plan's dry run runs no check. The result's `checks` are struct(name, passed, exit_code, output, error), in order.",
+				"BCC's version, what image-builder's kubernetes and containerd roles install, the space used). The plan's dry run runs no check. The result's `checks` are struct(name, passed, exit_code, output, error), in order.",
 			Example: `test_vm(build.sig_version, checks = aks.checks("Ubuntu"))`,
 			Impl:    testVMImpl,
 		},
@@ -250,9 +250,11 @@ func (r checkResult) describe() string {
 // runChecks creates the VM and runs every check in it.
 func (c *Call) runChecks(ctx context.Context, rg, vmName, location, imageID, security string, ds *starlarkstruct.Struct, checks []vmCheck) ([]checkResult, error) {
 	p := c.Run.Provider
+	// A managed image (ds nil) is generalized.
+	specialized := ds != nil && strings.EqualFold(attrString(ds, "os_state"), cloud.OSStateSpecialized)
 	vm := cloud.VM{
 		Name: vmName, ResourceGroup: rg, Location: location, Size: c.String("size", DefaultTestVMSize), ImageID: imageID,
-		SecurityType: security, Specialized: strings.EqualFold(attrString(ds, "os_state"), cloud.OSStateSpecialized), Tags: c.temporaryTags(),
+		SecurityType: security, Specialized: specialized, Tags: c.temporaryTags(),
 	}
 	if _, err := p.CreateVM(ctx, vm); err != nil {
 		return nil, fmt.Errorf("test_vm: create VM %s from %s in %s: %w", vmName, imageID, location, err)

@@ -122,7 +122,7 @@ const (
 )
 
 // GuestCheckKinds lists the kinds, sorted.
-var GuestCheckKinds = []string{GuestDiskUsedBelow, GuestFileAbsent, GuestFileContains, GuestFileExists, GuestFileMode, GuestPackageVersion}
+var GuestCheckKinds = []string{GuestDiskUsedBelow, GuestFileAbsent, GuestFileContains, GuestFileExists, GuestFileMode, GuestKubeadmDryRun, GuestPackageVersion}
 
 // GuestCheck is one predicate on a GuestContent.
 type GuestCheck struct {
@@ -133,7 +133,8 @@ type GuestCheck struct {
 	Mode string `json:"mode,omitempty"`
 	// Text is what file_contains looks for.
 	Text string `json:"text,omitempty"`
-	// Package and Version are package_version's.
+	// Package and Version are package_version's; Version is also
+	// kubeadm_dry_run's Kubernetes version.
 	Package string `json:"package,omitempty"`
 	Version string `json:"version,omitempty"`
 	// Percent is disk_used_below's limit: used space in percent of the disk.
@@ -171,6 +172,8 @@ func (c GuestCheck) Validate() error {
 			return fmt.Errorf("guest check disk_used_below: percent %d: want 1 to 100", c.Percent)
 		}
 		return nil
+	case GuestKubeadmDryRun:
+		return validateKubeadmDryRun(c)
 	}
 	return fmt.Errorf("unknown guest check kind %q: use one of %s", c.Kind, strings.Join(GuestCheckKinds, ", "))
 }
@@ -224,6 +227,8 @@ func (c GuestCheck) Eval(g *GuestContent, diskBytes int64) (bool, string) {
 			return false, fmt.Sprintf("disk used %d%%, want below %d%%", pct, c.Percent)
 		}
 		return true, fmt.Sprintf("disk used %d%%", pct)
+	case GuestKubeadmDryRun:
+		return c.evalKubeadmDryRun(g)
 	}
 	return false, "unknown check kind " + c.Kind
 }

@@ -22,7 +22,10 @@ import (
 //   - a `shell` provisioner running artifacts/scripts/install-files.sh:
 //     each src:dest:mode of its IMGFLOW_INSTALLS copied to dest with mode;
 //   - a `shell` provisioner running artifacts/scripts/install-bcc.sh: the
-//     package bcc at its BCC_VERSION (without the tag's "v").
+//     package bcc at its BCC_VERSION (without the tag's "v");
+//   - an `ansible` provisioner running kubernetes-sigs/image-builder's node
+//     playbook: what its kubernetes and containerd roles install
+//     (imagebuilder.go).
 //
 // Other provisioners (package installs, deprovisioning) leave no record.
 
@@ -36,6 +39,12 @@ func (p *prepared) guestContent() (*cloud.GuestContent, error) {
 		case "file":
 			if err := p.simulateUpload(g, prov); err != nil {
 				return nil, err
+			}
+		case "ansible":
+			if vars := p.imageBuilderVars(prov); vars != nil {
+				if err := p.recordImageBuilderNode(g, vars); err != nil {
+					return nil, err
+				}
 			}
 		case "shell":
 			script, _ := prov["script"].(string)
