@@ -172,3 +172,12 @@ func (p *prepared) guestRecord() ([]byte, error) {
 	}
 	return cloud.EncodeGuestContent(g)
 }
+
+// guestFile is a file of data with mode as the guest record keeps it.
+func guestFile(data []byte, mode string) cloud.GuestFile {
+	f := cloud.GuestFile{Mode: mode, Size: int64(len(data))}
+	if len(data) <= cloud.MaxGuestText {
+		f.Text = string(data)
+	}
+	return f
+}
