@@ -114,8 +114,10 @@ func assertScanReports(t *testing.T, dir, vm string) {
 	require.NoError(t, err)
 	var report struct {
 		SchemaVersion int
-		Results       []struct{ Packages []struct{ Name, Version string } }
-		Imgflow       struct{ Simulated bool } `json:"imgflow"`
+		Results       []struct {
+			Packages []struct{ Name, Version string }
+		}
+		Imgflow struct{ Simulated bool } `json:"imgflow"`
 	}
 	require.NoError(t, json.Unmarshal(data, &report), "trivy-report.json is JSON")
 	assert.Equal(t, 2, report.SchemaVersion)
