@@ -135,7 +135,9 @@ func scanScript(t *testing.T, fn string, kwargs ...starlark.Tuple) string {
 	return script
 }
 
-func kw(name string, v starlark.Value) starlark.Tuple { return starlark.Tuple{starlark.String(name), v} }
+func kw(name string, v starlark.Value) starlark.Tuple {
+	return starlark.Tuple{starlark.String(name), v}
+}
 
 func TestTrivyScanScript(t *testing.T) {
 	e := newScanEnv(t)
