@@ -25,9 +25,12 @@ import (
 // NIC configuration's subnet must exist, and a generalized image needs an
 // OS profile that a specialized one must not have. No guest boots: a run
 // command evaluates the predicates the script carries in its
-// "# imgflow-guest-checks:" comment (lib/checks.star writes it) against
+// "# imgflow-guest-checks:" comment (lib/checks.star writes it), or the
+// scan of its "# imgflow-guest-scan:" comment (lib/scans.star), against
 // the content record of the image (cloud.GuestContent), read from the
-// blob backend; any other script fails with executionState Failed.
+// blob backend; any other script fails with executionState Failed. The
+// streams go whole to outputBlobUri/errorBlobUri (runoutput.go) and the
+// instance view keeps their last 4 KB, as Azure's.
 
 // vmState is a VM as the fake keeps it.
 type vmState struct {
