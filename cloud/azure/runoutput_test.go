@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
 )
 
@@ -20,12 +21,11 @@ func scanScript(scan string) string {
 	return "#!/bin/bash\n# imgflow-guest-scan: " + scan + "\ntrivy rootfs /\n"
 }
 
-// TestRunCommandOutputBlobsOnTheFake runs a scan whose report is larger
-// than the instance view keeps: with output blobs the whole report comes
-// back from the append blob the fake VM wrote on Azurite through the SAS
-// imgflow signed, and the blobs are deleted; without, only the last 4 KB.
-func TestRunCommandOutputBlobsOnTheFake(t *testing.T) {
-	w := newWorld(t, fakearm.Options{LROPolls: 1}, nil)
+// scanVM makes VM vm2 in group imgflow-testvm-2 from an image recording
+// 301 packages (their trivy report is larger than 4 KB) and returns the
+// storage account and container of its image.
+func (w *world) scanVM() (*cloud.StorageAccount, string) {
+	w.t.Helper()
 	sa, c := w.base("imgflowtest")
 	packages := map[string]string{}
 	for i := range 300 {
@@ -34,9 +34,19 @@ func TestRunCommandOutputBlobsOnTheFake(t *testing.T) {
 	packages["bcc"] = "0.29.0"
 	v := w.guestVersion(sa, c, &cloud.GuestContent{Files: map[string]cloud.GuestFile{}, Packages: packages, UsedBytes: 1 << 20})
 	_, err := w.p.CreateResourceGroup(w.ctx, cloud.ResourceGroup{Name: "imgflow-testvm-2", Location: loc})
-	require.NoError(t, err)
+	require.NoError(w.t, err)
 	_, err = w.p.CreateVM(w.ctx, cloud.VM{Name: "vm2", ResourceGroup: "imgflow-testvm-2", Size: "Standard_D2ds_v5", ImageID: v.ID})
-	require.NoError(t, err)
+	require.NoError(w.t, err)
+	return sa, c
+}
+
+// TestRunCommandOutputBlobsOnTheFake runs a scan whose report is larger
+// than the instance view keeps: with output blobs the whole report comes
+// back from the append blob the fake VM wrote on Azurite through the SAS
+// imgflow signed, and the blobs are deleted; without, only the last 4 KB.
+func TestRunCommandOutputBlobsOnTheFake(t *testing.T) {
+	w := newWorld(t, fakearm.Options{LROPolls: 1}, nil)
+	sa, c := w.scanVM()
 
 	script := scanScript(`{"kind":"trivy_rootfs","severity":"HIGH,CRITICAL","fail_on":"CRITICAL",` +
 		`"advisories":[{"id":"CVE-2026-0001","package":"bcc","version":"0.29.0","severity":"CRITICAL"}]}`)
@@ -104,4 +114,21 @@ func TestRunCommandOutputBlobNeedsItsContainer(t *testing.T) {
 	assert.Equal(t, cloud.RunFailed, res.ExecutionState)
 	assert.Contains(t, res.Error, "Failed to upload the script's output")
 	assert.NotContains(t, strings.ToLower(res.Error), "sig=", "the SAS is redacted")
+}
+
+// TestRunCommandOutputBlobsWithListedKey: a principal with Contributor but
+// no blob data role (--storage-auth auto falls back to the account key
+// read through ARM) signs the output blobs' SAS with that key.
+func TestRunCommandOutputBlobsWithListedKey(t *testing.T) {
+	w, _ := tokenOnlyWorld(t, azure.StorageAuthAuto)
+	sa, c := w.scanVM()
+	out := ref(sa, c, "vm2/trivy.stdout")
+	res, err := w.p.RunCommand(w.ctx, "imgflow-testvm-2", "vm2", cloud.RunCommand{Name: "trivy", Timeout: time.Minute, OutputBlob: &out,
+		Script: scanScript(`{"kind":"trivy_rootfs","severity":"CRITICAL"}`)})
+	require.NoError(t, err)
+	require.Equal(t, cloud.RunSucceeded, res.ExecutionState, res.Error)
+	assert.Greater(t, len(res.Output), cloud.RunCommandOutputMax, "the whole report, from the blob")
+	assert.True(t, json.Valid([]byte(res.Output)))
+	_, err = w.p.GetBlob(w.ctx, out)
+	assert.True(t, cloud.IsNotFound(err), "%v", err)
 }
