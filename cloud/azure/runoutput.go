@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
@@ -152,10 +151,7 @@ func (p *Provider) readWhole(ctx context.Context, ref cloud.BlobRef) ([]byte, er
 	}
 	res, err := cc.NewBlobClient(ref.Name).DownloadStream(ctx, &blob.DownloadStreamOptions{})
 	if err != nil {
-		if bloberror.HasCode(err, bloberror.BlobNotFound) {
-			return nil, &cloud.Error{StatusCode: 404, Code: string(bloberror.BlobNotFound), Resource: u, Message: "The specified blob does not exist."}
-		}
-		return nil, opError("read output blob", u, blobErr(err, u))
+		return nil, opError("read output blob", u, blobErr(err, u)) // 404 when the agent wrote none
 	}
 	body := res.NewRetryReader(ctx, nil)
 	defer body.Close()
