@@ -263,8 +263,11 @@ func (r checkResult) describe() string {
 		fmt.Fprintf(&b, "check %s did not finish (run command %s, exit code %d)", r.name, r.res.ExecutionState, r.res.ExitCode)
 	}
 	stdout := r.res.Output
-	if r.report {
-		stdout = tail(stdout, maxCheckOutput) // the report's end, not all of it
+	if r.report && stdout != "" {
+		// The findings that failed it are on stderr; the report is the
+		// check's output, for artifact().
+		fmt.Fprintf(&b, "\n  report: %d bytes (the check's output)", len(stdout))
+		stdout = ""
 	}
 	for _, s := range []struct{ label, text string }{{"stdout", stdout}, {"stderr", r.res.Error}} {
 		if t := strings.TrimRight(s.text, "\n"); t != "" {
