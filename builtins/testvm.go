@@ -18,8 +18,9 @@ import (
 	"github.com/imgflow/imgflow/internal/redact"
 )
 
-// kindChecks is test_vm's checks: structs with name, script and local.
-var kindChecks Kind = &simpleKind{"list of struct(name, script, local)", func(v starlark.Value) bool {
+// kindChecks is test_vm's checks: structs with name, script and local (or
+// scan).
+var kindChecks Kind = &simpleKind{"list of struct(name, script, local or scan)", func(v starlark.Value) bool {
 	seq, ok := v.(*starlark.List)
 	if !ok {
 		return false
@@ -37,9 +38,10 @@ var kindChecks Kind = &simpleKind{"list of struct(name, script, local)", func(v 
 // own sizes).
 const DefaultTestVMSize = "Standard_D2ds_v5"
 
-// maxCheckOutput is how much of a check's stdout and stderr test_vm keeps:
-// Azure keeps the last 4 KB of each.
-const maxCheckOutput = 4 << 10
+// maxCheckOutput is how much of a check's stdout and stderr test_vm keeps,
+// and of a scan's report a failure message shows: Azure's instance view
+// keeps the last 4 KB of each stream.
+const maxCheckOutput = cloud.RunCommandOutputMax
 
 func registerTestVM(r *Registry) {
 	r.add("Testing images",
@@ -47,20 +49,22 @@ func registerTestVM(r *Registry) {
 			Name: "test_vm", Positional: 1, Effect: Changes,
 			Params: []Param{
 				{Name: "image", Kind: KindStruct("image_version", "managed_image"), Doc: "the image_version() or managed_image() to boot"},
-				{Name: "checks", Kind: kindChecks, Doc: "the checks to run, each a `struct(name, script, local)`: `name` names the check (and its run command: letters, digits, `-`, `_`, `.`), `script` is the bash script run as root, which passes when it exits 0; `local` is the same check as predicates the local target evaluates against the image's recorded content (lib/checks.star makes both)"},
+				{Name: "checks", Kind: kindChecks, Doc: "the checks to run, each a `struct(name, script, local)`: `name` names the check (and its run command: letters, digits, `-`, `_`, `.`), `script` is the bash script run as root, which passes when it exits 0; `local` is the same check as predicates the local target evaluates against the image's recorded content (lib/checks.star makes both). A scan (lib/scans.star) is `struct(name, script, scan)`: its stdout is a report, kept whole (see `reports`), and `scan` its simulated form"},
+				{Name: "reports", Kind: KindStruct("storage_account"), Default: "None", Doc: "the storage account the VM writes scans' reports to: Azure's instance view keeps only the last 4 KB of a script's output, so a scan's stdout and stderr go to append blobs in its container `" + ReportContainer + "` (made if missing), signed with a SAS for the VM, read back and deleted; needed when a check is a scan"},
 				{Name: "size", Kind: KindString, Default: `"` + DefaultTestVMSize + `"`, Doc: "the VM size; arm64 and confidential VM images need theirs (Standard_D2pds_v5, Standard_DC2ads_v5)"},
 				{Name: "location", Kind: KindString, Default: "None", Doc: "region of the VM; default: the image's (a version must be replicated there)"},
 				{Name: "security_type", Kind: KindString, Default: "None", Doc: "TrustedLaunch or ConfidentialVM; default: the image definition's SecurityType feature when it is one of them"},
 				{Name: "timeout", Kind: KindDuration, Default: `"10m"`, Doc: "how long each check may run"},
 			},
-			Returns: "struct(vm, resource_group, checks)",
+			Returns: "struct(vm, resource_group, checks, results)",
 			Doc: "Boots a VM from the image in a throwaway resource group (`imgflow-testvm-…`), runs each check in it through a managed run command " +
 				"(Microsoft.Compute/virtualMachines/runCommands, which reports the script's exit code), then deletes the group with the VM, its disk and network. " +
 				"The group's deletion is on the cleanup stack from the moment it exists, journaled, so a run that dies in between is cleaned by " +
 				"`imgflow run --resume` and by `imgflow gc`. Every check runs; if any fails, the step fails naming each failed check with its exit code and " +
 				"output (SAS signatures and secret() values redacted), after the group is deleted. On the local target no VM boots: each check's `local` " +
 				"predicates are evaluated against what the simulated build recorded on the OS disk (uploaded and installed files with modes and content, " +
-				"BCC's version, what image-builder's kubernetes and containerd roles install, the space used). The plan's dry run runs no check. The result's `checks` are struct(name, passed, exit_code, output, error), in order.",
+				"BCC's version, what image-builder's kubernetes and containerd roles install, the space used). The plan's dry run runs no check. The result's `checks` are struct(name, passed, exit_code, output, error, report), in order, and `results` the same by name; " +
+				"a scan's `output` is its whole report (`report` True), for artifact(). A scan fails the step only when its findings reach its `fail_on`.",
 			Example: `test_vm(build.sig_version, checks = aks.checks("Ubuntu"))`,
 			Impl:    testVMImpl,
 		},
@@ -72,6 +76,8 @@ type vmCheck struct {
 	name   string
 	script string
 	local  []cloud.GuestCheck
+	// scan is a scan's simulated form: its output is a report.
+	scan *cloud.GuestScan
 }
 
 var checkNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$`)
@@ -102,6 +108,12 @@ func (c *Call) vmChecks() ([]vmCheck, error) {
 			return nil, fmt.Errorf("test_vm: check %s: %w", ch.name, err)
 		}
 		ch.local = local
+		if ch.scan, err = guestScan(s); err != nil {
+			return nil, fmt.Errorf("test_vm: check %s: %w", ch.name, err)
+		}
+		if ch.scan != nil && ch.local != nil {
+			return nil, fmt.Errorf("test_vm: check %s has both local predicates and a scan: a check is one or the other", ch.name)
+		}
 		out = append(out, ch)
 	}
 	return out, nil
@@ -183,6 +195,10 @@ func testVMImpl(c *Call) (starlark.Value, error) {
 	location := c.String("location", attrString(img, "location"))
 	rgName, vmName := testVMNames(c.Run.Info.ID, imageID)
 	ctx, p := c.Ctx(), c.Run.Provider
+	reports := c.Struct("reports")
+	if name := firstScan(checks); name != "" && reports == nil {
+		return nil, fmt.Errorf("test_vm: check %s is a scan, whose report is larger than Azure's run command keeps: pass reports = storage_account(…), where the VM writes it", name)
+	}
 
 	if _, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: rgName, Location: location, Tags: c.temporaryTags()}); err != nil {
 		return nil, fmt.Errorf("test_vm: create resource group %s: %w", rgName, err)
@@ -190,7 +206,7 @@ func testVMImpl(c *Call) (starlark.Value, error) {
 	if err := c.AddCleanup("delete_resource_group", "delete resource group "+rgName+" (test VM)", map[string]any{"name": rgName}); err != nil {
 		return nil, err
 	}
-	results, err := c.runChecks(ctx, rgName, vmName, location, imageID, security, ds, checks)
+	results, err := c.runChecks(ctx, rgName, vmName, location, imageID, security, ds, reports, checks)
 	if errors.Is(err, cloud.ErrCrash) {
 		return nil, err // the process "died": nothing more runs
 	}
@@ -207,11 +223,16 @@ func testVMImpl(c *Call) (starlark.Value, error) {
 	}
 	var failed []string
 	vals := make([]any, len(results))
+	byName := starlark.NewDict(len(results))
 	for i, r := range results {
 		if !r.res.Passed() {
 			failed = append(failed, r.describe())
 		}
-		vals[i] = makeStruct("check", fields{"name": r.name, "passed": r.res.Passed(), "exit_code": r.res.ExitCode, "output": r.res.Output, "error": r.res.Error})
+		v := makeStruct("check", fields{"name": r.name, "passed": r.res.Passed(), "exit_code": r.res.ExitCode, "output": r.res.Output, "error": r.res.Error, "report": r.report})
+		vals[i] = v
+		if err := byName.SetKey(starlark.String(r.name), v); err != nil {
+			return nil, err
+		}
 	}
 	if len(failed) > 0 {
 		return nil, fmt.Errorf("test_vm: %d of %d checks failed on VM %s from %s (its resource group %s is deleted):\n%s",
@@ -223,13 +244,15 @@ func testVMImpl(c *Call) (starlark.Value, error) {
 	} else {
 		c.Report(cloud.Outcome("passed"), fmt.Sprintf("%d checks on VM %s from %s", len(results), vmName, attrString(img, "name")))
 	}
-	return makeStruct("test_vm", fields{"vm": vmName, "resource_group": rgName, "checks": vals}), nil
+	return makeStruct("test_vm", fields{"vm": vmName, "resource_group": rgName, "checks": vals, "results": byName}), nil
 }
 
 // checkResult is one check's outcome, redacted.
 type checkResult struct {
 	name string
 	res  *cloud.RunCommandResult
+	// report says the output is a scan's whole report.
+	report bool
 }
 
 func (r checkResult) describe() string {
@@ -239,7 +262,14 @@ func (r checkResult) describe() string {
 	} else {
 		fmt.Fprintf(&b, "check %s did not finish (run command %s, exit code %d)", r.name, r.res.ExecutionState, r.res.ExitCode)
 	}
-	for _, s := range []struct{ label, text string }{{"stdout", r.res.Output}, {"stderr", r.res.Error}} {
+	stdout := r.res.Output
+	if r.report && stdout != "" {
+		// The findings that failed it are on stderr; the report is the
+		// check's output, for artifact().
+		fmt.Fprintf(&b, "\n  report: %d bytes (the check's output)", len(stdout))
+		stdout = ""
+	}
+	for _, s := range []struct{ label, text string }{{"stdout", stdout}, {"stderr", r.res.Error}} {
 		if t := strings.TrimRight(s.text, "\n"); t != "" {
 			fmt.Fprintf(&b, "\n  %s:\n    %s", s.label, strings.ReplaceAll(t, "\n", "\n    "))
 		}
@@ -248,7 +278,7 @@ func (r checkResult) describe() string {
 }
 
 // runChecks creates the VM and runs every check in it.
-func (c *Call) runChecks(ctx context.Context, rg, vmName, location, imageID, security string, ds *starlarkstruct.Struct, checks []vmCheck) ([]checkResult, error) {
+func (c *Call) runChecks(ctx context.Context, rg, vmName, location, imageID, security string, ds, reports *starlarkstruct.Struct, checks []vmCheck) ([]checkResult, error) {
 	p := c.Run.Provider
 	// A managed image (ds nil) is generalized.
 	specialized := ds != nil && strings.EqualFold(attrString(ds, "os_state"), cloud.OSStateSpecialized)
@@ -263,13 +293,22 @@ func (c *Call) runChecks(ctx context.Context, rg, vmName, location, imageID, sec
 	secrets := redact.SecretValues(os.Environ())
 	out := make([]checkResult, 0, len(checks))
 	for _, ch := range checks {
-		res, err := p.RunCommand(ctx, rg, vmName, cloud.RunCommand{Name: ch.name, Script: ch.script, Timeout: timeout, Simulated: ch.local})
+		cmd := cloud.RunCommand{Name: ch.name, Script: ch.script, Timeout: timeout, Simulated: ch.local, SimulatedScan: ch.scan}
+		if ch.scan != nil {
+			if err := c.reportBlobs(ctx, reports, vmName, &cmd); err != nil {
+				return nil, fmt.Errorf("test_vm: check %s on VM %s: %w", ch.name, vmName, err)
+			}
+		}
+		res, err := p.RunCommand(ctx, rg, vmName, cmd)
 		if err != nil {
 			return nil, fmt.Errorf("test_vm: check %s on VM %s: %w", ch.name, vmName, err)
 		}
-		res.Output = tail(redact.Text(res.Output, secrets), maxCheckOutput)
-		res.Error = tail(redact.Text(res.Error, secrets), maxCheckOutput)
-		out = append(out, checkResult{name: ch.name, res: res})
+		res.Output = redact.Text(res.Output, secrets)
+		res.Error = redact.Text(res.Error, secrets)
+		if ch.scan == nil {
+			res.Output, res.Error = tail(res.Output, maxCheckOutput), tail(res.Error, maxCheckOutput)
+		}
+		out = append(out, checkResult{name: ch.name, res: res, report: ch.scan != nil})
 	}
 	return out, nil
 }
@@ -285,6 +324,7 @@ func tail(s string, n int) string {
 // vmCleanupKinds delete what test_vm made; a resource already gone is fine.
 func vmCleanupKinds() map[string]CleanupFunc {
 	return map[string]CleanupFunc{
+		"delete_check_outputs": deleteCheckOutputs,
 		"delete_resource_group": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
 			name, _ := a["name"].(string)
 			if !strings.HasPrefix(name, "imgflow-testvm-") {

@@ -58,6 +58,30 @@ type RunCommand struct {
 	// against the image's recorded content instead of running Script;
 	// Azure ignores it. Nil: the script cannot be simulated.
 	Simulated []GuestCheck `json:"simulated,omitempty"`
+	// SimulatedScan is the simulated form of a scan (a report), evaluated
+	// like Simulated; a command has one or the other.
+	SimulatedScan *GuestScan `json:"simulated_scan,omitempty"`
+	// OutputBlob and ErrorBlob, when set, are the append blobs the VM
+	// writes the script's whole stdout and stderr to (outputBlobUri,
+	// errorBlobUri), for output larger than the instance view keeps
+	// (RunCommandOutputMax). The container must exist; the provider reads
+	// the blobs into the result and deletes them.
+	OutputBlob *BlobRef `json:"output_blob,omitempty"`
+	ErrorBlob  *BlobRef `json:"error_blob,omitempty"`
+}
+
+// RunCommandOutputMax is how much of a script's stdout and stderr a
+// managed run command's instance view keeps: the last 4 KB of each. The
+// rest reaches only the output and error blobs.
+const RunCommandOutputMax = 4 << 10
+
+// TailOutput is what an instance view keeps of a stream: its last
+// RunCommandOutputMax bytes.
+func TailOutput(s string) string {
+	if len(s) <= RunCommandOutputMax {
+		return s
+	}
+	return s[len(s)-RunCommandOutputMax:]
 }
 
 // Execution states of a managed run command (instanceView.executionState).
@@ -73,8 +97,9 @@ type RunCommandResult struct {
 	// ExecutionState is Succeeded, Failed, TimedOut or Canceled.
 	ExecutionState string `json:"execution_state"`
 	ExitCode       int    `json:"exit_code"`
-	// Output and Error are the script's stdout and stderr (Azure keeps the
-	// last 4 KB of each).
+	// Output and Error are the script's stdout and stderr: in full when
+	// the command had output blobs, else the last RunCommandOutputMax
+	// bytes of each.
 	Output string `json:"output"`
 	Error  string `json:"error"`
 }

@@ -173,7 +173,7 @@ func TestLinuxPublishesTheBuildDownloads(t *testing.T) {
 		require.NoError(t, err)
 		assert.EqualValues(t, a.Size, st.Size())
 	}
-	assert.Equal(t, []string{"vhd-publishing-info.json", "release-notes.txt", "image-bom.json", "bcc-tools-installation.log"}, names)
+	assert.Equal(t, []string{"trivy-report.json", "trivy-images-table.txt", "vhd-publishing-info.json", "release-notes.txt", "image-bom.json", "bcc-tools-installation.log"}, names)
 
 	notes, err := os.ReadFile(filepath.Join(dir, "release-notes.txt"))
 	require.NoError(t, err)
@@ -231,12 +231,19 @@ func TestResumedRunPublishesWhatTheBuildDownloaded(t *testing.T) {
 	h, dir := newHarness(t, "workflows/linux.star", nil), t.TempDir()
 	crashed := run(h, "ref", false, map[string]cloud.Fault{"sig_to_vhd": {Crash: true}}, dir)
 	require.True(t, crashed.Crashed, "%v", crashed.Err)
-	assert.Empty(t, crashed.Artifacts, "the crash came before any artifact")
+	var before []string
+	for _, a := range crashed.Artifacts {
+		before = append(before, a.Name)
+	}
+	assert.Equal(t, []string{"trivy-report.json", "trivy-images-table.txt"}, before, "the crash came after the scans' reports, before the publishing artifacts")
 	resumed := run(h, "ref", true, nil, dir)
 	require.NoError(t, resumed.Err)
 	build := stepsNamed(resumed, "packer_build")
 	require.Len(t, build, 1)
 	assert.Equal(t, "replayed", string(build[0].Outcome), "the build is not redone")
+	tested := stepsNamed(resumed, "test_vm")
+	require.Len(t, tested, 1)
+	assert.Equal(t, "replayed", string(tested[0].Outcome), "the scans are not run again: their reports come from the journal")
 
 	require.Len(t, resumed.Artifacts, len(ref.Artifacts))
 	for i, a := range resumed.Artifacts {

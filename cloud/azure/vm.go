@@ -236,8 +236,10 @@ func (p *Provider) DeleteResourceGroup(ctx context.Context, name string) error {
 
 // RunCommand implements cloud.Provider with a managed run command
 // (virtualMachines/runCommands PUT, synchronous: asyncExecution false),
-// whose instance view holds the script's exit code, stdout and stderr;
-// the older runCommand action returns only the two streams.
+// whose instance view holds the script's exit code and the last 4 KB of
+// its stdout and stderr (the older runCommand action returns only the two
+// streams); with cmd.OutputBlob/ErrorBlob the whole streams come from the
+// blobs the agent wrote (runoutput.go).
 // treatFailureAsDeploymentFailure stays false, so that a failing script
 // is a result to report, not a failed deployment.
 func (p *Provider) RunCommand(ctx context.Context, rg, vm string, cmd cloud.RunCommand) (*cloud.RunCommandResult, error) {
@@ -253,6 +255,16 @@ func (p *Provider) RunCommand(ctx context.Context, rg, vm string, cmd cloud.RunC
 	}
 	if cmd.Timeout > 0 {
 		props.TimeoutInSeconds = to(int32(cmd.Timeout.Seconds()))
+	}
+	outputs, err := p.prepareRunOutputs(ctx, cmd)
+	if err != nil {
+		return nil, opError("run command", cmd.Name, err)
+	}
+	if outputs.outURI != "" {
+		props.OutputBlobURI = to(outputs.outURI)
+	}
+	if outputs.errURI != "" {
+		props.ErrorBlobURI = to(outputs.errURI)
 	}
 	poller, err := p.runs.BeginCreateOrUpdate(ctx, rg, vm, cmd.Name, armcompute.VirtualMachineRunCommand{Location: to(v.Location), Properties: props}, nil)
 	if err == nil {
@@ -274,6 +286,9 @@ func (p *Provider) RunCommand(ctx context.Context, rg, vm string, cmd cloud.RunC
 		ExitCode:       int(deref(iv.ExitCode)),
 		Output:         deref(iv.Output),
 		Error:          deref(iv.Error),
+	}
+	if err := p.collect(ctx, outputs, out); err != nil {
+		return nil, opError("run command", cmd.Name, err)
 	}
 	if out.Error == "" && !strings.EqualFold(out.ExecutionState, cloud.RunSucceeded) {
 		out.Error = deref(iv.ExecutionMessage)

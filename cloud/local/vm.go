@@ -199,9 +199,12 @@ func (p *Provider) DeleteResourceGroup(ctx context.Context, name string) error {
 	})
 }
 
-// RunCommand implements cloud.Provider: cmd.Simulated evaluated against
-// the content record of the VM's OS disk. A command without a simulated
-// form cannot run here.
+// RunCommand implements cloud.Provider: cmd.Simulated (or
+// cmd.SimulatedScan) evaluated against the content record of the VM's OS
+// disk. A command without a simulated form cannot run here. As on Azure,
+// the streams are cut to their last RunCommandOutputMax bytes unless the
+// command has output blobs, whose container must exist; the local target
+// keeps no append blobs, so the whole streams are returned directly.
 func (p *Provider) RunCommand(ctx context.Context, rgName, vmName string, cmd cloud.RunCommand) (*cloud.RunCommandResult, error) {
 	var disk content
 	var vmID string
@@ -216,12 +219,20 @@ func (p *Provider) RunCommand(ctx context.Context, rgName, vmName string, cmd cl
 			return cloud.Conflict(cloud.CodeOperationNotAllowed, vm.ID, "The VM '%s' has no OS disk.", vm.Name)
 		}
 		disk = content{path: p.dataFile(d.ID), size: d.SizeBytes}
+		for _, ref := range []*cloud.BlobRef{cmd.OutputBlob, cmd.ErrorBlob} {
+			if ref == nil {
+				continue
+			}
+			if _, _, err := p.lookupContainer(st, *ref); err != nil {
+				return fmt.Errorf("run command %s: output blob %s: %w", cmd.Name, ref.URL(), err)
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if len(cmd.Simulated) == 0 {
+	if len(cmd.Simulated) == 0 && cmd.SimulatedScan == nil {
 		return nil, azrules.InvalidParameter(vmID+"/runCommands/"+cmd.Name,
 			"The local target runs no scripts: run command '%s' needs a simulated form (the check's local = [...]) to be evaluated against the image's recorded content.", cmd.Name)
 	}
@@ -229,7 +240,19 @@ func (p *Provider) RunCommand(ctx context.Context, rgName, vmName string, cmd cl
 	if err != nil {
 		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
 	}
-	return cloud.SimulateRunCommand(cmd.Simulated, g, disk.size), nil
+	res := cloud.SimulateRunCommand(cmd.Simulated, g, disk.size)
+	if cmd.SimulatedScan != nil {
+		if res, err = cloud.SimulateScan(cmd.SimulatedScan, g, disk.size); err != nil {
+			return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
+		}
+	}
+	if cmd.OutputBlob == nil {
+		res.Output = cloud.TailOutput(res.Output)
+	}
+	if cmd.ErrorBlob == nil {
+		res.Error = cloud.TailOutput(res.Error)
+	}
+	return res, nil
 }
 
 // readGuestContent reads the content record of a disk's data file.

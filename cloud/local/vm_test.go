@@ -1,6 +1,7 @@
 package local
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -139,4 +140,57 @@ func TestDeleteResourceGroupDeletesEverything(t *testing.T) {
 	require.NoError(t, p.DeleteResourceGroup(ctx, rgName))
 	assert.NoFileExists(t, blobFile)
 	assert.NoFileExists(t, p.dataFile(v.ID))
+}
+
+// TestVMScanReports: a scan's simulated form gives its report; the whole
+// report when the command has output blobs (whose container must exist),
+// its last 4 KB otherwise, as Azure's instance view.
+func TestVMScanReports(t *testing.T) {
+	f := newFixture(t)
+	p := f.p
+	packages := map[string]string{"bcc": "0.29.0"}
+	for i := range 200 {
+		packages[fmt.Sprintf("pkg-%03d", i)] = "2.0"
+	}
+	v := guestVersion(t, f, &cloud.GuestContent{
+		Files:    map[string]cloud.GuestFile{"/etc/motd": {Mode: "0666", Size: 3}, "/opt/azure/containers/provision.sh": {Mode: "0744", Size: 10}},
+		Packages: packages,
+	})
+	_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "imgflow-test", Location: "westeurope"})
+	require.NoError(t, err)
+	_, err = p.CreateVM(ctx, testVM("vm1", v.ID))
+	require.NoError(t, err)
+	trivy := &cloud.GuestScan{Kind: cloud.ScanTrivyRootfs, Severity: "HIGH,CRITICAL", Advisories: []cloud.GuestAdvisory{
+		{ID: "CVE-2026-0002", Package: "bcc", Version: "0.29.0", Severity: "HIGH"},
+		{ID: "CVE-2026-0003", Package: "bcc", Version: "0.28.0", Severity: "CRITICAL"},
+	}}
+	out := cloud.BlobRef{Account: f.vhd.Account, Container: f.vhd.Container, Name: "vm1/trivy.stdout"}
+
+	full, err := p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "trivy", Script: "trivy …", SimulatedScan: trivy, OutputBlob: &out})
+	require.NoError(t, err)
+	assert.True(t, full.Passed(), "findings fail a scan only when fail_on asks: %+v", full)
+	require.Greater(t, len(full.Output), cloud.RunCommandOutputMax)
+	assert.Contains(t, full.Output, `"VulnerabilityID": "CVE-2026-0002"`, "the advisory of the recorded version")
+	assert.NotContains(t, full.Output, "CVE-2026-0003", "not the advisory of another version")
+	assert.Contains(t, full.Output, cloud.SimulatedNote)
+
+	tail, err := p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "trivy", Script: "trivy …", SimulatedScan: trivy})
+	require.NoError(t, err)
+	assert.Equal(t, full.Output[len(full.Output)-cloud.RunCommandOutputMax:], tail.Output)
+
+	trivy.FailOn = "HIGH"
+	failed, err := p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "trivy", Script: "trivy …", SimulatedScan: trivy, OutputBlob: &out})
+	require.NoError(t, err)
+	assert.Equal(t, 1, failed.ExitCode)
+	assert.Contains(t, failed.Error, "HIGH CVE-2026-0002 in bcc 0.29.0")
+
+	cis, err := p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "cis", Script: "cis …", SimulatedScan: &cloud.GuestScan{Kind: cloud.ScanCIS, Level: 1}})
+	require.NoError(t, err)
+	assert.True(t, cis.Passed(), "a CIS finding is a report line, not a failure")
+	assert.Contains(t, cis.Output, "FAIL  Ensure no world writable files exist (2 recorded files checked)")
+	assert.Contains(t, cis.Output, "world writable: /etc/motd (mode 0666)")
+
+	missing := cloud.BlobRef{Account: f.vhd.Account, Container: "nope", Name: "x"}
+	_, err = p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "cis", SimulatedScan: &cloud.GuestScan{Kind: cloud.ScanCIS, Level: 1}, OutputBlob: &missing})
+	assert.True(t, cloud.IsNotFound(err), "the output blob's container must exist: %v", err)
 }

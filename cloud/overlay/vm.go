@@ -149,6 +149,11 @@ func (p *Provider) RunCommand(ctx context.Context, rg, vmName string, cmd cloud.
 			return nil, azrules.InvalidParameter(vm.ID+"/runCommands/"+cmd.Name, "%v", err)
 		}
 	}
+	if cmd.SimulatedScan != nil {
+		if err := cmd.SimulatedScan.Validate(); err != nil {
+			return nil, azrules.InvalidParameter(vm.ID+"/runCommands/"+cmd.Name, "%v", err)
+		}
+	}
 	p.mu.Lock()
 	p.changes = append(p.changes, Change{Op: OpCreate, Kind: KindRunCommand, ID: vm.ID + "/runCommands/" + cmd.Name})
 	p.mu.Unlock()

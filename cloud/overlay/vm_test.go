@@ -40,6 +40,8 @@ func TestVMsInADryRun(t *testing.T) {
 	assert.True(t, res.Passed(), "a dry run runs nothing")
 	_, err = p.RunCommand(ctx, "imgflow-testvm-1", "vm1", cloud.RunCommand{Name: "bad", Simulated: []cloud.GuestCheck{{Kind: "nope"}}})
 	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+	_, err = p.RunCommand(ctx, "imgflow-testvm-1", "vm1", cloud.RunCommand{Name: "bad-scan", SimulatedScan: &cloud.GuestScan{Kind: cloud.ScanTrivyRootfs, Severity: "SEVERE"}})
+	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 
 	require.NoError(t, p.DeleteResourceGroup(ctx, "imgflow-testvm-1"))
 	_, err = p.GetVM(ctx, "imgflow-testvm-1", "vm1")

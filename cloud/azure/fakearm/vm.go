@@ -25,9 +25,12 @@ import (
 // NIC configuration's subnet must exist, and a generalized image needs an
 // OS profile that a specialized one must not have. No guest boots: a run
 // command evaluates the predicates the script carries in its
-// "# imgflow-guest-checks:" comment (lib/checks.star writes it) against
+// "# imgflow-guest-checks:" comment (lib/checks.star writes it), or the
+// scan of its "# imgflow-guest-scan:" comment (lib/scans.star), against
 // the content record of the image (cloud.GuestContent), read from the
-// blob backend; any other script fails with executionState Failed.
+// blob backend; any other script fails with executionState Failed. The
+// streams go whole to outputBlobUri/errorBlobUri (runoutput.go) and the
+// instance view keeps their last 4 KB, as Azure's.
 
 // vmState is a VM as the fake keeps it.
 type vmState struct {
@@ -220,8 +223,9 @@ func (f *Fake) virtualMachineRunCommandsBeginCreateOrUpdate(ctx context.Context,
 		errResp.SetError(invalidParameter("Required parameter 'source.script' is missing (null)."))
 		return
 	}
-	// The guest's content is read without the lock: a blob read.
-	view := f.runGuest(content, v.size, deref(in.Properties.Source.Script))
+	// The guest's content is read and the output blobs written without
+	// the lock: blob calls.
+	view := f.runGuest(content, v.size, deref(in.Properties.Source.Script), deref(in.Properties.OutputBlobURI), deref(in.Properties.ErrorBlobURI))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	rc := clone(in)
@@ -263,27 +267,46 @@ func (f *Fake) virtualMachineRunCommandsGetByVirtualMachine(ctx context.Context,
 }
 
 // runGuest is the instance view of a script run in a VM of the image at
-// content: its predicates evaluated against the image's content record.
-func (f *Fake) runGuest(content string, size int64, script string) *armcompute.VirtualMachineRunCommandInstanceView {
+// content: its check predicates (or its scan) evaluated against the
+// image's content record. The streams go whole to the output and error
+// blobs when given; the instance view keeps their last 4 KB, as Azure's.
+func (f *Fake) runGuest(content string, size int64, script, outBlob, errBlob string) *armcompute.VirtualMachineRunCommandInstanceView {
 	now := time.Now().UTC()
 	failed := func(msg string) *armcompute.VirtualMachineRunCommandInstanceView {
 		return &armcompute.VirtualMachineRunCommandInstanceView{ExecutionState: to(armcompute.ExecutionStateFailed), ExecutionMessage: to(msg),
 			ExitCode: to(int32(1)), StartTime: to(now), EndTime: to(now), Output: to(""), Error: to(msg)}
 	}
 	checks, err := cloud.GuestChecksFromScript(script)
+	if err != nil {
+		return failed("fakearm: " + err.Error())
+	}
+	scan, err := cloud.GuestScanFromScript(script)
 	switch {
 	case err != nil:
 		return failed("fakearm: " + err.Error())
-	case checks == nil:
-		return failed("fakearm: the fake VM runs no scripts, only the predicates of an imgflow check (lib/checks.star)")
+	case checks == nil && scan == nil:
+		return failed("fakearm: the fake VM runs no scripts, only the predicates of an imgflow check (lib/checks.star) or the simulated form of a scan (lib/scans.star)")
 	}
 	g, err := f.guestContent(content)
 	if err != nil {
 		return failed("fakearm: the image's content: " + err.Error())
 	}
 	res := cloud.SimulateRunCommand(checks, g, size)
+	if scan != nil {
+		if res, err = cloud.SimulateScan(scan, g, size); err != nil {
+			return failed("fakearm: " + err.Error())
+		}
+	}
+	for _, b := range []struct{ uri, data string }{{outBlob, res.Output}, {errBlob, res.Error}} {
+		if b.uri == "" {
+			continue
+		}
+		if err := f.writeRunOutput(b.uri, b.data); err != nil {
+			return failed("Failed to upload the script's output: " + err.Error())
+		}
+	}
 	return &armcompute.VirtualMachineRunCommandInstanceView{ExecutionState: to(armcompute.ExecutionStateSucceeded), ExitCode: to(int32(res.ExitCode)),
-		Output: to(res.Output), Error: to(res.Error), StartTime: to(now), EndTime: to(now)}
+		Output: to(cloud.TailOutput(res.Output)), Error: to(cloud.TailOutput(res.Error)), StartTime: to(now), EndTime: to(now)}
 }
 
 // guestContent reads the content record of the image's OS disk blob.

@@ -1,0 +1,166 @@
+package azure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// A run command's output blobs. The VM agent writes the script's streams
+// to append blobs at outputBlobUri and errorBlobUri, reaching them either
+// with a SAS in the URI or with a managed identity of the VM that holds a
+// blob data role. test_vm's VM has no identity: giving one a role needs a
+// role assignment, which Contributor (what imgflow asks for) cannot make.
+// So imgflow signs a SAS for each blob (read, add, create, write, as the
+// API asks) with the account key or, under --storage-auth aad, a user
+// delegation key, valid for the script's timeout plus a margin. The URIs
+// never leave the request body: errors and logs print them redacted.
+
+// maxRunOutput bounds what imgflow reads back from an output blob: a
+// trivy JSON report of a node image is a few MB.
+const maxRunOutput = 64 << 20
+
+// runOutputMargin is how long an output SAS lives past the script's
+// timeout: the agent uploads after the script ends.
+const runOutputMargin = 30 * time.Minute
+
+// runOutputs are a run command's output blobs, with their SAS URIs.
+type runOutputs struct {
+	out, err       *cloud.BlobRef
+	outURI, errURI string
+}
+
+// prepareRunOutputs removes what an earlier attempt left in the blobs (an
+// append blob would grow) and signs their URIs.
+func (p *Provider) prepareRunOutputs(ctx context.Context, cmd cloud.RunCommand) (*runOutputs, error) {
+	ro := &runOutputs{out: cmd.OutputBlob, err: cmd.ErrorBlob}
+	lifetime := cmd.Timeout + runOutputMargin
+	for _, b := range []struct {
+		ref *cloud.BlobRef
+		uri *string
+	}{{ro.out, &ro.outURI}, {ro.err, &ro.errURI}} {
+		if b.ref == nil {
+			continue
+		}
+		ref := p.resolve(*b.ref)
+		if err := p.DeleteBlob(ctx, ref); err != nil && !cloud.IsNotFound(err) {
+			return nil, err
+		}
+		uri, err := p.writeSAS(ctx, ref, lifetime)
+		if err != nil {
+			return nil, opError("sign output blob", shown(ref), err)
+		}
+		*b.uri = uri
+	}
+	return ro, nil
+}
+
+// writeSAS is the blob's URL with a SAS letting the VM agent create and
+// append to it: signed with the account key when blob calls use it, else
+// with a user delegation key of the token credential.
+func (p *Provider) writeSAS(ctx context.Context, ref cloud.BlobRef, lifetime time.Duration) (string, error) {
+	now := time.Now().UTC()
+	vals := sas.BlobSignatureValues{
+		Protocol:      sas.ProtocolHTTPS,
+		StartTime:     now.Add(-5 * time.Minute),
+		ExpiryTime:    now.Add(lifetime),
+		Permissions:   (&sas.BlobPermissions{Read: true, Add: true, Create: true, Write: true}).String(),
+		ContainerName: ref.Container,
+		BlobName:      ref.Name,
+	}
+	base := ref.URL()
+	if strings.HasPrefix(base, "http://") {
+		vals.Protocol = sas.ProtocolHTTPSandHTTP // emulators
+	}
+	cred, err := p.blobCredential(ctx, ref.Account, ref.Endpoint)
+	if err != nil {
+		return "", err
+	}
+	if cred != nil {
+		qp, err := vals.SignWithSharedKey(cred)
+		if err != nil {
+			return "", err
+		}
+		return base + "?" + qp.Encode(), nil
+	}
+	ep := ref.Endpoint
+	if ep == "" {
+		ep = p.blobEndpoint(ref.Account)
+	}
+	svc, err := service.NewClient(ep, p.cred, (*service.ClientOptions)(p.blobOptions()))
+	if err != nil {
+		return "", err
+	}
+	udc, err := svc.GetUserDelegationCredential(ctx, service.KeyInfo{
+		Start:  to(vals.StartTime.Format(sas.TimeFormat)),
+		Expiry: to(vals.ExpiryTime.Format(sas.TimeFormat)),
+	}, nil)
+	if err != nil {
+		return "", fmt.Errorf("get a user delegation key to sign the output blob's SAS (needs %q on the account): %w", RoleBlobDataContributor, azErr(err, ep))
+	}
+	qp, err := vals.SignWithUserDelegation(udc)
+	if err != nil {
+		return "", err
+	}
+	return base + "?" + qp.Encode(), nil
+}
+
+// collect reads the blobs into res, replacing the instance view's tails,
+// and deletes them. A blob the agent did not write (the stream was empty)
+// leaves "".
+func (p *Provider) collect(ctx context.Context, ro *runOutputs, res *cloud.RunCommandResult) error {
+	for _, b := range []struct {
+		ref *cloud.BlobRef
+		dst *string
+	}{{ro.out, &res.Output}, {ro.err, &res.Error}} {
+		if b.ref == nil {
+			continue
+		}
+		ref := p.resolve(*b.ref)
+		data, err := p.readWhole(ctx, ref)
+		switch {
+		case cloud.IsNotFound(err):
+			*b.dst = ""
+			continue
+		case err != nil:
+			return err
+		}
+		*b.dst = string(data)
+		if err := p.DeleteBlob(ctx, ref); err != nil && !cloud.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// readWhole downloads a blob of any type, up to maxRunOutput bytes.
+func (p *Provider) readWhole(ctx context.Context, ref cloud.BlobRef) ([]byte, error) {
+	u := shown(ref)
+	cc, err := p.containerClient(ctx, ref.Account, ref.Endpoint, ref.Container)
+	if err != nil {
+		return nil, opError("read output blob", u, err)
+	}
+	res, err := cc.NewBlobClient(ref.Name).DownloadStream(ctx, &blob.DownloadStreamOptions{})
+	if err != nil {
+		return nil, opError("read output blob", u, blobErr(err, u)) // 404 when the agent wrote none
+	}
+	body := res.NewRetryReader(ctx, nil)
+	defer body.Close()
+	data, err := io.ReadAll(io.LimitReader(body, maxRunOutput+1))
+	if err != nil {
+		return nil, opError("read output blob", u, redactErr(err))
+	}
+	if len(data) > maxRunOutput {
+		return nil, opError("read output blob", u, errors.New("the script wrote more than 64 MiB: print a smaller report"))
+	}
+	return data, nil
+}

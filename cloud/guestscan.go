@@ -1,0 +1,264 @@
+package cloud
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Scans: run commands whose output is the product, a report (trivy's
+// vulnerability report, the CIS assessment), rather than a verdict. On
+// Azure the script installs the tool and prints its report; a target with
+// no guest OS evaluates the scan's simulated form (GuestScan) against the
+// image's recorded content and writes a report that says it is simulated.
+// A scan fails only when asked (FailOn), as AgentBaker's scans never fail
+// the build on findings.
+
+// Guest scan kinds.
+const (
+	// ScanTrivyRootfs is `trivy rootfs /`: the JSON report (trivy-report.json).
+	ScanTrivyRootfs = "trivy_rootfs"
+	// ScanTrivyImages is `trivy image` of every cached container image:
+	// the tables (trivy-images-table.txt).
+	ScanTrivyImages = "trivy_images"
+	// ScanCIS is the CIS benchmark assessment (cis-report.txt).
+	ScanCIS = "cis"
+)
+
+// TrivySeverities are trivy's severities, lowest first.
+var TrivySeverities = []string{"UNKNOWN", "LOW", "MEDIUM", "HIGH", "CRITICAL"}
+
+// GuestScan is the simulated form of a scan.
+type GuestScan struct {
+	Kind string `json:"kind"`
+	// Severity is trivy's --severity: the comma-separated severities reported.
+	Severity string `json:"severity,omitempty"`
+	// FailOn is the comma-separated severities of which one finding fails
+	// the scan ("": no finding does).
+	FailOn string `json:"fail_on,omitempty"`
+	// Level is the CIS profile level, 1 or 2.
+	Level int `json:"level,omitempty"`
+	// Advisories stand in for trivy's vulnerability database, which a
+	// simulation does not have: an advisory is a finding when the image
+	// records its package at its version.
+	Advisories []GuestAdvisory `json:"advisories,omitempty"`
+}
+
+// GuestAdvisory is a known vulnerability of one package version.
+type GuestAdvisory struct {
+	ID           string `json:"id"`
+	Package      string `json:"package"`
+	Version      string `json:"version"`
+	Severity     string `json:"severity"`
+	FixedVersion string `json:"fixed_version,omitempty"`
+	Title        string `json:"title,omitempty"`
+}
+
+// Validate checks the scan's fields.
+func (s *GuestScan) Validate() error {
+	switch s.Kind {
+	case ScanTrivyRootfs, ScanTrivyImages:
+		if s.Severity == "" {
+			return fmt.Errorf("scan %s needs severity, e.g. \"HIGH,CRITICAL\"", s.Kind)
+		}
+		if err := checkSeverities("severity", s.Severity); err != nil {
+			return err
+		}
+		if s.FailOn != "" {
+			if err := checkSeverities("fail_on", s.FailOn); err != nil {
+				return err
+			}
+		}
+		for _, a := range s.Advisories {
+			if a.ID == "" || a.Package == "" || a.Version == "" {
+				return fmt.Errorf("scan %s: advisory %+v needs id, package and version", s.Kind, a)
+			}
+			if err := checkSeverities("advisory "+a.ID+" severity", a.Severity); err != nil {
+				return err
+			}
+		}
+		return nil
+	case ScanCIS:
+		if s.Level != 1 && s.Level != 2 {
+			return fmt.Errorf("scan cis: level %d: use 1 or 2", s.Level)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown scan kind %q: use %s, %s or %s", s.Kind, ScanTrivyRootfs, ScanTrivyImages, ScanCIS)
+}
+
+func checkSeverities(field, list string) error {
+	for _, s := range strings.Split(list, ",") {
+		if !slices.Contains(TrivySeverities, s) {
+			return fmt.Errorf("%s %q: %q is not a trivy severity: use %s, comma-separated", field, list, s, strings.Join(TrivySeverities, ", "))
+		}
+	}
+	return nil
+}
+
+// SimulatedNote says, in every simulated report, what produced it.
+const SimulatedNote = "SIMULATED by imgflow: no VM booted and no scanner ran; this report is derived from the content the simulated build recorded on the image"
+
+// SimulateScan is the result of the scan's script on an image holding g,
+// on a disk of diskBytes: its report on stdout, the findings that fail it
+// (FailOn) on stderr with exit code 1.
+func SimulateScan(s *GuestScan, g *GuestContent, diskBytes int64) (*RunCommandResult, error) {
+	res := &RunCommandResult{ExecutionState: RunSucceeded}
+	switch s.Kind {
+	case ScanTrivyRootfs:
+		report, err := trivyReport(s, g)
+		if err != nil {
+			return nil, err
+		}
+		res.Output = report
+		if failing := findings(s.Advisories, g, s.FailOn); len(failing) > 0 {
+			res.ExitCode = 1
+			var lines []string
+			for _, a := range failing {
+				lines = append(lines, fmt.Sprintf("%s %s in %s %s", a.Severity, a.ID, a.Package, a.Version))
+			}
+			res.Error = fmt.Sprintf("trivy: %d vulnerabilities of severity %s (fail_on):\n%s", len(failing), s.FailOn, joinLines(lines))
+		}
+	case ScanTrivyImages:
+		res.Output = trivyImagesTable()
+	case ScanCIS:
+		res.Output = cisReport(s.Level, g)
+	default:
+		return nil, fmt.Errorf("unknown scan kind %q", s.Kind)
+	}
+	return res, nil
+}
+
+// findings are the advisories of packages g records at the advisory's
+// version with a severity in severities, by package then id.
+func findings(advisories []GuestAdvisory, g *GuestContent, severities string) []GuestAdvisory {
+	if severities == "" {
+		return nil
+	}
+	want := strings.Split(severities, ",")
+	var out []GuestAdvisory
+	for _, a := range advisories {
+		if v, ok := g.Packages[a.Package]; ok && v == a.Version && slices.Contains(want, a.Severity) {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Package != out[j].Package {
+			return out[i].Package < out[j].Package
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// trivyReport is trivy's JSON report (schema version 2) of a rootfs scan
+// of g: its packages, and the advisories that match them as
+// vulnerabilities; the top-level "imgflow" object marks it simulated.
+func trivyReport(s *GuestScan, g *GuestContent) (string, error) {
+	type pkg struct {
+		Name    string `json:"Name"`
+		Version string `json:"Version"`
+	}
+	type vuln struct {
+		VulnerabilityID  string `json:"VulnerabilityID"`
+		PkgName          string `json:"PkgName"`
+		InstalledVersion string `json:"InstalledVersion"`
+		FixedVersion     string `json:"FixedVersion,omitempty"`
+		Severity         string `json:"Severity"`
+		Title            string `json:"Title,omitempty"`
+	}
+	type result struct {
+		Target          string `json:"Target"`
+		Class           string `json:"Class"`
+		Packages        []pkg  `json:"Packages"`
+		Vulnerabilities []vuln `json:"Vulnerabilities"`
+	}
+	r := result{Target: "/ (imgflow recorded content)", Class: "os-pkgs", Packages: []pkg{}, Vulnerabilities: []vuln{}}
+	names := make([]string, 0, len(g.Packages))
+	for n := range g.Packages {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		r.Packages = append(r.Packages, pkg{Name: n, Version: g.Packages[n]})
+	}
+	for _, a := range findings(s.Advisories, g, s.Severity) {
+		r.Vulnerabilities = append(r.Vulnerabilities, vuln{VulnerabilityID: a.ID, PkgName: a.Package, InstalledVersion: a.Version,
+			FixedVersion: a.FixedVersion, Severity: a.Severity, Title: a.Title})
+	}
+	report := struct {
+		SchemaVersion int      `json:"SchemaVersion"`
+		ArtifactName  string   `json:"ArtifactName"`
+		ArtifactType  string   `json:"ArtifactType"`
+		Results       []result `json:"Results"`
+		Imgflow       any      `json:"imgflow"`
+	}{2, "/", "filesystem", []result{r}, map[string]any{"simulated": true, "note": SimulatedNote, "severity": s.Severity}}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(report); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// TrivyImagesHeader starts trivy-images-table.txt, as AgentBaker's scan
+// writes it before the table of each cached image.
+const TrivyImagesHeader = "This contains the list of images with high and critical level CVEs (if present), that are present in the node.\nNote: images without CVEs are also listed\n"
+
+func trivyImagesTable() string {
+	return TrivyImagesHeader + SimulatedNote + ".\nThe simulated build records no container images, so no image is listed.\n"
+}
+
+// cisReport is a CIS assessment of what g records: the one control its
+// record can answer (no world-writable file), marked simulated.
+func cisReport(level int, g *GuestContent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CIS benchmark assessment, level %d\n%s.\n\n", level, SimulatedNote)
+	var writable []string
+	for _, p := range g.SortedPaths() {
+		if m, err := strconv.ParseUint(g.Files[p].Mode, 8, 32); err == nil && m&0o002 != 0 {
+			writable = append(writable, p)
+		}
+	}
+	verdict := "PASS"
+	if len(writable) > 0 {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(&b, "%s  Ensure no world writable files exist (%d recorded files checked)\n", verdict, len(g.Files))
+	for _, p := range writable {
+		fmt.Fprintf(&b, "      world writable: %s (mode %s)\n", p, g.Files[p].Mode)
+	}
+	b.WriteString("\nNot assessed (the record does not hold them): every other control of the benchmark.\n")
+	return b.String()
+}
+
+// guestScanComment starts the script line lib/scans.star writes with a
+// scan's simulated form as JSON.
+const guestScanComment = "# imgflow-guest-scan: "
+
+// GuestScanFromScript reads the simulated form a scan's script carries in
+// its "# imgflow-guest-scan:" comment (nil when it has none): how a fake
+// VM, which runs no script, knows what the script scans.
+func GuestScanFromScript(script string) (*GuestScan, error) {
+	for line := range strings.Lines(script) {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), strings.TrimSpace(guestScanComment))
+		if !ok {
+			continue
+		}
+		var s GuestScan
+		if err := json.Unmarshal([]byte(strings.TrimSpace(rest)), &s); err != nil {
+			return nil, fmt.Errorf("the script's %q comment: %w", strings.TrimSpace(guestScanComment), err)
+		}
+		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		return &s, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,82 @@
+package cloud
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestGuestScanValidate(t *testing.T) {
+	for _, c := range []struct {
+		scan GuestScan
+		err  string
+	}{
+		{GuestScan{Kind: ScanTrivyRootfs, Severity: "HIGH,CRITICAL"}, ""},
+		{GuestScan{Kind: ScanTrivyImages, Severity: "LOW", FailOn: "CRITICAL"}, ""},
+		{GuestScan{Kind: ScanCIS, Level: 2}, ""},
+		{GuestScan{Kind: ScanTrivyRootfs}, "needs severity"},
+		{GuestScan{Kind: ScanTrivyRootfs, Severity: "high"}, `"high" is not a trivy severity`},
+		{GuestScan{Kind: ScanTrivyRootfs, Severity: "HIGH", FailOn: "HIGH,SEVERE"}, `fail_on "HIGH,SEVERE": "SEVERE" is not a trivy severity`},
+		{GuestScan{Kind: ScanTrivyRootfs, Severity: "HIGH", Advisories: []GuestAdvisory{{ID: "CVE-1", Package: "bcc", Severity: "HIGH"}}}, "needs id, package and version"},
+		{GuestScan{Kind: ScanCIS, Level: 3}, "level 3: use 1 or 2"},
+		{GuestScan{Kind: "grype"}, `unknown scan kind "grype"`},
+	} {
+		err := c.scan.Validate()
+		if c.err == "" {
+			assert.NoError(t, err, "%+v", c.scan)
+		} else {
+			assert.ErrorContains(t, err, c.err, "%+v", c.scan)
+		}
+	}
+}
+
+func TestSimulateTrivyRootfs(t *testing.T) {
+	g := &GuestContent{Packages: map[string]string{"bcc": "0.29.0", "containerd": "1.7.20"}}
+	scan := &GuestScan{Kind: ScanTrivyRootfs, Severity: "MEDIUM,HIGH,CRITICAL", FailOn: "CRITICAL", Advisories: []GuestAdvisory{
+		{ID: "CVE-B", Package: "containerd", Version: "1.7.20", Severity: "CRITICAL", FixedVersion: "1.7.21"},
+		{ID: "CVE-A", Package: "bcc", Version: "0.29.0", Severity: "MEDIUM"},
+		{ID: "CVE-C", Package: "bcc", Version: "0.29.0", Severity: "LOW"},
+		{ID: "CVE-D", Package: "runc", Version: "1.1.0", Severity: "CRITICAL"},
+	}}
+	res, err := SimulateScan(scan, g, 1<<30)
+	require.NoError(t, err)
+	var report struct {
+		SchemaVersion int
+		ArtifactType  string
+		Results       []struct {
+			Class           string
+			Packages        []struct{ Name, Version string }
+			Vulnerabilities []struct{ VulnerabilityID, PkgName, InstalledVersion, FixedVersion, Severity string }
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.Output), &report))
+	assert.Equal(t, 2, report.SchemaVersion)
+	assert.Equal(t, "filesystem", report.ArtifactType)
+	require.Len(t, report.Results, 1)
+	assert.Equal(t, "os-pkgs", report.Results[0].Class)
+	assert.Len(t, report.Results[0].Packages, 2)
+	var ids []string
+	for _, v := range report.Results[0].Vulnerabilities {
+		ids = append(ids, v.VulnerabilityID)
+	}
+	assert.Equal(t, []string{"CVE-A", "CVE-B"}, ids, "within severity, of recorded package versions, by package")
+	assert.Equal(t, 1, res.ExitCode, "a CRITICAL finding with fail_on CRITICAL")
+	assert.Equal(t, "trivy: 1 vulnerabilities of severity CRITICAL (fail_on):\nCRITICAL CVE-B in containerd 1.7.20\n", res.Error)
+
+	again, err := SimulateScan(scan, g, 1<<30)
+	require.NoError(t, err)
+	assert.Equal(t, res.Output, again.Output, "the report is deterministic (golden tests compare it)")
+}
+
+func TestGuestScanFromScript(t *testing.T) {
+	s, err := GuestScanFromScript("#!/bin/bash\n# imgflow-guest-scan: {\"kind\":\"cis\",\"level\":1}\nset -e\n")
+	require.NoError(t, err)
+	assert.Equal(t, &GuestScan{Kind: ScanCIS, Level: 1}, s)
+	s, err = GuestScanFromScript("#!/bin/bash\ntrue\n")
+	require.NoError(t, err)
+	assert.Nil(t, s)
+	_, err = GuestScanFromScript("# imgflow-guest-scan: {\"kind\":\"cis\",\"level\":5}\n")
+	assert.ErrorContains(t, err, "level 5")
+}
