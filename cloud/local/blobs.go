@@ -10,6 +10,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // Blob operations. Metadata lives in the state; data in one sparse file
@@ -223,12 +224,12 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	srcRef, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
-		return nil, azrules.InvalidParameter(cloud.RedactURL(srcURL), "invalid copy source: %v", err)
+		return nil, azrules.InvalidParameter(redact.SAS(srcURL), "invalid copy source: %v", err)
 	}
 	if isDiskAccount(srcRef.Account) {
 		u, err := url.Parse(srcURL)
 		if err != nil {
-			return nil, azrules.InvalidParameter(cloud.RedactURL(srcURL), "invalid copy source")
+			return nil, azrules.InvalidParameter(redact.SAS(srcURL), "invalid copy source")
 		}
 		return p.copyFromDisk(ctx, srcRef, u.Query(), dest, overwrite)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -220,7 +221,7 @@ func contentDigest(ctx context.Context, src cloud.PageSource, ref cloud.BlobRef)
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	srcRef, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
-		return nil, azrules.InvalidParameter(cloud.RedactURL(srcURL), "invalid copy source: %v", err)
+		return nil, azrules.InvalidParameter(redact.SAS(srcURL), "invalid copy source: %v", err)
 	}
 	if isDiskAccount(srcRef.Account) && !isPending(srcRef.Account) {
 		if u, err := url.Parse(srcURL); err == nil && u.RawQuery != "" {

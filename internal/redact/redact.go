@@ -28,7 +28,10 @@ var (
 )
 
 // SAS removes SAS signatures from s: a URL query holding sig= becomes
-// ?<redacted>, a lone sig=… parameter sig=<redacted>.
+// ?<redacted>, a lone sig=… parameter (a header, a connection string's
+// SharedAccessSignature=…) sig=<redacted>. It is imgflow's one SAS
+// redaction: URLs printed by package cloud, the Azure target's errors and
+// logs, packer's output and artifacts all go through it.
 func SAS(s string) string {
 	if !strings.Contains(strings.ToLower(s), "sig") {
 		return s
@@ -71,15 +74,14 @@ func Text(s string, secrets []string) string {
 // Error returns err, or when its message holds a SAS, an error printing
 // it without the SAS that keeps err's chain (errors.Is, errors.As, Azure
 // error codes). A *url.Error in the chain (Go's HTTP client quotes the
-// whole request URL) loses the URL's query too.
+// whole request URL) loses its SAS too.
 func Error(err error) error {
 	if err == nil {
 		return nil
 	}
 	var ue *url.Error
-	if errors.As(err, &ue) && strings.Contains(ue.URL, "?") {
-		base, _, _ := strings.Cut(ue.URL, "?")
-		ue.URL = base + "?<redacted>"
+	if errors.As(err, &ue) {
+		ue.URL = SAS(ue.URL)
 	}
 	msg := err.Error()
 	if r := SAS(msg); r != msg {
