@@ -54,7 +54,6 @@ func TestAzureDryRun(t *testing.T) {
 // in-process fake ARM whose blobs live in Azurite.
 func newFakeAzure(t *testing.T, az *azuritetest.Server) cloud.Provider {
 	f := fakearm.New(fakearm.Options{
-		Locations:        local.DefaultLocations(),
 		LROPolls:         1,
 		ReplicationDelay: 20 * time.Millisecond,
 		Blob:             &fakearm.BlobBackend{Endpoint: az.Endpoint, Key: azuritetest.Key},

@@ -23,7 +23,7 @@ const pageSize = 512
 // lookupContainer returns the blob's account and container. A managed
 // disk's URL names no account: it is read-only.
 func (p *Provider) lookupContainer(st *State, ref cloud.BlobRef) (*StorageAccountState, *ContainerState, error) {
-	if isDiskAccount(ref.Account) {
+	if azrules.IsDiskAccount(ref.Account) {
 		return nil, nil, diskWriteRefused(ref)
 	}
 	_, sa := st.findStorageAccount(ref.Account)
@@ -61,7 +61,7 @@ func blobInfo(ref cloud.BlobRef, sa *StorageAccountState, b *BlobState) *cloud.B
 func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, error) {
 	var out *cloud.Blob
 	err := p.view(ctx, func(st *State) error {
-		if isDiskAccount(ref.Account) {
+		if azrules.IsDiskAccount(ref.Account) {
 			clean, q := splitDiskRef(ref)
 			d, _, err := p.grantedDisk(st, clean, q)
 			if err != nil {
@@ -82,7 +82,7 @@ func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob,
 
 // SetBlobMetadata implements cloud.Provider.
 func (p *Provider) SetBlobMetadata(ctx context.Context, ref cloud.BlobRef, metadata map[string]string) error {
-	if isDiskAccount(ref.Account) {
+	if azrules.IsDiskAccount(ref.Account) {
 		return diskWriteRefused(ref)
 	}
 	return p.update(ctx, func(st *State) error {
@@ -127,7 +127,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 	resource := ref.URL()
 	err := p.view(ctx, func(st *State) error {
 		var src content
-		if isDiskAccount(ref.Account) {
+		if azrules.IsDiskAccount(ref.Account) {
 			clean, q := splitDiskRef(ref)
 			resource = clean.URL() // never the SAS
 			_, c, err := p.grantedDisk(st, clean, q)
@@ -190,7 +190,7 @@ func (p *Provider) checkWrite(st *State, ref cloud.BlobRef, overwrite bool) (*St
 // stays as sparse as the source. The blob gets the content's sparse
 // digest (no Content-MD5: no service computes one here).
 func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cloud.PageSource, overwrite bool) (*cloud.Blob, error) {
-	if isDiskAccount(ref.Account) {
+	if azrules.IsDiskAccount(ref.Account) {
 		return nil, diskWriteRefused(ref)
 	}
 	if src.Size < 0 || src.Size%pageSize != 0 {
@@ -226,7 +226,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 	if err != nil {
 		return nil, azrules.InvalidParameter(redact.SAS(srcURL), "invalid copy source: %v", err)
 	}
-	if isDiskAccount(srcRef.Account) {
+	if azrules.IsDiskAccount(srcRef.Account) {
 		u, err := url.Parse(srcURL)
 		if err != nil {
 			return nil, azrules.InvalidParameter(redact.SAS(srcURL), "invalid copy source")

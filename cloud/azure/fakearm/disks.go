@@ -388,7 +388,7 @@ func (f *Fake) putDisk(ctx context.Context, rg, name string, in armcompute.Disk)
 // backend, named like a managed disk's storage ("md-…").
 func diskContainer(id string) string {
 	sum := sha256.Sum256([]byte(strings.ToLower(id)))
-	return "md-" + hex.EncodeToString(sum[:6])
+	return azrules.DiskAccountPrefix + hex.EncodeToString(sum[:6])
 }
 
 // grant returns the disk's read SAS URL: a real SAS of its data blob in
@@ -404,7 +404,7 @@ func (f *Fake) grant(d *disk, dur time.Duration) (string, *Error) {
 	}
 	c := diskContainer(deref(d.d.ID))
 	sig := strings.ReplaceAll(f.guid(), "-", "")
-	return "https://" + c + ".z7.blob.storage.azure.net/" + strings.TrimPrefix(c, "md-") + "/abcd?sv=2018-03-28&sr=b&si=" + f.guid() + "&sig=" + sig, nil
+	return "https://" + c + ".z7.blob.storage.azure.net/" + strings.TrimPrefix(c, azrules.DiskAccountPrefix) + "/abcd?sv=2018-03-28&sr=b&si=" + f.guid() + "&sig=" + sig, nil
 }
 
 func (f *Fake) revoke(d *disk) *Error {
