@@ -106,8 +106,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	blobURL := "http://" + blobLn.Addr().String()
 	endpoint := func(account string) string { return blobURL + "/" + account }
 	fake := fakearm.New(fakearm.Options{Blob: &fakearm.BlobBackend{Endpoint: endpoint, Key: azuritetest.Key,
-		Options: &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{markInternal{}}}}}})
-	gate, err := accountGate(az.url, fake.HasStorageAccount, azuritetest.DevAccount)
+		Options: &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{fakearm.InternalPolicy()}}}}})
+	gate, err := fake.BlobGate(az.url)
 	if err != nil {
 		return err
 	}
