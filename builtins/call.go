@@ -183,7 +183,7 @@ func RedactSecrets(v any) any {
 	switch v := v.(type) {
 	case string:
 		if strings.Contains(v, "://") && strings.Contains(v, "?") {
-			return redact.SAS(v)
+			return redact.URL(v)
 		}
 		return v
 	case []any:

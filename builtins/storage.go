@@ -238,7 +238,7 @@ func blobCopyImpl(c *Call) (starlark.Value, error) {
 	if outcome == cloud.Exists {
 		c.Report(outcome, dest.URL())
 	} else {
-		c.Report(outcome, fmt.Sprintf("%s → %s", redact.SAS(srcURL), dest.URL()))
+		c.Report(outcome, fmt.Sprintf("%s → %s", redact.URL(srcURL), dest.URL()))
 	}
 	return blobValue(dest, b), nil
 }

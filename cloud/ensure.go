@@ -318,7 +318,7 @@ func SameSource(a, b ImageSource) bool {
 
 func describeSource(s ImageSource) string {
 	if s.Kind == SourceVHD {
-		return "vhd " + redact.SAS(s.URI)
+		return "vhd " + redact.URL(s.URI)
 	}
 	return string(s.Kind) + " " + s.ID
 }

@@ -136,7 +136,7 @@ func (b BlobRef) String() string { return b.URL() }
 func ParseBlobURL(raw string) (BlobRef, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return BlobRef{}, fmt.Errorf("invalid blob URL %q: want https://<account>.blob.core.windows.net/<container>/<blob>", redact.SAS(raw))
+		return BlobRef{}, fmt.Errorf("invalid blob URL %q: want https://<account>.blob.core.windows.net/<container>/<blob>", redact.URL(raw))
 	}
 	path := strings.TrimPrefix(u.EscapedPath(), "/")
 	host := u.Hostname()
@@ -148,14 +148,14 @@ func ParseBlobURL(raw string) (BlobRef, error) {
 		// Emulator style: the account is the first path segment.
 		first, rest, ok := strings.Cut(path, "/")
 		if !ok {
-			return BlobRef{}, fmt.Errorf("invalid blob URL %q: missing container and blob name", redact.SAS(raw))
+			return BlobRef{}, fmt.Errorf("invalid blob URL %q: missing container and blob name", redact.URL(raw))
 		}
 		account, path = first, rest
 		endpoint += "/" + account
 	}
 	container, name, ok := strings.Cut(path, "/")
 	if !ok || container == "" || name == "" {
-		return BlobRef{}, fmt.Errorf("invalid blob URL %q: want <endpoint>/<container>/<blob>", redact.SAS(raw))
+		return BlobRef{}, fmt.Errorf("invalid blob URL %q: want <endpoint>/<container>/<blob>", redact.URL(raw))
 	}
 	if unescaped, err := url.PathUnescape(name); err == nil {
 		name = unescaped

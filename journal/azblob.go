@@ -111,7 +111,7 @@ func NewAzureStore(containerURL string, opts *AzureOptions) (*AzureStore, error)
 	if err != nil {
 		return nil, err
 	}
-	shown := redact.SAS(containerURL)
+	shown := redact.URL(containerURL)
 	u, err := url.Parse(containerURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("journal: %s is not a blob container URL: want https://ACCOUNT.blob.core.windows.net/CONTAINER", shown)

@@ -109,7 +109,7 @@ func escapeBlobName(name string) string {
 }
 
 // shown is a blob's URL as errors and logs print it: never a SAS.
-func shown(ref cloud.BlobRef) string { return redact.SAS(ref.URL()) }
+func shown(ref cloud.BlobRef) string { return redact.URL(ref.URL()) }
 
 // GetBlob implements cloud.Provider.
 func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, error) {

@@ -24,7 +24,7 @@ import (
 // construction, credential and redaction. Checking the access may make
 // requests (a probe, ListKeys); errors never show a SAS.
 func (p *Provider) ContainerClient(ctx context.Context, containerURL string) (*container.Client, error) {
-	shown := redact.SAS(containerURL)
+	shown := redact.URL(containerURL)
 	u, err := url.Parse(containerURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("%s is not a blob container URL: want https://ACCOUNT.blob.core.windows.net/CONTAINER", shown)

@@ -114,7 +114,7 @@ func (p *Provider) sourceReadable(ctx context.Context, srcURL string) bool {
 
 // copyBlob is one copy of CopyBlob.
 func (p *Provider) copyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
-	j := &copyJob{srcURL: srcURL, shown: redact.SAS(srcURL), overwrite: overwrite}
+	j := &copyJob{srcURL: srcURL, shown: redact.URL(srcURL), overwrite: overwrite}
 	j.dest = p.resolve(dest)
 	du := shown(j.dest)
 	what := j.shown + " to " + du

@@ -255,7 +255,7 @@ func (t redactTransport) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			ue.URL = redact.SAS(ue.URL)
+			ue.URL = redact.URL(ue.URL)
 		}
 	}
 	return resp, err

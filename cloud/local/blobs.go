@@ -224,12 +224,12 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	srcRef, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
-		return nil, azrules.InvalidParameter(redact.SAS(srcURL), "invalid copy source: %v", err)
+		return nil, azrules.InvalidParameter(redact.URL(srcURL), "invalid copy source: %v", err)
 	}
 	if azrules.IsDiskAccount(srcRef.Account) {
 		u, err := url.Parse(srcURL)
 		if err != nil {
-			return nil, azrules.InvalidParameter(redact.SAS(srcURL), "invalid copy source")
+			return nil, azrules.InvalidParameter(redact.URL(srcURL), "invalid copy source")
 		}
 		return p.copyFromDisk(ctx, srcRef, u.Query(), dest, overwrite)
 	}

@@ -221,7 +221,7 @@ func contentDigest(ctx context.Context, src cloud.PageSource, ref cloud.BlobRef)
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	srcRef, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
-		return nil, azrules.InvalidParameter(redact.SAS(srcURL), "invalid copy source: %v", err)
+		return nil, azrules.InvalidParameter(redact.URL(srcURL), "invalid copy source: %v", err)
 	}
 	if azrules.IsDiskAccount(srcRef.Account) && !isPending(srcRef.Account) {
 		if u, err := url.Parse(srcURL); err == nil && u.RawQuery != "" {

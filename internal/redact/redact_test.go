@@ -42,6 +42,17 @@ func TestSAS(t *testing.T) {
 	}
 }
 
+func TestURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://a.blob.core.windows.net/c/b.vhd?sv=2021&sp=r&sig=abc": "https://a.blob.core.windows.net/c/b.vhd?<redacted>",
+		"https://bucket.s3.amazonaws.com/x.iso?X-Amz-Signature=abc":    "https://bucket.s3.amazonaws.com/x.iso?<redacted>",
+		"https://a.blob.core.windows.net/c/b.vhd":                      "https://a.blob.core.windows.net/c/b.vhd",
+		"https://a.blob.core.windows.net/c/b.vhd?":                     "https://a.blob.core.windows.net/c/b.vhd?<redacted>",
+	} {
+		assert.Equal(t, want, URL(in), in)
+	}
+}
+
 func TestValues(t *testing.T) {
 	secrets := SecretValues([]string{"HOME=/root", "IMGFLOW_SECRET_UA=tok-123", "IMGFLOW_SECRET_LONG=tok-123-extra", "IMGFLOW_SECRET_SHORT=ab", "IMGFLOW_SECRET_EMPTY="})
 	assert.ElementsMatch(t, []string{"tok-123", "tok-123-extra", "ab"}, secrets)
