@@ -10,6 +10,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/journal"
 )
 
@@ -182,7 +183,7 @@ func RedactSecrets(v any) any {
 	switch v := v.(type) {
 	case string:
 		if strings.Contains(v, "://") && strings.Contains(v, "?") {
-			return cloud.RedactURL(v)
+			return redact.URL(v)
 		}
 		return v
 	case []any:

@@ -10,6 +10,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 var (
@@ -378,7 +379,7 @@ func versionValue(v *cloud.ImageVersion, ds *starlarkstruct.Struct) *starlarkstr
 	}
 	src := v.Source.ID
 	if v.Source.Kind == cloud.SourceVHD {
-		src = cloud.RedactURL(v.Source.URI)
+		src = redact.URL(v.Source.URI)
 	}
 	return makeStruct("image_version", fields{
 		"id": v.ID, "name": v.Name, "definition": ds, "location": v.Location, "regions": v.RegionNames(),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/cloud/local"
 )
 
@@ -196,7 +197,7 @@ func TestReplicateReplicaCount(t *testing.T) {
 
 func physicalRegions() []string {
 	var out []string
-	for _, l := range local.DefaultLocations() {
+	for _, l := range azrules.DefaultLocations() {
 		if l.RegionType == cloud.RegionTypePhysical {
 			out = append(out, l.Name)
 		}

@@ -9,6 +9,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -237,7 +238,7 @@ func blobCopyImpl(c *Call) (starlark.Value, error) {
 	if outcome == cloud.Exists {
 		c.Report(outcome, dest.URL())
 	} else {
-		c.Report(outcome, fmt.Sprintf("%s → %s", cloud.RedactURL(srcURL), dest.URL()))
+		c.Report(outcome, fmt.Sprintf("%s → %s", redact.URL(srcURL), dest.URL()))
 	}
 	return blobValue(dest, b), nil
 }

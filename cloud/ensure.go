@@ -7,6 +7,8 @@ import (
 	"maps"
 	"strings"
 	"time"
+
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // Outcome says what an ensure did.
@@ -316,7 +318,7 @@ func SameSource(a, b ImageSource) bool {
 
 func describeSource(s ImageSource) string {
 	if s.Kind == SourceVHD {
-		return "vhd " + RedactURL(s.URI)
+		return "vhd " + redact.URL(s.URI)
 	}
 	return string(s.Kind) + " " + s.ID
 }

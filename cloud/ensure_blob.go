@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // EnsurePageBlob uploads src to the page blob ref unless the blob already
@@ -59,7 +61,7 @@ func EnsurePageBlob(ctx context.Context, p Provider, ref BlobRef, src PageSource
 func EnsureBlobCopy(ctx context.Context, p Provider, src BlobRef, srcURL string, dest BlobRef, overwrite bool) (*Blob, Outcome, error) {
 	from, err := p.GetBlob(ctx, src)
 	if err != nil {
-		return nil, "", fmt.Errorf("source %s: %w", RedactURL(srcURL), err)
+		return nil, "", fmt.Errorf("source %s: %w", redact.URL(srcURL), err)
 	}
 	existing, err := p.GetBlob(ctx, dest)
 	switch {
@@ -84,7 +86,7 @@ func EnsureBlobCopy(ctx context.Context, p Provider, src BlobRef, srcURL string,
 		}
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("copy %s to %s: %w", RedactURL(srcURL), dest.URL(), err)
+		return nil, "", fmt.Errorf("copy %s to %s: %w", redact.URL(srcURL), dest.URL(), err)
 	}
 	return b, createdOrUpdated(existing), nil
 }

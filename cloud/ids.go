@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // IDs are ARM resource ids, built in one place so every target spells them
@@ -134,7 +136,7 @@ func (b BlobRef) String() string { return b.URL() }
 func ParseBlobURL(raw string) (BlobRef, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return BlobRef{}, fmt.Errorf("invalid blob URL %q: want https://<account>.blob.core.windows.net/<container>/<blob>", RedactURL(raw))
+		return BlobRef{}, fmt.Errorf("invalid blob URL %q: want https://<account>.blob.core.windows.net/<container>/<blob>", redact.URL(raw))
 	}
 	path := strings.TrimPrefix(u.EscapedPath(), "/")
 	host := u.Hostname()
@@ -146,14 +148,14 @@ func ParseBlobURL(raw string) (BlobRef, error) {
 		// Emulator style: the account is the first path segment.
 		first, rest, ok := strings.Cut(path, "/")
 		if !ok {
-			return BlobRef{}, fmt.Errorf("invalid blob URL %q: missing container and blob name", RedactURL(raw))
+			return BlobRef{}, fmt.Errorf("invalid blob URL %q: missing container and blob name", redact.URL(raw))
 		}
 		account, path = first, rest
 		endpoint += "/" + account
 	}
 	container, name, ok := strings.Cut(path, "/")
 	if !ok || container == "" || name == "" {
-		return BlobRef{}, fmt.Errorf("invalid blob URL %q: want <endpoint>/<container>/<blob>", RedactURL(raw))
+		return BlobRef{}, fmt.Errorf("invalid blob URL %q: want <endpoint>/<container>/<blob>", redact.URL(raw))
 	}
 	if unescaped, err := url.PathUnescape(name); err == nil {
 		name = unescaped
@@ -163,13 +165,4 @@ func ParseBlobURL(raw string) (BlobRef, error) {
 		ref.Endpoint = endpoint
 	}
 	return ref, nil
-}
-
-// RedactURL removes a SAS (or any query) from a URL so it can be printed.
-func RedactURL(raw string) string {
-	i := strings.IndexByte(raw, '?')
-	if i < 0 {
-		return raw
-	}
-	return raw[:i] + "?<redacted>"
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // ---------------------------------------------------------------------------
@@ -67,7 +69,7 @@ func ValidateCommunityInfo(c CommunityInfo) error {
 // checkPublicURL requires an absolute http(s) URL without credentials or a
 // query: the value becomes public. A query is never echoed (it may be a SAS).
 func checkPublicURL(field, raw, example string) error {
-	shown := RedactURL(raw)
+	shown := redact.URL(raw)
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Host == "" {
 		return invalid(field, shown, "is not an absolute URL", "e.g. "+example)
@@ -397,12 +399,12 @@ func validateVHDSource(s ImageSource) error {
 	default:
 		ref, err := ParseBlobURL(s.URI)
 		if err != nil {
-			p.add(invalid("source uri", RedactURL(s.URI), "is not a blob URL",
+			p.add(invalid("source uri", redact.URL(s.URI), "is not a blob URL",
 				"want https://<account>.blob.core.windows.net/<container>/<name>.vhd"))
 			break
 		}
 		if strings.Contains(s.URI, "?") {
-			p.add(invalid("source uri", RedactURL(s.URI), "carries a query string (a SAS?)",
+			p.add(invalid("source uri", redact.URL(s.URI), "carries a query string (a SAS?)",
 				"drop it: Azure reads the blob through the storage account id"))
 		}
 		account = ref.Account

@@ -19,7 +19,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
-	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/internal/redact"
 )
 
@@ -112,7 +111,7 @@ func NewAzureStore(containerURL string, opts *AzureOptions) (*AzureStore, error)
 	if err != nil {
 		return nil, err
 	}
-	shown := cloud.RedactURL(containerURL)
+	shown := redact.URL(containerURL)
 	u, err := url.Parse(containerURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("journal: %s is not a blob container URL: want https://ACCOUNT.blob.core.windows.net/CONTAINER", shown)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // Store keeps the journals of runs.
@@ -95,7 +95,7 @@ func splitPrefix(location string) (containerURL, prefix string, err error) {
 	folder := strings.Trim(parts.BlobName, "/")
 	for _, seg := range strings.Split(folder, "/") {
 		if seg == "" || seg == "." || seg == ".." || strings.HasSuffix(seg, ".jsonl") {
-			return "", "", fmt.Errorf("journal: %s is not a blob container URL or a folder in one: want https://ACCOUNT.blob.core.windows.net/CONTAINER[/FOLDER…] (each run is the blob RUN_ID.jsonl in it)", cloud.RedactURL(location))
+			return "", "", fmt.Errorf("journal: %s is not a blob container URL or a folder in one: want https://ACCOUNT.blob.core.windows.net/CONTAINER[/FOLDER…] (each run is the blob RUN_ID.jsonl in it)", redact.URL(location))
 		}
 	}
 	u, err := url.Parse(location)

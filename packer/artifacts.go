@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // Builder ids of the artifacts imgflow looks at.
@@ -121,7 +123,7 @@ type AzureARMArtifact struct {
 
 	StorageAccountLocation string
 	OSDiskURI              string
-	// OSDiskURIReadOnlySAS has its signature redacted (sig=REDACTED).
+	// OSDiskURIReadOnlySAS has its SAS query redacted (?<redacted>).
 	OSDiskURIReadOnlySAS string
 	TemplateURI          string
 	// TemplateURIReadOnlySAS has its signature redacted.
@@ -152,7 +154,7 @@ func ParseAzureARMArtifact(s string) (*AzureARMArtifact, error) {
 		if !ok {
 			k, found := strings.CutSuffix(line, ":")
 			if !found {
-				return nil, fmt.Errorf("azure-arm artifact: unexpected line %q", RedactSAS(line))
+				return nil, fmt.Errorf("azure-arm artifact: unexpected line %q", redact.SAS(line))
 			}
 			key = k
 		}
@@ -179,11 +181,11 @@ func ParseAzureARMArtifact(s string) (*AzureARMArtifact, error) {
 		case "OSDiskUri", "VHDOSDiskUri":
 			a.OSDiskURI = val
 		case "OSDiskUriReadOnlySas":
-			a.OSDiskURIReadOnlySAS = RedactSAS(val)
+			a.OSDiskURIReadOnlySAS = redact.SAS(val)
 		case "TemplateUri":
 			a.TemplateURI = val
 		case "TemplateUriReadOnlySas":
-			a.TemplateURIReadOnlySAS = RedactSAS(val)
+			a.TemplateURIReadOnlySAS = redact.SAS(val)
 		default:
 			if m := additionalDiskRE.FindStringSubmatch(key); m != nil {
 				n, _ := strconv.Atoi(m[2])
@@ -196,14 +198,14 @@ func ParseAzureARMArtifact(s string) (*AzureARMArtifact, error) {
 				if m[1] == "AdditionalDiskUri" {
 					a.AdditionalDisks[n-1].URI = val
 				} else {
-					a.AdditionalDisks[n-1].ReadOnlySAS = RedactSAS(val)
+					a.AdditionalDisks[n-1].ReadOnlySAS = redact.SAS(val)
 				}
 				continue
 			}
 			if a.Extra == nil {
 				a.Extra = map[string]string{}
 			}
-			a.Extra[key] = RedactSAS(val)
+			a.Extra[key] = redact.SAS(val)
 		}
 	}
 	return a, nil
@@ -227,7 +229,7 @@ func (a *AzureARMArtifact) VHDURL() string {
 		p.RawQuery, p.ForceQuery, p.Fragment = "", false, ""
 		return p.String()
 	}
-	return RedactSAS(u)
+	return redact.SAS(u)
 }
 
 // redactAzure masks secrets in every field of a parsed artifact.

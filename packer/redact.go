@@ -2,22 +2,15 @@ package packer
 
 import (
 	"encoding/json"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
-// Redaction markers. <sensitive> is what packer itself prints for
-// sensitive-variables in its human UI.
-const (
-	secretMask = "<sensitive>"
-	sasMask    = "REDACTED"
-)
-
-// sasSigRE matches the signature of an Azure SAS query (…&sig=…): whoever
-// holds it can read the blob, so it never leaves this package. The
-// azure-arm artifact prints read-only SAS URLs for the captured VHD.
-var sasSigRE = regexp.MustCompile(`(?i)\b(sig=)[^&\s"'<>,;]+`)
+// secretMask is what packer itself prints for sensitive-variables in its
+// human UI.
+const secretMask = "<sensitive>"
 
 // redactor masks secret values and SAS signatures in text that is printed
 // or returned.
@@ -54,14 +47,15 @@ func newRedactor(secrets []string) *redactor {
 }
 
 // redact returns s with every secret replaced by <sensitive> and every SAS
-// signature by sig=REDACTED.
+// removed (redact.SAS: the azure-arm artifact prints read-only SAS URLs
+// of the captured VHD).
 func (r *redactor) redact(s string) string {
 	if r != nil {
 		for _, sec := range r.secrets {
 			s = strings.ReplaceAll(s, sec, secretMask)
 		}
 	}
-	return RedactSAS(s)
+	return redact.SAS(s)
 }
 
 func (r *redactor) redactAll(list []string) []string {
@@ -70,13 +64,4 @@ func (r *redactor) redactAll(list []string) []string {
 		out[i] = r.redact(s)
 	}
 	return out
-}
-
-// RedactSAS replaces the signature of every Azure SAS query in s
-// (sig=…) with sig=REDACTED.
-func RedactSAS(s string) string {
-	if !strings.Contains(strings.ToLower(s), "sig=") {
-		return s
-	}
-	return sasSigRE.ReplaceAllString(s, "${1}"+sasMask)
 }

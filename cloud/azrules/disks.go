@@ -7,6 +7,18 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 )
 
+// DiskAccountPrefix starts the host label of a managed disk's SAS URL
+// (https://md-….blob.core.windows.net/…). Storage account names are
+// lowercase letters and digits only, so such a host never names an
+// account.
+const DiskAccountPrefix = "md-"
+
+// IsDiskAccount reports whether account, the host label of a blob URL,
+// is a managed disk's SAS host rather than a storage account.
+func IsDiskAccount(account string) bool {
+	return strings.HasPrefix(strings.ToLower(account), DiskAccountPrefix)
+}
+
 // Bounds of a disk access (SAS) grant's duration.
 const (
 	MinGrant = time.Second

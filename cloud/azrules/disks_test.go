@@ -10,6 +10,15 @@ import (
 	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
+func TestIsDiskAccount(t *testing.T) {
+	ref, err := cloud.ParseBlobURL("https://md-0a1b2c3d4e5f.blob.core.windows.net/x0abc/abcd?sv=2018-03-28&sig=s")
+	require.NoError(t, err)
+	require.True(t, azrules.IsDiskAccount(ref.Account), "a disk's SAS URL (Disks_GrantAccess)")
+	require.True(t, azrules.IsDiskAccount("MD-PENDING"), "case-insensitive, as DNS is")
+	require.False(t, azrules.IsDiskAccount("mdstorage01"), "a storage account named md…")
+	require.False(t, azrules.IsDiskAccount("flatcar0001"))
+}
+
 func TestCheckDiskUnchanged(t *testing.T) {
 	old := &cloud.Disk{ID: "/d", Name: "d", ResourceGroup: "rg", Location: "westeurope", SourceImageVersionID: "/v", SecurityType: "TrustedLaunch"}
 	require.NoError(t, azrules.CheckDiskUnchanged(old, "", "/V", "trustedlaunch"), "no location, case")

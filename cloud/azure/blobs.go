@@ -21,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -108,7 +109,7 @@ func escapeBlobName(name string) string {
 }
 
 // shown is a blob's URL as errors and logs print it: never a SAS.
-func shown(ref cloud.BlobRef) string { return cloud.RedactURL(ref.URL()) }
+func shown(ref cloud.BlobRef) string { return redact.URL(ref.URL()) }
 
 // GetBlob implements cloud.Provider.
 func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, error) {
@@ -243,7 +244,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 	defer body.Close()
 	data, err := io.ReadAll(io.LimitReader(body, length))
 	if err != nil {
-		return nil, opError("read blob", u, redactErr(err))
+		return nil, opError("read blob", u, redact.Error(err))
 	}
 	if len(data) == 0 {
 		// Azure answers a range past the end with 416; emulators may
@@ -403,7 +404,7 @@ func (p *Provider) deleteQuietly(ctx context.Context, pc *pageblob.Client, u str
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	if _, err := pc.Delete(ctx, nil); err != nil && !bloberror.HasCode(err, bloberror.BlobNotFound) {
-		p.logf("delete incomplete blob %s: %v", u, redactErr(err))
+		p.logf("delete incomplete blob %s: %v", u, redact.Error(err))
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // ContainerClient returns a client of the blob container at containerURL
@@ -24,7 +24,7 @@ import (
 // construction, credential and redaction. Checking the access may make
 // requests (a probe, ListKeys); errors never show a SAS.
 func (p *Provider) ContainerClient(ctx context.Context, containerURL string) (*container.Client, error) {
-	shown := cloud.RedactURL(containerURL)
+	shown := redact.URL(containerURL)
 	u, err := url.Parse(containerURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("%s is not a blob container URL: want https://ACCOUNT.blob.core.windows.net/CONTAINER", shown)

@@ -22,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/progress"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -113,7 +114,7 @@ func (p *Provider) sourceReadable(ctx context.Context, srcURL string) bool {
 
 // copyBlob is one copy of CopyBlob.
 func (p *Provider) copyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
-	j := &copyJob{srcURL: srcURL, shown: cloud.RedactURL(srcURL), overwrite: overwrite}
+	j := &copyJob{srcURL: srcURL, shown: redact.URL(srcURL), overwrite: overwrite}
 	j.dest = p.resolve(dest)
 	du := shown(j.dest)
 	what := j.shown + " to " + du
@@ -121,7 +122,7 @@ func (p *Provider) copyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 
 	ref, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
-		return fail(cloud.BadRequest(cloud.CodeInvalidParameter, j.shown, "invalid copy source: %v", redactErr(err)))
+		return fail(cloud.BadRequest(cloud.CodeInvalidParameter, j.shown, "invalid copy source: %v", redact.Error(err)))
 	}
 	j.srcRef = ref
 	if j.src, err = p.sourceClient(ctx, srcURL, ref); err != nil {
@@ -309,7 +310,7 @@ func (p *Provider) serverCopy(ctx context.Context, j *copyJob) (err error) {
 		case <-ctx.Done():
 			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			if _, err := j.dst.AbortCopyFromURL(actx, id, nil); err != nil {
-				p.logf("abort copy to %s: %v", du, redactErr(err))
+				p.logf("abort copy to %s: %v", du, redact.Error(err))
 			}
 			cancel()
 			return ctx.Err()
@@ -326,7 +327,7 @@ func (p *Provider) serverCopy(ctx context.Context, j *copyJob) (err error) {
 		}
 		if status != string(blob.CopyStatusTypePending) && status != string(blob.CopyStatusTypeSuccess) {
 			return &cloud.Error{StatusCode: http.StatusInternalServerError, Code: CodeCopyFailed, Resource: du,
-				Message: redactSAS(fmt.Sprintf("copy %s: %s", status, deref(props.CopyStatusDescription)))}
+				Message: redact.SAS(fmt.Sprintf("copy %s: %s", status, deref(props.CopyStatusDescription)))}
 		}
 	}
 	if status != string(blob.CopyStatusTypeSuccess) {
@@ -562,7 +563,7 @@ func downloadRange(ctx context.Context, c *pageblob.Client, off int64, buf []byt
 	body := res.NewRetryReader(ctx, nil)
 	defer body.Close()
 	if _, err := io.ReadFull(body, buf); err != nil {
-		return redactErr(fmt.Errorf("read source at %d: %w", off, err))
+		return redact.Error(fmt.Errorf("read source at %d: %w", off, err))
 	}
 	return nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
-	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
@@ -133,7 +132,7 @@ func TestCopyRegrantsEndedDiskAccess(t *testing.T) {
 // ConfidentialVM on the Azure target returns the guest state blob it
 // copied next to the VHD.
 func TestSigToVHDConfidentialVMWorkflow(t *testing.T) {
-	w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations()}, nil)
+	w := newWorld(t, fakearm.Options{}, nil)
 	// Azurite serves the account already: it must exist in ARM too, or
 	// the validation pass sees its name taken elsewhere.
 	_, _, err := cloud.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "imgflow-cvm", Location: loc})

@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // Environment variables.
@@ -151,7 +152,7 @@ func checkToken(ctx context.Context, cred azcore.TokenCredential, armOpts *arm.C
 	ctx, cancel := context.WithTimeout(ctx, credentialCheckTimeout)
 	defer cancel()
 	if _, err := cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{strings.TrimRight(audience, "/") + "/.default"}}); err != nil {
-		return fmt.Errorf("azure: no usable credential: %w\nlog in with `az login` (or `az login --identity`), or set AZURE_CLIENT_ID/AZURE_TENANT_ID with AZURE_CLIENT_SECRET, a certificate or AZURE_FEDERATED_TOKEN_FILE", redactErr(err))
+		return fmt.Errorf("azure: no usable credential: %w\nlog in with `az login` (or `az login --identity`), or set AZURE_CLIENT_ID/AZURE_TENANT_ID with AZURE_CLIENT_SECRET, a certificate or AZURE_FEDERATED_TOKEN_FILE", redact.Error(err))
 	}
 	return nil
 }

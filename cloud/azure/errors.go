@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // Error codes the Azure target makes up for failures the services report
@@ -74,7 +73,7 @@ func opError(op, what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%s %s: %w", op, redactSAS(what), err)
+	return fmt.Errorf("%s %s: %w", op, redact.SAS(what), err)
 }
 
 // azErr converts an SDK error into a *cloud.Error carrying the service's
@@ -90,7 +89,7 @@ func azErr(err error, resource string) error {
 	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
-		out := &cloud.Error{StatusCode: re.StatusCode, Code: re.ErrorCode, Resource: redactSAS(resource)}
+		out := &cloud.Error{StatusCode: re.StatusCode, Code: re.ErrorCode, Resource: redact.SAS(resource)}
 		code, msg := responseDetails(re.RawResponse)
 		if out.Code == "" {
 			out.Code = code
@@ -111,10 +110,10 @@ func azErr(err error, resource string) error {
 		if out.Code == "" {
 			out.Code = strings.ReplaceAll(http.StatusText(re.StatusCode), " ", "")
 		}
-		out.Message = redactSAS(msg)
+		out.Message = redact.SAS(msg)
 		return out
 	}
-	return redactErr(err)
+	return redact.Error(err)
 }
 
 // responseDetails reads the error code and message from an ARM (JSON) or
@@ -165,48 +164,6 @@ func responseDetails(resp *http.Response) (code, msg string) {
 		}
 	}
 	return "", ""
-}
-
-// redactedError keeps an error's chain but prints it without SAS.
-type redactedError struct {
-	err error
-	msg string
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
-// redactErr returns err, or a wrapper printing it without any SAS.
-func redactErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		ue.URL = cloud.RedactURL(ue.URL)
-	}
-	msg := err.Error()
-	if r := redactSAS(msg); r != msg {
-		return &redactedError{err: err, msg: r}
-	}
-	return err
-}
-
-var (
-	// A URL query carrying a signature: drop the whole query.
-	sasQuery = regexp.MustCompile(`(?i)\?([^\s"'<>]*?&)?sig(=|%3D)[^\s"'<>]*`)
-	// A signature parameter anywhere else (also URL-encoded).
-	sasParam = regexp.MustCompile(`(?i)(^|[?&\s"';]|%26|%3F)sig(=|%3D)[^&\s"'<>]*`)
-)
-
-// redactSAS removes SAS signatures from a text (error message, log line,
-// URL): a query holding sig= becomes ?<redacted>.
-func redactSAS(s string) string {
-	if !strings.Contains(strings.ToLower(s), "sig") {
-		return s
-	}
-	s = sasQuery.ReplaceAllString(s, "?<redacted>")
-	return sasParam.ReplaceAllString(s, "${1}<redacted>")
 }
 
 func isStatus(err error, codes ...int) bool {

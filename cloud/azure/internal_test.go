@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -18,32 +17,6 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/vhd"
 )
-
-func TestRedactSAS(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://md-abc.z7.blob.storage.azure.net/x/abcd?sv=2018-03-28&sr=b&si=1&sig=AbC%2Bd%3D": "https://md-abc.z7.blob.storage.azure.net/x/abcd?<redacted>",
-		`copy "http://127.0.0.1:1/a/c/b?sig=x&sv=1": dial tcp`:                                   `copy "http://127.0.0.1:1/a/c/b?<redacted>": dial tcp`,
-		"x-ms-copy-source: sig=abc&se=2020":                                                      "x-ms-copy-source: <redacted>&se=2020",
-		"nothing secret here, signal=1":                                                          "nothing secret here, signal=1",
-		"encoded http://h/a/c/b%3Fsv%3D1%26sig%3Dsecret end":                                     "encoded http://h/a/c/b%3Fsv%3D1%26<redacted> end",
-		"https://acct.blob.core.windows.net/c/b.vhd":                                             "https://acct.blob.core.windows.net/c/b.vhd",
-		"two: https://a/c/b?sig=1 and https://a/c/d?sv=2&SIG=3":                                  "two: https://a/c/b?<redacted> and https://a/c/d?<redacted>",
-	} {
-		got := redactSAS(in)
-		assert.Equal(t, want, got)
-		assert.NotContains(t, strings.ToLower(got), "sig=")
-	}
-}
-
-func TestRedactErr(t *testing.T) {
-	ue := &url.Error{Op: "Get", URL: "http://h/a/c/b?sv=1&sig=secret", Err: errors.New("refused")}
-	err := redactErr(ue)
-	assert.NotContains(t, err.Error(), "secret")
-	var got *url.Error
-	require.ErrorAs(t, err, &got, "the chain is kept")
-	wrapped := redactErr(errors.New("read https://a/c/b?sig=secret: EOF"))
-	assert.Equal(t, "read https://a/c/b?<redacted> EOF", wrapped.Error())
-}
 
 func response(status int, header http.Header, body string) *http.Response {
 	if header == nil {
@@ -70,7 +43,7 @@ func TestAzErr(t *testing.T) {
 	err = azErr(storage, "https://a/c/b?sig=zzz")
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "AuthenticationFailed", ce.Code)
-	assert.Equal(t, "Signature did not match. <redacted>", ce.Message)
+	assert.Equal(t, "Signature did not match. sig=<redacted>", ce.Message)
 	assert.Equal(t, "https://a/c/b?<redacted>", ce.Resource)
 
 	// A failed long operation: its status poll answered 200.

@@ -31,6 +31,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/progress"
 )
 
@@ -254,7 +255,7 @@ func (t redactTransport) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
-			ue.URL = cloud.RedactURL(ue.URL)
+			ue.URL = redact.URL(ue.URL)
 		}
 	}
 	return resp, err
@@ -277,13 +278,13 @@ func (p *Provider) SubscriptionID() string { return p.sub }
 
 func (p *Provider) logf(format string, args ...any) {
 	if p.opts.Log != nil {
-		p.opts.Log(redactSAS(fmt.Sprintf(format, args...)))
+		p.opts.Log(redact.SAS(fmt.Sprintf(format, args...)))
 	}
 }
 
 func (p *Provider) progress(op string, pct int) {
 	if p.opts.Progress != nil {
-		p.opts.Progress(redactSAS(op), pct)
+		p.opts.Progress(redact.SAS(op), pct)
 	}
 }
 
@@ -293,7 +294,7 @@ func (p *Provider) progress(op string, pct int) {
 func wait[T any](ctx context.Context, p *Provider, op string, poller *runtime.Poller[T]) (T, error) {
 	handOff(p, op, poller)
 	p.progress(op, 0)
-	end := progress.WaitOf(p.opts.Waits).Wait(redactSAS(op))
+	end := progress.WaitOf(p.opts.Waits).Wait(redact.SAS(op))
 	res, err := poller.PollUntilDone(ctx, &runtime.PollUntilDoneOptions{Frequency: p.opts.PollFrequency})
 	end()
 	if err == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -220,7 +221,7 @@ func (p *Provider) complete(ctx context.Context, w *blobWriter, res *transferRes
 	}
 	w.stop()
 	if _, err := w.lc.ReleaseLease(ctx, nil); err != nil {
-		p.logf("release the lease of %s: %v (it ends by itself within %d s)", w.u, redactErr(err), writeLeaseSeconds)
+		p.logf("release the lease of %s: %v (it ends by itself within %d s)", w.u, redact.Error(err), writeLeaseSeconds)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // StorageAuth selects how blob calls (uploads, copies, containers,
@@ -230,7 +231,7 @@ func errCode(err error) string {
 	if ce, ok := asCloudError(err); ok {
 		return fmt.Sprintf("%d %s", ce.StatusCode, ce.Code)
 	}
-	return redactErr(err).Error()
+	return redact.Error(err).Error()
 }
 
 func asCloudError(err error) (*cloud.Error, bool) {

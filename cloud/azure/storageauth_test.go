@@ -20,7 +20,6 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
-	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
@@ -83,7 +82,7 @@ func (p *noDataRoleProxy) counts() (bearer, other int) {
 func tokenOnlyWorld(t *testing.T, auth azure.StorageAuth) (*world, *noDataRoleProxy) {
 	proxy := newNoDataRoleProxy(t, azuritetest.Shared(t))
 	backend := &fakearm.BlobBackend{Endpoint: proxy.endpoint, Key: azuritetest.Key}
-	w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations(), Blob: backend}, func(o *azure.Options) {
+	w := newWorld(t, fakearm.Options{Blob: backend}, func(o *azure.Options) {
 		o.StorageKey = nil
 		o.StorageAuth = auth
 		o.BlobEndpoint = proxy.endpoint

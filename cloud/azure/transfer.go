@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/progress"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -175,7 +176,7 @@ func (p *Provider) retry(ctx context.Context, what string, fn func() error) erro
 		if err == nil || attempt == chunkAttempts || ctx.Err() != nil || !retriable(err) {
 			return err
 		}
-		p.logf("%s: attempt %d of %d failed, retrying: %v", what, attempt, chunkAttempts, redactErr(err))
+		p.logf("%s: attempt %d of %d failed, retrying: %v", what, attempt, chunkAttempts, redact.Error(err))
 		select {
 		case <-time.After(delay << (attempt - 1)):
 		case <-ctx.Done():

@@ -8,6 +8,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 const gib = 1 << 30
@@ -230,7 +231,7 @@ func (p *Provider) versionOut(ctx context.Context, g *armcompute.GalleryImageVer
 				Region:   p.regionName(ctx, deref(s.Region)),
 				State:    strOf(s.State),
 				Progress: int(deref(s.Progress)),
-				Details:  redactSAS(deref(s.Details)),
+				Details:  redact.SAS(deref(s.Details)),
 			})
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
-	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
 )
@@ -21,7 +20,7 @@ import (
 // provider against the fake ARM and Azurite, with a throttled version
 // create answered after the retry, then reruns it: nothing changes.
 func TestFlatcarWorkflow(t *testing.T) {
-	w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations()}, nil)
+	w := newWorld(t, fakearm.Options{}, nil)
 	h := azureHarness(t, "azure-test")
 	run := func() *interp.Result {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -75,7 +74,7 @@ func TestExportWorkflow(t *testing.T) {
 		return h.Run(ctx, "//testdata/azure/export.star", nil, interp.Target{Apply: w.p})
 	}
 	t.Run("twice", func(t *testing.T) {
-		w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations(), ReplicationPolls: 1}, nil)
+		w := newWorld(t, fakearm.Options{ReplicationPolls: 1}, nil)
 		res := run(w)
 		require.NoError(t, res.Err)
 		outputs := map[string]string{}
@@ -88,7 +87,7 @@ func TestExportWorkflow(t *testing.T) {
 		require.NoError(t, again.Err)
 	})
 	t.Run("replication fails", func(t *testing.T) {
-		w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations()}, nil)
+		w := newWorld(t, fakearm.Options{}, nil)
 		w.f.FailReplication("eastus", "Replication failed in East US.")
 		res := run(w)
 		require.Error(t, res.Err)
@@ -100,8 +99,7 @@ func TestExportWorkflow(t *testing.T) {
 // new regions still replicate; Azure ends the version's PATCH only after
 // replication, so the run must not wait for it.
 func TestReplicateNoWaitWorkflow(t *testing.T) {
-	w := newWorld(t, fakearm.Options{Locations: local.DefaultLocations(),
-		RegionDelays: map[string]time.Duration{"northeurope": time.Hour, "eastus": time.Hour}}, nil)
+	w := newWorld(t, fakearm.Options{RegionDelays: map[string]time.Duration{"northeurope": time.Hour, "eastus": time.Hour}}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	start := time.Now()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // Blob operations. Metadata lives in the state; data in one sparse file
@@ -22,7 +23,7 @@ const pageSize = 512
 // lookupContainer returns the blob's account and container. A managed
 // disk's URL names no account: it is read-only.
 func (p *Provider) lookupContainer(st *State, ref cloud.BlobRef) (*StorageAccountState, *ContainerState, error) {
-	if isDiskAccount(ref.Account) {
+	if azrules.IsDiskAccount(ref.Account) {
 		return nil, nil, diskWriteRefused(ref)
 	}
 	_, sa := st.findStorageAccount(ref.Account)
@@ -60,7 +61,7 @@ func blobInfo(ref cloud.BlobRef, sa *StorageAccountState, b *BlobState) *cloud.B
 func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, error) {
 	var out *cloud.Blob
 	err := p.view(ctx, func(st *State) error {
-		if isDiskAccount(ref.Account) {
+		if azrules.IsDiskAccount(ref.Account) {
 			clean, q := splitDiskRef(ref)
 			d, _, err := p.grantedDisk(st, clean, q)
 			if err != nil {
@@ -81,7 +82,7 @@ func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob,
 
 // SetBlobMetadata implements cloud.Provider.
 func (p *Provider) SetBlobMetadata(ctx context.Context, ref cloud.BlobRef, metadata map[string]string) error {
-	if isDiskAccount(ref.Account) {
+	if azrules.IsDiskAccount(ref.Account) {
 		return diskWriteRefused(ref)
 	}
 	return p.update(ctx, func(st *State) error {
@@ -126,7 +127,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 	resource := ref.URL()
 	err := p.view(ctx, func(st *State) error {
 		var src content
-		if isDiskAccount(ref.Account) {
+		if azrules.IsDiskAccount(ref.Account) {
 			clean, q := splitDiskRef(ref)
 			resource = clean.URL() // never the SAS
 			_, c, err := p.grantedDisk(st, clean, q)
@@ -189,7 +190,7 @@ func (p *Provider) checkWrite(st *State, ref cloud.BlobRef, overwrite bool) (*St
 // stays as sparse as the source. The blob gets the content's sparse
 // digest (no Content-MD5: no service computes one here).
 func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cloud.PageSource, overwrite bool) (*cloud.Blob, error) {
-	if isDiskAccount(ref.Account) {
+	if azrules.IsDiskAccount(ref.Account) {
 		return nil, diskWriteRefused(ref)
 	}
 	if src.Size < 0 || src.Size%pageSize != 0 {
@@ -223,12 +224,12 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	srcRef, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
-		return nil, azrules.InvalidParameter(cloud.RedactURL(srcURL), "invalid copy source: %v", err)
+		return nil, azrules.InvalidParameter(redact.URL(srcURL), "invalid copy source: %v", err)
 	}
-	if isDiskAccount(srcRef.Account) {
+	if azrules.IsDiskAccount(srcRef.Account) {
 		u, err := url.Parse(srcURL)
 		if err != nil {
-			return nil, azrules.InvalidParameter(cloud.RedactURL(srcURL), "invalid copy source")
+			return nil, azrules.InvalidParameter(redact.URL(srcURL), "invalid copy source")
 		}
 		return p.copyFromDisk(ctx, srcRef, u.Query(), dest, overwrite)
 	}

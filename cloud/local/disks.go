@@ -24,25 +24,17 @@ import (
 // readable through GetBlob, ReadBlob and CopyBlob.
 
 const (
-	// diskAccountPrefix starts the host label of a disk's SAS URL. Storage
-	// account names are lowercase letters and digits only, so such a host
-	// can never name an account.
-	diskAccountPrefix = "md-"
 	// diskBlobName is the blob name of every disk SAS URL.
 	diskBlobName = "abcd"
 	// diskSASVersion is the sv of disk SAS URLs.
 	diskSASVersion = "2018-03-28"
 )
 
-func isDiskAccount(account string) bool {
-	return strings.HasPrefix(strings.ToLower(account), diskAccountPrefix)
-}
-
 // diskAccount is the SAS host label of a disk: md- and 12 characters of
 // the hash of its id.
 func diskAccount(id string) string {
 	sum := sha256.Sum256([]byte(key(id)))
-	return diskAccountPrefix + hex.EncodeToString(sum[:])[:12]
+	return azrules.DiskAccountPrefix + hex.EncodeToString(sum[:])[:12]
 }
 
 func hashSig(sig string) string {

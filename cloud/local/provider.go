@@ -36,7 +36,8 @@ type Options struct {
 	Rand io.Reader
 	// Now is the clock for creation times; nil means time.Now.
 	Now func() time.Time
-	// Locations replaces the embedded list of Azure locations.
+	// Locations replaces the list of Azure locations
+	// (azrules.DefaultLocations, the fake ARM's too).
 	Locations []cloud.Location
 }
 
@@ -100,7 +101,7 @@ func newProvider(opts Options) *Provider {
 		p.now = time.Now
 	}
 	if p.locations == nil {
-		p.locations = defaultLocations()
+		p.locations = azrules.DefaultLocations()
 	}
 	p.locIndex = azrules.NewRegions(p.locations)
 	return p

@@ -10,6 +10,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -54,7 +55,7 @@ func (p *Provider) blob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, *c
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	if isDiskAccount(ref.Account) {
+	if azrules.IsDiskAccount(ref.Account) {
 		clean := ref
 		clean.Name, _, _ = strings.Cut(ref.Name, "?")
 		if !isPending(ref.Account) {
@@ -107,7 +108,7 @@ func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob,
 // blob in it is ContainerNotFound (or no such account).
 func (p *Provider) EnsureContainer(ctx context.Context, account, container string) error {
 	resource := cloud.DefaultBlobEndpoint(account) + "/" + container
-	if isDiskAccount(account) {
+	if azrules.IsDiskAccount(account) {
 		return cloud.NotFound(cloud.CodeResourceNotFound, resource, "storage account %s not found", account)
 	}
 	p.wmu.Lock()
@@ -140,7 +141,7 @@ func (p *Provider) EnsureContainer(ctx context.Context, account, container strin
 // writable checks that a blob can be written at ref and reports whether
 // one exists there.
 func (p *Provider) writable(ctx context.Context, ref cloud.BlobRef, overwrite bool) (bool, error) {
-	if isDiskAccount(ref.Account) {
+	if azrules.IsDiskAccount(ref.Account) {
 		return false, diskWriteRefused(ref)
 	}
 	_, _, err := p.blob(ctx, ref)
@@ -172,7 +173,7 @@ func (p *Provider) putBlob(ref cloud.BlobRef, b cloud.Blob, data *cloud.BlobRef,
 // ranges only, zeros elsewhere), so identical content is recognised
 // later; no data is kept.
 func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cloud.PageSource, overwrite bool) (*cloud.Blob, error) {
-	if isDiskAccount(ref.Account) {
+	if azrules.IsDiskAccount(ref.Account) {
 		return nil, diskWriteRefused(ref)
 	}
 	if src.Size < 0 || src.Size%pageSize != 0 {
@@ -220,21 +221,21 @@ func contentDigest(ctx context.Context, src cloud.PageSource, ref cloud.BlobRef)
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
 	srcRef, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
-		return nil, azrules.InvalidParameter(cloud.RedactURL(srcURL), "invalid copy source: %v", err)
+		return nil, azrules.InvalidParameter(redact.URL(srcURL), "invalid copy source: %v", err)
 	}
-	if isDiskAccount(srcRef.Account) && !isPending(srcRef.Account) {
+	if azrules.IsDiskAccount(srcRef.Account) && !isPending(srcRef.Account) {
 		if u, err := url.Parse(srcURL); err == nil && u.RawQuery != "" {
 			srcRef.Name += "?" + u.RawQuery // a real disk SAS, as base reads it
 		}
 	}
-	if isDiskAccount(dest.Account) {
+	if azrules.IsDiskAccount(dest.Account) {
 		return nil, diskWriteRefused(dest)
 	}
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	src, data, err := p.blob(ctx, srcRef)
 	if err != nil {
-		if isDiskAccount(srcRef.Account) || !cloud.IsNotFound(err) {
+		if azrules.IsDiskAccount(srcRef.Account) || !cloud.IsNotFound(err) {
 			return nil, err
 		}
 		return nil, cloud.NotFound(cloud.CodeCannotVerifyCopySource, srcRef.URL(),
@@ -275,7 +276,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 // SetBlobMetadata implements cloud.Provider: the overlay's copy of the
 // blob (a base blob's properties imported first) gets the metadata.
 func (p *Provider) SetBlobMetadata(ctx context.Context, ref cloud.BlobRef, metadata map[string]string) error {
-	if isDiskAccount(ref.Account) {
+	if azrules.IsDiskAccount(ref.Account) {
 		return diskWriteRefused(ref)
 	}
 	p.wmu.Lock()
@@ -291,7 +292,7 @@ func (p *Provider) SetBlobMetadata(ctx context.Context, ref cloud.BlobRef, metad
 
 // DeleteBlob implements cloud.Provider.
 func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
-	if isDiskAccount(ref.Account) {
+	if azrules.IsDiskAccount(ref.Account) {
 		return diskWriteRefused(ref)
 	}
 	p.wmu.Lock()
@@ -315,7 +316,7 @@ func (p *Provider) vhdSize(ctx context.Context, uri, resource string) (int64, cl
 	if err != nil {
 		return 0, ref, azrules.InvalidParameter(resource, "%v", err)
 	}
-	if isDiskAccount(ref.Account) {
+	if azrules.IsDiskAccount(ref.Account) {
 		return 0, ref, azrules.AccountNotFound(ref.Account, ref.URL())
 	}
 	b, data, err := p.blob(ctx, ref)

@@ -15,14 +15,10 @@ const (
 	// pendingAccount is the host label of the SAS URL GrantDiskAccess
 	// returns for a disk: https://md-pending.blob.core.windows.net/<disk>/abcd?sig=<pending>.
 	// Only the overlay reads it; base never sees it.
-	pendingAccount = "md-pending"
+	pendingAccount = azrules.DiskAccountPrefix + "pending"
 	diskBlobName   = "abcd"
 	pendingSAS     = "sig=<pending>"
 )
-
-// isDiskAccount reports a managed disk's SAS host label (storage account
-// names are lowercase letters and digits only, so never md-…).
-func isDiskAccount(account string) bool { return strings.HasPrefix(strings.ToLower(account), "md-") }
 
 func isPending(account string) bool { return strings.EqualFold(account, pendingAccount) }
 

@@ -34,7 +34,6 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
-	"github.com/imgflow/imgflow/cloud/local"
 )
 
 func main() {
@@ -106,10 +105,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	blobURL := "http://" + blobLn.Addr().String()
 	endpoint := func(account string) string { return blobURL + "/" + account }
-	fake := fakearm.New(fakearm.Options{Locations: local.DefaultLocations(),
-		Blob: &fakearm.BlobBackend{Endpoint: endpoint, Key: azuritetest.Key,
-			Options: &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{markInternal{}}}}}})
-	gate, err := accountGate(az.url, fake.HasStorageAccount, azuritetest.DevAccount)
+	fake := fakearm.New(fakearm.Options{Blob: &fakearm.BlobBackend{Endpoint: endpoint, Key: azuritetest.Key,
+		Options: &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{fakearm.InternalPolicy()}}}}})
+	gate, err := fake.BlobGate(az.url)
 	if err != nil {
 		return err
 	}

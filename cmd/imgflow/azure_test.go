@@ -20,7 +20,10 @@ import (
 )
 
 // azureTarget points `imgflow run --target azure` at a fake ARM served over
-// HTTP, with Azurite behind its storage accounts.
+// HTTP, with Azurite behind its storage accounts through the fake's blob
+// gate: an account answers only once the fake ARM holds it, so the run's
+// dry run sees Flatcar's account (which Azurite serves) as free, not
+// taken, until the workflow creates it.
 func azureTarget(t *testing.T) *fakearm.Server {
 	t.Helper()
 	az := azuritetest.Shared(t)
@@ -28,16 +31,16 @@ func azureTarget(t *testing.T) *fakearm.Server {
 	for k, v := range srv.Env() {
 		t.Setenv(k, v)
 	}
-	t.Setenv("IMGFLOW_AZURE_BLOB_ENDPOINT", az.URL+"/{account}")
+	t.Setenv("IMGFLOW_AZURE_BLOB_ENDPOINT", srv.ServeBlobs(t, az.URL)+"/{account}")
 	t.Setenv("IMGFLOW_AZURE_STORAGE_KEY", azuritetest.DevKey)
-	seedFlatcarStorage(t)
 	return srv
 }
 
 // seedFlatcarStorage creates Flatcar's release storage account, as it
 // exists in Flatcar's subscription: Azurite serves the account's blobs
-// already, so the account must exist in ARM too, or the plan would see a
-// name taken elsewhere.
+// already, so where Azurite is reached without the fake's blob gate the
+// account must exist in ARM too, or the plan would see a name taken
+// elsewhere.
 func seedFlatcarStorage(t *testing.T) {
 	t.Helper()
 	seedStorage(t, "flatcar", "westeurope", "flatcar0001")
@@ -92,6 +95,21 @@ func TestFlatcarRunsEndToEndOnTheAzureTarget(t *testing.T) {
 	res = flatcarOnAzure(t, state)
 	require.Equal(t, 0, res.code, res.String())
 	assertNothingChanged(t, res.stdout, "a rerun must change nothing")
+}
+
+// `imgflow plan --target azure` against the fake ARM and Azurite: Flatcar's
+// storage account is one Azurite serves but nobody created, so the plan
+// creates it rather than calling its name taken, and nothing is created.
+func TestPlanOnTheAzureTargetCreatesAnAccountNobodyHas(t *testing.T) {
+	srv := azureTarget(t)
+	root := repoRoot(t)
+	res := imgflow(t, "plan", "--root", root, "--state", t.TempDir(), "--target", "azure",
+		filepath.Join(root, "workflows", "flatcar.star"),
+		"--var", "version=4152.2.3", "--var", "vhd=//testdata/flatcar/flatcar-linux-test-amd64.vhd")
+	require.Equal(t, 0, res.code, res.String())
+	assert.NotContains(t, res.stdout+res.stderr, "StorageAccountAlreadyTaken")
+	assert.Regexp(t, `storage_account\s+flatcar0001 in westeurope create`, res.stdout)
+	assert.False(t, srv.HasStorageAccount("flatcar0001"), "a plan creates nothing")
 }
 
 // assertNothingChanged checks that no step of a run's output was created

@@ -27,14 +27,30 @@ var (
 	sasParam = regexp.MustCompile(`(?i)(^|[?&\s"';]|%26|%3F)sig(=|%3D)[^&\s"'<>]*`)
 )
 
-// SAS removes SAS signatures from s: a URL query holding sig= becomes
-// ?<redacted>, a lone sig=… parameter sig=<redacted>.
+// SAS removes SAS signatures from s, a text that may quote URLs (an
+// error message, a log or packer output line): a URL query holding sig=
+// becomes ?<redacted>, a lone sig=… parameter (a header, a connection
+// string's SharedAccessSignature=…) sig=<redacted>. It is imgflow's one
+// SAS redaction: the Azure target's errors and logs, packer's output and
+// artifacts, step records and journals all go through it.
 func SAS(s string) string {
 	if !strings.Contains(strings.ToLower(s), "sig") {
 		return s
 	}
 	s = sasQuery.ReplaceAllString(s, "?<redacted>")
 	return sasParam.ReplaceAllString(s, "${1}sig=<redacted>")
+}
+
+// URL returns u, a value known to be a URL (a blob or copy source URL,
+// a journal location), without its query: any query may carry a
+// credential (an Azure SAS, or another service's signed URL), so none is
+// printed.
+func URL(u string) string {
+	base, _, ok := strings.Cut(u, "?")
+	if !ok {
+		return u
+	}
+	return base + "?<redacted>"
 }
 
 // Values replaces every occurrence of each value in s with <secret>,
@@ -77,9 +93,8 @@ func Error(err error) error {
 		return nil
 	}
 	var ue *url.Error
-	if errors.As(err, &ue) && strings.Contains(ue.URL, "?") {
-		base, _, _ := strings.Cut(ue.URL, "?")
-		ue.URL = base + "?<redacted>"
+	if errors.As(err, &ue) {
+		ue.URL = URL(ue.URL)
 	}
 	msg := err.Error()
 	if r := SAS(msg); r != msg {

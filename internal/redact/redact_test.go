@@ -18,9 +18,38 @@ func TestSAS(t *testing.T) {
 		`encoded %3Fsv%3D1%26sig%3DZZZ end`:       `encoded %3Fsv%3D1%26sig=<redacted> end`,
 		`signature of the design stays`:           `signature of the design stays`,
 		`https://x/y?sv=2021&sp=r (no signature)`: `https://x/y?sv=2021&sp=r (no signature)`,
+		// A managed disk's read SAS (Disks_GrantAccess) and packer's
+		// artifact lines (OSDiskUriReadOnlySas: …).
+		"https://md-abc.z7.blob.storage.azure.net/x/abcd?sv=2018-03-28&sr=b&si=1&sig=AbC%2Bd%3D": "https://md-abc.z7.blob.storage.azure.net/x/abcd?<redacted>",
+		"OSDiskUriReadOnlySas: https://a/b.vhd?se=2021-01-31T00%3A00%3A00Z&sig=abc&sp=r":         "OSDiskUriReadOnlySas: https://a/b.vhd?<redacted>",
+		// Go's HTTP client quotes the URL in its errors.
+		`copy "http://127.0.0.1:1/a/c/b?sig=x&sv=1": dial tcp`:  `copy "http://127.0.0.1:1/a/c/b?<redacted>": dial tcp`,
+		"two: https://a/c/b?sig=1 and https://a/c/d?sv=2&SIG=3": "two: https://a/c/b?<redacted> and https://a/c/d?<redacted>",
+		"x?SIG=zzz": "x?<redacted>",
+		// Headers and bare parameters: only the signature goes.
+		"x-ms-copy-source: sig=abc&se=2020": "x-ms-copy-source: sig=<redacted>&se=2020",
+		"sig=a and sig=b":                   "sig=<redacted> and sig=<redacted>",
+		// A storage connection string carrying a SAS.
+		"BlobEndpoint=https://a.blob.core.windows.net/;SharedAccessSignature=sv=2022&ss=b&sig=K3y%3D": "BlobEndpoint=https://a.blob.core.windows.net/;SharedAccessSignature=sv=2022&ss=b&sig=<redacted>",
+		// Words containing "sig" are not signatures.
+		"nothing secret here, signal=1 signature=ok design=fine": "nothing secret here, signal=1 signature=ok design=fine",
+		"https://acct.blob.core.windows.net/c/b.vhd":             "https://acct.blob.core.windows.net/c/b.vhd",
 	}
 	for in, want := range cases {
-		assert.Equal(t, want, SAS(in), in)
+		got := SAS(in)
+		assert.Equal(t, want, got, in)
+		assert.NotRegexp(t, `(?i)sig(=|%3D)[^<]`, got, "no signature value is left")
+	}
+}
+
+func TestURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://a.blob.core.windows.net/c/b.vhd?sv=2021&sp=r&sig=abc": "https://a.blob.core.windows.net/c/b.vhd?<redacted>",
+		"https://bucket.s3.amazonaws.com/x.iso?X-Amz-Signature=abc":    "https://bucket.s3.amazonaws.com/x.iso?<redacted>",
+		"https://a.blob.core.windows.net/c/b.vhd":                      "https://a.blob.core.windows.net/c/b.vhd",
+		"https://a.blob.core.windows.net/c/b.vhd?":                     "https://a.blob.core.windows.net/c/b.vhd?<redacted>",
+	} {
+		assert.Equal(t, want, URL(in), in)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/packer"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -65,7 +66,7 @@ func (s *simulation) check(ctx context.Context) error {
 		}
 		blob, err := s.p().GetBlob(ctx, ref)
 		if err != nil {
-			return fmt.Errorf("build %s: source image_url %s: %w", c.build, cloud.RedactURL(c.imageURL), err)
+			return fmt.Errorf("build %s: source image_url %s: %w", c.build, redact.URL(c.imageURL), err)
 		}
 		if blob.Type != "" && blob.Type != cloud.BlobTypePage {
 			return fmt.Errorf("build %s: source image_url %s is a %s; a VHD source must be a page blob", c.build, ref.URL(), blob.Type)

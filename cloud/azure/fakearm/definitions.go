@@ -29,21 +29,18 @@ func (f *Fake) definition(rg, gallery, name string, nested bool) (*armcompute.Ga
 }
 
 func (f *Fake) galleryImagesNewListByGalleryPager(rg, gallery string, _ *armcompute.GalleryImagesClientListByGalleryOptions) (resp azfake.PagerResponder[armcompute.GalleryImagesClientListByGalleryResponse]) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var page armcompute.GalleryImagesClientListByGalleryResponse
-	g, err := f.gallery(rg, gallery, true)
-	if err != nil {
-		f.failPage(cloud.GalleryID(f.sub, rg, gallery)+"/images", err)
-		resp.AddPage(http.StatusOK, page, nil)
-		return
-	}
-	for _, k := range sortedIDs(f.defs, deref(g.ID)+"/images/") {
-		d := clone(*f.defs[k])
-		page.Value = append(page.Value, &d)
-	}
-	resp.AddPage(http.StatusOK, page, nil)
-	return
+	return list(f, cloud.GalleryID(f.sub, rg, gallery)+"/images", func() (armcompute.GalleryImagesClientListByGalleryResponse, *Error) {
+		var page armcompute.GalleryImagesClientListByGalleryResponse
+		g, err := f.gallery(rg, gallery, true)
+		if err != nil {
+			return page, err
+		}
+		for _, k := range sortedIDs(f.defs, deref(g.ID)+"/images/") {
+			d := clone(*f.defs[k])
+			page.Value = append(page.Value, &d)
+		}
+		return page, nil
+	})
 }
 
 func (f *Fake) galleryImagesGet(ctx context.Context, rg, gallery, name string, _ *armcompute.GalleryImagesClientGetOptions) (resp azfake.Responder[armcompute.GalleryImagesClientGetResponse], errResp azfake.ErrorResponder) {

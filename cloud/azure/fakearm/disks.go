@@ -233,48 +233,48 @@ func (f *Fake) disksBeginCreateOrUpdate(ctx context.Context, rg, name string, in
 }
 
 func (f *Fake) disksBeginGrantAccess(ctx context.Context, rg, name string, in armcompute.GrantAccessData, _ *armcompute.DisksClientBeginGrantAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientGrantAccessResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	return start(f, http.StatusAccepted, func() (armcompute.DisksClientGrantAccessResponse, *Error) {
+		access, err := f.grantAccess(ctx, rg, name, in)
+		return armcompute.DisksClientGrantAccessResponse{AccessURI: access}, err
+	})
+}
+
+// grantAccess opens a disk's read SAS (and its VM guest state's, when
+// asked); the zero AccessURI without an error when a fault fails the
+// operation after it was accepted.
+func (f *Fake) grantAccess(ctx context.Context, rg, name string, in armcompute.GrantAccessData) (armcompute.AccessURI, *Error) {
 	d, err := f.disk(rg, name)
 	if err != nil {
-		errResp.SetError(err)
-		return
+		return armcompute.AccessURI{}, err
 	}
 	if a := strOf(in.Access); a != string(armcompute.AccessLevelRead) && a != string(armcompute.AccessLevelWrite) {
-		errResp.SetError(armError(azrules.InvalidParameter("", "Access level '%s' is invalid: use Read or Write.", a)))
-		return
+		return armcompute.AccessURI{}, armError(azrules.InvalidParameter("", "Access level '%s' is invalid: use Read or Write.", a))
 	}
 	if d.granted {
-		errResp.SetError(armError(azrules.GrantActive("", name, nil)))
-		return
+		return armcompute.AccessURI{}, armError(azrules.GrantActive("", name, nil))
 	}
 	secs := int(deref(in.DurationInSeconds))
 	if secs <= 0 {
-		errResp.SetError(armError(azrules.InvalidParameter("", "durationInSeconds must be positive.")))
-		return
+		return armcompute.AccessURI{}, armError(azrules.InvalidParameter("", "durationInSeconds must be positive."))
 	}
 	if fe := f.lroFault(ctx, http.MethodPost, deref(d.d.ID)+"/beginGetAccess"); fe != nil {
-		resp = accept(f, http.StatusAccepted, armcompute.DisksClientGrantAccessResponse{})
-		return
+		return armcompute.AccessURI{}, nil
 	}
-	sasURL, gerr := f.grant(d, time.Duration(secs)*time.Second)
-	if gerr != nil {
-		errResp.SetError(gerr)
-		return
+	sasURL, err := f.grant(d, time.Duration(secs)*time.Second)
+	if err != nil {
+		return armcompute.AccessURI{}, err
 	}
 	access := armcompute.AccessURI{AccessSAS: to(sasURL)}
 	if deref(in.GetSecureVMGuestStateSAS) {
-		guest, gerr := f.guestStateSAS(d) // gueststate.go
-		if gerr != nil {
-			errResp.SetError(gerr)
-			return
+		guest, err := f.guestStateSAS(d) // gueststate.go
+		if err != nil {
+			return armcompute.AccessURI{}, err
 		}
 		access.SecurityDataAccessSAS = optString(guest)
 	}
 	d.granted = true
 	d.d.Properties.DiskState = to(armcompute.DiskStateActiveSAS)
-	resp = accept(f, http.StatusAccepted, armcompute.DisksClientGrantAccessResponse{AccessURI: access})
-	return
+	return access, nil
 }
 
 func (f *Fake) disksBeginRevokeAccess(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginRevokeAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientRevokeAccessResponse], errResp azfake.ErrorResponder) {
@@ -388,7 +388,7 @@ func (f *Fake) putDisk(ctx context.Context, rg, name string, in armcompute.Disk)
 // backend, named like a managed disk's storage ("md-…").
 func diskContainer(id string) string {
 	sum := sha256.Sum256([]byte(strings.ToLower(id)))
-	return "md-" + hex.EncodeToString(sum[:6])
+	return azrules.DiskAccountPrefix + hex.EncodeToString(sum[:6])
 }
 
 // grant returns the disk's read SAS URL: a real SAS of its data blob in
@@ -404,7 +404,7 @@ func (f *Fake) grant(d *disk, dur time.Duration) (string, *Error) {
 	}
 	c := diskContainer(deref(d.d.ID))
 	sig := strings.ReplaceAll(f.guid(), "-", "")
-	return "https://" + c + ".z7.blob.storage.azure.net/" + strings.TrimPrefix(c, "md-") + "/abcd?sv=2018-03-28&sr=b&si=" + f.guid() + "&sig=" + sig, nil
+	return "https://" + c + ".z7.blob.storage.azure.net/" + strings.TrimPrefix(c, azrules.DiskAccountPrefix) + "/abcd?sv=2018-03-28&sr=b&si=" + f.guid() + "&sig=" + sig, nil
 }
 
 func (f *Fake) revoke(d *disk) *Error {

@@ -61,8 +61,8 @@ const DefaultSubscriptionID = "00000000-0000-4000-8000-00000000f0a1"
 type Options struct {
 	// SubscriptionID is the fake subscription (default DefaultSubscriptionID).
 	SubscriptionID string
-	// Locations are the subscription's locations (default: a built-in
-	// table of public-cloud regions and logical geographies).
+	// Locations are the subscription's locations (default:
+	// azrules.DefaultLocations, the local target's too).
 	Locations []cloud.Location
 	// Rand is the source of GUIDs (public names, disk SAS ids); nil means
 	// crypto/rand.
@@ -151,7 +151,7 @@ func New(opts Options) *Fake {
 	}
 	f.locations = opts.Locations
 	if f.locations == nil {
-		f.locations = DefaultLocations()
+		f.locations = azrules.DefaultLocations()
 	}
 	f.regions = azrules.NewRegions(f.locations)
 	srv := newServers(f)

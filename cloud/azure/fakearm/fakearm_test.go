@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -86,18 +85,3 @@ func TestWithoutBlobBackend(t *testing.T) {
 }
 
 func to[T any](v T) *T { return &v }
-
-func TestDefaultLocations(t *testing.T) {
-	var logical, physical int
-	for _, l := range fakearm.DefaultLocations() {
-		switch l.RegionType {
-		case cloud.RegionTypeLogical:
-			logical++
-		case cloud.RegionTypePhysical:
-			physical++
-		}
-		assert.Equal(t, strings.ToLower(l.Name), l.Name)
-	}
-	assert.Positive(t, logical)
-	assert.Greater(t, physical, 40)
-}

@@ -66,15 +66,14 @@ func galleryOut(g *armcompute.Gallery, expand bool) armcompute.Gallery {
 }
 
 func (f *Fake) galleriesNewListPager(_ *armcompute.GalleriesClientListOptions) (resp azfake.PagerResponder[armcompute.GalleriesClientListResponse]) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var page armcompute.GalleriesClientListResponse
-	for _, k := range sortedIDs(f.galleries, "") {
-		g := galleryOut(f.galleries[k], false)
-		page.Value = append(page.Value, &g)
-	}
-	resp.AddPage(http.StatusOK, page, nil)
-	return
+	return list(f, "", func() (armcompute.GalleriesClientListResponse, *Error) {
+		var page armcompute.GalleriesClientListResponse
+		for _, k := range sortedIDs(f.galleries, "") {
+			g := galleryOut(f.galleries[k], false)
+			page.Value = append(page.Value, &g)
+		}
+		return page, nil
+	})
 }
 
 func (f *Fake) galleriesGet(ctx context.Context, rg, name string, opts *armcompute.GalleriesClientGetOptions) (resp azfake.Responder[armcompute.GalleriesClientGetResponse], errResp azfake.ErrorResponder) {
@@ -186,14 +185,23 @@ func rgOf(id string) string {
 }
 
 func (f *Fake) gallerySharingBeginUpdate(ctx context.Context, rg, name string, in armcompute.SharingUpdate, _ *armcompute.GallerySharingProfileClientBeginUpdateOptions) (resp azfake.PollerResponder[armcompute.GallerySharingProfileClientUpdateResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	return start(f, http.StatusAccepted, func() (armcompute.GallerySharingProfileClientUpdateResponse, *Error) {
+		accepted, err := f.share(ctx, rg, name, strOf(in.OperationType))
+		if err != nil || !accepted {
+			return armcompute.GallerySharingProfileClientUpdateResponse{}, err
+		}
+		return armcompute.GallerySharingProfileClientUpdateResponse{SharingUpdate: armcompute.SharingUpdate{OperationType: in.OperationType}}, nil
+	})
+}
+
+// share applies a sharing update (EnableCommunity or Reset) to a
+// gallery; accepted is false when a fault fails the operation after it
+// was accepted.
+func (f *Fake) share(ctx context.Context, rg, name, op string) (accepted bool, _ *Error) {
 	g, err := f.gallery(rg, name, false)
 	if err != nil {
-		errResp.SetError(err)
-		return
+		return false, err
 	}
-	op := strOf(in.OperationType)
 	switch op {
 	case string(armcompute.SharingUpdateOperationTypesEnableCommunity):
 		ci := communityInfo(g)
@@ -204,12 +212,10 @@ func (f *Fake) gallerySharingBeginUpdate(ctx context.Context, rg, name string, i
 		// CommunityEnabled stays unset: the definitions of an
 		// already shared gallery are checked again.
 		if err := azrules.CheckShareable(&shared, f.definitionsIn(g)); err != nil {
-			errResp.SetError(armError(err))
-			return
+			return false, armError(err)
 		}
 		if fe := f.lroFault(ctx, http.MethodPost, deref(g.ID)+"/share"); fe != nil {
-			resp = accept(f, http.StatusAccepted, armcompute.GallerySharingProfileClientUpdateResponse{})
-			return
+			return false, nil
 		}
 		if !deref(ci.CommunityGalleryEnabled) {
 			ci.CommunityGalleryEnabled = to(true)
@@ -218,26 +224,20 @@ func (f *Fake) gallerySharingBeginUpdate(ctx context.Context, rg, name string, i
 	case string(armcompute.SharingUpdateOperationTypesReset):
 		g.Properties.SharingProfile = &armcompute.SharingProfile{Permissions: to(armcompute.GallerySharingPermissionTypesPrivate)}
 	default:
-		errResp.SetError(armError(azrules.InvalidParameter("", "The sharing operation '%s' is not supported by this fake.", op)))
-		return
+		return false, armError(azrules.InvalidParameter("", "The sharing operation '%s' is not supported by this fake.", op))
 	}
-	resp = accept(f, http.StatusAccepted, armcompute.GallerySharingProfileClientUpdateResponse{SharingUpdate: armcompute.SharingUpdate{OperationType: in.OperationType}})
-	return
+	return true, nil
 }
 
 func (f *Fake) communityGalleriesGet(ctx context.Context, location, public string, _ *armcompute.CommunityGalleriesClientGetOptions) (resp azfake.Responder[armcompute.CommunityGalleriesClientGetResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, k := range sortedIDs(f.galleries, "") {
-		g := f.galleries[k]
+	return answer(f, func() (armcompute.CommunityGalleriesClientGetResponse, *Error) {
+		g := f.communityGallery(location, public)
+		if g == nil {
+			return armcompute.CommunityGalleriesClientGetResponse{}, newErr(http.StatusNotFound, "GalleryNotFound",
+				"The community gallery '%s' was not found in location '%s'.", public, location)
+		}
 		ci := communityInfo(g)
-		if ci == nil || !deref(ci.CommunityGalleryEnabled) || len(ci.PublicNames) == 0 || !strings.EqualFold(deref(ci.PublicNames[0]), public) {
-			continue
-		}
-		if loc, ok := f.regions.Physical(location); !ok || loc != deref(g.Location) {
-			break
-		}
-		resp.SetResponse(http.StatusOK, armcompute.CommunityGalleriesClientGetResponse{CommunityGallery: armcompute.CommunityGallery{
+		return armcompute.CommunityGalleriesClientGetResponse{CommunityGallery: armcompute.CommunityGallery{
 			Name: to(public), Location: g.Location, Type: to("Microsoft.Compute/locations/communityGalleries"),
 			Identifier: &armcompute.CommunityGalleryIdentifier{UniqueID: to("/CommunityGalleries/" + public)},
 			Properties: &armcompute.CommunityGalleryProperties{
@@ -246,9 +246,23 @@ func (f *Fake) communityGalleriesGet(ctx context.Context, location, public strin
 					PublicNames: ci.PublicNames,
 				},
 			},
-		}}, nil)
-		return
+		}}, nil
+	})
+}
+
+// communityGallery is the shared gallery whose first public name is
+// public, when it is in location; nil otherwise.
+func (f *Fake) communityGallery(location, public string) *armcompute.Gallery {
+	for _, k := range sortedIDs(f.galleries, "") {
+		g := f.galleries[k]
+		ci := communityInfo(g)
+		if ci == nil || !deref(ci.CommunityGalleryEnabled) || len(ci.PublicNames) == 0 || !strings.EqualFold(deref(ci.PublicNames[0]), public) {
+			continue
+		}
+		if loc, ok := f.regions.Physical(location); !ok || loc != deref(g.Location) {
+			return nil
+		}
+		return g
 	}
-	errResp.SetError(newErr(http.StatusNotFound, "GalleryNotFound", "The community gallery '%s' was not found in location '%s'.", public, location))
-	return
+	return nil
 }

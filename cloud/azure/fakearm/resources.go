@@ -62,31 +62,38 @@ func (f *Fake) resourceGroupsGet(ctx context.Context, name string, _ *armresourc
 }
 
 func (f *Fake) resourceGroupsCheckExistence(ctx context.Context, name string, _ *armresources.ResourceGroupsClientCheckExistenceOptions) (resp azfake.Responder[armresources.ResourceGroupsClientCheckExistenceResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.groups[key(name)]; ok {
-		resp.SetResponse(http.StatusNoContent, armresources.ResourceGroupsClientCheckExistenceResponse{Success: true}, nil)
-	} else {
-		resp.SetResponse(http.StatusNotFound, armresources.ResourceGroupsClientCheckExistenceResponse{}, nil)
-	}
-	return
+	return reply(f, func() (armresources.ResourceGroupsClientCheckExistenceResponse, int, *Error) {
+		// HEAD answers 404 without an error body for a missing group.
+		if _, ok := f.groups[key(name)]; !ok {
+			return armresources.ResourceGroupsClientCheckExistenceResponse{}, http.StatusNotFound, nil
+		}
+		return armresources.ResourceGroupsClientCheckExistenceResponse{Success: true}, http.StatusNoContent, nil
+	})
 }
 
 func (f *Fake) resourceGroupsCreateOrUpdate(ctx context.Context, name string, in armresources.ResourceGroup, _ *armresources.ResourceGroupsClientCreateOrUpdateOptions) (resp azfake.Responder[armresources.ResourceGroupsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	return reply(f, func() (armresources.ResourceGroupsClientCreateOrUpdateResponse, int, *Error) {
+		g, status, err := f.putGroup(name, in)
+		if err != nil {
+			return armresources.ResourceGroupsClientCreateOrUpdateResponse{}, 0, err
+		}
+		return armresources.ResourceGroupsClientCreateOrUpdateResponse{ResourceGroup: clone(*g)}, status, nil
+	})
+}
+
+// putGroup creates a resource group (201) or updates its tags (200); a
+// group cannot move.
+func (f *Fake) putGroup(name string, in armresources.ResourceGroup) (*armresources.ResourceGroup, int, *Error) {
 	loc, err := f.resolveLocation(deref(in.Location), "resourceGroups")
 	if err != nil {
-		errResp.SetError(err)
-		return
+		return nil, 0, err
 	}
 	status := http.StatusOK
 	g, ok := f.groups[key(name)]
 	if ok {
 		if deref(g.Location) != loc {
-			errResp.SetError(newErr(http.StatusConflict, cloud.CodeInvalidResourceGroupLocation,
-				"Invalid resource group location '%s'. The Resource group already exists in location '%s'.", deref(in.Location), deref(g.Location)))
-			return
+			return nil, 0, newErr(http.StatusConflict, cloud.CodeInvalidResourceGroupLocation,
+				"Invalid resource group location '%s'. The Resource group already exists in location '%s'.", deref(in.Location), deref(g.Location))
 		}
 	} else {
 		status = http.StatusCreated
@@ -98,43 +105,45 @@ func (f *Fake) resourceGroupsCreateOrUpdate(ctx context.Context, name string, in
 		f.groups[key(name)] = g
 	}
 	g.Tags = copyTags(in.Tags)
-	resp.SetResponse(status, armresources.ResourceGroupsClientCreateOrUpdateResponse{ResourceGroup: clone(*g)}, nil)
-	return
+	return g, status, nil
+}
+
+// subscriptionNotFound is ARM's answer for a subscription other than the
+// fake's.
+func subscriptionNotFound(sub string) *Error {
+	return newErr(http.StatusNotFound, cloud.CodeSubscriptionNotFound, "The subscription '%s' could not be found.", sub)
 }
 
 func (f *Fake) subscriptionsGet(ctx context.Context, sub string, _ *armsubscriptions.ClientGetOptions) (resp azfake.Responder[armsubscriptions.ClientGetResponse], errResp azfake.ErrorResponder) {
-	if !strings.EqualFold(sub, f.sub) {
-		errResp.SetError(newErr(http.StatusNotFound, cloud.CodeSubscriptionNotFound, "The subscription '%s' could not be found.", sub))
-		return
-	}
-	resp.SetResponse(http.StatusOK, armsubscriptions.ClientGetResponse{Subscription: armsubscriptions.Subscription{
-		ID: to("/subscriptions/" + f.sub), SubscriptionID: to(f.sub), DisplayName: to("imgflow fake subscription"),
-		State: to(armsubscriptions.SubscriptionStateEnabled),
-	}}, nil)
-	return
+	return answer(f, func() (armsubscriptions.ClientGetResponse, *Error) {
+		if !strings.EqualFold(sub, f.sub) {
+			return armsubscriptions.ClientGetResponse{}, subscriptionNotFound(sub)
+		}
+		return armsubscriptions.ClientGetResponse{Subscription: armsubscriptions.Subscription{
+			ID: to("/subscriptions/" + f.sub), SubscriptionID: to(f.sub), DisplayName: to("imgflow fake subscription"),
+			State: to(armsubscriptions.SubscriptionStateEnabled),
+		}}, nil
+	})
 }
 
 func (f *Fake) subscriptionsNewListLocationsPager(sub string, _ *armsubscriptions.ClientListLocationsOptions) (resp azfake.PagerResponder[armsubscriptions.ClientListLocationsResponse]) {
-	var page armsubscriptions.ClientListLocationsResponse
-	if !strings.EqualFold(sub, f.sub) {
-		f.mu.Lock()
-		f.failPage("/subscriptions/"+sub+"/locations", newErr(http.StatusNotFound, cloud.CodeSubscriptionNotFound, "The subscription '%s' could not be found.", sub))
-		f.mu.Unlock()
-		resp.AddPage(http.StatusOK, page, nil)
-		return
-	}
-	for _, l := range f.locations {
-		page.Value = append(page.Value, &armsubscriptions.Location{
-			ID: to("/subscriptions/" + f.sub + "/locations/" + l.Name), Name: to(l.Name), DisplayName: to(l.DisplayName),
-			RegionalDisplayName: to(l.DisplayName), Type: to(armsubscriptions.LocationTypeRegion),
-			Metadata: &armsubscriptions.LocationMetadata{
-				RegionType:     to(armsubscriptions.RegionType(l.RegionType)),
-				RegionCategory: to(armsubscriptions.RegionCategory(l.Category)),
-			},
-		})
-	}
-	resp.AddPage(http.StatusOK, page, nil)
-	return
+	return list(f, "/subscriptions/"+sub+"/locations", func() (armsubscriptions.ClientListLocationsResponse, *Error) {
+		var page armsubscriptions.ClientListLocationsResponse
+		if !strings.EqualFold(sub, f.sub) {
+			return page, subscriptionNotFound(sub)
+		}
+		for _, l := range f.locations {
+			page.Value = append(page.Value, &armsubscriptions.Location{
+				ID: to("/subscriptions/" + f.sub + "/locations/" + l.Name), Name: to(l.Name), DisplayName: to(l.DisplayName),
+				RegionalDisplayName: to(l.DisplayName), Type: to(armsubscriptions.LocationTypeRegion),
+				Metadata: &armsubscriptions.LocationMetadata{
+					RegionType:     to(armsubscriptions.RegionType(l.RegionType)),
+					RegionCategory: to(armsubscriptions.RegionCategory(l.Category)),
+				},
+			})
+		}
+		return page, nil
+	})
 }
 
 // findAccount finds a storage account by name in any resource group
@@ -171,36 +180,42 @@ func (f *Fake) accountsGetProperties(ctx context.Context, rg, name string, _ *ar
 }
 
 func (f *Fake) accountsBeginCreate(ctx context.Context, rg, name string, in armstorage.AccountCreateParameters, _ *armstorage.AccountsClientBeginCreateOptions) (resp azfake.PollerResponder[armstorage.AccountsClientCreateResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	return start(f, http.StatusAccepted, func() (armstorage.AccountsClientCreateResponse, *Error) {
+		a, err := f.putAccount(ctx, rg, name, in)
+		if err != nil || a == nil {
+			return armstorage.AccountsClientCreateResponse{}, err
+		}
+		return armstorage.AccountsClientCreateResponse{Account: clone(*a)}, nil
+	})
+}
+
+// putAccount creates a storage account or updates its tags; nil without
+// an error when a fault fails the operation after it was accepted.
+// Account names are global: one of another resource group is taken.
+func (f *Fake) putAccount(ctx context.Context, rg, name string, in armstorage.AccountCreateParameters) (*armstorage.Account, *Error) {
 	g, err := f.group(rg)
 	if err != nil {
-		errResp.SetError(err)
-		return
+		return nil, err
 	}
 	id := cloud.StorageAccountID(f.sub, deref(g.Name), name)
 	if other := f.findAccount(name); other != nil && !strings.EqualFold(deref(other.ID), id) {
-		errResp.SetError(newErr(http.StatusConflict, cloud.CodeStorageAccountAlreadyTaken, "The storage account named %s is already taken.", name))
-		return
+		return nil, newErr(http.StatusConflict, cloud.CodeStorageAccountAlreadyTaken, "The storage account named %s is already taken.", name)
 	}
 	want := deref(in.Location)
 	if want == "" {
 		want = deref(g.Location)
 	}
-	loc, lerr := f.resolveLocation(want, "Microsoft.Storage/storageAccounts")
-	if lerr != nil {
-		errResp.SetError(lerr)
-		return
+	loc, err := f.resolveLocation(want, "Microsoft.Storage/storageAccounts")
+	if err != nil {
+		return nil, err
 	}
 	if fe := f.lroFault(ctx, http.MethodPut, id); fe != nil {
-		resp = accept(f, http.StatusAccepted, armstorage.AccountsClientCreateResponse{})
-		return
+		return nil, nil
 	}
 	a, ok := f.accounts[key(id)]
 	if ok {
 		if deref(a.Location) != loc {
-			errResp.SetError(armError(azrules.LocationChanged("", name, deref(g.Name), deref(a.Location), loc)))
-			return
+			return nil, armError(azrules.LocationChanged("", name, deref(g.Name), deref(a.Location), loc))
 		}
 	} else {
 		a = &armstorage.Account{
@@ -215,6 +230,5 @@ func (f *Fake) accountsBeginCreate(ctx context.Context, rg, name string, in arms
 		f.accounts[key(id)] = a
 	}
 	a.Tags = copyTags(in.Tags)
-	resp = accept(f, http.StatusAccepted, armstorage.AccountsClientCreateResponse{Account: clone(*a)})
-	return
+	return a, nil
 }

@@ -2,7 +2,6 @@ package fakearm
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
@@ -46,14 +45,13 @@ func (f *Fake) accountsListKeys(_ context.Context, rg, name string, _ *armstorag
 // accountsNewListPager answers GET /subscriptions/{sub}/providers/Microsoft.Storage/storageAccounts
 // (Storage_List): every account of the subscription, in one page.
 func (f *Fake) accountsNewListPager(*armstorage.AccountsClientListOptions) (resp azfake.PagerResponder[armstorage.AccountsClientListResponse]) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var page armstorage.AccountsClientListResponse
-	for _, id := range sortedIDs(f.accounts, "") {
-		page.Value = append(page.Value, to(clone(*f.accounts[id])))
-	}
-	resp.AddPage(http.StatusOK, page, nil)
-	return
+	return list(f, "", func() (armstorage.AccountsClientListResponse, *Error) {
+		var page armstorage.AccountsClientListResponse
+		for _, id := range sortedIDs(f.accounts, "") {
+			page.Value = append(page.Value, to(clone(*f.accounts[id])))
+		}
+		return page, nil
+	})
 }
 
 // HasStorageAccount reports whether a storage account of that name exists

@@ -197,21 +197,18 @@ func (f *Fake) galleryImageVersionsGet(ctx context.Context, rg, gallery, def, na
 }
 
 func (f *Fake) galleryImageVersionsNewListByGalleryImagePager(rg, gallery, def string, _ *armcompute.GalleryImageVersionsClientListByGalleryImageOptions) (resp azfake.PagerResponder[armcompute.GalleryImageVersionsClientListByGalleryImageResponse]) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var page armcompute.GalleryImageVersionsClientListByGalleryImageResponse
-	_, d, err := f.definition(rg, gallery, def, true)
-	if err != nil {
-		f.failPage(cloud.ImageDefinitionID(f.sub, rg, gallery, def)+"/versions", err)
-		resp.AddPage(http.StatusOK, page, nil)
-		return
-	}
-	for _, k := range sortedIDs(f.versions, deref(d.ID)+"/versions/") {
-		v := f.render(f.versions[k], false)
-		page.Value = append(page.Value, &v)
-	}
-	resp.AddPage(http.StatusOK, page, nil)
-	return
+	return list(f, cloud.ImageDefinitionID(f.sub, rg, gallery, def)+"/versions", func() (armcompute.GalleryImageVersionsClientListByGalleryImageResponse, *Error) {
+		var page armcompute.GalleryImageVersionsClientListByGalleryImageResponse
+		_, d, err := f.definition(rg, gallery, def, true)
+		if err != nil {
+			return page, err
+		}
+		for _, k := range sortedIDs(f.versions, deref(d.ID)+"/versions/") {
+			v := f.render(f.versions[k], false)
+			page.Value = append(page.Value, &v)
+		}
+		return page, nil
+	})
 }
 
 func (f *Fake) galleryImageVersionsBeginCreateOrUpdate(ctx context.Context, rg, gallery, def, name string, in armcompute.GalleryImageVersion, _ *armcompute.GalleryImageVersionsClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.GalleryImageVersionsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {

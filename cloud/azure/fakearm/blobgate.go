@@ -1,0 +1,101 @@
+package fakearm
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+)
+
+// internalHeader marks the fake's own blob requests (not an x-ms- header,
+// so no signature covers it).
+const internalHeader = "Imgflow-Fakearm-Internal"
+
+// BlobGate fronts a path-style blob service (Azurite: /{account}/…) the
+// way Azure's DNS fronts storage accounts: a request to an account the
+// fake does not hold answers 404 ResourceNotFound, as one to a storage
+// account nobody created fails on Azure. Azurite serves every account it
+// was started with; without the gate, the dry run of the Azure target
+// (cloud/overlay), which probes an account's blob endpoint to learn
+// whether its name is taken, sees each of them as someone else's
+// (StorageAccountAlreadyTaken) before the workflow created it.
+//
+// The fake's disk account (BlobBackend.DiskAccount) is always served:
+// disk grants are SAS URLs into it. Requests carrying InternalPolicy's
+// mark (the fake's own, made while it holds its lock) pass unasked.
+func (f *Fake) BlobGate(backend string) (http.Handler, error) {
+	target, err := url.Parse(backend)
+	if err != nil {
+		return nil, err
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var always string
+	if f.opts.Blob != nil {
+		always = f.opts.Blob.diskAccount()
+	}
+	// Accounts seen to exist: Azurite reads a copy source through the
+	// gate while the fake, holding its lock, waits for the copy; the
+	// source's account was used (and so seen) before. Accounts are never
+	// deleted, so a positive answer stays true.
+	var known sync.Map
+	exists := func(account string) bool {
+		k := strings.ToLower(account)
+		if _, ok := known.Load(k); ok {
+			return true
+		}
+		if f.HasStorageAccount(account) {
+			known.Store(k, true)
+			return true
+		}
+		return false
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		account, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		internal := r.Header.Get(internalHeader) != ""
+		r.Header.Del(internalHeader)
+		if internal || (always != "" && strings.EqualFold(account, always)) || (account != "" && exists(account)) {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("x-ms-error-code", "ResourceNotFound")
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusNotFound)
+		if r.Method != http.MethodHead {
+			_, _ = w.Write([]byte(`<?xml version="1.0" encoding="utf-8"?><Error><Code>ResourceNotFound</Code><Message>The specified resource does not exist.</Message></Error>`))
+		}
+	}), nil
+}
+
+// InternalPolicy is the blob client policy marking the fake's own
+// requests for BlobGate: put it in BlobBackend.Options when
+// BlobBackend.Endpoint is the gate.
+func InternalPolicy() policy.Policy { return markInternal{} }
+
+type markInternal struct{}
+
+func (markInternal) Do(req *policy.Request) (*http.Response, error) {
+	req.Raw().Header.Set(internalHeader, "1")
+	return req.Next()
+}
+
+// ServeBlobs serves BlobGate in front of backend (Azurite's URL) for the
+// test's duration and returns the gated endpoint: its URL, to which an
+// account's blob service is URL/{account}. Give it to the Azure target
+// (azure.Options.BlobEndpoint, IMGFLOW_AZURE_BLOB_ENDPOINT) so that it
+// sees storage accounts as Azure shows them; the fake's own BlobBackend
+// may keep reaching Azurite directly.
+func (f *Fake) ServeBlobs(t testing.TB, backend string) string {
+	t.Helper()
+	gate, err := f.BlobGate(backend)
+	if err != nil {
+		t.Fatalf("fakearm: blob gate: %v", err)
+	}
+	srv := httptest.NewServer(gate)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
