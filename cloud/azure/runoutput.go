@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // A run command's output blobs. The VM agent writes the script's streams
@@ -157,7 +158,7 @@ func (p *Provider) readWhole(ctx context.Context, ref cloud.BlobRef) ([]byte, er
 	defer body.Close()
 	data, err := io.ReadAll(io.LimitReader(body, maxRunOutput+1))
 	if err != nil {
-		return nil, opError("read output blob", u, redactErr(err))
+		return nil, opError("read output blob", u, redact.Error(err))
 	}
 	if len(data) > maxRunOutput {
 		return nil, opError("read output blob", u, errors.New("the script wrote more than 64 MiB: print a smaller report"))

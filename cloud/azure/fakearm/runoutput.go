@@ -9,7 +9,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
 
-	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/internal/redact"
 )
 
@@ -26,7 +25,7 @@ const appendBlockMax = 4 << 20
 // agent's upload would: without a SAS (no identity to fall back on), or
 // when the blob service refuses the SAS.
 func (f *Fake) writeRunOutput(uri, data string) error {
-	shown := cloud.RedactURL(uri)
+	shown := redact.URL(uri)
 	if !strings.Contains(uri, "?") || !strings.Contains(strings.ToLower(uri), "sig=") {
 		return fmt.Errorf("%s carries no SAS and the VM has no managed identity to write it with", shown)
 	}
