@@ -457,7 +457,7 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 		f.mu.Unlock()
 		resp = f.overlayState(req, resp)
 	}
-	if client != "ResourceGroupsClient" && client != "AccountsClient" && client != "Client" && !strings.Contains(strings.ToLower(path), "/microsoft.network/") {
+	if displaysLocation(client) && !strings.Contains(strings.ToLower(path), "/microsoft.network/") {
 		resp = f.displayLocations(resp)
 	}
 	record(api, false, resp)

@@ -88,6 +88,7 @@ type operations interface {
 	// Managed run commands (armcompute VirtualMachineRunCommandsClient): test_vm's checks.
 	virtualMachineRunCommandsBeginCreateOrUpdate(ctx context.Context, rg, vmName, name string, in armcompute.VirtualMachineRunCommand, _ *armcompute.VirtualMachineRunCommandsClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.VirtualMachineRunCommandsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
 	virtualMachineRunCommandsGetByVirtualMachine(ctx context.Context, rg, vmName, name string, opts *armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineOptions) (resp azfake.Responder[armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineResponse], errResp azfake.ErrorResponder)
+	virtualMachineRunCommandsBeginDelete(ctx context.Context, rg, vmName, name string, _ *armcompute.VirtualMachineRunCommandsClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.VirtualMachineRunCommandsClientDeleteResponse], errResp azfake.ErrorResponder)
 }
 
 // servers is the router: the SDK fake servers, each field answered by
@@ -220,5 +221,6 @@ func runCommandsServer(ops operations) computefake.VirtualMachineRunCommandsServ
 	return computefake.VirtualMachineRunCommandsServer{
 		BeginCreateOrUpdate: ops.virtualMachineRunCommandsBeginCreateOrUpdate,
 		GetByVirtualMachine: ops.virtualMachineRunCommandsGetByVirtualMachine,
+		BeginDelete:         ops.virtualMachineRunCommandsBeginDelete,
 	}
 }

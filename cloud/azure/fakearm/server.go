@@ -64,6 +64,7 @@ var routes = []route{
 	{"DELETE", vmPath, "VirtualMachinesClient.BeginDelete"},
 	{"PUT", vmPath + "/runCommands/*", "VirtualMachineRunCommandsClient.BeginCreateOrUpdate"},
 	{"GET", vmPath + "/runCommands/*", "VirtualMachineRunCommandsClient.GetByVirtualMachine"},
+	{"DELETE", vmPath + "/runCommands/*", "VirtualMachineRunCommandsClient.BeginDelete"},
 	{"GET", accountPath, "AccountsClient.GetProperties"},
 	{"PUT", accountPath, "AccountsClient.BeginCreate"},
 	{"POST", accountPath + "/listKeys", "AccountsClient.ListKeys"},
