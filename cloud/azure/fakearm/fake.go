@@ -86,6 +86,9 @@ type Options struct {
 	// accounts (Azurite): VHD sources are read and checked, and managed
 	// disks get their data there.
 	Blob *BlobBackend
+	// Marketplace replaces the marketplace's images and their versions
+	// (default cloud.SimulatedMarketplace), the same in every region.
+	Marketplace map[cloud.MarketplaceImage][]string
 }
 
 // Fake is the fake ARM. It is safe for concurrent use.

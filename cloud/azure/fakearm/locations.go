@@ -109,7 +109,7 @@ var locationTable = [][4]string{
 // that said "West US").
 func displaysLocation(client string) bool {
 	switch client {
-	case "ResourceGroupsClient", "AccountsClient", "Client", "VirtualMachinesClient", "VirtualMachineRunCommandsClient":
+	case "ResourceGroupsClient", "AccountsClient", "Client", "VirtualMachinesClient", "VirtualMachineRunCommandsClient", "VirtualMachineImagesClient":
 		return false
 	}
 	return true

@@ -59,6 +59,7 @@ var routes = []route{
 	{"DELETE", rgPath, "ResourceGroupsClient.BeginDelete"},
 	{"PUT", vnetPath, "Client.BeginCreateOrUpdateByID"},
 	{"GET", vnetPath, "Client.GetByID"},
+	{"GET", "subscriptions/*/providers/Microsoft.Compute/locations/*/publishers/*/artifacttypes/vmimage/offers/*/skus/*/versions", "VirtualMachineImagesClient.List"},
 	{"GET", vmPath, "VirtualMachinesClient.Get"},
 	{"PUT", vmPath, "VirtualMachinesClient.BeginCreateOrUpdate"},
 	{"DELETE", vmPath, "VirtualMachinesClient.BeginDelete"},
