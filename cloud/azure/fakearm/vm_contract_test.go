@@ -18,8 +18,9 @@ const vmContractDir = contractDir + "/vm"
 // type and managed disk, the NICs the configurations make, no password),
 // a run command's instance view only with $expand=instanceView, 202 with
 // Location and then 204 for a delete, and the 404 codes of a missing VM,
-// run command or gallery image.
+// run command or gallery image. Every long operation answers one status
+// poll InProgress, so a GET meanwhile shows provisioningState Creating.
 func TestVMContract(t *testing.T) {
-	srv := fakearm.NewServer(t, fakearm.Options{ReplicationDelay: 50 * time.Millisecond})
+	srv := fakearm.NewServer(t, fakearm.Options{ReplicationDelay: 50 * time.Millisecond, LROPolls: 1})
 	runContractDir(t, srv, vmContractDir)
 }
