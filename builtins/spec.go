@@ -73,6 +73,7 @@ func NewRegistry() *Registry {
 	registerBuild(r)
 	registerArtifacts(r)
 	registerTestVM(r)
+	registerMarketplace(r)
 	return r
 }
 

@@ -37,9 +37,12 @@ const (
 	CodeResourceGroupNotFound  = "ResourceGroupNotFound"
 	CodeResourceNotFound       = "ResourceNotFound"
 	CodeParentResourceNotFound = "ParentResourceNotFound"
-	CodeSubscriptionNotFound   = "SubscriptionNotFound"
-	CodeBlobNotFound           = "BlobNotFound"
-	CodeContainerNotFound      = "ContainerNotFound"
+	// CodeNotFound is the compute resource provider's own 404, e.g. for a
+	// marketplace image it does not have.
+	CodeNotFound             = "NotFound"
+	CodeSubscriptionNotFound = "SubscriptionNotFound"
+	CodeBlobNotFound         = "BlobNotFound"
+	CodeContainerNotFound    = "ContainerNotFound"
 	// CodeCannotVerifyCopySource: a copy source that does not exist or
 	// cannot be read.
 	CodeCannotVerifyCopySource = "CannotVerifyCopySource"
@@ -84,7 +87,7 @@ const (
 // code it does not know.
 func StatusOf(code string) int {
 	switch code {
-	case CodeResourceGroupNotFound, CodeResourceNotFound, CodeParentResourceNotFound, CodeSubscriptionNotFound,
+	case CodeResourceGroupNotFound, CodeResourceNotFound, CodeParentResourceNotFound, CodeNotFound, CodeSubscriptionNotFound,
 		CodeBlobNotFound, CodeContainerNotFound, CodeCannotVerifyCopySource:
 		return http.StatusNotFound
 	case CodeConflict, CodePropertyChangeNotAllowed, CodeBlobAlreadyExists, CodeOperationNotAllowed,

@@ -26,6 +26,17 @@ func (x *intercepted) ListLocations(ctx context.Context) (r0 []Location, err err
 	return r0, err
 }
 
+func (x *intercepted) ListMarketplaceImageVersions(ctx context.Context, location string, img MarketplaceImage) (r0 []string, err error) {
+	if err = x.before(ctx, "ListMarketplaceImageVersions"); err != nil {
+		return r0, err
+	}
+	r0, err = x.p.ListMarketplaceImageVersions(ctx, location, img)
+	if err == nil {
+		err = x.after(ctx, "ListMarketplaceImageVersions")
+	}
+	return r0, err
+}
+
 func (x *intercepted) GetResourceGroup(ctx context.Context, name string) (r0 *ResourceGroup, err error) {
 	if err = x.before(ctx, "GetResourceGroup"); err != nil {
 		return r0, err

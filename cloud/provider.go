@@ -27,6 +27,11 @@ type Provider interface {
 	// ListLocations returns every location of the subscription, logical
 	// geographies included (RegionType tells them apart).
 	ListLocations(ctx context.Context) ([]Location, error)
+	// ListMarketplaceImageVersions lists the versions of a marketplace
+	// image in a location (VirtualMachineImages List, as `az vm image list
+	// --all` reads them); an image the location does not have is not
+	// found.
+	ListMarketplaceImageVersions(ctx context.Context, location string, img MarketplaceImage) ([]string, error)
 
 	GetResourceGroup(ctx context.Context, name string) (*ResourceGroup, error)
 	CreateResourceGroup(ctx context.Context, rg ResourceGroup) (*ResourceGroup, error)

@@ -44,9 +44,10 @@ var agentBakerPublishingInfo = []struct {
 	{"image_version", regexp.MustCompile(`^\d{6}\.\d{2}\.\d+$`)},
 	// A power of two: 1, doubled per rule (offer, SKU, Gen1, feature).
 	{"replication_inverse", regexp.MustCompile(`^(1|2|4|8|16)$`)},
-	// The marketplace image version (az vm image list … version), or
-	// "latest" when the build did not pin one.
-	{"publisher_base_image_version", regexp.MustCompile(`^(latest|\d+\.\d+\.\d+)$`)},
+	// The marketplace image version the build started from, concrete as
+	// az vm image list … version lists it (never "latest": an unpinned
+	// build's is resolved through the target).
+	{"publisher_base_image_version", regexp.MustCompile(`^\d+\.\d+\.\d+$`)},
 	// IMG_SKU: the marketplace SKU the build started from.
 	{"publisher_base_image_sku", regexp.MustCompile(`^[a-z0-9_-]+$`)},
 }

@@ -138,6 +138,7 @@ type Provider struct {
 	galleries *armcompute.GalleriesClient
 	sharing   *armcompute.GallerySharingProfileClient
 	images    *armcompute.GalleryImagesClient
+	vmImages  *armcompute.VirtualMachineImagesClient // marketplace images
 	versions  *armcompute.GalleryImageVersionsClient
 	managed   *armcompute.ImagesClient
 	disks     *armcompute.DisksClient
@@ -203,6 +204,7 @@ func New(_ context.Context, opts Options) (*Provider, error) {
 	p.galleries = cf.NewGalleriesClient()
 	p.sharing = cf.NewGallerySharingProfileClient()
 	p.images = cf.NewGalleryImagesClient()
+	p.vmImages = cf.NewVirtualMachineImagesClient()
 	p.versions = cf.NewGalleryImageVersionsClient()
 	p.managed = cf.NewImagesClient()
 	p.disks = cf.NewDisksClient()

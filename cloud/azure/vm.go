@@ -287,6 +287,13 @@ func (p *Provider) RunCommand(ctx context.Context, rg, vm string, cmd cloud.RunC
 		Output:         deref(iv.Output),
 		Error:          deref(iv.Error),
 	}
+	if ranToFailure(iv) {
+		// Azure reports a script that ran to its end and exited non-zero
+		// as executionState Failed with that exit code (azure-cli#26677);
+		// imgflow's result calls it a finished run with a failing exit
+		// code, as the local target does, so the check's failure says so.
+		out.ExecutionState = cloud.RunSucceeded
+	}
 	if err := p.collect(ctx, outputs, out); err != nil {
 		return nil, opError("run command", cmd.Name, err)
 	}
@@ -294,4 +301,11 @@ func (p *Provider) RunCommand(ctx context.Context, rg, vm string, cmd cloud.RunC
 		out.Error = deref(iv.ExecutionMessage)
 	}
 	return out, nil
+}
+
+// ranToFailure reports whether a run command's instance view is a script
+// that ended with a non-zero exit code, rather than one that could not run
+// (no exit code), timed out or was canceled.
+func ranToFailure(iv *armcompute.VirtualMachineRunCommandInstanceView) bool {
+	return strOf(iv.ExecutionState) == string(armcompute.ExecutionStateFailed) && iv.ExitCode != nil && *iv.ExitCode != 0 && iv.EndTime != nil
 }

@@ -87,9 +87,11 @@ func TestVMLifecycleOnTheFake(t *testing.T) {
 		Script: checkScript(`[{"kind":"file_exists","path":"/etc/tmpfiles.d/aks-mglru.conf"},{"kind":"disk_used_below","percent":50}]`)})
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.ExitCode)
-	assert.Equal(t, cloud.RunSucceeded, res.ExecutionState, "the script ran; it failed")
+	assert.Equal(t, cloud.RunSucceeded, res.ExecutionState, "the script ran to its end; it failed (Azure: Failed with exit code 1)")
 	assert.Equal(t, "/etc/tmpfiles.d/aks-mglru.conf: missing\n", res.Error)
 	assert.Contains(t, res.Output, "disk used 25%")
+
+	w.checkARMAnswers(t, "imgflow-testvm-1", "vm1", "cse", "mglru")
 
 	res, err = w.p.RunCommand(w.ctx, "imgflow-testvm-1", "vm1", cloud.RunCommand{Name: "raw", Script: "uname -a"})
 	require.NoError(t, err)
@@ -119,7 +121,8 @@ func TestVMRulesOnTheFake(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = w.p.CreateVM(w.ctx, cloud.VM{Name: "vm", ResourceGroup: "imgflow-testvm-2", Size: "Standard_D2ds_v5", ImageID: v.ID})
-	assert.ErrorContains(t, err, "not available in region 'eastus'")
+	assert.ErrorContains(t, err, "GalleryImageNotFound")
+	assert.ErrorContains(t, err, "is not available in eastus region")
 	_, err = w.p.CreateVM(w.ctx, cloud.VM{Name: "vm", ResourceGroup: "imgflow-testvm-2", Location: loc, Size: "Standard_D2ds_v5", ImageID: v.ID, Specialized: true})
 	assert.ErrorContains(t, err, "Required parameter 'osProfile' is missing", "a VM of a generalized image needs an OS profile")
 	_, err = w.p.CreateVM(w.ctx, cloud.VM{Name: "vm", ResourceGroup: "imgflow-testvm-2", Location: loc, ImageID: v.ID})

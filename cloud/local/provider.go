@@ -39,6 +39,10 @@ type Options struct {
 	// Locations replaces the list of Azure locations
 	// (azrules.DefaultLocations, the fake ARM's too).
 	Locations []cloud.Location
+	// Marketplace replaces the simulated marketplace
+	// (cloud.SimulatedMarketplace): each image's versions, in every
+	// physical region.
+	Marketplace map[cloud.MarketplaceImage][]string
 }
 
 // Provider is a simulated Azure subscription. It is safe for concurrent
@@ -66,6 +70,8 @@ type Provider struct {
 	now       func() time.Time
 	locations []cloud.Location
 	locIndex  azrules.Regions
+	// marketplace is read-only once the provider is made.
+	marketplace map[cloud.MarketplaceImage][]string
 }
 
 var _ cloud.Provider = (*Provider)(nil)
@@ -91,7 +97,7 @@ func (l *lockedReader) guid() (string, error) {
 }
 
 func newProvider(opts Options) *Provider {
-	p := &Provider{now: opts.Now, locations: opts.Locations}
+	p := &Provider{now: opts.Now, locations: opts.Locations, marketplace: opts.Marketplace}
 	r := opts.Rand
 	if r == nil {
 		r = rand.Reader
@@ -104,6 +110,9 @@ func newProvider(opts Options) *Provider {
 		p.locations = azrules.DefaultLocations()
 	}
 	p.locIndex = azrules.NewRegions(p.locations)
+	if p.marketplace == nil {
+		p.marketplace = cloud.SimulatedMarketplace()
+	}
 	return p
 }
 

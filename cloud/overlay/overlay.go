@@ -363,3 +363,9 @@ func clone[T any](v T) T {
 	}
 	return out
 }
+
+// ListMarketplaceImageVersions implements cloud.Provider: the marketplace
+// is the base's, which nothing in a workflow changes.
+func (p *Provider) ListMarketplaceImageVersions(ctx context.Context, location string, img cloud.MarketplaceImage) ([]string, error) {
+	return p.base.ListMarketplaceImageVersions(ctx, location, img)
+}

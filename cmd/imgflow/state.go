@@ -44,7 +44,7 @@ func cmdState(e *env, args []string) error {
 
 // printTree shows the local subscription as a tree: resource groups,
 // galleries (with their public names), definitions, versions with their
-// regions, images, storage accounts and blobs.
+// regions, test VMs, disks, images, storage accounts and blobs.
 func printTree(e *env, st *local.State) {
 	dim, bold := e.paint(color.Faint), e.paint(color.Bold)
 	w := e.stdout
@@ -73,6 +73,10 @@ func printTree(e *env, st *local.State) {
 				}
 			}
 		}
+		for _, vKey := range sortedKeys(rg.VMs) {
+			vm := rg.VMs[vKey]
+			fmt.Fprintf(w, "  └ vm %s %s\n", bold(vm.Name), dim(vmFacts(vm)))
+		}
 		for _, dKey := range sortedKeys(rg.Disks) {
 			d := rg.Disks[dKey]
 			fmt.Fprintf(w, "  └ disk %s %s\n", bold(d.Name), dim(d.Location+" from "+d.SourceImageVersionID))
@@ -94,6 +98,35 @@ func printTree(e *env, st *local.State) {
 			}
 		}
 	}
+}
+
+// vmFacts is a VM's line in the state tree: where it runs, its size, the
+// image it was made from and its provisioning state; a VM listed here was
+// left by a test_vm step that did not finish (imgflow gc deletes it).
+func vmFacts(vm *cloud.VM) string {
+	facts := fmt.Sprintf("%s %s from %s", vm.Location, vm.Size, imageLabel(vm.ImageID))
+	if vm.SecurityType != "" {
+		facts += " " + vm.SecurityType
+	}
+	if vm.ProvisioningState != "" {
+		facts += " " + vm.ProvisioningState
+	}
+	return facts
+}
+
+// imageLabel names an image by what identifies it in its group: a gallery
+// version as gallery/definition/version, a managed image by its name.
+func imageLabel(id string) string {
+	rid, err := cloud.ParseResourceID(id)
+	switch {
+	case err != nil:
+		return id
+	case rid.Is("Microsoft.Compute", "galleries", "images", "versions"):
+		return "version " + strings.Join(rid.Names, "/")
+	case rid.Is("Microsoft.Compute", "images"):
+		return "managed image " + rid.Names[0]
+	}
+	return id
 }
 
 func writeRegions(w io.Writer, indent string, regions []cloud.RegionStatus, dim func(string) string) {

@@ -86,6 +86,9 @@ type Options struct {
 	// accounts (Azurite): VHD sources are read and checked, and managed
 	// disks get their data there.
 	Blob *BlobBackend
+	// Marketplace replaces the marketplace's images and their versions
+	// (default cloud.SimulatedMarketplace), the same in every region.
+	Marketplace map[cloud.MarketplaceImage][]string
 }
 
 // Fake is the fake ARM. It is safe for concurrent use.
@@ -457,7 +460,7 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 		f.mu.Unlock()
 		resp = f.overlayState(req, resp)
 	}
-	if client != "ResourceGroupsClient" && client != "AccountsClient" && client != "Client" && !strings.Contains(strings.ToLower(path), "/microsoft.network/") {
+	if displaysLocation(client) && !strings.Contains(strings.ToLower(path), "/microsoft.network/") {
 		resp = f.displayLocations(resp)
 	}
 	record(api, false, resp)

@@ -8,6 +8,20 @@ import (
 	"strings"
 )
 
+// displaysLocation reports whether an SDK client's resources answer their
+// location by display name: the gallery and disk resource providers do;
+// resource groups, storage accounts, the subscription, and VMs and their
+// run commands answer the name (the ComputeRP VirtualMachine_Create_* and
+// VirtualMachineRunCommand_* examples echo "westus", even for a request
+// that said "West US").
+func displaysLocation(client string) bool {
+	switch client {
+	case "ResourceGroupsClient", "AccountsClient", "Client", "VirtualMachinesClient", "VirtualMachineRunCommandsClient", "VirtualMachineImagesClient":
+		return false
+	}
+	return true
+}
+
 // displayLocations rewrites the location of a compute answer (a resource,
 // or each resource of a list) to its display name: the compute resource
 // provider answers "West Europe" whatever the request said, as every

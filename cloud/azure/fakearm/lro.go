@@ -223,6 +223,11 @@ func (f *Fake) operationRegion(path string) string {
 		return deref(f.images[k].img.Location)
 	case f.accounts[k] != nil:
 		return deref(f.accounts[k].Location)
+	case f.vms[k] != nil:
+		return deref(f.vms[k].vm.Location)
+	}
+	if vm, _, ok := strings.Cut(k, "/runcommands/"); ok && f.vms[vm] != nil {
+		return deref(f.vms[vm].vm.Location)
 	}
 	return "global"
 }

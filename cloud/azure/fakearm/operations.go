@@ -80,6 +80,10 @@ type operations interface {
 	disksBeginRevokeAccess(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginRevokeAccessOptions) (resp azfake.PollerResponder[armcompute.DisksClientRevokeAccessResponse], errResp azfake.ErrorResponder)
 	disksBeginDelete(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.DisksClientDeleteResponse], errResp azfake.ErrorResponder)
 
+	// Marketplace images (armcompute VirtualMachineImagesClient): the
+	// versions a build's base image resolves among.
+	virtualMachineImagesList(ctx context.Context, location, publisher, offer, sku string, _ *armcompute.VirtualMachineImagesClientListOptions) (resp azfake.Responder[armcompute.VirtualMachineImagesClientListResponse], errResp azfake.ErrorResponder)
+
 	// Virtual machines (armcompute VirtualMachinesClient): test_vm.
 	virtualMachinesGet(ctx context.Context, rg, name string, _ *armcompute.VirtualMachinesClientGetOptions) (resp azfake.Responder[armcompute.VirtualMachinesClientGetResponse], errResp azfake.ErrorResponder)
 	virtualMachinesBeginCreateOrUpdate(ctx context.Context, rg, name string, in armcompute.VirtualMachine, _ *armcompute.VirtualMachinesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.VirtualMachinesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
@@ -88,6 +92,7 @@ type operations interface {
 	// Managed run commands (armcompute VirtualMachineRunCommandsClient): test_vm's checks.
 	virtualMachineRunCommandsBeginCreateOrUpdate(ctx context.Context, rg, vmName, name string, in armcompute.VirtualMachineRunCommand, _ *armcompute.VirtualMachineRunCommandsClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.VirtualMachineRunCommandsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
 	virtualMachineRunCommandsGetByVirtualMachine(ctx context.Context, rg, vmName, name string, opts *armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineOptions) (resp azfake.Responder[armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineResponse], errResp azfake.ErrorResponder)
+	virtualMachineRunCommandsBeginDelete(ctx context.Context, rg, vmName, name string, _ *armcompute.VirtualMachineRunCommandsClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.VirtualMachineRunCommandsClientDeleteResponse], errResp azfake.ErrorResponder)
 }
 
 // servers is the router: the SDK fake servers, each field answered by
@@ -110,6 +115,7 @@ func newServers(ops operations) servers {
 			ImagesServer:                    imagesServer(ops),
 			DisksServer:                     disksServer(ops),
 			VirtualMachinesServer:           virtualMachinesServer(ops),
+			VirtualMachineImagesServer:      computefake.VirtualMachineImagesServer{List: ops.virtualMachineImagesList},
 			VirtualMachineRunCommandsServer: runCommandsServer(ops),
 		},
 		resources: &resourcesfake.ServerFactory{ResourceGroupsServer: resourceGroupServer(ops), Server: genericServer(ops)},
@@ -220,5 +226,6 @@ func runCommandsServer(ops operations) computefake.VirtualMachineRunCommandsServ
 	return computefake.VirtualMachineRunCommandsServer{
 		BeginCreateOrUpdate: ops.virtualMachineRunCommandsBeginCreateOrUpdate,
 		GetByVirtualMachine: ops.virtualMachineRunCommandsGetByVirtualMachine,
+		BeginDelete:         ops.virtualMachineRunCommandsBeginDelete,
 	}
 }

@@ -23,6 +23,7 @@ var clientOf = map[string]string{
 	"resources":                 "Client", // armresources' generic client: ...ByID
 	"virtualMachines":           "VirtualMachinesClient",
 	"virtualMachineRunCommands": "VirtualMachineRunCommandsClient",
+	"virtualMachineImages":      "VirtualMachineImagesClient",
 }
 
 // apiOf is the SDK operation ("GalleryImagesClient.Get") of an operations

@@ -3,6 +3,7 @@ package fakearm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -126,14 +127,14 @@ func (f *Fake) putVM(rg, name string, in armcompute.VirtualMachine) (armcompute.
 	if err := armError(azrules.CheckVMSize("", vmSize)); err != nil {
 		return armcompute.VirtualMachine{}, 0, err
 	}
-	content, size, osState, err := f.vmImage(image, loc)
+	src, err := f.vmImage(image, loc)
 	if err != nil {
 		return armcompute.VirtualMachine{}, 0, err
 	}
 	switch {
-	case strings.EqualFold(osState, cloud.OSStateSpecialized) && p.OSProfile != nil:
+	case strings.EqualFold(src.osState, cloud.OSStateSpecialized) && p.OSProfile != nil:
 		return armcompute.VirtualMachine{}, 0, invalidParameter("Parameter 'osProfile' is not allowed with a specialized image.")
-	case !strings.EqualFold(osState, cloud.OSStateSpecialized) && p.OSProfile == nil:
+	case !strings.EqualFold(src.osState, cloud.OSStateSpecialized) && p.OSProfile == nil:
 		return armcompute.VirtualMachine{}, 0, invalidParameter("Required parameter 'osProfile' is missing (null).")
 	}
 	if err := f.checkVMNetwork(p.NetworkProfile); err != nil {
@@ -143,41 +144,122 @@ func (f *Fake) putVM(rg, name string, in armcompute.VirtualMachine) (armcompute.
 	vm.ID, vm.Name, vm.Type, vm.Location = to(id), to(name), to(typeVM), to(loc)
 	vm.Properties.ProvisioningState = to(statusSucceeded)
 	vm.Properties.VMID = to(f.guid())
-	if od := vm.Properties.StorageProfile.OSDisk; od != nil && deref(od.Name) == "" {
-		od.Name = to(name + "_OsDisk_1_" + strings.ReplaceAll(f.guid(), "-", ""))
-	}
-	if vm.Properties.OSProfile != nil {
-		vm.Properties.OSProfile.AdminPassword = nil // never returned
-	}
-	f.vms[key(id)] = &vmState{vm: &vm, content: content, size: size, runs: map[string]*armcompute.VirtualMachineRunCommand{}}
+	vm.Properties.TimeCreated = to(time.Now().UTC())
+	f.completeVM(&vm, src)
+	f.vms[key(id)] = &vmState{vm: &vm, content: src.content, size: src.size, runs: map[string]*armcompute.VirtualMachineRunCommand{}}
 	return clone(vm), http.StatusCreated, nil
 }
 
-// vmImage checks a VM's image and returns its content blob, OS disk size
-// and OS state.
-func (f *Fake) vmImage(image, loc string) (string, int64, string, *Error) {
+// vmSource is what a VM gets from its image.
+type vmSource struct {
+	// content is the blob holding the image's OS disk ("" when unknown).
+	content         string
+	size            int64
+	osType, osState string
+}
+
+// completeVM fills in what ARM adds to a VM it accepted, as the REST spec
+// examples show it (VirtualMachine_Create_*, VirtualMachine_Get): the OS
+// disk's type, size and managed disk id, an empty data disk list, the
+// network interfaces the NIC configurations make (named after them), and
+// no admin password or secrets.
+func (f *Fake) completeVM(vm *armcompute.VirtualMachine, src vmSource) {
+	p := vm.Properties
+	rg := cloud.ResourceGroupID(f.sub, rgOf(deref(vm.ID)))
+	if p.StorageProfile.OSDisk == nil {
+		p.StorageProfile.OSDisk = &armcompute.OSDisk{CreateOption: to(armcompute.DiskCreateOptionTypesFromImage)}
+	}
+	od := p.StorageProfile.OSDisk
+	if deref(od.Name) == "" {
+		od.Name = to(deref(vm.Name) + "_OsDisk_1_" + strings.ReplaceAll(f.guid(), "-", ""))
+	}
+	if src.osType != "" {
+		od.OSType = to(armcompute.OperatingSystemTypes(src.osType))
+	}
+	if od.DiskSizeGB == nil && src.size > 0 {
+		od.DiskSizeGB = to(int32((src.size + gib - 1) / gib))
+	}
+	if od.ManagedDisk == nil {
+		od.ManagedDisk = &armcompute.ManagedDiskParameters{}
+	}
+	od.ManagedDisk.ID = to(rg + "/providers/Microsoft.Compute/disks/" + deref(od.Name))
+	if p.StorageProfile.DataDisks == nil {
+		p.StorageProfile.DataDisks = []*armcompute.DataDisk{}
+	}
+	for _, nic := range p.NetworkProfile.NetworkInterfaceConfigurations {
+		if nic == nil || nic.Properties == nil {
+			continue
+		}
+		p.NetworkProfile.NetworkInterfaces = append(p.NetworkProfile.NetworkInterfaces, &armcompute.NetworkInterfaceReference{
+			ID:         to(rg + "/providers/Microsoft.Network/networkInterfaces/" + deref(nic.Name)),
+			Properties: &armcompute.NetworkInterfaceReferenceProperties{Primary: nic.Properties.Primary, DeleteOption: nic.Properties.DeleteOption},
+		})
+	}
+	if op := p.OSProfile; op != nil {
+		op.AdminPassword = nil // never returned
+		if op.Secrets == nil {
+			op.Secrets = []*armcompute.VaultSecretGroup{}
+		}
+	}
+}
+
+// vmImage checks a VM's image and returns what the VM gets from it.
+func (f *Fake) vmImage(image, loc string) (vmSource, *Error) {
 	if cloud.ImageIsGalleryVersion(image) {
-		v, ok := f.versions[key(image)]
-		if !ok {
-			rid, _ := cloud.ParseResourceID(image)
-			if rid == nil {
-				return "", 0, "", invalidParameter("'%s' is not a gallery image version id.", image)
+		rid, _ := cloud.ParseResourceID(image)
+		if rid == nil || !(rid.Is("Microsoft.Compute", "galleries", "images") || rid.Is("Microsoft.Compute", "galleries", "images", "versions")) {
+			return vmSource{}, invalidParameter("'%s' is not a gallery image or gallery image version id.", image)
+		}
+		if len(rid.Names) == 2 {
+			// VirtualMachine_Create_FromAGeneralizedSharedImage.json: a
+			// definition's id means its latest version.
+			latest, err := f.latestVersion(image, loc)
+			if err != nil {
+				return vmSource{}, err
 			}
-			return "", 0, "", resourceNotFound("Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup)
+			image = latest
 		}
-		if st := v.regions[loc]; st == nil || st.state != armcompute.ReplicationStateCompleted {
-			return "", 0, "", invalidParameter("Gallery image version '%s' is not available in region '%s': replicate it there first.", v.id, loc)
+		v, ok := f.versions[key(image)]
+		if !ok || v.regions[loc] == nil || v.regions[loc].state != armcompute.ReplicationStateCompleted {
+			return vmSource{}, galleryImageNotFound(image, loc)
 		}
-		return v.content, v.size, strOf(v.def.Properties.OSState), nil
+		return vmSource{content: v.content, size: v.size, osType: strOf(v.def.Properties.OSType), osState: strOf(v.def.Properties.OSState)}, nil
 	}
 	m, ok := f.images[key(image)]
 	if !ok {
-		return "", 0, "", resourceNotFound("Microsoft.Compute/images", image, rgOf(image))
+		return vmSource{}, resourceNotFound("Microsoft.Compute/images", image, rgOf(image))
 	}
 	if err := armError(azrules.CheckVMImageLocation("", image, deref(m.img.Location), loc)); err != nil {
-		return "", 0, "", err
+		return vmSource{}, err
 	}
-	return m.content, m.size, cloud.OSStateGeneralized, nil
+	return vmSource{content: m.content, size: m.size, osType: m.osType, osState: cloud.OSStateGeneralized}, nil
+}
+
+// latestVersion is the id of the version a VM of the definition def gets
+// in loc: the highest version not excluded from latest that is replicated
+// to loc. Per-region excludeFromLatest is not modelled: imgflow sets it
+// for a whole version only.
+func (f *Fake) latestVersion(def, loc string) (string, *Error) {
+	if _, ok := f.defs[key(def)]; !ok {
+		return "", galleryImageNotFound(def, loc)
+	}
+	prefix := key(def) + "/versions/"
+	best := ""
+	for k, v := range f.versions {
+		if !strings.HasPrefix(k, prefix) || v.exclude {
+			continue
+		}
+		if st := v.regions[loc]; st == nil || st.state != armcompute.ReplicationStateCompleted {
+			continue
+		}
+		if best == "" || cloud.CompareVersions(v.name, f.versions[best].name) > 0 {
+			best = k
+		}
+	}
+	if best == "" {
+		return "", galleryImageNotFound(def, loc)
+	}
+	return f.versions[best].id, nil
 }
 
 // checkVMNetwork checks the NIC configurations: networkApiVersion set, and
@@ -270,11 +352,16 @@ func (f *Fake) virtualMachineRunCommandsGetByVirtualMachine(ctx context.Context,
 // content: its check predicates (or its scan) evaluated against the
 // image's content record. The streams go whole to the output and error
 // blobs when given; the instance view keeps their last 4 KB, as Azure's.
+// As Azure reports a managed run command (azure-cli#26677): a script that
+// exits non-zero is executionState Failed with its exitCode, stdout in
+// output and stderr in error; a script that cannot run is Failed with no
+// exit code and the reason in executionMessage. Azure's executionMessage
+// texts are not documented; these are the fake's own.
 func (f *Fake) runGuest(content string, size int64, script, outBlob, errBlob string) *armcompute.VirtualMachineRunCommandInstanceView {
 	now := time.Now().UTC()
 	failed := func(msg string) *armcompute.VirtualMachineRunCommandInstanceView {
 		return &armcompute.VirtualMachineRunCommandInstanceView{ExecutionState: to(armcompute.ExecutionStateFailed), ExecutionMessage: to(msg),
-			ExitCode: to(int32(1)), StartTime: to(now), EndTime: to(now), Output: to(""), Error: to(msg)}
+			StartTime: to(now), EndTime: to(now), Output: to(""), Error: to(msg)}
 	}
 	checks, err := cloud.GuestChecksFromScript(script)
 	if err != nil {
@@ -305,8 +392,27 @@ func (f *Fake) runGuest(content string, size int64, script, outBlob, errBlob str
 			return failed("Failed to upload the script's output: " + err.Error())
 		}
 	}
-	return &armcompute.VirtualMachineRunCommandInstanceView{ExecutionState: to(armcompute.ExecutionStateSucceeded), ExitCode: to(int32(res.ExitCode)),
+	view := &armcompute.VirtualMachineRunCommandInstanceView{ExecutionState: to(armcompute.ExecutionStateSucceeded), ExitCode: to(int32(res.ExitCode)),
 		Output: to(cloud.TailOutput(res.Output)), Error: to(cloud.TailOutput(res.Error)), StartTime: to(now), EndTime: to(now)}
+	if res.ExitCode != 0 {
+		view.ExecutionState = to(armcompute.ExecutionStateFailed)
+		view.ExecutionMessage = to(fmt.Sprintf("The script exited with code %d.", res.ExitCode))
+	}
+	return view
+}
+
+func (f *Fake) virtualMachineRunCommandsBeginDelete(ctx context.Context, rg, vmName, name string, _ *armcompute.VirtualMachineRunCommandsClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.VirtualMachineRunCommandsClientDeleteResponse], errResp azfake.ErrorResponder) {
+	return start(f, http.StatusAccepted, func() (armcompute.VirtualMachineRunCommandsClientDeleteResponse, *Error) {
+		v, err := f.vm(rg, vmName)
+		if err != nil {
+			return armcompute.VirtualMachineRunCommandsClientDeleteResponse{}, err
+		}
+		if _, ok := v.runs[key(name)]; !ok {
+			return armcompute.VirtualMachineRunCommandsClientDeleteResponse{}, resourceNotFound(typeVM+"/runCommands", vmName+"/"+name, rg)
+		}
+		delete(v.runs, key(name))
+		return armcompute.VirtualMachineRunCommandsClientDeleteResponse{}, nil
+	})
 }
 
 // guestContent reads the content record of the image's OS disk blob.
@@ -447,6 +553,14 @@ func vnetKey(id string) string { return "/" + strings.TrimPrefix(id, "/") }
 // fake's errors name no resource id of their own).
 func resourceNotFound(typ, name, rg string) *Error {
 	return armError(azrules.ResourceNotFound("", typ, name, rg))
+}
+
+// galleryImageNotFound is ARM's answer to a VM of a gallery image version
+// that does not exist or is not replicated to the VM's region (it does not
+// tell which); Azure's message also names the target "imageReference".
+func galleryImageNotFound(image, loc string) *Error {
+	return newErr(http.StatusNotFound, "GalleryImageNotFound",
+		"The gallery image %s is not available in %s region. Please contact image owner to replicate to this region, or change your requested region.", image, loc)
 }
 
 func invalidParameter(format string, args ...any) *Error {

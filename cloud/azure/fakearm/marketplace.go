@@ -1,0 +1,53 @@
+package fakearm
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// Marketplace images, as VirtualMachineImages List answers them
+// (VirtualMachineImages_List examples): a JSON array, one resource per
+// version, named by the version, with ARM's capitalized id
+// (/Subscriptions/…/Providers/Microsoft.Compute/Locations/…/Publishers/…/
+// ArtifactTypes/VMImage/Offers/…/Skus/…/Versions/…). An image the
+// marketplace does not have is 404 NotFound ("Artifact: VMImage was not
+// found."); whether Azure answers a known offer's unknown SKU that way or
+// with an empty list was not verified.
+
+func (f *Fake) virtualMachineImagesList(ctx context.Context, location, publisher, offer, sku string, _ *armcompute.VirtualMachineImagesClientListOptions) (resp azfake.Responder[armcompute.VirtualMachineImagesClientListResponse], errResp azfake.ErrorResponder) {
+	return answer(f, func() (armcompute.VirtualMachineImagesClientListResponse, *Error) {
+		loc, err := f.resolveLocation(location, typeVM)
+		if err != nil {
+			return armcompute.VirtualMachineImagesClientListResponse{}, err
+		}
+		want := cloud.MarketplaceImage{Publisher: publisher, Offer: offer, SKU: sku}
+		for img, versions := range f.marketplace() {
+			if !strings.EqualFold(img.String(), want.String()) {
+				continue
+			}
+			out := make([]*armcompute.VirtualMachineImageResource, len(versions))
+			for i, v := range versions {
+				out[i] = &armcompute.VirtualMachineImageResource{Name: to(v), Location: to(loc),
+					ID: to("/Subscriptions/" + f.sub + "/Providers/Microsoft.Compute/Locations/" + loc + "/Publishers/" + img.Publisher +
+						"/ArtifactTypes/VMImage/Offers/" + img.Offer + "/Skus/" + img.SKU + "/Versions/" + v)}
+			}
+			return armcompute.VirtualMachineImagesClientListResponse{VirtualMachineImageResourceArray: out}, nil
+		}
+		return armcompute.VirtualMachineImagesClientListResponse{}, newErr(http.StatusNotFound, cloud.CodeNotFound, "Artifact: VMImage was not found.")
+	})
+}
+
+// marketplace is the fake's marketplace: Options.Marketplace, else the
+// simulated one.
+func (f *Fake) marketplace() map[cloud.MarketplaceImage][]string {
+	if f.opts.Marketplace != nil {
+		return f.opts.Marketplace
+	}
+	return cloud.SimulatedMarketplace()
+}

@@ -1,0 +1,78 @@
+package cloud
+
+import (
+	"slices"
+	"strings"
+)
+
+// MarketplaceImage names a marketplace image by publisher, offer and SKU
+// (a build's image_publisher, image_offer and image_sku).
+type MarketplaceImage struct {
+	Publisher string `json:"publisher"`
+	Offer     string `json:"offer"`
+	SKU       string `json:"sku"`
+}
+
+func (m MarketplaceImage) String() string { return m.Publisher + ":" + m.Offer + ":" + m.SKU }
+
+// LatestMarketplaceVersion is the version "latest" of versions as Azure
+// picks it: the highest by each dotted number (CompareVersions), not by
+// text (AgentBaker's `sort -u | tail -n 1` agrees only while the parts
+// have the same width). It returns "" for an empty list.
+func LatestMarketplaceVersion(versions []string) string {
+	if len(versions) == 0 {
+		return ""
+	}
+	return slices.MaxFunc(versions, CompareVersions)
+}
+
+// ResolveMarketplaceVersion is the concrete version of img that a build
+// asking for version gets in location: "latest" is the highest listed
+// version, a pinned version must be listed. It fails with the versions
+// there are, so the workflow can pin one that exists.
+func ResolveMarketplaceVersion(versions []string, img MarketplaceImage, location, version string) (string, error) {
+	if version == "" || strings.EqualFold(version, "latest") {
+		if latest := LatestMarketplaceVersion(versions); latest != "" {
+			return latest, nil
+		}
+		return "", Errorf(CodeNotFound, "", "marketplace image %s has no version in %s", img, location)
+	}
+	if slices.Contains(versions, version) {
+		return version, nil
+	}
+	return "", Errorf(CodeNotFound, "", "marketplace image %s has no version %s in %s (it has %s): pin a listed version or use latest",
+		img, version, location, listOrNone(versions))
+}
+
+func listOrNone(versions []string) string {
+	if len(versions) == 0 {
+		return "none"
+	}
+	sorted := slices.Clone(versions)
+	slices.SortFunc(sorted, CompareVersions)
+	return strings.Join(sorted, ", ")
+}
+
+// SimulatedMarketplace is the marketplace of the simulated targets (local,
+// and the fake ARM by default): the images the AKS workflows build from
+// (lib/aks.star's UBUNTU_IMAGES and AZURE_LINUX_IMAGES), each with two
+// versions in the publishers' formats, the same in every region.
+func SimulatedMarketplace() map[MarketplaceImage][]string {
+	out := map[MarketplaceImage][]string{}
+	add := func(publisher, offer string, versions []string, skus ...string) {
+		for _, sku := range skus {
+			out[MarketplaceImage{Publisher: publisher, Offer: offer, SKU: sku}] = slices.Clone(versions)
+		}
+	}
+	focal := []string{"20.04.202607290", "20.04.202608140"}
+	jammy := []string{"22.04.202607290", "22.04.202608140"}
+	noble := []string{"24.04.202607300", "24.04.202608140"}
+	add("Canonical", "0001-com-ubuntu-server-focal", focal, "20_04-lts", "20_04-lts-gen2", "20_04-lts-arm64")
+	add("Canonical", "0001-com-ubuntu-confidential-vm-focal", focal, "20_04-lts-cvm")
+	add("Canonical", "0001-com-ubuntu-server-jammy", jammy, "22_04-lts", "22_04-lts-gen2", "22_04-lts-arm64")
+	add("Canonical", "0001-com-ubuntu-confidential-vm-jammy", jammy, "22_04-lts-cvm")
+	add("Canonical", "ubuntu-24_04-lts", noble, "server", "server-gen1", "server-arm64", "cvm")
+	add("MicrosoftCBLMariner", "azure-linux-3", []string{"3.20260718.01", "3.20260801.01"},
+		"azure-linux-3", "azure-linux-3-gen2", "azure-linux-3-arm64", "azure-linux-3-arm64-gen2-fips", "azure-linux-3-cvm")
+	return out
+}
