@@ -303,7 +303,7 @@ func (p *Provider) updateRemovingAll(ctx context.Context, fn func(st *State) (da
 	if p.closed {
 		return errClosed
 	}
-	next := p.st.clone()
+	next := deepCopy(p.st)
 	files, err := fn(next)
 	if err != nil {
 		return err
