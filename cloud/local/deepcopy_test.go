@@ -6,9 +6,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/internal/deepcopy"
 )
 
-// A change works on deepCopy's copy of the state: it must equal the state,
+// A change works on deepcopy.Of's copy of the state: it must equal the state,
 // share nothing with it, and what the changes leave in memory must be what
 // the state file gives back (the JSON round trip the copy replaced).
 func TestDeepCopyOfAPopulatedState(t *testing.T) {
@@ -17,7 +19,7 @@ func TestDeepCopyOfAPopulatedState(t *testing.T) {
 	populate(t, f)
 	st := f.p.st
 
-	cp := deepCopy(st)
+	cp := deepcopy.Of(st)
 	assert.Equal(t, st, cp)
 	data, err := json.Marshal(st)
 	require.NoError(t, err)

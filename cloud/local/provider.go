@@ -24,6 +24,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 )
 
 // TargetName is the name of this target.
@@ -303,7 +304,9 @@ func (p *Provider) updateRemovingAll(ctx context.Context, fn func(st *State) (da
 	if p.closed {
 		return errClosed
 	}
-	next := deepCopy(p.st)
+	// A copy, not a JSON round trip: the state file's encoding is not needed
+	// for what stays in memory (TestDeepCopyOfAPopulatedState).
+	next := deepcopy.Of(p.st)
 	files, err := fn(next)
 	if err != nil {
 		return err

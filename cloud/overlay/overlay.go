@@ -13,7 +13,6 @@ package overlay
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -21,6 +20,7 @@ import (
 	"sync"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
@@ -350,19 +350,9 @@ func existing[T any](v *T, err error) (*T, bool, error) {
 	return v, true, nil
 }
 
-// clone deep-copies a resource through JSON, as local's state does, so
-// stored and returned values share no maps or slices with callers.
-func clone[T any](v T) T {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("overlay: marshal %T: %v", v, err)) // plain data: cannot fail
-	}
-	var out T
-	if err := json.Unmarshal(data, &out); err != nil {
-		panic(fmt.Sprintf("overlay: unmarshal %T: %v", v, err))
-	}
-	return out
-}
+// clone deep-copies a resource, so stored and returned values share no
+// maps or slices with callers.
+func clone[T any](v T) T { return deepcopy.Of(v) }
 
 // ListMarketplaceImageVersions implements cloud.Provider: the marketplace
 // is the base's, which nothing in a workflow changes.

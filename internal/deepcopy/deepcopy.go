@@ -1,13 +1,14 @@
-package local
+// Package deepcopy copies plain data (structs, maps, slices, pointers)
+// without sharing any of it.
+package deepcopy
 
 import "reflect"
 
-// deepCopy returns a copy of v that shares no map, slice, pointer or
-// interface value with it. Every mutation of the state works on a copy
-// (Provider.updateRemovingAll), so this runs once per change; copying
-// through reflection costs a fraction of the JSON round trip the state
-// file uses, which Snapshot keeps for what it hands out.
-func deepCopy[T any](v T) T {
+// Of returns a copy of v that shares no map, slice, pointer or interface
+// value with it; unexported struct fields are copied as values (time.Time
+// keeps its location). The simulated targets copy their state on every
+// change: through reflection this costs a fraction of a JSON round trip.
+func Of[T any](v T) T {
 	return copyValue(reflect.ValueOf(&v).Elem()).Interface().(T)
 }
 
