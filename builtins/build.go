@@ -40,7 +40,11 @@ type outcomeBuilder interface {
 // packer/localsim against the run's provider.
 func (r *Run) packerBuilder() PackerBuilder {
 	if r.Packer == nil || r.dryRun() {
-		return localsim.New(r.Provider)
+		b := localsim.New(r.Provider)
+		if r.Workspace != nil {
+			b.Sums = r.Workspace.StagedSums
+		}
+		return b
 	}
 	return r.Packer
 }
@@ -226,8 +230,10 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 
 	ctx, cancel := context.WithTimeout(c.Ctx(), c.Duration("timeout", 3*time.Hour))
 	defer cancel()
+	builder := c.Run.packerBuilder()
 	if len(uploads) > 0 {
-		dir, err := stageUploads(uploads)
+		_, simulated := builder.(*localsim.Builder)
+		dir, err := stageUploads(uploads, simulated)
 		if err != nil {
 			return nil, fail(err)
 		}
@@ -249,7 +255,6 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if err := c.validatePacker(ctx, req); err != nil {
 		return nil, errors.New(redactValues(strings.ReplaceAll(err.Error(), tplAbs, tplRel), secrets))
 	}
-	builder := c.Run.packerBuilder()
 	outcome := cloud.Created
 	var res *packer.Result
 	if ob, ok := builder.(outcomeBuilder); ok {
@@ -493,20 +498,39 @@ func (c *Call) uploads() ([]upload, error) {
 }
 
 // stageUploads copies the uploads into a new directory that mirrors their
-// destinations (dir/home/packer/x for /home/packer/x), keeping modes.
-func stageUploads(uploads []upload) (string, error) {
+// destinations (dir/home/packer/x for /home/packer/x), keeping modes. For
+// a simulated build (link) they are hard links where the file system
+// allows: the simulation reads the staged files once, as it starts, so a
+// link serves it as a copy would, without copying megabytes of build
+// tools per build. packer itself gets copies: it uploads them minutes
+// later, and an edit in the workspace meanwhile must not change them.
+func stageUploads(uploads []upload, link bool) (string, error) {
 	dir, err := os.MkdirTemp("", "imgflow-files-")
 	if err != nil {
 		return "", err
 	}
 	for _, u := range uploads {
 		dst := filepath.Join(dir, filepath.FromSlash(u.dest))
-		if err := copyFile(u.abs, dst); err != nil {
+		if err := stageFile(u.abs, dst, link); err != nil {
 			os.RemoveAll(dir)
 			return "", fmt.Errorf("stage %s: %w", u.src, err)
 		}
 	}
 	return dir, nil
+}
+
+// stageFile links (when link is set and the file system allows) or copies
+// src to dst.
+func stageFile(src, dst string, link bool) error {
+	if link {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if os.Link(src, dst) == nil {
+			return nil
+		}
+	}
+	return copyFile(src, dst)
 }
 
 func copyFile(src, dst string) error {
