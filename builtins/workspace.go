@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/imgflow/imgflow/packer/localsim"
 )
 
 // Workspace is the directory a workflow may read from: load() and the
@@ -12,6 +14,9 @@ import (
 type Workspace struct {
 	// Root is the absolute, symlink-free workspace directory.
 	Root string
+	// StagedSums remembers the sums of the large files builds stage (the
+	// build tools), for the simulated builds of this process; nil: none.
+	StagedSums *localsim.SumCache
 }
 
 // NewWorkspace resolves root to an absolute, symlink-free path.
@@ -24,7 +29,7 @@ func NewWorkspace(root string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", root, err)
 	}
-	return &Workspace{Root: real}, nil
+	return &Workspace{Root: real, StagedSums: localsim.NewSumCache()}, nil
 }
 
 // Resolve turns a path as a workflow wrote it into a workspace-relative

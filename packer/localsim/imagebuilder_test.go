@@ -31,7 +31,7 @@ func imageBuilderGuest(t *testing.T, target string, vars map[string]string) *clo
 	p, err := prepare(packer.BuildRequest{
 		TemplatePath: "packer/azure/packer.json", WorkDir: capiDir, VarFiles: files, Only: []string{"sig-" + target}, Vars: all,
 		Env: map[string]string{"AZURE_LOCATION": "northcentralus", "AZURE_SUBSCRIPTION_ID": "00000000-0000-0000-0000-000000000000", "RESOURCE_GROUP_NAME": "rg", "GALLERY_NAME": "g"},
-	})
+	}, nil)
 	require.NoError(t, err)
 	g, err := p.guestContent()
 	require.NoError(t, err)
@@ -90,7 +90,7 @@ func TestAnotherPlaybookLeavesNoKubernetesRecord(t *testing.T) {
     {"type": "ansible", "playbook_file": "./ansible/node.yml", "extra_arguments": ["--extra-vars", "foo=bar"]}
   ]
 }`)
-	p, err := prepare(packer.BuildRequest{TemplatePath: tpl})
+	p, err := prepare(packer.BuildRequest{TemplatePath: tpl}, nil)
 	require.NoError(t, err)
 	g, err := p.guestContent()
 	require.NoError(t, err)
@@ -104,7 +104,7 @@ func TestImageBuilderUnknownSourceTypeFailsTheBuild(t *testing.T) {
   "builders": [{"type": "azure-arm", "os_type": "Linux", "location": "westeurope", "image_publisher": "p", "image_offer": "o", "image_sku": "s",
     "managed_image_name": "img", "managed_image_resource_group_name": "rg"}],
   "provisioners": [{"type": "ansible", "playbook_file": "node.yml", "extra_arguments": ["-e", "{{user `+"`v`"+`}}"]}]
-}`)})
+}`)}, nil)
 	require.NoError(t, err)
 	_, err = p.guestContent()
 	assert.ErrorContains(t, err, `kubernetes_source_type "git": the kubernetes role installs from "pkg" or "http"`)

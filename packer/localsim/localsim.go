@@ -88,6 +88,9 @@ type Builder struct {
 	TempDir string
 	// Now is the clock for end-of-life checks (nil = time.Now).
 	Now func() time.Time
+	// Sums, when set, remembers the sums of large staged files across
+	// builds (nil: every build hashes its staged files).
+	Sums *SumCache
 }
 
 // New returns a Builder for p.
@@ -102,7 +105,7 @@ func (b *Builder) Build(ctx context.Context, req packer.BuildRequest) (*packer.R
 // BuildOutcome is Build that also reports whether anything was created
 // (cloud.Created) or every product already existed (cloud.Exists).
 func (b *Builder) BuildOutcome(ctx context.Context, req packer.BuildRequest) (*packer.Result, cloud.Outcome, error) {
-	p, err := prepare(req)
+	p, err := prepare(req, b.Sums)
 	if err != nil {
 		return nil, "", err
 	}
@@ -190,7 +193,7 @@ type prepared struct {
 	downloads []Download
 }
 
-func prepare(req packer.BuildRequest) (*prepared, error) {
+func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 	if req.TemplatePath == "" {
 		return nil, errors.New("packer build: no template path")
 	}
@@ -248,7 +251,7 @@ func prepare(req packer.BuildRequest) (*prepared, error) {
 		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 	}
 	if dir := p.values[FilesDirVar]; dir != "" {
-		if p.staged, err = readStaged(dir); err != nil {
+		if p.staged, err = readStaged(dir, sums); err != nil {
 			return nil, fmt.Errorf("packer build %s: staged files: %w", req.TemplatePath, err)
 		}
 	}

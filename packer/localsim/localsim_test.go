@@ -86,7 +86,7 @@ func TestIdentityCoversStagedFilesNotTheirDirectory(t *testing.T) {
 		return dir
 	}
 	id := func(dir string) string {
-		p, err := prepare(packer.BuildRequest{TemplatePath: tpl, Vars: map[string]string{"sa": "a", "rg": "b", FilesDirVar: dir}})
+		p, err := prepare(packer.BuildRequest{TemplatePath: tpl, Vars: map[string]string{"sa": "a", "rg": "b", FilesDirVar: dir}}, nil)
 		require.NoError(t, err)
 		return p.identity("azure-arm").String()
 	}
@@ -265,25 +265,25 @@ func TestEnvRendersTheBuildAndEntersItsIdentityUnlessSecret(t *testing.T) {
 			Env: env, SensitiveEnv: []string{"UA_TOKEN"}}
 	}
 	env := map[string]string{"PACKER_BUILD_LOCATION": "westeurope", "BUILD": "gen2", "UA_TOKEN": "t1"}
-	p, err := prepare(req(env))
+	p, err := prepare(req(env), nil)
 	require.NoError(t, err, "-only matches the build name rendered from env")
 	assert.Equal(t, []string{"vhd-gen2"}, p.builds)
 	assert.Equal(t, "westeurope", p.rendered.Configs["vhd-gen2"]["location"])
 	id := p.identity("vhd-gen2")
 
 	env["UA_TOKEN"] = "t2"
-	p, err = prepare(req(env))
+	p, err = prepare(req(env), nil)
 	require.NoError(t, err)
 	assert.Equal(t, id, p.identity("vhd-gen2"), "a secret's value is not part of the build's identity")
 
 	env["PACKER_BUILD_LOCATION"] = "West Europe"
-	p, err = prepare(req(env))
+	p, err = prepare(req(env), nil)
 	require.NoError(t, err)
 	assert.NotEqual(t, id, p.identity("vhd-gen2"), "another environment, another build")
 
 	t.Setenv("BUILD", "gen2")
 	t.Setenv("PACKER_BUILD_LOCATION", "westeurope")
-	_, err = prepare(req(map[string]string{}))
+	_, err = prepare(req(map[string]string{}), nil)
 	require.Error(t, err, "imgflow's own environment is not the build's")
 	assert.Contains(t, err.Error(), `-only "vhd-gen2" matches no builder (builders: vhd-)`)
 

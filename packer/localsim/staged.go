@@ -35,8 +35,10 @@ type stagedTree struct {
 	files map[string]stagedFile
 }
 
-// readStaged walks the staged-files directory dir.
-func readStaged(dir string) (*stagedTree, error) {
+// readStaged walks the staged-files directory dir. Files larger than
+// cloud.MaxGuestText (their text is not recorded) take their sum from
+// sums when it knows them.
+func readStaged(dir string, sums *SumCache) (*stagedTree, error) {
 	tree := &stagedTree{files: map[string]stagedFile{}}
 	h := sha256.New()
 	err := filepath.WalkDir(dir, func(file string, d fs.DirEntry, err error) error {
@@ -52,20 +54,15 @@ func readStaged(dir string) (*stagedTree, error) {
 		if !info.Mode().IsRegular() {
 			return nil
 		}
-		data, err := os.ReadFile(file)
+		f, err := stagedFileOf(file, info, sums)
 		if err != nil {
 			return err
 		}
 		// The tree's digest takes each file's sum, not its bytes again:
 		// the build tools are megabytes, hashed once.
-		sum := sha256.Sum256(data)
-		fmt.Fprintf(h, "%d %x\n", len(data), sum)
-		vmPath := "/" + filepath.ToSlash(rel)
-		f := stagedFile{Path: vmPath, Mode: fmt.Sprintf("%04o", info.Mode().Perm()), Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), abs: file}
-		if len(data) <= cloud.MaxGuestText {
-			f.text = string(data)
-		}
-		tree.files[vmPath] = f
+		fmt.Fprintf(h, "%d %s\n", f.Size, f.SHA256)
+		f.Path = "/" + filepath.ToSlash(rel)
+		tree.files[f.Path] = f
 		return nil
 	})
 	if err != nil {
@@ -73,4 +70,27 @@ func readStaged(dir string) (*stagedTree, error) {
 	}
 	tree.digest = h.Sum(nil)
 	return tree, nil
+}
+
+// stagedFileOf reads (or finds in sums) what the tree records of a file.
+func stagedFileOf(file string, info fs.FileInfo, sums *SumCache) (stagedFile, error) {
+	f := stagedFile{Mode: fmt.Sprintf("%04o", info.Mode().Perm()), Size: info.Size(), abs: file}
+	if info.Size() > cloud.MaxGuestText {
+		if sum, ok := sums.lookup(info); ok {
+			f.SHA256 = hex.EncodeToString(sum[:])
+			return f, nil
+		}
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return f, err
+	}
+	sum := sha256.Sum256(data)
+	f.SHA256, f.Size = hex.EncodeToString(sum[:]), int64(len(data))
+	if len(data) <= cloud.MaxGuestText {
+		f.text = string(data)
+	} else {
+		sums.store(info, sum)
+	}
+	return f, nil
 }

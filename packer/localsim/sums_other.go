@@ -1,0 +1,9 @@
+//go:build !unix
+
+package localsim
+
+import "io/fs"
+
+type fileID struct{}
+
+func identity(fs.FileInfo) (fileID, bool) { return fileID{}, false }

@@ -1,0 +1,64 @@
+//go:build unix
+
+package localsim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud"
+)
+
+// A large staged file is hashed once per identity: a second tree with the
+// same file (a hard link, as builds stage the build tools) takes the
+// remembered sum; a file rewritten since is hashed again; small files,
+// whose text the guest record keeps, are always read.
+func TestSumCacheHashesALargeStagedFileOnce(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "tool")
+	big := bytes.Repeat([]byte("x"), cloud.MaxGuestText+1)
+	require.NoError(t, os.WriteFile(src, big, 0o755))
+	stage := func() string {
+		dir := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "opt"), 0o755))
+		require.NoError(t, os.Link(src, filepath.Join(dir, "opt", "tool")))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "opt", "small"), []byte("text"), 0o644))
+		return dir
+	}
+	sums := NewSumCache()
+	first, err := readStaged(stage(), sums)
+	require.NoError(t, err)
+	want := sha256.Sum256(big)
+	assert.Equal(t, hex.EncodeToString(want[:]), first.files["/opt/tool"].SHA256)
+	assert.Len(t, sums.sums, 1, "only the large file is remembered")
+
+	// What the cache says is what the second tree records: it was not read.
+	for id := range sums.sums {
+		sums.sums[id] = [32]byte{1}
+	}
+	second, err := readStaged(stage(), sums)
+	require.NoError(t, err)
+	assert.Equal(t, hex.EncodeToString([]byte{1})+"00", second.files["/opt/tool"].SHA256[:4])
+	assert.Equal(t, "text", second.files["/opt/small"].text)
+
+	// Rewritten (another size and time): read again.
+	changed := append(big, 'y')
+	require.NoError(t, os.WriteFile(src, changed, 0o755))
+	require.NoError(t, os.Chtimes(src, time.Now(), time.Now().Add(time.Hour)))
+	third, err := readStaged(stage(), sums)
+	require.NoError(t, err)
+	want = sha256.Sum256(changed)
+	assert.Equal(t, hex.EncodeToString(want[:]), third.files["/opt/tool"].SHA256)
+
+	// No cache: always read.
+	none, err := readStaged(stage(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, third.digest, none.digest)
+}
