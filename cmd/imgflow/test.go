@@ -58,10 +58,11 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 	ok, bad, dim := e.paint(color.FgGreen), e.paint(color.FgRed, color.Bold), e.paint(color.Faint)
 	passed, failed := 0, 0
 	var all []startest.Result
-	// Files side by side, reported in order. A command() fork of one test
-	// can briefly hold another's journal lock; the journal waits for it
-	// (package filelock).
-	for results := range r.RunFiles(ctx, files, runtime.GOMAXPROCS(0)) {
+	// Tests side by side, reported in file order: two per core, so that
+	// one waiting on a command() (make) or a file leaves its core to
+	// another. A command() fork of one test can briefly hold another's
+	// journal lock; the journal waits for it (package filelock).
+	for results := range r.RunFiles(ctx, files, 2*runtime.GOMAXPROCS(0)) {
 		all = append(all, results...)
 		if asJSON {
 			continue
