@@ -234,37 +234,39 @@ func (r *renderer) renderValue(v any, path string, envOK bool) (any, error) {
 }
 
 func (r *renderer) renderString(s, path string, envOK bool) (string, error) {
-	if !strings.Contains(s, "{{") {
+	var out strings.Builder
+	last := 0
+	for start, end := range actions(s) {
+		v, err := r.renderAction(s[start:end], path, envOK)
+		if err != nil {
+			return s, err
+		}
+		out.WriteString(s[last:start])
+		out.WriteString(v)
+		last = end
+	}
+	if last == 0 {
 		return s, nil
 	}
-	var firstErr error
-	out := actionRE.ReplaceAllStringFunc(s, func(action string) string {
-		if firstErr != nil {
-			return action
-		}
-		body := actionBody(action[2 : len(action)-2])
-		if idx := pureRefRE.FindStringSubmatchIndex(body); idx != nil {
-			v, err := r.lookup(body[idx[2]:idx[3]], refName(body, idx), path, envOK)
-			if err != nil {
-				firstErr = err
-				return action
-			}
-			return v
-		}
-		if body == "template_dir" && r.t.Path != "" {
-			return filepath.Dir(r.t.Path)
-		}
-		if !refRE.MatchString(body) {
-			return action // left for packer: {{timestamp}}, {{.Path}}, …
-		}
-		v, err := r.evaluate(action, path, envOK)
-		if err != nil {
-			firstErr = err
-			return action
-		}
-		return v
-	})
-	return out, firstErr
+	out.WriteString(s[last:])
+	return out.String(), nil
+}
+
+// renderAction is the value of one {{…}} action: a user or env reference,
+// template_dir, an expression of references, or the action itself for
+// packer to render ({{timestamp}}, {{.Path}}, …).
+func (r *renderer) renderAction(action, path string, envOK bool) (string, error) {
+	body := actionBody(action[2 : len(action)-2])
+	if idx := pureRefRE.FindStringSubmatchIndex(body); idx != nil {
+		return r.lookup(body[idx[2]:idx[3]], refName(body, idx), path, envOK)
+	}
+	if body == "template_dir" && r.t.Path != "" {
+		return filepath.Dir(r.t.Path), nil
+	}
+	if !refRE.MatchString(body) {
+		return action, nil // left for packer: {{timestamp}}, {{.Path}}, …
+	}
+	return r.evaluate(action, path, envOK)
 }
 
 func (r *renderer) lookup(kind, name, path string, envOK bool) (string, error) {

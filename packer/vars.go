@@ -2,6 +2,7 @@ package packer
 
 import (
 	"fmt"
+	"iter"
 	"regexp"
 	"sort"
 	"strconv"
@@ -29,7 +30,6 @@ type VarRef struct {
 // double-quoted name anywhere inside {{ … }}, with any spacing and the
 // optional trim markers ({{- … -}}).
 var (
-	actionRE  = regexp.MustCompile(`(?s)\{\{(.*?)\}\}`)
 	refRE     = regexp.MustCompile("(?:^|[\\s(|])(user|env)\\s+(?:`([^`]*)`|\"((?:[^\"\\\\]|\\\\.)*)\")")
 	pureRefRE = regexp.MustCompile("^(user|env)\\s+(?:`([^`]*)`|\"((?:[^\"\\\\]|\\\\.)*)\")$")
 	identRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
@@ -47,14 +47,36 @@ func actionBody(inner string) string {
 	return strings.TrimSpace(s)
 }
 
+// actions yields the start and end of every {{…}} action of s, from its
+// "{{" to the first "}}" after it, in order: what the regexp
+// `(?s)\{\{(.*?)\}\}` matches, at a fraction of its cost (every string
+// of every template is scanned on every render).
+func actions(s string) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for i := 0; ; {
+			open := strings.Index(s[i:], "{{")
+			if open < 0 {
+				return
+			}
+			open += i
+			close := strings.Index(s[open+2:], "}}")
+			if close < 0 {
+				return
+			}
+			end := open + 2 + close + 2
+			if !yield(open, end) {
+				return
+			}
+			i = end
+		}
+	}
+}
+
 // refsIn returns the (kind, name) pairs referenced in s, in order.
 func refsIn(s string) [][2]string {
-	if !strings.Contains(s, "{{") {
-		return nil // most strings: the regexp costs more than the look
-	}
 	var out [][2]string
-	for _, m := range actionRE.FindAllStringSubmatch(s, -1) {
-		body := actionBody(m[1])
+	for start, end := range actions(s) {
+		body := actionBody(s[start+2 : end-2])
 		for _, idx := range refRE.FindAllStringSubmatchIndex(body, -1) {
 			out = append(out, [2]string{body[idx[2]:idx[3]], refName(body, idx)})
 		}
