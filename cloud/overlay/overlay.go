@@ -20,8 +20,8 @@ import (
 	"sync"
 
 	"github.com/imgflow/imgflow/cloud"
-	"github.com/imgflow/imgflow/internal/deepcopy"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 )
 
 // Change is one write the overlay recorded, in call order.
