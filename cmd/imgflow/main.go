@@ -38,7 +38,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if !cmd.movesData {
-		lightGC()
+		defer lessGC()()
 	}
 	err := cmd.run(ctx, env, rest)
 	if err == nil {
@@ -56,13 +56,16 @@ type exitCode int
 
 func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
-// lightGC lets the heap grow to five times what is live before a
-// collection (GOGC=400) unless GOGC is set: commands that evaluate
-// workflows and exit keep a small heap of short-lived values, and the
-// default spends about a tenth of `imgflow test`'s CPU collecting them
-// (BENCHMARKS.md).
-func lightGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
+// lessGC lets the heap grow to five times what is live before collecting
+// (GOGC=400) unless GOGC is set, until the returned restore is called.
+// Commands that evaluate workflows and exit make short-lived values by the
+// megabyte (a fresh cloud per test, state copies) in a heap of tens of
+// MiB; with Go's default the collector took about a third of `imgflow
+// test`'s CPU time and a tenth of a plan's.
+func lessGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
 	}
+	previous := debug.SetGCPercent(400)
+	return func() { debug.SetGCPercent(previous) }
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/fatih/color"
@@ -42,7 +40,6 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	defer lessGC()()
 	start := time.Now()
 	r := startest.NewRunner(ws)
 	files, err := r.Discover(paths)
@@ -155,17 +152,4 @@ func splitLines(s string) []string {
 		}
 	}
 	return append(lines, s[start:])
-}
-
-// lessGC lets the heap grow to five times what is live before collecting
-// (GOGC=400) unless GOGC is set, until the returned restore is called: the
-// tests make short-lived state by the megabyte (a fresh cloud per test,
-// state snapshots), and with Go's default the collector took about a
-// third of `imgflow test`'s CPU time, for a heap of tens of MiB.
-func lessGC() (restore func()) {
-	if os.Getenv("GOGC") != "" {
-		return func() {}
-	}
-	previous := debug.SetGCPercent(400)
-	return func() { debug.SetGCPercent(previous) }
 }
