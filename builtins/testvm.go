@@ -55,6 +55,7 @@ func registerTestVM(r *Registry) {
 				{Name: "location", Kind: KindString, Default: "None", Doc: "region of the VM; default: the image's (a version must be replicated there)"},
 				{Name: "security_type", Kind: KindString, Default: "None", Doc: "TrustedLaunch or ConfidentialVM; default: the image definition's SecurityType feature when it is one of them"},
 				{Name: "timeout", Kind: KindDuration, Default: `"10m"`, Doc: "how long each check may run"},
+				{Name: "scans_fail", Kind: KindBool, Default: "True", Doc: "whether a scan whose findings reach its `fail_on` fails the step, as a failed check does (its whole report is then lost with the step's result). False: such a scan is returned with `passed` False, its report and its failing findings (`error`), and the workflow decides: `aks.write_scan_reports(tested)` writes every report as an artifact, then fails naming the scan. A scan that printed no report (it broke before scanning) fails the step either way"},
 			},
 			Returns: "struct(vm, resource_group, checks, results)",
 			Doc: "Boots a VM from the image in a throwaway resource group (`imgflow-testvm-…`), runs each check in it through a managed run command " +
@@ -64,7 +65,7 @@ func registerTestVM(r *Registry) {
 				"output (SAS signatures and secret() values redacted), after the group is deleted. On the local target no VM boots: each check's `local` " +
 				"predicates are evaluated against what the simulated build recorded on the OS disk (uploaded and installed files with modes and content, " +
 				"BCC's version, what image-builder's kubernetes and containerd roles install, the space used). The plan's dry run runs no check. The result's `checks` are struct(name, passed, exit_code, output, error, report), in order, and `results` the same by name; " +
-				"a scan's `output` is its whole report (`report` True), for artifact(). A scan fails the step only when its findings reach its `fail_on`.",
+				"a scan's `output` is its whole report (`report` True), for artifact(). A scan fails only when its findings reach its `fail_on`, and then fails the step unless `scans_fail = False`.",
 			Example: `test_vm(build.sig_version, checks = aks.checks("Ubuntu"))`,
 			Impl:    testVMImpl,
 		},
@@ -193,6 +194,7 @@ func testVMImpl(c *Call) (starlark.Value, error) {
 		return nil, fmt.Errorf("test_vm: security_type %q: use TrustedLaunch or ConfidentialVM (or leave it unset)", security)
 	}
 	location := c.String("location", attrString(img, "location"))
+	scansFail := c.Bool("scans_fail", true)
 	rgName, vmName := testVMNames(c.Run.Info.ID, imageID)
 	ctx, p := c.Ctx(), c.Run.Provider
 	reports := c.Struct("reports")
@@ -222,11 +224,13 @@ func testVMImpl(c *Call) (starlark.Value, error) {
 		return nil, err
 	}
 	var failed []string
+	stepFails := false
 	vals := make([]any, len(results))
 	byName := starlark.NewDict(len(results))
 	for i, r := range results {
 		if !r.res.Passed() {
 			failed = append(failed, r.describe())
+			stepFails = stepFails || scansFail || !r.foundFindings()
 		}
 		v := makeStruct("check", fields{"name": r.name, "passed": r.res.Passed(), "exit_code": r.res.ExitCode, "output": r.res.Output, "error": r.res.Error, "report": r.report})
 		vals[i] = v
@@ -234,13 +238,18 @@ func testVMImpl(c *Call) (starlark.Value, error) {
 			return nil, err
 		}
 	}
-	if len(failed) > 0 {
+	if stepFails {
 		return nil, fmt.Errorf("test_vm: %d of %d checks failed on VM %s from %s (its resource group %s is deleted):\n%s",
 			len(failed), len(results), vmName, imageID, rgName, strings.Join(failed, "\n"))
 	}
 	if c.Run.dryRun() {
 		// Nothing booted and no check ran: the plan says what will.
 		c.Report(cloud.Outcome("run"), fmt.Sprintf("%d checks on a VM from %s", len(results), attrString(img, "name")))
+	} else if len(failed) > 0 {
+		// Only scans failed, on their findings, and scans_fail = False:
+		// the workflow writes their reports, then fails.
+		c.Report(cloud.Outcome("findings"), fmt.Sprintf("%d checks on VM %s from %s; %d scans reached their fail_on (returned with passed = False)",
+			len(results), vmName, attrString(img, "name"), len(failed)))
 	} else {
 		c.Report(cloud.Outcome("passed"), fmt.Sprintf("%d checks on VM %s from %s", len(results), vmName, attrString(img, "name")))
 	}
@@ -253,6 +262,14 @@ type checkResult struct {
 	res  *cloud.RunCommandResult
 	// report says the output is a scan's whole report.
 	report bool
+}
+
+// foundFindings says a failed scan failed on its findings (fail_on): its
+// script ran to the end with a report on stdout. The scans print their
+// report before the fail_on check, so a scan that broke (no scanner, no
+// database) has none.
+func (r checkResult) foundFindings() bool {
+	return r.report && strings.EqualFold(r.res.ExecutionState, cloud.RunSucceeded) && r.res.ExitCode != 0 && strings.TrimSpace(r.res.Output) != ""
 }
 
 func (r checkResult) describe() string {
