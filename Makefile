@@ -37,11 +37,11 @@ fmt-check:
 	@out="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# Workflows and libraries: formatted as buildifier does, and lint-clean
-# (buildifier's warnings plus imgflow's checks against the builtins).
+# Workflows, libraries and release files: formatted as buildifier does,
+# and lint-clean (buildifier's warnings plus imgflow's checks).
 lint: build
-	$(BIN) fmt -check workflows lib
-	$(BIN) lint workflows lib
+	$(BIN) fmt -check workflows lib releases
+	$(BIN) lint workflows lib releases
 
 # The README's second command: everything, set-up included.
 #

@@ -12,6 +12,7 @@ package lint
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,6 +24,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/interp"
+	"github.com/imgflow/imgflow/release"
 )
 
 // Finding is one problem in a file.
@@ -191,9 +193,16 @@ func (l *Linter) enabled(category string) bool {
 	return false
 }
 
-func (l *Linter) isPredeclared(rel string) func(string) bool {
+// ReleaseGlobals are the names a release file (release.Load) has besides
+// Starlark's own: job() and nothing of the workflow environment.
+var ReleaseGlobals = []string{"job"}
+
+func (l *Linter) isPredeclared(rel string, isRelease bool) func(string) bool {
 	test := strings.HasSuffix(rel, "_test.star")
 	return func(name string) bool {
+		if isRelease {
+			return slices.Contains(ReleaseGlobals, name)
+		}
 		if _, ok := l.predeclared[name]; ok {
 			return true
 		}
@@ -240,7 +249,7 @@ type loadRef struct {
 }
 
 func (l *Linter) source(rel string, src []byte) ([]Finding, []loadRef) {
-	c := &checker{l: l, rel: rel}
+	c := &checker{l: l, rel: rel, release: release.IsRelease(rel, src)}
 	f, err := interp.FileOptions().Parse(rel, src, syntax.RetainComments)
 	if err != nil {
 		if se, ok := err.(syntax.Error); ok {
@@ -271,7 +280,7 @@ func (l *Linter) source(rel string, src []byte) ([]Finding, []loadRef) {
 		}
 		return true
 	})
-	if err := resolve.File(f, l.isPredeclared(rel), starlark.Universe.Has); err != nil {
+	if err := resolve.File(f, l.isPredeclared(rel, c.release), starlark.Universe.Has); err != nil {
 		if list, ok := err.(resolve.ErrorList); ok {
 			for _, e := range list {
 				c.resolveError(e, calls)
@@ -316,6 +325,9 @@ type checker struct {
 	rel      string
 	bf       *build.File
 	findings []Finding
+	// release: the file is a release file (release.IsRelease), which
+	// calls job() and no builtin.
+	release bool
 }
 
 func (c *checker) add(pos syntax.Position, category, format string, args ...any) {
@@ -357,6 +369,10 @@ func (c *checker) resolveError(e resolve.Error, calls map[syntax.Position]bool) 
 	hint := ""
 	if i := strings.Index(name, " ("); i >= 0 {
 		name, hint = name[:i], name[i:]
+	}
+	if calls[e.Pos] && c.release {
+		c.add(e.Pos, UnknownBuiltin, "%s() cannot be called in a release file: a release lists workflows with job(\"workflows/NAME.star\", var = value, …); put builds in a workflow", name)
+		return
 	}
 	if calls[e.Pos] {
 		if hint == "" {
@@ -507,7 +523,7 @@ func (l *Linter) module(rel, abs string) *module {
 	}
 	// Errors of the module itself are reported when it is linted; its
 	// globals are known either way.
-	_ = resolve.File(f, l.isPredeclared(rel), starlark.Universe.Has)
+	_ = resolve.File(f, l.isPredeclared(rel, false), starlark.Universe.Has)
 	if mod, ok := f.Module.(*resolve.Module); ok {
 		for _, b := range mod.Globals {
 			if b.First != nil {

@@ -81,6 +81,20 @@ func TestTestFilesKnowAssertAndRun(t *testing.T) {
 	assert.Contains(t, got, "workflows/w.star:4:17: unknown-builtin: run() is not an imgflow builtin, a Starlark builtin, a load()ed symbol or defined in this file")
 }
 
+// A release file (job() calls, no param()) has job() and Starlark's own
+// names, not the workflow builtins; a workflow has no job().
+func TestReleaseFilesKnowJobAndNoBuiltin(t *testing.T) {
+	l := newTestLinter(t, nil)
+	release := "\"\"\"R.\"\"\"\n\nfor os in [\"Ubuntu\", \"AzureLinux\"]:\n    job(\"workflows/linux.star\", os = os)\n"
+	assert.Empty(t, l.Source("releases/r.star", []byte(release)))
+
+	got := strs(l.Source("releases/r.star", []byte(release+"gallery(\"g\")\n")))
+	assert.Equal(t, []string{"releases/r.star:5:1: unknown-builtin: gallery() cannot be called in a release file: a release lists workflows with job(\"workflows/NAME.star\", var = value, …); put builds in a workflow"}, got)
+
+	workflow := "\"\"\"W.\"\"\"\n\nv = param(\"v\")\njob(\"workflows/linux.star\")\noutput(\"v\", v)\n"
+	assert.Contains(t, strs(l.Source("workflows/w.star", []byte(workflow))), "workflows/w.star:4:1: unknown-builtin: job() is not an imgflow builtin, a Starlark builtin, a load()ed symbol or defined in this file")
+}
+
 func TestSyntaxErrorsStopTheFile(t *testing.T) {
 	l := newTestLinter(t, nil)
 	got := strs(l.Source("lib/s.star", []byte("x = (\n")))
