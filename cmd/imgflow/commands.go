@@ -22,7 +22,8 @@ type command struct {
 	example string
 	// args says what the positional arguments are, for completion:
 	// "workflow" (.star files), "paths" (.star files and directories),
-	// "shells", or "" (none).
+	// "shells", "engine-release" (a CI engine, then .star files), or ""
+	// (none).
 	args string
 	// hidden commands are dispatched but neither listed nor completed
 	// as commands.
@@ -56,7 +57,7 @@ func commands() []*command {
 			description: "Lists the journaled runs, newest first, with their status and whether `imgflow run --resume RUN_ID` can continue them.",
 			example:     "imgflow runs --output json",
 			run:         cmdRuns},
-		{name: "ci", usage: "github|azure-pipelines RELEASE [flags]", args: "workflow",
+		{name: "ci", usage: "github|azure-pipelines RELEASE [flags]", args: "engine-release",
 			summary:     "write a release's CI definition (GitHub Actions, Azure Pipelines)",
 			description: "Writes the CI definition of a release file: a plan job, one matrix job per release job running `imgflow run … --journal URL/RELEASE/JOB_ID --continue` (a retried or re-queued job continues on any agent), and a summary job running `imgflow runs --release` with JUnit output. Credentials come through the engine: OIDC with azure/login on GitHub, a service connection on Azure Pipelines; the journal URL from a CI variable. No secret is written in the file.",
 			example:     "imgflow ci github releases/aks.star -o .github/workflows/release-aks.yml",

@@ -187,14 +187,28 @@ _imgflow() {
     fi
     case $cmd in
 `)
-	var star, shells []string
+	var star, shells, engines []string
 	for _, c := range cmds {
 		switch c.args {
 		case "workflow", "paths":
 			star = append(star, c.name)
 		case "shells":
 			shells = append(shells, c.name)
+		case "engine-release":
+			engines = append(engines, c.name)
 		}
+	}
+	if len(engines) > 0 {
+		// The engine first, then files like the others.
+		fmt.Fprintf(&b, `    %s)
+        if ((COMP_CWORD == 2)); then
+            COMPREPLY=($(compgen -W "%s" -- "$cur"))
+        else
+            compopt -o filenames
+            mapfile -t COMPREPLY < <(compgen -f -X '!*.star' -- "$cur"; compgen -d -- "$cur")
+        fi
+        ;;
+`, strings.Join(engines, " | "), strings.Join(ciEngines, " "))
 	}
 	fmt.Fprintf(&b, `    %s)
         compopt -o filenames
@@ -274,6 +288,8 @@ _imgflow() {
 			fmt.Fprintf(&b, "    %s) _files -g '*.star' ;;\n", c.name)
 		case "shells":
 			fmt.Fprintf(&b, "    %s) compadd bash zsh ;;\n", c.name)
+		case "engine-release":
+			fmt.Fprintf(&b, "    %s) if ((CURRENT == 3)); then compadd %s; else _files -g '*.star'; fi ;;\n", c.name, strings.Join(ciEngines, " "))
 		}
 	}
 	b.WriteString(`    esac

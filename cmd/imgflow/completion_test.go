@@ -88,6 +88,9 @@ func TestBashCompletion(t *testing.T) {
 		completeBashAt(t, script, root, 3, "imgflow", "plan", "--var", "v", "workflows/flatcar.star"))
 	assert.Empty(t, completeBash(t, script, root, "imgflow", "run", "--var", ""), "no workflow yet")
 	assert.Equal(t, []string{"bash", "zsh"}, completeBash(t, script, root, "imgflow", "completion", ""))
+	// ci: the engine, then the release file.
+	assert.Equal(t, []string{"github", "azure-pipelines"}, completeBash(t, script, root, "imgflow", "ci", ""))
+	assert.Equal(t, []string{"releases/aks.star"}, completeBash(t, script, root, "imgflow", "ci", "github", "releases/ak"))
 	// --artifacts takes a directory.
 	assert.Contains(t, completeBash(t, script, root, "imgflow", "run", "--artifacts", "workf"), "workflows")
 	assert.NotContains(t, completeBash(t, script, root, "imgflow", "run", "--artifacts", "workflows/"), "workflows/linux.star", "a directory, not a workflow")
@@ -98,6 +101,7 @@ func TestZshCompletion(t *testing.T) {
 	require.Equal(t, 0, res.code, res.String())
 	assert.True(t, strings.HasPrefix(res.stdout, "#compdef imgflow\n"))
 	assert.Contains(t, res.stdout, "__complete-params")
+	assert.Contains(t, res.stdout, "ci) if ((CURRENT == 3)); then compadd github azure-pipelines; else _files -g '*.star'; fi ;;")
 	assert.Contains(t, res.stdout, "--export-outputs")
 	zsh, err := exec.LookPath("zsh")
 	if err != nil {
