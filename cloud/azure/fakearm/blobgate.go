@@ -99,7 +99,7 @@ func explainUnservedAccount(resp *http.Response) error {
 	}
 	account, _, _ := strings.Cut(strings.TrimPrefix(resp.Request.URL.Path, "/"), "/")
 	msg := fmt.Sprintf("storage account %s exists in the fake ARM but the blob emulator does not serve it: "+
-		"Azurite serves only the accounts of AZURITE_ACCOUNTS when it started; start it with %s too (azuritetest.Options.Accounts, or azuritetest.Main's extra accounts)",
+		"Azurite serves only the accounts in AZURITE_ACCOUNTS when it started; start it with %s too (imgflow-emulator --accounts, azuritetest.Main's extra accounts)",
 		account, account)
 	body := ""
 	if resp.Request.Method != http.MethodHead {

@@ -94,7 +94,7 @@ func TestBlobGateNamesAnAccountTheEmulatorDoesNotServe(t *testing.T) {
 	assert.Equal(t, fakearm.CodeNotServedByBlobEmulator, resp.Header.Get("x-ms-error-code"))
 	assert.Contains(t, body, "<Code>NotServedByBlobEmulator</Code>")
 	assert.Contains(t, body, "storage account unserved exists in the fake ARM but the blob emulator does not serve it")
-	assert.Contains(t, body, "AZURITE_ACCOUNTS")
+	assert.Contains(t, body, "start it with unserved too (imgflow-emulator --accounts")
 	resp, body = do(http.MethodHead, "/unserved/system/os.vhd")
 	assert.Equal(t, http.StatusNotImplemented, resp.StatusCode)
 	assert.Equal(t, fakearm.CodeNotServedByBlobEmulator, resp.Header.Get("x-ms-error-code"))
