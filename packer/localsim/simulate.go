@@ -529,7 +529,10 @@ func (s *simulation) writeVHD(size int64) (*os.File, *vhd.Info, error) {
 
 // StagingAccount names the storage account that holds a managed image
 // build's OS disk while the image is made: "pkr" and 16 hex digits of the
-// subscription and resource group (a valid, stable account name).
+// subscription and resource group (a valid, stable account name). The
+// build creates it through ARM; behind Azurite, whose accounts are fixed
+// when it starts, it must be one of them (cmd/imgflow's tests list it;
+// imgflow-emulator needs it in --accounts: see fakearm.Fake.BlobGate).
 func StagingAccount(sub, rg string) string {
 	sum := sha256.Sum256([]byte(strings.ToLower(sub + "/" + rg)))
 	return "pkr" + hex.EncodeToString(sum[:8])
