@@ -60,7 +60,11 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.armPort, "arm-port", 0, "port of the fake ARM endpoint on 127.0.0.1 (0: any free port)")
 	fs.IntVar(&c.blobPort, "blob-port", 0, "port of the blob endpoint on 127.0.0.1 (0: any free port)")
 	fs.StringVar(&c.azurite, "azurite", "", "Azurite's install directory (default: .tools/azurite of the repository around the working directory, as `make deps` installs it)")
-	accounts := fs.String("accounts", strings.Join(azuritetest.DefaultAccounts(), ","), "storage account names Azurite serves (workflows may only use these)")
+	// The repository's workflows' accounts, and the ones their simulated
+	// packer builds stage OS disks in (the emulator's subscription is the
+	// fake's default).
+	defaults := append(azuritetest.DefaultAccounts(), azuritetest.StagingAccounts(fakearm.DefaultSubscriptionID)...)
+	accounts := fs.String("accounts", strings.Join(defaults, ","), "storage account names Azurite serves (workflows may only use these)")
 	fs.StringVar(&c.data, "data", "", "Azurite's data directory, kept after exit (default: a temporary directory, removed)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/imgflow/imgflow/internal/testtool"
+	"github.com/imgflow/imgflow/packer/localsim"
 	"io"
 	"net/http"
 	"os"
@@ -43,6 +44,21 @@ const (
 // to the Shared instance.
 func DefaultAccounts() []string {
 	return []string{DevAccount, "imgflowconf", "imgflowconf2", "imgflowtest", "imgflowtest2", "flatcar", "flatcar0001", "imgflowvhds", "aksvhdclassic"}
+}
+
+// StagingAccounts are the storage accounts the simulated packer builds of
+// the repository's workflows create through ARM in subscription to stage
+// their OS disks (localsim.StagingAccount of each build's resource group:
+// the AKS builds', capz.star's and the Flatcar CAPI staging group).
+// Azurite serves only the accounts it was started with (AZURITE_ACCOUNTS,
+// read from its own environment), so an emulator or a test running those
+// workflows on the fake ARM starts it with these too.
+func StagingAccounts(subscription string) []string {
+	var out []string
+	for _, rg := range []string{"aks-vhd-build", "cluster-api-gallery", "flatcar-image-gallery-staging"} {
+		out = append(out, localsim.StagingAccount(subscription, rg))
+	}
+	return out
 }
 
 // MainScript is the blob service entry point, relative to the repository

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
+	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+)
+
+// By default Azurite serves the repository's workflows' accounts and the
+// ones their simulated packer builds stage OS disks in (without them
+// gen2.star and capz.star stop at packer_build); --accounts replaces the
+// list.
+func TestDefaultAccountsCoverTheWorkflowsBuilds(t *testing.T) {
+	c, err := parse(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Subset(t, c.accounts, azuritetest.DefaultAccounts())
+	assert.Subset(t, c.accounts, azuritetest.StagingAccounts(fakearm.DefaultSubscriptionID))
+
+	c, err = parse([]string{"--accounts", "a, b"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, c.accounts)
+}
