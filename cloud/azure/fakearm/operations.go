@@ -19,9 +19,9 @@ import (
 // server's field for it (<client><Method>, e.g. galleryImagesGet for
 // GalleryImagesClient.Get). The fake's router is built from an
 // operations value (servers), so a Fake missing a handler does not
-// compile; an operation absent from this list would answer the SDK
-// fake's "not implemented" error at run time, which is why a new call in
-// cloud/azure starts here (docs/adding-an-azure-operation.md).
+// compile; TestEveryAzureTargetCallHasAnOperation reads cloud/azure's
+// source and fails for a client method it calls that is not listed here
+// (docs/adding-an-azure-operation.md).
 type operations interface {
 	// Resource groups (armresources ResourceGroupsClient).
 	resourceGroupsGet(ctx context.Context, name string, _ *armresources.ResourceGroupsClientGetOptions) (resp azfake.Responder[armresources.ResourceGroupsClientGetResponse], errResp azfake.ErrorResponder)
