@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/packer/localsim"
+	"github.com/imgflow/imgflow/packer/packertest"
 	"github.com/imgflow/imgflow/release"
 )
 
@@ -49,9 +49,7 @@ func BenchmarkPlanAKSRelease(b *testing.B) {
 // BenchmarkPlanAKSReleaseWithPackerValidate adds `packer validate` of
 // every job's build, as plan does when packer is on PATH.
 func BenchmarkPlanAKSReleaseWithPackerValidate(b *testing.B) {
-	if _, err := exec.LookPath("packer"); err != nil {
-		b.Skip("packer is not on PATH")
-	}
+	packertest.Require(b)
 	b.Setenv("IMGFLOW_SECRET_UA_TOKEN", "bench")
 	root := benchRoot(b)
 	for b.Loop() {
