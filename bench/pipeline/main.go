@@ -30,23 +30,6 @@ import (
 	"github.com/imgflow/imgflow/packer/localsim"
 )
 
-// latencies are per operation, scaled by -scale: a packer build dominates,
-// then replication and copies, as in the real pipelines (§6 of the
-// AgentBaker notes: ~60 min packer, 10-45 min replication, ~10 min copy).
-var latencies = map[string]time.Duration{
-	"packer":                     2000 * time.Millisecond,
-	"CreateImageVersion":         800 * time.Millisecond,
-	"UpdateImageVersion":         800 * time.Millisecond,
-	"CopyBlob":                   400 * time.Millisecond,
-	"UploadPageBlob":             300 * time.Millisecond,
-	"CreateDiskFromImageVersion": 200 * time.Millisecond,
-	"CreateManagedImage":         200 * time.Millisecond,
-	"CreateGallery":              50 * time.Millisecond,
-	"CreateImageDefinition":      50 * time.Millisecond,
-	"CreateResourceGroup":        50 * time.Millisecond,
-	"CreateStorageAccount":       50 * time.Millisecond,
-}
-
 // varsOf are the vars each workflow needs beyond its defaults.
 var varsOf = map[string]map[string]string{
 	"flatcar.star": {"version": "4152.2.3", "vhd": "//testdata/flatcar/flatcar-linux-test-amd64.vhd"},
@@ -78,7 +61,7 @@ func run(scale float64, runs int) error {
 		}
 	}
 	lat := map[string]time.Duration{}
-	for k, v := range latencies {
+	for k, v := range cloud.PipelineLatencies() { // scaled by -scale
 		lat[k] = time.Duration(float64(v) * scale)
 	}
 	b := &bench{ws: ws, lat: lat}

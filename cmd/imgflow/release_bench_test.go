@@ -57,24 +57,6 @@ func BenchmarkPlanAKSReleaseWithPackerValidate(b *testing.B) {
 	}
 }
 
-// releaseLatencies are bench/pipeline's simulated cloud latencies (a
-// packer build 2 s, replication 800 ms, a copy 400 ms): jobs wait on the
-// cloud as real ones do, instead of racing for two CPUs.
-var releaseLatencies = map[string]time.Duration{
-	"CreateImageVersion":         800 * time.Millisecond,
-	"UpdateImageVersion":         800 * time.Millisecond,
-	"CopyBlob":                   400 * time.Millisecond,
-	"UploadPageBlob":             300 * time.Millisecond,
-	"CreateDiskFromImageVersion": 200 * time.Millisecond,
-	"CreateManagedImage":         200 * time.Millisecond,
-	"CreateGallery":              50 * time.Millisecond,
-	"CreateImageDefinition":      50 * time.Millisecond,
-	"CreateResourceGroup":        50 * time.Millisecond,
-	"CreateStorageAccount":       50 * time.Millisecond,
-}
-
-const releasePackerLatency = 2 * time.Second
-
 // slowLocalTarget is a fresh local target whose changes take the
 // simulated latencies (its dry-run view, the overlay, only reads the
 // base, and reads take no latency, so planning does not wait).
@@ -85,9 +67,10 @@ func slowLocalTarget(b *testing.B) *target {
 	if err != nil {
 		b.Fatal(err)
 	}
-	slow := cloud.WithLatency(p, releaseLatencies)
+	lat := cloud.PipelineLatencies()
+	slow := cloud.WithLatency(p, lat)
 	return &target{name: "local", provider: slow,
-		runsDir: filepath.Join(state, "runs"), packer: localsim.New(slow).Slow(releasePackerLatency), close: p.Close}
+		runsDir: filepath.Join(state, "runs"), packer: localsim.New(slow).Slow(lat["packer"]), close: p.Close}
 }
 
 // BenchmarkRunFlatcarReleaseJ4 is `imgflow run -j 4 releases/flatcar.star`
