@@ -79,7 +79,7 @@ func azureTargetCalls(t *testing.T) map[string][]string {
 }
 
 // Every SDK operation the Azure target calls has a handler in the fake:
-// without one the SDK's fake answers "not implemented" when a test first
+// without one the SDK's fake server fails the call when a test first
 // reaches the call, or never, if no test does. A new call fails here until
 // it is added to operations (docs/adding-an-azure-operation.md).
 func TestEveryAzureTargetCallHasAnOperation(t *testing.T) {
