@@ -35,12 +35,21 @@ func reply[T any](f *Fake, op func() (T, int, *Error)) (resp azfake.Responder[T]
 }
 
 // start runs op and accepts the long operation with status (201 for a
-// PUT that answers the resource, 202 otherwise) and op's result, or
-// answers op's error.
+// create, 202 for a delete …), its result the terminal answer, or fails
+// the call with op's error.
 func start[T any](f *Fake, status int, op func() (T, *Error)) (resp azfake.PollerResponder[T], errResp azfake.ErrorResponder) {
+	return startWith(f, func() (T, int, *Error) {
+		out, err := op()
+		return out, status, err
+	})
+}
+
+// startWith is start where op chooses the status (ARM's 201 for a PUT that
+// created, 200 for one that updated).
+func startWith[T any](f *Fake, op func() (T, int, *Error)) (resp azfake.PollerResponder[T], errResp azfake.ErrorResponder) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out, err := op()
+	out, status, err := op()
 	if err != nil {
 		errResp.SetError(err)
 		return resp, errResp

@@ -70,15 +70,10 @@ func (f *Fake) virtualMachinesGet(ctx context.Context, rg, name string, _ *armco
 }
 
 func (f *Fake) virtualMachinesBeginCreateOrUpdate(ctx context.Context, rg, name string, in armcompute.VirtualMachine, _ *armcompute.VirtualMachinesClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.VirtualMachinesClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out, status, err := f.putVM(rg, name, in)
-	if err != nil {
-		errResp.SetError(err)
-		return
-	}
-	resp = accept(f, status, armcompute.VirtualMachinesClientCreateOrUpdateResponse{VirtualMachine: out})
-	return
+	return startWith(f, func() (armcompute.VirtualMachinesClientCreateOrUpdateResponse, int, *Error) {
+		out, status, err := f.putVM(rg, name, in)
+		return armcompute.VirtualMachinesClientCreateOrUpdateResponse{VirtualMachine: out}, status, err
+	})
 }
 
 func (f *Fake) virtualMachinesBeginDelete(ctx context.Context, rg, name string, _ *armcompute.VirtualMachinesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.VirtualMachinesClientDeleteResponse], errResp azfake.ErrorResponder) {
@@ -290,6 +285,8 @@ func (f *Fake) checkVMNetwork(np *armcompute.NetworkProfile) *Error {
 }
 
 func (f *Fake) virtualMachineRunCommandsBeginCreateOrUpdate(ctx context.Context, rg, vmName, name string, in armcompute.VirtualMachineRunCommand, _ *armcompute.VirtualMachineRunCommandsClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.VirtualMachineRunCommandsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
+	// Not answer/start: the lock is let go while the guest's content is
+	// read and the output blobs written (blob calls to the backend).
 	f.mu.Lock()
 	v, err := f.vm(rg, vmName)
 	var content string
@@ -328,24 +325,21 @@ func (f *Fake) virtualMachineRunCommandsBeginCreateOrUpdate(ctx context.Context,
 }
 
 func (f *Fake) virtualMachineRunCommandsGetByVirtualMachine(ctx context.Context, rg, vmName, name string, opts *armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineOptions) (resp azfake.Responder[armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v, err := f.vm(rg, vmName)
-	if err != nil {
-		errResp.SetError(err)
-		return
-	}
-	rc, ok := v.runs[key(name)]
-	if !ok {
-		errResp.SetError(resourceNotFound(typeVM+"/runCommands", vmName+"/"+name, rg))
-		return
-	}
-	out := clone(*rc)
-	if opts == nil || !strings.EqualFold(deref(opts.Expand), "instanceView") {
-		out.Properties.InstanceView = nil
-	}
-	resp.SetResponse(http.StatusOK, armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineResponse{VirtualMachineRunCommand: out}, nil)
-	return
+	return answer(f, func() (armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineResponse, *Error) {
+		v, err := f.vm(rg, vmName)
+		if err != nil {
+			return armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineResponse{}, err
+		}
+		rc, ok := v.runs[key(name)]
+		if !ok {
+			return armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineResponse{}, resourceNotFound(typeVM+"/runCommands", vmName+"/"+name, rg)
+		}
+		out := clone(*rc)
+		if opts == nil || !strings.EqualFold(deref(opts.Expand), "instanceView") {
+			out.Properties.InstanceView = nil
+		}
+		return armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineResponse{VirtualMachineRunCommand: out}, nil
+	})
 }
 
 // runGuest is the instance view of a script run in a VM of the image at
@@ -439,57 +433,59 @@ func (f *Fake) guestContent(content string) (*cloud.GuestContent, error) {
 // genericServer serves the generic resources client's PUT by id for the
 // one resource type imgflow makes through it: test_vm's virtual network.
 func (f *Fake) resourcesGetByID(ctx context.Context, id, apiVersion string, _ *armresources.ClientGetByIDOptions) (resp azfake.Responder[armresources.ClientGetByIDResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	rid, perr := cloud.ParseResourceID(id)
-	if perr != nil || !rid.Is("Microsoft.Network", "virtualNetworks") {
-		errResp.SetError(newErr(http.StatusBadRequest, "InvalidResourceType", "fakearm serves only %s through the generic resources API, not %s.", typeVNet, id))
-		return
+	return answer(f, func() (armresources.ClientGetByIDResponse, *Error) {
+		rid, err := vnetID(id)
+		if err != nil {
+			return armresources.ClientGetByIDResponse{}, err
+		}
+		if _, err := f.group(rid.ResourceGroup); err != nil {
+			return armresources.ClientGetByIDResponse{}, err
+		}
+		vn, ok := f.vnets[key(vnetKey(id))]
+		if !ok {
+			return armresources.ClientGetByIDResponse{}, resourceNotFound(typeVNet, rid.Names[0], rid.ResourceGroup)
+		}
+		return armresources.ClientGetByIDResponse{GenericResource: clone(*vn)}, nil
+	})
+}
+
+// vnetID parses the id of the one resource type the generic resources
+// client serves: a virtual network.
+func vnetID(id string) (*cloud.ResourceID, *Error) {
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil || !rid.Is("Microsoft.Network", "virtualNetworks") {
+		return nil, newErr(http.StatusBadRequest, "InvalidResourceType", "fakearm serves only %s through the generic resources API, not %s.", typeVNet, id)
 	}
-	if _, err := f.group(rid.ResourceGroup); err != nil {
-		errResp.SetError(err)
-		return
-	}
-	vn, ok := f.vnets[key(vnetKey(id))]
-	if !ok {
-		errResp.SetError(resourceNotFound(typeVNet, rid.Names[0], rid.ResourceGroup))
-		return
-	}
-	resp.SetResponse(http.StatusOK, armresources.ClientGetByIDResponse{GenericResource: clone(*vn)}, nil)
-	return
+	return rid, nil
 }
 
 func (f *Fake) resourcesBeginCreateOrUpdateByID(ctx context.Context, id, apiVersion string, in armresources.GenericResource, _ *armresources.ClientBeginCreateOrUpdateByIDOptions) (resp azfake.PollerResponder[armresources.ClientCreateOrUpdateByIDResponse], errResp azfake.ErrorResponder) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	rid, perr := cloud.ParseResourceID(id)
-	if perr != nil || !rid.Is("Microsoft.Network", "virtualNetworks") {
-		errResp.SetError(newErr(http.StatusBadRequest, "InvalidResourceType", "fakearm serves only %s through the generic resources API, not %s.", typeVNet, id))
-		return
-	}
-	g, err := f.group(rid.ResourceGroup)
-	if err != nil {
-		errResp.SetError(err)
-		return
-	}
-	loc, err := f.resolveLocation(deref(in.Location), typeVNet)
-	if err != nil {
-		errResp.SetError(err)
-		return
-	}
-	status := http.StatusCreated
-	if _, ok := f.vnets[key(vnetKey(id))]; ok {
-		status = http.StatusOK
-	}
-	out := clone(in)
-	out.ID = to(cloud.ResourceGroupID(f.sub, deref(g.Name)) + "/providers/" + typeVNet + "/" + rid.Names[0])
-	out.Name, out.Type, out.Location = to(rid.Names[0]), to(typeVNet), to(loc)
-	if props, ok := out.Properties.(map[string]any); ok {
-		props["provisioningState"] = statusSucceeded
-	}
-	f.vnets[key(deref(out.ID))] = &out
-	resp = accept(f, status, armresources.ClientCreateOrUpdateByIDResponse{GenericResource: clone(out)})
-	return
+	return startWith(f, func() (armresources.ClientCreateOrUpdateByIDResponse, int, *Error) {
+		rid, err := vnetID(id)
+		if err != nil {
+			return armresources.ClientCreateOrUpdateByIDResponse{}, 0, err
+		}
+		g, err := f.group(rid.ResourceGroup)
+		if err != nil {
+			return armresources.ClientCreateOrUpdateByIDResponse{}, 0, err
+		}
+		loc, err := f.resolveLocation(deref(in.Location), typeVNet)
+		if err != nil {
+			return armresources.ClientCreateOrUpdateByIDResponse{}, 0, err
+		}
+		status := http.StatusCreated
+		if _, ok := f.vnets[key(vnetKey(id))]; ok {
+			status = http.StatusOK
+		}
+		out := clone(in)
+		out.ID = to(cloud.ResourceGroupID(f.sub, deref(g.Name)) + "/providers/" + typeVNet + "/" + rid.Names[0])
+		out.Name, out.Type, out.Location = to(rid.Names[0]), to(typeVNet), to(loc)
+		if props, ok := out.Properties.(map[string]any); ok {
+			props["provisioningState"] = statusSucceeded
+		}
+		f.vnets[key(deref(out.ID))] = &out
+		return armresources.ClientCreateOrUpdateByIDResponse{GenericResource: clone(out)}, status, nil
+	})
 }
 
 func (f *Fake) resourceGroupsBeginDelete(ctx context.Context, name string, _ *armresources.ResourceGroupsClientBeginDeleteOptions) (resp azfake.PollerResponder[armresources.ResourceGroupsClientDeleteResponse], errResp azfake.ErrorResponder) {
