@@ -130,8 +130,37 @@ while [ $next -lt ${#pkgs[@]} ] || [ ${#pid_pkg[@]} -gt 0 ]; do
 	[ ${#pid_pkg[@]} -gt 0 ] && sleep 1
 done
 
+# failures prints, from a failed package's -v log, only the output of its
+# failed tests (the lines after each === RUN/CONT of a failed test, up to
+# the next header), or the log's end when no test failed by name (a panic,
+# a build error). Repeated at the very end so that a log cut in the middle
+# still shows why the run failed.
+failures() {
+	awk -v max=200 '
+		/^=== (RUN|CONT|PAUSE|NAME) / { cur = $3; next }
+		/^ *--- FAIL: / { failed[$3] = 1; order[++n] = $3 }
+		/^ *--- (PASS|SKIP): / { next }
+		cur != "" { out[cur] = out[cur] "      " $0 "\n"; next }
+		{ tail[++t] = $0 }
+		END {
+			printed = 0
+			for (i = 1; i <= n; i++) {
+				name = order[i]
+				if (seen[name]++ || out[name] == "") continue
+				s = "    " name ":\n" out[name]
+				if (printed + split(s, lines, "\n") > max) { print "    (more cut; the whole log is above)"; break }
+				printf "%s", s; printed += length(lines)
+			}
+			if (n == 0) for (i = (t > 40 ? t - 40 : 1); i <= t; i++) print "    " tail[i]
+		}' "$(logfile "$1")"
+}
+
 total=$(dur $((SECONDS - start_all)))
 if [ ${#failed[@]} -gt 0 ]; then
+	for pkg in "${failed[@]}"; do
+		echo "FAIL  $pkg, its failed tests:"
+		failures "$pkg"
+	done
 	echo "FAIL  ${#failed[@]} of ${#pkgs[@]} packages in $total: ${failed[*]}"
 	exit 1
 fi
