@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/imgflow/imgflow/cloud"
@@ -228,11 +229,11 @@ func (p *Provider) forgetGrants(rg, name string) {
 
 // DeleteDisk implements cloud.Provider.
 func (p *Provider) DeleteDisk(ctx context.Context, rg, name string) error {
-	poller, err := p.disks.BeginDelete(ctx, rg, name, nil)
-	if err == nil {
-		_, err = wait(ctx, p, "delete disk "+name, poller)
-	}
-	return opError("delete disk", name, azErr(err, cloud.DiskID(p.sub, rg, name)))
+	id := cloud.DiskID(p.sub, rg, name)
+	err := waitDelete(ctx, p, "delete disk "+name, id, func(ctx context.Context) (*runtime.Poller[armcompute.DisksClientDeleteResponse], error) {
+		return p.disks.BeginDelete(ctx, rg, name, nil)
+	})
+	return opError("delete disk", name, azErr(err, id))
 }
 
 func (p *Provider) diskOut(ctx context.Context, d *armcompute.Disk, rg string) *cloud.Disk {

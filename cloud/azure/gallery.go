@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/imgflow/imgflow/cloud"
@@ -222,10 +223,9 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, d cloud.ImageDefin
 // DeleteImageDefinition implements cloud.Provider.
 func (p *Provider) DeleteImageDefinition(ctx context.Context, rg, gallery, name string) error {
 	id := cloud.ImageDefinitionID(p.sub, rg, gallery, name)
-	poller, err := p.images.BeginDelete(ctx, rg, gallery, name, nil)
-	if err == nil {
-		_, err = wait(ctx, p, "delete image definition "+gallery+"/"+name, poller)
-	}
+	err := waitDelete(ctx, p, "delete image definition "+gallery+"/"+name, id, func(ctx context.Context) (*runtime.Poller[armcompute.GalleryImagesClientDeleteResponse], error) {
+		return p.images.BeginDelete(ctx, rg, gallery, name, nil)
+	})
 	return opError("delete image definition", gallery+"/"+name, azErr(err, id))
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/imgflow/imgflow/cloud"
@@ -130,11 +131,11 @@ func (p *Provider) tempDiskFromVersion(ctx context.Context, img cloud.ManagedIma
 
 // DeleteManagedImage implements cloud.Provider.
 func (p *Provider) DeleteManagedImage(ctx context.Context, rg, name string) error {
-	poller, err := p.managed.BeginDelete(ctx, rg, name, nil)
-	if err == nil {
-		_, err = wait(ctx, p, "delete managed image "+name, poller)
-	}
-	return opError("delete managed image", name, azErr(err, cloud.ManagedImageID(p.sub, rg, name)))
+	id := cloud.ManagedImageID(p.sub, rg, name)
+	err := waitDelete(ctx, p, "delete managed image "+name, id, func(ctx context.Context) (*runtime.Poller[armcompute.ImagesClientDeleteResponse], error) {
+		return p.managed.BeginDelete(ctx, rg, name, nil)
+	})
+	return opError("delete managed image", name, azErr(err, id))
 }
 
 func (p *Provider) imageOut(ctx context.Context, img *armcompute.Image, rg string) *cloud.ManagedImage {

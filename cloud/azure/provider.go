@@ -305,6 +305,23 @@ func wait[T any](ctx context.Context, p *Provider, op string, poller *runtime.Po
 	return res, err
 }
 
+// waitDelete starts a delete with begin and waits for it to end. ARM
+// answers a DELETE of a resource that is not there with 204 No Content at
+// once, without an operation; waitDelete makes that the NotFound every
+// target gives, so that callers can tell "already gone" from "deleted".
+func waitDelete[T any](ctx context.Context, p *Provider, op, id string, begin func(context.Context) (*runtime.Poller[T], error)) error {
+	var first *http.Response
+	poller, err := begin(policy.WithCaptureResponse(ctx, &first))
+	if err != nil {
+		return err
+	}
+	if poller.Done() && first != nil && first.StatusCode == http.StatusNoContent {
+		return cloud.NotFound(cloud.CodeResourceNotFound, id, "not there: Azure answered the delete 204 No Content")
+	}
+	_, err = wait(ctx, p, op, poller)
+	return err
+}
+
 // handOff gives a started operation's resume token to Options.OnPoller.
 func handOff[T any](p *Provider, op string, poller *runtime.Poller[T]) {
 	if p.opts.OnPoller != nil && !poller.Done() {

@@ -121,10 +121,9 @@ func (p *Provider) UpdateImageVersion(ctx context.Context, v cloud.ImageVersion)
 func (p *Provider) DeleteImageVersion(ctx context.Context, rg, gallery, def, version string) error {
 	id := cloud.ImageVersionID(p.sub, rg, gallery, def, version)
 	what := versionWhat(gallery, def, version)
-	poller, err := p.versions.BeginDelete(ctx, rg, gallery, def, version, nil)
-	if err == nil {
-		_, err = wait(ctx, p, "delete image version "+what, poller)
-	}
+	err := waitDelete(ctx, p, "delete image version "+what, id, func(ctx context.Context) (*runtime.Poller[armcompute.GalleryImageVersionsClientDeleteResponse], error) {
+		return p.versions.BeginDelete(ctx, rg, gallery, def, version, nil)
+	})
 	return opError("delete image version", what, azErr(err, id))
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3"
 
@@ -217,11 +218,11 @@ func vmOut(v *armcompute.VirtualMachine, rg, name string) *cloud.VM {
 // DeleteVM implements cloud.Provider: the VM, and with it (deleteOption
 // Delete) its OS disk and network interface.
 func (p *Provider) DeleteVM(ctx context.Context, rg, name string) error {
-	poller, err := p.vms.BeginDelete(ctx, rg, name, nil)
-	if err == nil {
-		_, err = wait(ctx, p, "delete VM "+name, poller)
-	}
-	return opError("delete VM", name, azErr(err, cloud.VMID(p.sub, rg, name)))
+	id := cloud.VMID(p.sub, rg, name)
+	err := waitDelete(ctx, p, "delete VM "+name, id, func(ctx context.Context) (*runtime.Poller[armcompute.VirtualMachinesClientDeleteResponse], error) {
+		return p.vms.BeginDelete(ctx, rg, name, nil)
+	})
+	return opError("delete VM", name, azErr(err, id))
 }
 
 // DeleteResourceGroup implements cloud.Provider: the group and everything

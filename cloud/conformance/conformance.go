@@ -81,6 +81,7 @@ func run(t *testing.T, newProvider func(t *testing.T) cloud.Provider, dry bool, 
 		{"EnsureTwice", ensureTwice},
 		{"Conflicts", conflicts},
 		{"MissingParents", missingParents},
+		{"DeleteMissing", deleteMissing},
 		{"BadNames", badNames},
 		{"CommunityGallery", communityGallery},
 		{"ShareCommunity", shareCommunity},
@@ -421,6 +422,32 @@ func missingParents(e *env) {
 	_, err = e.p.CreateImageVersion(e.ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu", Location: Location,
 		Source: cloud.ImageSource{Kind: cloud.SourceManagedImage, ID: cloud.ManagedImageID(e.p.SubscriptionID(), "rg", "img")}})
 	requireCode(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+}
+
+// deleteMissing: deleting what is not there is NotFound on every target
+// (Azure answers such a DELETE 204 No Content; the Azure target reports
+// that as NotFound), so that callers can say "already gone"; a missing
+// resource group or parent is its own 404.
+func deleteMissing(e *env) {
+	t := e.t
+	requireCode(t, e.p.DeleteDisk(e.ctx, "nope", "disk"), http.StatusNotFound, cloud.CodeResourceGroupNotFound, "disk in a missing group")
+	requireCode(t, e.p.DeleteVM(e.ctx, "nope", "vm"), http.StatusNotFound, cloud.CodeResourceGroupNotFound, "VM in a missing group")
+
+	e.gallery(e.group("rg").Name, "gal")
+	notThere := func(err error, what string) {
+		t.Helper()
+		require.Error(t, err, what)
+		assert.True(t, cloud.IsNotFound(err), "%s: %v", what, err)
+		assert.False(t, cloud.HasCode(err, cloud.CodeResourceGroupNotFound), "%s: %v", what, err)
+	}
+	notThere(e.p.DeleteDisk(e.ctx, "rg", "disk"), "disk")
+	notThere(e.p.DeleteVM(e.ctx, "rg", "vm"), "VM")
+	notThere(e.p.DeleteManagedImage(e.ctx, "rg", "img"), "managed image")
+	notThere(e.p.DeleteImageDefinition(e.ctx, "rg", "gal", "ubuntu"), "image definition")
+	requireCode(t, e.p.DeleteImageVersion(e.ctx, "rg", "gal", "ubuntu", "1.0.0"), http.StatusNotFound, cloud.CodeParentResourceNotFound,
+		"version of a missing definition")
+	e.definition("rg", "gal", "ubuntu", "2204")
+	notThere(e.p.DeleteImageVersion(e.ctx, "rg", "gal", "ubuntu", "1.0.0"), "image version")
 }
 
 func badNames(e *env) {

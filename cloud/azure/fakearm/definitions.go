@@ -61,7 +61,7 @@ func (f *Fake) galleryImagesBeginCreateOrUpdate(ctx context.Context, rg, gallery
 }
 
 func (f *Fake) galleryImagesBeginDelete(ctx context.Context, rg, gallery, name string, _ *armcompute.GalleryImagesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.GalleryImagesClientDeleteResponse], errResp azfake.ErrorResponder) {
-	return start(f, http.StatusAccepted, func() (armcompute.GalleryImagesClientDeleteResponse, *Error) {
+	return startDelete(f, func() (armcompute.GalleryImagesClientDeleteResponse, *Error) {
 		_, d, err := f.definition(rg, gallery, name, false)
 		if err != nil {
 			return armcompute.GalleryImagesClientDeleteResponse{}, err

@@ -71,7 +71,7 @@ func (f *Fake) imagesBeginUpdate(ctx context.Context, rg, name string, in armcom
 }
 
 func (f *Fake) imagesBeginDelete(ctx context.Context, rg, name string, _ *armcompute.ImagesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.ImagesClientDeleteResponse], errResp azfake.ErrorResponder) {
-	return start(f, http.StatusAccepted, func() (armcompute.ImagesClientDeleteResponse, *Error) {
+	return startDelete(f, func() (armcompute.ImagesClientDeleteResponse, *Error) {
 		m, err := f.image(rg, name)
 		if err != nil {
 			return armcompute.ImagesClientDeleteResponse{}, err
@@ -295,7 +295,7 @@ func (f *Fake) disksBeginRevokeAccess(ctx context.Context, rg, name string, _ *a
 }
 
 func (f *Fake) disksBeginDelete(ctx context.Context, rg, name string, _ *armcompute.DisksClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.DisksClientDeleteResponse], errResp azfake.ErrorResponder) {
-	return start(f, http.StatusAccepted, func() (armcompute.DisksClientDeleteResponse, *Error) {
+	return startDelete(f, func() (armcompute.DisksClientDeleteResponse, *Error) {
 		d, err := f.disk(rg, name)
 		if err != nil {
 			return armcompute.DisksClientDeleteResponse{}, err

@@ -440,7 +440,12 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 	resp, err := inner.Do(innerReq)
 	if err == nil && resp.Header.Get("Fake-Poller-Status") != "" {
 		if resp, err = finishFake(inner, innerReq, resp); err == nil {
-			resp = f.answerLRO(req, api, resp, existed, reqBody)
+			if req.Method == http.MethodDelete && resp.StatusCode == http.StatusNoContent {
+				_ = resp.Body.Close()
+				resp = respond(req, http.StatusNoContent, nil, nil) // nothing to delete
+			} else {
+				resp = f.answerLRO(req, api, resp, existed, reqBody)
+			}
 		}
 	}
 	if err != nil {
@@ -508,7 +513,12 @@ func (f *Fake) pollCount() int { return max(0, f.opts.LROPolls) }
 // accept queues a long operation's answers for the SDK fake server:
 // accepted, then result; the transport turns them into ARM's answers
 // (see lro.go).
+// A 204 (a DELETE of nothing) is the terminal answer at once.
 func accept[T any](_ *Fake, initial int, result T) (resp azfake.PollerResponder[T]) {
+	if initial == http.StatusNoContent {
+		resp.SetTerminalResponse(http.StatusNoContent, result, nil)
+		return resp
+	}
 	resp.AddNonTerminalResponse(initial, nil)
 	resp.SetTerminalResponse(http.StatusOK, result, nil)
 	return resp

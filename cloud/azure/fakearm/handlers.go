@@ -3,6 +3,8 @@ package fakearm
 import (
 	"net/http"
 
+	"github.com/imgflow/imgflow/cloud"
+
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 )
 
@@ -41,6 +43,22 @@ func start[T any](f *Fake, status int, op func() (T, *Error)) (resp azfake.Polle
 	return startWith(f, func() (T, int, *Error) {
 		out, err := op()
 		return out, status, err
+	})
+}
+
+// startDelete is start for a DELETE: ARM answers 204 No Content, at once
+// and without an operation, for a resource that is not there
+// (RPC-Delete-V1-01: a long DELETE answers 202 or 204); a missing resource
+// group or parent still fails (404 ResourceGroupNotFound,
+// ParentResourceNotFound).
+func startDelete[T any](f *Fake, op func() (T, *Error)) (resp azfake.PollerResponder[T], errResp azfake.ErrorResponder) {
+	return startWith(f, func() (T, int, *Error) {
+		out, err := op()
+		if err != nil && err.Code == cloud.CodeResourceNotFound {
+			var none T
+			return none, http.StatusNoContent, nil
+		}
+		return out, http.StatusAccepted, err
 	})
 }
 

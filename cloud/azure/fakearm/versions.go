@@ -230,7 +230,7 @@ func (f *Fake) galleryImageVersionsBeginUpdate(ctx context.Context, rg, gallery,
 }
 
 func (f *Fake) galleryImageVersionsBeginDelete(ctx context.Context, rg, gallery, def, name string, _ *armcompute.GalleryImageVersionsClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.GalleryImageVersionsClientDeleteResponse], errResp azfake.ErrorResponder) {
-	return start(f, http.StatusAccepted, func() (armcompute.GalleryImageVersionsClientDeleteResponse, *Error) {
+	return startDelete(f, func() (armcompute.GalleryImageVersionsClientDeleteResponse, *Error) {
 		_, v, err := f.version(rg, gallery, def, name)
 		if err != nil {
 			return armcompute.GalleryImageVersionsClientDeleteResponse{}, err

@@ -77,7 +77,7 @@ func (f *Fake) virtualMachinesBeginCreateOrUpdate(ctx context.Context, rg, name 
 }
 
 func (f *Fake) virtualMachinesBeginDelete(ctx context.Context, rg, name string, _ *armcompute.VirtualMachinesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.VirtualMachinesClientDeleteResponse], errResp azfake.ErrorResponder) {
-	return start(f, http.StatusAccepted, func() (armcompute.VirtualMachinesClientDeleteResponse, *Error) {
+	return startDelete(f, func() (armcompute.VirtualMachinesClientDeleteResponse, *Error) {
 		v, err := f.vm(rg, name)
 		if err != nil {
 			return armcompute.VirtualMachinesClientDeleteResponse{}, err
@@ -396,16 +396,18 @@ func (f *Fake) runGuest(content string, size int64, script, outBlob, errBlob str
 }
 
 func (f *Fake) virtualMachineRunCommandsBeginDelete(ctx context.Context, rg, vmName, name string, _ *armcompute.VirtualMachineRunCommandsClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.VirtualMachineRunCommandsClientDeleteResponse], errResp azfake.ErrorResponder) {
-	return start(f, http.StatusAccepted, func() (armcompute.VirtualMachineRunCommandsClientDeleteResponse, *Error) {
+	// Not startDelete: a missing VM is the 404 a PUT under it gets, a
+	// missing run command under an existing VM the 204 of any DELETE.
+	return startWith(f, func() (armcompute.VirtualMachineRunCommandsClientDeleteResponse, int, *Error) {
 		v, err := f.vm(rg, vmName)
 		if err != nil {
-			return armcompute.VirtualMachineRunCommandsClientDeleteResponse{}, err
+			return armcompute.VirtualMachineRunCommandsClientDeleteResponse{}, 0, err
 		}
 		if _, ok := v.runs[key(name)]; !ok {
-			return armcompute.VirtualMachineRunCommandsClientDeleteResponse{}, resourceNotFound(typeVM+"/runCommands", vmName+"/"+name, rg)
+			return armcompute.VirtualMachineRunCommandsClientDeleteResponse{}, http.StatusNoContent, nil
 		}
 		delete(v.runs, key(name))
-		return armcompute.VirtualMachineRunCommandsClientDeleteResponse{}, nil
+		return armcompute.VirtualMachineRunCommandsClientDeleteResponse{}, http.StatusAccepted, nil
 	})
 }
 
