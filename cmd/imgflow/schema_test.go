@@ -172,3 +172,39 @@ func TestTestStateAndRunsJSONMatchTheDoc(t *testing.T) {
 	require.Len(t, list, 1)
 	assertDocumented(t, tables["runs"][0], list[0], "run summary")
 }
+
+// TestEveryOutcomeIsDocumented reads the outcomes builtins report
+// (cloud.Outcome("…") in builtins' source) and checks that the Outcomes
+// table of docs/output-schemas.md explains each, and nothing else.
+func TestEveryOutcomeIsDocumented(t *testing.T) {
+	root := repoRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "output-schemas.md"))
+	require.NoError(t, err)
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\| \*\*(\w+)\*\* \|`).FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = true
+	}
+	require.NotEmpty(t, documented, "docs/output-schemas.md has an Outcomes table with | **outcome** | rows")
+
+	files, err := filepath.Glob(filepath.Join(root, "builtins", "*.go"))
+	require.NoError(t, err)
+	reported := map[string]string{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range regexp.MustCompile(`cloud\.Outcome\("(\w+)"\)`).FindAllStringSubmatch(string(src), -1) {
+			reported[m[1]] = filepath.Base(f)
+		}
+	}
+	require.NotEmpty(t, reported)
+	for o, file := range reported {
+		assert.True(t, documented[o], "builtins/%s reports the outcome %q that docs/output-schemas.md's Outcomes table does not explain", file, o)
+	}
+	for o := range documented {
+		_, ok := reported[o]
+		assert.True(t, ok, "docs/output-schemas.md explains the outcome %q that no builtin reports", o)
+	}
+}
