@@ -87,8 +87,10 @@
 //     ("…after receiving terminated") but packer then exits 0 now and then
 //     (2 runs in 18 here). The Runner sends SIGINT to the group, judges a
 //     cancelled build by its context, not the exit status, and sends
-//     SIGKILL after KillGrace: the azure-arm builder's cleanup cannot be
-//     measured offline and may need longer.
+//     SIGKILL after KillGrace (15 minutes by default): the azure-arm
+//     builder's cleanup, deleting the build VM and its temporary resource
+//     group and waiting for Azure, cannot be measured offline and takes
+//     minutes.
 //   - For an HCL2 template (.pkr.hcl), JSON var-files (named *.json) work
 //     the same, an undeclared variable in one is a warning, sensitive
 //     values are not masked in -machine-readable output either, and build

@@ -19,8 +19,14 @@ import (
 )
 
 // DefaultKillGrace is how long a cancelled packer gets between SIGINT and
-// SIGKILL when Runner.KillGrace is zero.
-const DefaultKillGrace = 10 * time.Second
+// SIGKILL when Runner.KillGrace is zero. It is long because packer's
+// cancel is its cleanup: the azure-arm builder deletes the build VM, its
+// disks and network and its temporary resource group, and waits for
+// Azure to finish, which takes minutes; killed sooner, packer would leave
+// them behind, running and billed. A second interrupt ends imgflow at
+// once (cmd/imgflow's signals), and packer, in its own process group,
+// still finishes its cleanup.
+const DefaultKillGrace = 15 * time.Minute
 
 // Runner runs the packer binary. The zero value runs "packer" from PATH and
 // discards its ui output. A Runner holds no state between calls and may be
