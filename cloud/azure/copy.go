@@ -19,7 +19,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/internal/redact"
@@ -238,43 +237,10 @@ func (p *Provider) copySource(ctx context.Context, j *copyJob) string {
 	if strings.Contains(j.srcURL, "?") {
 		return j.srcURL
 	}
-	base := j.srcRef.URL()
-	vals := sas.BlobSignatureValues{
-		Protocol:      sas.ProtocolHTTPS,
-		StartTime:     time.Now().Add(-5 * time.Minute).UTC(),
-		ExpiryTime:    time.Now().Add(copySASLifetime).UTC(),
-		Permissions:   (&sas.BlobPermissions{Read: true}).String(),
-		ContainerName: j.srcRef.Container,
-		BlobName:      j.srcRef.Name,
+	if u, err := p.blobSAS(ctx, j.srcRef, sas.BlobPermissions{Read: true}, copySASLifetime); err == nil {
+		return u
 	}
-	if strings.HasPrefix(base, "http://") {
-		vals.Protocol = sas.ProtocolHTTPSandHTTP
-	}
-	cred, err := p.blobCredential(ctx, j.srcRef.Account, j.srcRef.Endpoint)
-	if err == nil && cred != nil {
-		if qp, err := vals.SignWithSharedKey(cred); err == nil {
-			return base + "?" + qp.Encode()
-		}
-	}
-	if err == nil {
-		ep := j.srcRef.Endpoint
-		if ep == "" {
-			ep = p.blobEndpoint(j.srcRef.Account)
-		}
-		svc, err := service.NewClient(ep, p.cred, (*service.ClientOptions)(p.blobOptions()))
-		if err == nil {
-			udc, err := svc.GetUserDelegationCredential(ctx, service.KeyInfo{
-				Start:  to(vals.StartTime.Format(sas.TimeFormat)),
-				Expiry: to(vals.ExpiryTime.Format(sas.TimeFormat)),
-			}, nil)
-			if err == nil {
-				if qp, err := vals.SignWithUserDelegation(udc); err == nil {
-					return base + "?" + qp.Encode()
-				}
-			}
-		}
-	}
-	return base
+	return j.srcRef.URL()
 }
 
 // serverCopy is StartCopyFromURL with status polling; cancelling ctx

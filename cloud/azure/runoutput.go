@@ -3,14 +3,11 @@ package azure
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/internal/redact"
@@ -56,63 +53,13 @@ func (p *Provider) prepareRunOutputs(ctx context.Context, cmd cloud.RunCommand) 
 		if err := p.DeleteBlob(ctx, ref); err != nil && !cloud.IsNotFound(err) {
 			return nil, err
 		}
-		uri, err := p.writeSAS(ctx, ref, lifetime)
+		uri, err := p.blobSAS(ctx, ref, sas.BlobPermissions{Read: true, Add: true, Create: true, Write: true}, lifetime)
 		if err != nil {
 			return nil, opError("sign output blob", shown(ref), err)
 		}
 		*b.uri = uri
 	}
 	return ro, nil
-}
-
-// writeSAS is the blob's URL with a SAS letting the VM agent create and
-// append to it: signed with the account key when blob calls use it, else
-// with a user delegation key of the token credential.
-func (p *Provider) writeSAS(ctx context.Context, ref cloud.BlobRef, lifetime time.Duration) (string, error) {
-	now := time.Now().UTC()
-	vals := sas.BlobSignatureValues{
-		Protocol:      sas.ProtocolHTTPS,
-		StartTime:     now.Add(-5 * time.Minute),
-		ExpiryTime:    now.Add(lifetime),
-		Permissions:   (&sas.BlobPermissions{Read: true, Add: true, Create: true, Write: true}).String(),
-		ContainerName: ref.Container,
-		BlobName:      ref.Name,
-	}
-	base := ref.URL()
-	if strings.HasPrefix(base, "http://") {
-		vals.Protocol = sas.ProtocolHTTPSandHTTP // emulators
-	}
-	cred, err := p.blobCredential(ctx, ref.Account, ref.Endpoint)
-	if err != nil {
-		return "", err
-	}
-	if cred != nil {
-		qp, err := vals.SignWithSharedKey(cred)
-		if err != nil {
-			return "", err
-		}
-		return base + "?" + qp.Encode(), nil
-	}
-	ep := ref.Endpoint
-	if ep == "" {
-		ep = p.blobEndpoint(ref.Account)
-	}
-	svc, err := service.NewClient(ep, p.cred, (*service.ClientOptions)(p.blobOptions()))
-	if err != nil {
-		return "", err
-	}
-	udc, err := svc.GetUserDelegationCredential(ctx, service.KeyInfo{
-		Start:  to(vals.StartTime.Format(sas.TimeFormat)),
-		Expiry: to(vals.ExpiryTime.Format(sas.TimeFormat)),
-	}, nil)
-	if err != nil {
-		return "", fmt.Errorf("get a user delegation key to sign the output blob's SAS (needs %q on the account): %w", RoleBlobDataContributor, azErr(err, ep))
-	}
-	qp, err := vals.SignWithUserDelegation(udc)
-	if err != nil {
-		return "", err
-	}
-	return base + "?" + qp.Encode(), nil
 }
 
 // collect reads the blobs into res, replacing the instance view's tails,

@@ -13,10 +13,9 @@ package azuritetest
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/imgflow/imgflow/internal/testtool"
-	"github.com/imgflow/imgflow/packer/localsim"
 	"io"
 	"net/http"
 	"os"
@@ -28,6 +27,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/imgflow/imgflow/internal/testtool"
+	"github.com/imgflow/imgflow/packer/localsim"
 )
 
 // The emulator's well-known development account.
@@ -80,6 +82,8 @@ type Server struct {
 	// Dir holds its data.
 	Dir string
 
+	// roots trust an OAuth instance's certificate (nil: plain HTTP).
+	roots   *x509.CertPool
 	cmd     *exec.Cmd
 	done    chan struct{}
 	logPath string
@@ -96,6 +100,8 @@ type Options struct {
 	// Dir is the data directory (default: a new temporary directory,
 	// removed by Stop).
 	Dir string
+	// OAuth serves HTTPS and bearer tokens (see oauth.go).
+	OAuth bool
 }
 
 // Endpoint is the blob endpoint of an account.
@@ -130,7 +136,7 @@ func FindScript() (string, error) {
 	}
 }
 
-var listening = regexp.MustCompile(`listens on (http://[0-9.]+:[0-9]+)`)
+var listening = regexp.MustCompile(`listens on (https?://[0-9.]+:[0-9]+)`)
 
 // Start starts Azurite's blob service on a free port of 127.0.0.1 and
 // waits until it answers.
@@ -165,10 +171,19 @@ func Start(opts Options) (*Server, error) {
 	}
 	// node runs the script directly, so the PID is the server's (npx
 	// would leave an orphan listening).
-	s.cmd = exec.Command(node, script,
+	args := []string{script,
 		"--blobHost", "127.0.0.1", "--blobPort", "0",
 		"--loose", "--skipApiVersionCheck", "--disableTelemetry", "--silent",
-		"--location", filepath.Join(s.Dir, "data"))
+		"--location", filepath.Join(s.Dir, "data")}
+	if opts.OAuth {
+		more, roots, err := oauthArgs(s.Dir)
+		if err != nil {
+			logf.Close()
+			return nil, fmt.Errorf("azurite's certificate: %w", err)
+		}
+		args, s.roots = append(args, more...), roots
+	}
+	s.cmd = exec.Command(node, args...)
 	s.cmd.Env = append(os.Environ(), "AZURITE_ACCOUNTS="+strings.Join(acc, ";"))
 	s.cmd.Stderr = logf
 	dieWithParent(s.cmd)
@@ -216,7 +231,7 @@ func Start(opts Options) (*Server, error) {
 	case <-time.After(startTimeout):
 		return fail(fmt.Errorf("azurite did not listen within %s", startTimeout))
 	}
-	if err := waitHTTP(s.URL, startTimeout); err != nil {
+	if err := waitHTTP(s.HTTPClient(), s.URL, startTimeout); err != nil {
 		return fail(err)
 	}
 	s.owned = owned
@@ -224,12 +239,12 @@ func Start(opts Options) (*Server, error) {
 }
 
 // waitHTTP waits until the service answers any HTTP request.
-func waitHTTP(u string, timeout time.Duration) error {
+func waitHTTP(client *http.Client, u string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u+"/"+DevAccount+"?comp=list", nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		cancel()
 		if err == nil {
 			resp.Body.Close()
