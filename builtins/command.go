@@ -99,16 +99,24 @@ func commandImpl(c *Call) (starlark.Value, error) {
 // commandEnv converts the env dict to K=V pairs; secret values are
 // revealed for the process and returned for redaction.
 func commandEnv(v starlark.Value) ([]string, []string, error) {
+	env, err := envVars("command: env", v)
+	return env, secretValues(v), err
+}
+
+// envVars reads a dict of environment variables, what naming it in
+// errors: names are variable names, values strings or secret()s, which
+// are revealed ("K=V", in the dict's order).
+func envVars(what string, v starlark.Value) ([]string, error) {
 	d, _ := v.(*starlark.Dict)
 	if d == nil {
-		return nil, nil, nil
+		return nil, nil
 	}
 	var env []string
 	var errs []error
 	for _, kv := range d.Items() {
 		k, ok := kv[0].(starlark.String)
 		if !ok || !secretNameRE.MatchString(string(k)) {
-			errs = append(errs, fmt.Errorf("command: env key %s is not a variable name (letters, digits, _)", kv[0]))
+			errs = append(errs, fmt.Errorf("%s key %s is not a variable name (letters, digits, _)", what, kv[0]))
 			continue
 		}
 		switch val := kv[1].(type) {
@@ -117,10 +125,10 @@ func commandEnv(v starlark.Value) ([]string, []string, error) {
 		case *Secret:
 			env = append(env, string(k)+"="+val.reveal())
 		default:
-			errs = append(errs, fmt.Errorf("command: env[%q] is a %s: want a string or secret()", string(k), describe(val)))
+			errs = append(errs, fmt.Errorf("%s[%q] is a %s: want a string or secret()", what, string(k), describe(val)))
 		}
 	}
-	return env, secretValues(v), errors.Join(errs...)
+	return env, errors.Join(errs...)
 }
 
 // program finds argv[0]: a workspace file when it has a slash, else on PATH.

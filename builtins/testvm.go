@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,6 +81,9 @@ type vmCheck struct {
 	local  []cloud.GuestCheck
 	// scan is a scan's simulated form: its output is a report.
 	scan *cloud.GuestScan
+	// secretEnv is the script's secret environment (secret_env):
+	// run-command protectedParameters, redacted from its output.
+	secretEnv map[string]string
 }
 
 var checkNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$`)
@@ -109,6 +114,9 @@ func (c *Call) vmChecks() ([]vmCheck, error) {
 			return nil, fmt.Errorf("test_vm: check %s: %w", ch.name, err)
 		}
 		ch.local = local
+		if ch.secretEnv, err = checkSecretEnv(s, ch.name); err != nil {
+			return nil, err
+		}
 		if ch.scan, err = guestScan(s); err != nil {
 			return nil, fmt.Errorf("test_vm: check %s: %w", ch.name, err)
 		}
@@ -116,6 +124,29 @@ func (c *Call) vmChecks() ([]vmCheck, error) {
 			return nil, fmt.Errorf("test_vm: check %s has both local predicates and a scan: a check is one or the other", ch.name)
 		}
 		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// checkSecretEnv reads a check's optional secret_env: variables for its
+// script that hold secrets (e.g. a SAS URL to download from), given to
+// the VM as protected parameters instead of in the script's text.
+func checkSecretEnv(s *starlarkstruct.Struct, name string) (map[string]string, error) {
+	v, err := s.Attr("secret_env")
+	if err != nil || v == starlark.None {
+		return nil, nil
+	}
+	if _, ok := v.(*starlark.Dict); !ok {
+		return nil, fmt.Errorf("test_vm: check %s: secret_env is a %s: want a dict of variable names to strings or secret()s", name, describe(v))
+	}
+	env, err := envVars("test_vm: check "+name+": secret_env", v)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, val, _ := strings.Cut(kv, "=")
+		out[k] = val
 	}
 	return out, nil
 }
@@ -310,7 +341,7 @@ func (c *Call) runChecks(ctx context.Context, rg, vmName, location, imageID, sec
 	secrets := redact.SecretValues(os.Environ())
 	out := make([]checkResult, 0, len(checks))
 	for _, ch := range checks {
-		cmd := cloud.RunCommand{Name: ch.name, Script: ch.script, Timeout: timeout, Simulated: ch.local, SimulatedScan: ch.scan}
+		cmd := cloud.RunCommand{Name: ch.name, Script: ch.script, Timeout: timeout, Simulated: ch.local, SimulatedScan: ch.scan, SecretEnv: ch.secretEnv}
 		if ch.scan != nil {
 			if err := c.reportBlobs(ctx, reports, vmName, &cmd); err != nil {
 				return nil, fmt.Errorf("test_vm: check %s on VM %s: %w", ch.name, vmName, err)
@@ -320,8 +351,9 @@ func (c *Call) runChecks(ctx context.Context, rg, vmName, location, imageID, sec
 		if err != nil {
 			return nil, fmt.Errorf("test_vm: check %s on VM %s: %w", ch.name, vmName, err)
 		}
-		res.Output = redact.Text(res.Output, secrets)
-		res.Error = redact.Text(res.Error, secrets)
+		hidden := append(slices.Collect(maps.Values(ch.secretEnv)), secrets...)
+		res.Output = redact.Text(res.Output, hidden)
+		res.Error = redact.Text(res.Error, hidden)
 		if ch.scan == nil {
 			res.Output, res.Error = tail(res.Output, maxCheckOutput), tail(res.Error, maxCheckOutput)
 		}

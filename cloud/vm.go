@@ -68,6 +68,11 @@ type RunCommand struct {
 	// the blobs into the result and deletes them.
 	OutputBlob *BlobRef `json:"output_blob,omitempty"`
 	ErrorBlob  *BlobRef `json:"error_blob,omitempty"`
+	// SecretEnv are environment variables for the script that hold
+	// secrets (a SAS URL): Azure takes them as protectedParameters, which
+	// it keeps encrypted and never returns, so they are not in the run
+	// command's script for anyone who can read it. Never serialized.
+	SecretEnv map[string]string `json:"-"`
 }
 
 // RunCommandOutputMax is how much of a script's stdout and stderr a

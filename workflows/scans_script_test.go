@@ -184,13 +184,25 @@ func TestTrivyImagesScript(t *testing.T) {
 
 func TestCISReportScript(t *testing.T) {
 	e := newScanEnv(t)
-	script := scanScript(t, "cis_report", kw("assessor", starlark.String("https://example.invalid/cisassessor.tar.gz")), kw("level", starlark.MakeInt(2)))
-	stdout, stderr, code := e.run(script)
+	assessor := "https://example.invalid/cisassessor.tar.gz?sv=2026-12-06&sig=s3cret"
+	args := []starlark.Tuple{kw("assessor", starlark.String(assessor)), kw("level", starlark.MakeInt(2))}
+	script := scanScript(t, "cis_report", args...)
+	assert.NotContains(t, script, "example.invalid", "the assessor's URL is not in the script's text")
+	v, err := starlark.Call(&starlark.Thread{}, loadScans(t)["cis_report"], nil, args)
+	require.NoError(t, err)
+	envVal, err := v.(*starlarkstruct.Struct).Attr("secret_env")
+	require.NoError(t, err)
+	env := envVal.(*starlark.Dict)
+	url, found, _ := env.Get(starlark.String("IMGFLOW_CIS_ASSESSOR"))
+	require.True(t, found, "the URL rides in the scan's secret environment")
+	require.Equal(t, starlark.String(assessor), url)
+
+	stdout, stderr, code := e.run(script, "IMGFLOW_CIS_ASSESSOR="+assessor)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, "CIS Ubuntu Linux 22.04 LTS Benchmark, level 2\nPass: 200 Fail: 3\n", stdout, "the assessor's latest text report")
 	assert.Contains(t, stderr, "assessing level 2")
-	assert.Contains(t, e.logged(), "curl -fsSL --retry 5 -o cisassessor.tar.gz https://example.invalid/cisassessor.tar.gz")
+	assert.Contains(t, e.logged(), "curl -fsSL --retry 5 -o cisassessor.tar.gz "+assessor, "the script downloads from its environment")
 
-	_, err := starlark.Call(&starlark.Thread{}, loadScans(t)["cis_report"], nil, []starlark.Tuple{kw("assessor", starlark.String("x")), kw("level", starlark.MakeInt(3))})
+	_, err = starlark.Call(&starlark.Thread{}, loadScans(t)["cis_report"], nil, []starlark.Tuple{kw("assessor", starlark.String("x")), kw("level", starlark.MakeInt(3))})
 	assert.ErrorContains(t, err, "level 3: use 1 or 2")
 }

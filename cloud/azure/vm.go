@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
@@ -256,6 +258,9 @@ func (p *Provider) RunCommand(ctx context.Context, rg, vm string, cmd cloud.RunC
 	}
 	if cmd.Timeout > 0 {
 		props.TimeoutInSeconds = to(int32(cmd.Timeout.Seconds()))
+	}
+	for _, name := range slices.Sorted(maps.Keys(cmd.SecretEnv)) {
+		props.ProtectedParameters = append(props.ProtectedParameters, &armcompute.RunCommandInputParameter{Name: to(name), Value: to(cmd.SecretEnv[name])})
 	}
 	outputs, err := p.prepareRunOutputs(ctx, cmd)
 	if err != nil {

@@ -308,6 +308,7 @@ func (f *Fake) virtualMachineRunCommandsBeginCreateOrUpdate(ctx context.Context,
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	rc := clone(in)
+	rc.Properties.ProtectedParameters = nil // ARM keeps them encrypted and never answers them
 	id := deref(v.vm.ID) + "/runCommands/" + name
 	rc.ID, rc.Name, rc.Type = to(id), to(name), to(typeVM+"/runCommands")
 	rc.Location = v.vm.Location
