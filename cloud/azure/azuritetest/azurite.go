@@ -179,6 +179,9 @@ func Start(opts Options) (*Server, error) {
 		more, roots, err := oauthArgs(s.Dir)
 		if err != nil {
 			logf.Close()
+			if owned {
+				os.RemoveAll(s.Dir)
+			}
 			return nil, fmt.Errorf("azurite's certificate: %w", err)
 		}
 		args, s.roots = append(args, more...), roots
