@@ -10,10 +10,9 @@ import (
 )
 
 // Downloads are journaled with their packer_build step, so a resumed run
-// has them without the build VM; a journal record must fit an append
-// block (journal.MaxRecordSize, 4 MiB) after JSON escaping. Hence each
-// download is kept up to maxDownloadSize, and all of a build's up to
-// maxDownloadsSize.
+// has them without the build VM; a journal is read whole on resume and
+// its records are JSON-escaped, so each download is kept up to
+// maxDownloadSize, and all of a build's up to maxDownloadsSize.
 const (
 	maxDownloadSize  = 1 << 20
 	maxDownloadsSize = 2 << 20

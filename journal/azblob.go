@@ -29,9 +29,12 @@ const (
 	// step, cleanup and attempt. A run has far fewer; one that reaches it
 	// fails with a clear error instead of losing records.
 	MaxBlocks = 50000
-	// MaxRecordSize is the largest record (JSON line) an append block
-	// takes: 4 MiB on every service version.
-	MaxRecordSize = 4 << 20
+	// MaxBlockSize is the largest append block: 4 MiB on every service
+	// version. A longer record (a test_vm step with whole scan reports)
+	// takes several blocks; a crash between them leaves a torn line,
+	// which the next writer terminates and every reader skips, as any
+	// torn record.
+	MaxBlockSize = 4 << 20
 	// DefaultLeaseDuration is the lease on an open journal, renewed every
 	// third of it while open: a process that dies without releasing it
 	// frees the run that much later at most.
@@ -381,10 +384,20 @@ func (w *blobWriter) conditions() *blob.AccessConditions {
 	return &blob.AccessConditions{LeaseAccessConditions: &blob.LeaseAccessConditions{LeaseID: w.lc.LeaseID()}}
 }
 
+// write appends line in blocks of at most MaxBlockSize.
 func (w *blobWriter) write(line []byte) error {
-	if len(line) > MaxRecordSize {
-		return fmt.Errorf("a record of %d bytes is over the %d MiB an append block takes", len(line), MaxRecordSize>>20)
+	for len(line) > 0 {
+		n := min(len(line), MaxBlockSize)
+		if err := w.appendBlock(line[:n]); err != nil {
+			return err
+		}
+		line = line[n:]
 	}
+	return nil
+}
+
+// appendBlock appends one block at the end this process knows.
+func (w *blobWriter) appendBlock(line []byte) error {
 	if w.blocks >= MaxBlocks {
 		return errFull
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,56 @@ func TestAzureAppendedRecordsSurviveReopen(t *testing.T) {
 	_, err = s.Create(ctx, header("r1"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exists already")
+}
+
+// TestAzureARecordLongerThanABlockTakesSeveral: a record over the 4 MiB
+// an append block takes (a test_vm step with whole scan reports) is
+// written in several blocks and read back whole; a crash between its
+// blocks leaves a torn line that the next writer terminates.
+func TestAzureARecordLongerThanABlockTakesSeveral(t *testing.T) {
+	ctx := context.Background()
+	s := azureStore(t, nil)
+	j, err := s.Create(ctx, header("r1"))
+	require.NoError(t, err)
+	report := strings.Repeat("CVE-2026-0001 bcc 0.29.0 CRITICAL\n", (9<<20)/34)
+	big := step("reports")
+	big.Step.Result, err = json.Marshal(map[string]string{"report": report})
+	require.NoError(t, err)
+	require.Greater(t, len(big.Step.Result), 2*MaxBlockSize)
+	require.NoError(t, j.Append(big))
+	require.NoError(t, j.Append(step("after")))
+	require.NoError(t, j.Close())
+
+	props, err := s.cc.NewAppendBlobClient("r1.jsonl").GetProperties(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int32(5), *props.BlobCommittedBlockCount, "the header, three blocks of the long record, the next record")
+
+	j, err = s.Open(ctx, "r1")
+	require.NoError(t, err)
+	recs := j.Records()
+	require.Len(t, recs, 3)
+	var got map[string]string
+	require.NoError(t, json.Unmarshal(recs[1].Step.Result, &got))
+	assert.Equal(t, report, got["report"], "read back whole")
+	assert.Equal(t, "after", recs[2].Step.Key)
+
+	// A process that died after the first block of a long record.
+	_, err = s.cc.NewAppendBlobClient("r1.jsonl").AppendBlock(ctx, streaming.NopCloser(bytes.NewReader([]byte(`{"type":"step","step":{"key":"torn","result":"`+report[:1<<20]))), nil)
+	require.Error(t, err, "the open journal's lease keeps other writers out")
+	require.NoError(t, j.Close())
+	_, err = s.cc.NewAppendBlobClient("r1.jsonl").AppendBlock(ctx, streaming.NopCloser(bytes.NewReader([]byte(`{"type":"step","step":{"key":"torn","result":"`+report[:1<<20]))), nil)
+	require.NoError(t, err)
+	j, err = s.Open(ctx, "r1")
+	require.NoError(t, err)
+	assert.Len(t, j.Records(), 3, "the torn record is not read")
+	require.NoError(t, j.Append(step("next")))
+	require.NoError(t, j.Close())
+	j, err = s.Open(ctx, "r1")
+	require.NoError(t, err)
+	defer j.Close()
+	recs = j.Records()
+	require.Len(t, recs, 4)
+	assert.Equal(t, "next", recs[3].Step.Key, "the next record starts on a line of its own")
 }
 
 func TestAzureATornLastRecordIsIgnoredAndTerminated(t *testing.T) {
