@@ -162,6 +162,12 @@ func TestReleaseSummaryShowsFailuresAndJobsNotRun(t *testing.T) {
 	assert.Contains(t, string(xml), `<failure message="workflows/flatcar_capi.star:36:25: packer_build: the build VM did not boot" type="failed">`)
 	assert.Contains(t, string(xml), `<failure message="job not run" type="not run">`)
 	assert.Contains(t, string(xml), `tests="4" failures="4"`)
+
+	// Without --release, runs lists the runs outside the releases' folders
+	// and says which releases have runs and how to see them.
+	res = imgflow(t, "runs", "--root", root, "--state", state)
+	require.Equal(t, 0, res.code, res.String())
+	assert.Equal(t, "no runs yet\nrelease flatcar: runs of 1 job, summarised by: imgflow runs --release releases/flatcar.star\n", res.stdout)
 }
 
 func TestContinueTakesTheLatestRunOfTheJournalOrStartsOne(t *testing.T) {

@@ -60,10 +60,13 @@ func cmdRuns(ctx context.Context, e *env, args []string) error {
 		}
 		return writeJSON(e.stdout, runs)
 	}
+	releases := releaseFolders(location)
 	if len(runs) == 0 {
 		fmt.Fprintln(e.stdout, "no runs yet")
+		printReleaseFolders(e, shared.root, releases)
 		return nil
 	}
+	defer printReleaseFolders(e, shared.root, releases)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATUS\tSTEPS\tSTARTED\tERROR")
 	for _, r := range runs {
@@ -81,6 +84,56 @@ func cmdRuns(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.RunID, workflow, status, r.Steps, started, r.Error)
 	}
 	return tw.Flush()
+}
+
+// releaseFolder is a release whose jobs' runs a journal directory holds
+// (DIR/RELEASE/JOB_ID, see jobJournal).
+type releaseFolder struct {
+	name string
+	jobs int
+}
+
+// releaseFolders finds the releases with job runs in a journal directory;
+// a container URL is not searched.
+func releaseFolders(dir string) []releaseFolder {
+	if journal.IsURL(dir) {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []releaseFolder
+	for _, rel := range entries {
+		if !rel.IsDir() {
+			continue
+		}
+		jobs, _ := filepath.Glob(filepath.Join(dir, rel.Name(), "*", "*.jsonl"))
+		seen := map[string]bool{}
+		for _, j := range jobs {
+			seen[filepath.Base(filepath.Dir(j))] = true
+		}
+		if len(seen) > 0 {
+			out = append(out, releaseFolder{name: rel.Name(), jobs: len(seen)})
+		}
+	}
+	return out
+}
+
+// printReleaseFolders says where the releases' runs are, and the command
+// that summarises each.
+func printReleaseFolders(e *env, root string, releases []releaseFolder) {
+	for _, r := range releases {
+		file := filepath.Join("releases", r.name+".star")
+		if _, err := os.Stat(filepath.Join(root, file)); err != nil {
+			file = "RELEASE_FILE"
+		}
+		jobs := fmt.Sprintf("%d jobs", r.jobs)
+		if r.jobs == 1 {
+			jobs = "1 job"
+		}
+		fmt.Fprintf(e.stdout, "release %s: runs of %s, summarised by: imgflow runs --release %s\n", r.name, jobs, file)
+	}
 }
 
 // releaseRuns prints the summary of a release's jobs read from their
