@@ -260,7 +260,12 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if ob, ok := builder.(outcomeBuilder); ok {
 		res, outcome, err = ob.BuildOutcome(ctx, req)
 	} else {
+		groups := &packerTemporaryGroups{c: c}
+		req.OnTemporaryResourceGroup = groups.note
 		res, err = builder.Build(ctx, req)
+		if serr := groups.settle(res); serr != nil {
+			err = errors.Join(err, serr)
+		}
 	}
 	if err != nil {
 		// The builders' errors name the template ("packer build <path> …").

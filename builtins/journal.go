@@ -82,6 +82,11 @@ func cleanupKinds() map[string]CleanupFunc {
 		"revoke_disk_access": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
 			return ignoreMissing(p.RevokeDiskAccess(ctx, str(a, "resource_group"), str(a, "name")))
 		},
+		"delete_packer_resource_group": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
+			// A group packer announced it created for its build and did
+			// not get to delete (see packerTemporaryGroups).
+			return ignoreMissing(p.DeleteResourceGroup(ctx, str(a, "resource_group")))
+		},
 		"delete_disk": func(ctx context.Context, p cloud.Provider, a map[string]any) error {
 			// A disk with open access cannot be deleted; the revoke may not
 			// have been registered yet when the grant's step died.
@@ -104,18 +109,38 @@ func cleanupKinds() map[string]CleanupFunc {
 // It runs when the workflow ends, and is journaled with the step so a
 // resumed run still runs it.
 func (c *Call) AddCleanup(kind, name string, args map[string]any) error {
+	_, err := c.addCleanup(kind, name, args)
+	return err
+}
+
+// addCleanup is AddCleanup, returning the cleanup's id for
+// dischargeCleanup.
+func (c *Call) addCleanup(kind, name string, args map[string]any) (string, error) {
 	if _, ok := c.Run.Registry.cleanupKinds[kind]; !ok {
-		return fmt.Errorf("internal error: unknown cleanup kind %q", kind)
+		return "", fmt.Errorf("internal error: unknown cleanup kind %q", kind)
 	}
 	spec := journal.Cleanup{Kind: kind, Name: name, Pos: c.Pos(), Args: args}
 	spec.ID = fmt.Sprintf("%s#%d", c.stepKeyOrPos(), len(c.cleanups))
 	c.cleanups = append(c.cleanups, spec)
 	if c.Run.Journal != nil {
 		if err := c.Run.Journal.RecordCleanup(spec); err != nil {
-			return err
+			return "", err
 		}
 	}
 	c.Run.PushCleanup(c.Run.cleanupFromSpec(spec))
+	return spec.ID, nil
+}
+
+// dischargeCleanup settles a cleanup this call registered whose resource
+// went another way (packer deleted its own resource group): journaled as
+// done, so neither this run, a resume nor gc runs it, and dropped.
+func (c *Call) dischargeCleanup(id string) error {
+	if c.Run.Journal != nil {
+		if err := c.Run.Journal.RecordCleanupDone(id); err != nil {
+			return err
+		}
+	}
+	c.Run.dropCleanup(id)
 	return nil
 }
 

@@ -215,6 +215,13 @@ func (r *Run) PushCleanup(c Cleanup) {
 	r.cleanups = append(r.cleanups, c)
 }
 
+// dropCleanup removes a registered cleanup.
+func (r *Run) dropCleanup(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cleanups = slices.DeleteFunc(r.cleanups, func(o Cleanup) bool { return o.ID == id })
+}
+
 // PopCleanups removes and returns the registered cleanups, newest first.
 func (r *Run) PopCleanups() []Cleanup {
 	r.mu.Lock()

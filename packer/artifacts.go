@@ -53,6 +53,15 @@ type BuildArtifacts struct {
 	Errors []string
 	// BuildResourceGroup is the azure-arm build's resource group, when seen.
 	BuildResourceGroup string
+	// TemporaryResourceGroup is the resource group the azure-arm build
+	// created for itself (not one it reused), which its cleanup deletes.
+	TemporaryResourceGroup string
+	// TemporaryResourceGroupDeleted: packer said it deleted that group,
+	// or started deleting it without waiting (async_resourcegroup_delete).
+	TemporaryResourceGroupDeleted bool
+	// creating: the build said "Creating resource group ...", so the next
+	// ResourceGroupName line names a group it creates.
+	creating bool
 }
 
 // Artifact is one artifact of a build, from packer's artifact lines.

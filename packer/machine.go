@@ -57,6 +57,19 @@ func ParseLine(s string) (Line, error) {
 // (or reuses) its build resource group: "==> NAME:  -> ResourceGroupName : 'rg'".
 var buildRGRE = regexp.MustCompile(`^==> ([^:]+):\s+-> ResourceGroupName\s*:\s*'([^']*)'`)
 
+// The azure-arm builder's temporary resource group, as packer-plugin-azure
+// v1.4.0 (bundled with packer 1.9.5) says it: "Creating resource group
+// ..." before the ResourceGroupName line ("Using existing resource group
+// ..." for build_resource_group_name, which it never deletes), and on
+// cleanup "Resource group has been deleted." or, with
+// async_resourcegroup_delete, "Not waiting for Resource Group delete as
+// requested by user. Resource Group Name is NAME".
+var (
+	creatingRGRE   = regexp.MustCompile(`(?m)^==> ([^:]+): Creating resource group \.\.\.`)
+	deletedRGRE    = regexp.MustCompile(`(?m)^==> ([^:]+): Resource group has been deleted\.`)
+	asyncDeleteRGE = regexp.MustCompile(`(?m)^==> ([^:]+):\s+Not waiting for Resource Group delete as requested by user\. Resource Group Name is (\S+)`)
+)
+
 // collector consumes packer's stdout line by line as it streams, prints ui
 // lines and gathers artifacts and errors. It is used by one goroutine at a
 // time (exec's stdout copier, then the caller after Wait).
@@ -73,6 +86,8 @@ type collector struct {
 	targetErrs []string
 	version    string
 	unparsed   []string // non machine-readable lines, last few kept
+	// onTemporaryGroup is BuildRequest.OnTemporaryResourceGroup.
+	onTemporaryGroup func(build, group string)
 }
 
 func newCollector(print func(string), red *redactor) *collector {
@@ -159,11 +174,7 @@ func (c *collector) handle(raw string) {
 				c.uiErrors = append(c.uiErrors, c.redact.redact(e))
 			}
 		}
-		if m := buildRGRE.FindStringSubmatch(msg); m != nil {
-			if b := c.build(m[1]); b.BuildResourceGroup == "" {
-				b.BuildResourceGroup = m[2]
-			}
-		}
+		c.resourceGroupLine(msg)
 		c.show(msg)
 	case "error":
 		msg := c.redact.redact(strings.TrimSpace(strings.Join(l.Data, ",")))
@@ -181,6 +192,38 @@ func (c *collector) handle(raw string) {
 	case "version":
 		if len(l.Data) > 0 {
 			c.version = l.Data[0]
+		}
+	}
+}
+
+// resourceGroupLine follows an azure-arm build's resource group through
+// its ui say lines: the group it builds in, whether it created it, and
+// whether its cleanup deleted it.
+func (c *collector) resourceGroupLine(msg string) {
+	if m := creatingRGRE.FindStringSubmatch(msg); m != nil {
+		c.build(m[1]).creating = true
+	}
+	if m := buildRGRE.FindStringSubmatch(msg); m != nil {
+		b := c.build(m[1])
+		if b.BuildResourceGroup == "" {
+			b.BuildResourceGroup = m[2]
+		}
+		if b.creating && b.TemporaryResourceGroup == "" {
+			b.TemporaryResourceGroup = m[2]
+			if c.onTemporaryGroup != nil {
+				c.onTemporaryGroup(b.Name, m[2])
+			}
+		}
+		b.creating = false
+	}
+	if m := deletedRGRE.FindStringSubmatch(msg); m != nil {
+		if b := c.build(m[1]); b.TemporaryResourceGroup != "" {
+			b.TemporaryResourceGroupDeleted = true
+		}
+	}
+	if m := asyncDeleteRGE.FindStringSubmatch(msg); m != nil {
+		if b := c.build(m[1]); b.TemporaryResourceGroup == m[2] {
+			b.TemporaryResourceGroupDeleted = true
 		}
 	}
 }

@@ -78,6 +78,12 @@ type BuildRequest struct {
 	// SensitiveEnv names the Env entries whose values are secrets; they are
 	// redacted like Sensitive variables.
 	SensitiveEnv []string
+	// OnTemporaryResourceGroup, when set, is called as soon as an
+	// azure-arm build says it created its temporary resource group, from
+	// the goroutine reading packer's output, while the build goes on: the
+	// caller can note the group for deletion should packer not get to
+	// delete it (killed after KillGrace, or imgflow itself killed).
+	OnTemporaryResourceGroup func(build, group string)
 }
 
 // BuildError is a packer build that failed or was cancelled. Its message
@@ -182,6 +188,8 @@ type prepared struct {
 	workDir  string
 	secrets  []string
 	env      []string // packer's whole environment
+	// onTemporaryGroup is BuildRequest.OnTemporaryResourceGroup.
+	onTemporaryGroup func(build, group string)
 }
 
 // prepare loads and checks req; env is the environment packer will see,
@@ -190,7 +198,7 @@ func prepare(req BuildRequest, env map[string]string, check bool) (*prepared, er
 	if req.TemplatePath == "" {
 		return nil, errors.New("packer build: no template path")
 	}
-	p := &prepared{vars: req.Vars, only: req.Only, workDir: req.WorkDir}
+	p := &prepared{vars: req.Vars, only: req.Only, workDir: req.WorkDir, onTemporaryGroup: req.OnTemporaryResourceGroup}
 	p.template = ResolvePath(req.WorkDir, req.TemplatePath)
 	tpl, err := LoadTemplate(p.template)
 	if err != nil {
@@ -377,6 +385,7 @@ func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
 	out(red.redact("packer " + strings.Join(args, " ")))
 	col := newCollector(out, red)
 	col.names = buildNames(p.tpl)
+	col.onTemporaryGroup = p.onTemporaryGroup
 	errs := &plainLines{print: out, redact: red}
 	ran, err := r.exec(ctx, p.workDir, p.env, args, col.handle, errs.handle)
 	if err != nil {

@@ -19,6 +19,10 @@
 #   FAKE_PACKER_ECHO_ENV  print NAME=value for each of these (space-separated)
 #                         environment variables in a ui message (as a
 #                         provisioner echoing its environment would)
+#   FAKE_PACKER_RG        existing: build in an existing resource group
+#                         (build_resource_group_name), which packer never
+#                         deletes; async: delete the temporary one without
+#                         waiting (async_resourcegroup_delete)
 set -u
 
 ts() { date +%s; }
@@ -80,11 +84,17 @@ rg=packer-Resource-Group-k3v9x2m1qa
 preamble() {
 	out ",ui,say,==> $b: Running builder ..."
 	out ",ui,say,==> $b: Getting tokens using client secret"
-	out ",ui,say,==> $b: Creating resource group ..."
-	out ",ui,say,==> $b:  -> ResourceGroupName : '$rg'"
-	out ",ui,say,==> $b:  -> Location          : 'westus2'"
-	out ",ui,say,==> $b:  -> Tags              :"
-	out ",ui,say,==> $b:  ->> createdBy : imgflow"
+	if [ "${FAKE_PACKER_RG:-}" = existing ]; then
+		out ",ui,say,==> $b: Using existing resource group ..."
+		out ",ui,say,==> $b:  -> ResourceGroupName : '$rg'"
+		out ",ui,say,==> $b:  -> Location          : 'westus2'"
+	else
+		out ",ui,say,==> $b: Creating resource group ..."
+		out ",ui,say,==> $b:  -> ResourceGroupName : '$rg'"
+		out ",ui,say,==> $b:  -> Location          : 'westus2'"
+		out ",ui,say,==> $b:  -> Tags              :"
+		out ",ui,say,==> $b:  ->> createdBy : imgflow"
+	fi
 	out ",ui,say,==> $b: Validating deployment template ..."
 	out ",ui,say,==> $b: Deploying deployment template ..."
 	out ",ui,say,==> $b: Waiting for SSH to become available..."
@@ -99,7 +109,24 @@ preamble() {
 	done
 }
 
+# cleanup prints the temporary resource group's deletion, as the step's
+# Cleanup in packer-plugin-azure v1.4.0 does.
+cleanup() {
+	case "${FAKE_PACKER_RG:-}" in
+	existing) out ",ui,say,==> $b: \\n==> $b: The resource group was not created by Packer%!(PACKER_COMMA) not deleting ..." ;;
+	async)
+		out ",ui,say,==> $b: \\n==> $b: Cleanup requested%!(PACKER_COMMA) deleting resource group ..."
+		out ",ui,say,==> $b: \\n==> $b:  Not waiting for Resource Group delete as requested by user. Resource Group Name is $rg"
+		;;
+	*)
+		out ",ui,say,==> $b: \\n==> $b: Cleanup requested%!(PACKER_COMMA) deleting resource group ..."
+		out ",ui,say,==> $b: Resource group has been deleted."
+		;;
+	esac
+}
+
 finish() {
+	cleanup
 	out ",ui,say,Build '$b' finished after 14 minutes 2 seconds."
 	out ",ui,say,\\n==> Wait completed after 14 minutes 2 seconds"
 	out ",ui,say,\\n==> Builds finished. The artifacts of successful builds are:"
@@ -143,8 +170,7 @@ managed | sig)
 fail)
 	preamble
 	out ",ui,say,==> $b: Provisioning step had errors: Running the cleanup provisioner%!(PACKER_COMMA) if present..."
-	out ",ui,say,==> $b: Deleting resource group ..."
-	out ",ui,say,==> $b:  -> ResourceGroupName : '$rg'"
+	cleanup
 	out ",ui,error,Build '$b' errored after 3 minutes 1 second: Script exited with non-zero exit status: 100. Allowed exit codes are: [0]"
 	out ",ui,say,\\n==> Wait completed after 3 minutes 1 second"
 	out ",error-count,1"
