@@ -33,10 +33,6 @@ type Result struct {
 	// ResourceGroup is the managed image's resource group
 	// (ManagedImageResourceGroupName); empty in VHD mode.
 	ResourceGroup string
-	// BuildResourceGroup is the resource group packer built the VM in (its
-	// temporary packer-Resource-Group-… or build_resource_group_name), read
-	// from the builder's ui output, for cleanup after a failure.
-	BuildResourceGroup string
 	// Downloads are the files the template's download provisioners
 	// fetched from the build VM, by name in the downloads directory
 	// (filled by the caller that made the directory, imgflow's
@@ -51,7 +47,8 @@ type BuildArtifacts struct {
 	Artifacts []Artifact
 	// Errors are the build's machine-readable error lines (redacted).
 	Errors []string
-	// BuildResourceGroup is the azure-arm build's resource group, when seen.
+	// BuildResourceGroup is the azure-arm build's resource group, when seen:
+	// the temporary one it created, or build_resource_group_name.
 	BuildResourceGroup string
 	// TemporaryResourceGroup is the resource group the azure-arm build
 	// created for itself (not one it reused), which its cleanup deletes.
@@ -59,9 +56,6 @@ type BuildArtifacts struct {
 	// TemporaryResourceGroupDeleted: packer said it deleted that group,
 	// or started deleting it without waiting (async_resourcegroup_delete).
 	TemporaryResourceGroupDeleted bool
-	// creating: the build said "Creating resource group ...", so the next
-	// ResourceGroupName line names a group it creates.
-	creating bool
 }
 
 // Artifact is one artifact of a build, from packer's artifact lines.
@@ -265,9 +259,6 @@ func (c *collector) result() *Result {
 	res := &Result{}
 	for _, b := range c.builds {
 		res.Builds = append(res.Builds, *b)
-		if res.BuildResourceGroup == "" {
-			res.BuildResourceGroup = b.BuildResourceGroup
-		}
 		for _, a := range b.Artifacts {
 			az := a.Azure
 			if az == nil {

@@ -88,6 +88,9 @@ type collector struct {
 	unparsed   []string // non machine-readable lines, last few kept
 	// onTemporaryGroup is BuildRequest.OnTemporaryResourceGroup.
 	onTemporaryGroup func(build, group string)
+	// creatingGroup marks the builds that said "Creating resource group
+	// ...": their next ResourceGroupName line names a group they create.
+	creatingGroup map[string]bool
 }
 
 func newCollector(print func(string), red *redactor) *collector {
@@ -201,20 +204,23 @@ func (c *collector) handle(raw string) {
 // whether its cleanup deleted it.
 func (c *collector) resourceGroupLine(msg string) {
 	if m := creatingRGRE.FindStringSubmatch(msg); m != nil {
-		c.build(m[1]).creating = true
+		if c.creatingGroup == nil {
+			c.creatingGroup = map[string]bool{}
+		}
+		c.creatingGroup[c.build(m[1]).Name] = true
 	}
 	if m := buildRGRE.FindStringSubmatch(msg); m != nil {
 		b := c.build(m[1])
 		if b.BuildResourceGroup == "" {
 			b.BuildResourceGroup = m[2]
 		}
-		if b.creating && b.TemporaryResourceGroup == "" {
+		if c.creatingGroup[b.Name] && b.TemporaryResourceGroup == "" {
 			b.TemporaryResourceGroup = m[2]
 			if c.onTemporaryGroup != nil {
 				c.onTemporaryGroup(b.Name, m[2])
 			}
 		}
-		b.creating = false
+		delete(c.creatingGroup, b.Name)
 	}
 	if m := deletedRGRE.FindStringSubmatch(msg); m != nil {
 		if b := c.build(m[1]); b.TemporaryResourceGroup != "" {

@@ -81,9 +81,9 @@ func TestBuildFakeVHD(t *testing.T) {
 
 	vhd := "https://imgflowvhds.blob.core.windows.net/system/Microsoft.Compute/Images/aks-vhds/aks-osDisk.5e8f1c2a-1b2c-4d5e-8f90-123456789abc.vhd"
 	assert.Equal(t, vhd, res.OSDiskVHDURL)
-	assert.Equal(t, "packer-Resource-Group-k3v9x2m1qa", res.BuildResourceGroup)
 	assert.Empty(t, res.ManagedImageID)
 	require.Len(t, res.Builds, 1)
+	assert.Equal(t, "packer-Resource-Group-k3v9x2m1qa", res.Builds[0].BuildResourceGroup)
 	require.Len(t, res.Builds[0].Artifacts, 1)
 	a := res.Builds[0].Artifacts[0]
 	assert.Equal(t, AzureARMBuilderID, a.BuilderID)
@@ -161,7 +161,8 @@ func TestBuildFakeFailureReturnsPackerErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "Build 'azure-arm' errored after 3 minutes 1 second: Script exited with non-zero exit status: 100")
 	assert.Contains(t, err.Error(), "--> azure-arm: Script exited with non-zero exit status: 100")
 	require.NotNil(t, res, "a failed build still reports what it saw")
-	assert.Equal(t, "packer-Resource-Group-k3v9x2m1qa", res.BuildResourceGroup)
+	require.Len(t, res.Builds, 1)
+	assert.Equal(t, "packer-Resource-Group-k3v9x2m1qa", res.Builds[0].BuildResourceGroup)
 	assertNoSecret(t, "error", err.Error())
 }
 

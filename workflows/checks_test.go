@@ -38,7 +38,7 @@ func TestCheckScriptsAgreeWithTheLocalEvaluation(t *testing.T) {
 		rule: {Mode: "0644", Text: "w! /sys/kernel/mm/lru_gen/enabled - - - - 0\n"},
 	}, Packages: map[string]string{"bcc": "0.29.0"}}
 
-	checks := loadChecks(t)
+	checks := loadLib(t, "checks.star")
 	call := func(fn string, args ...starlark.Value) starlark.Value {
 		v, err := starlark.Call(&starlark.Thread{}, checks[fn], args, nil)
 		require.NoError(t, err)
@@ -90,13 +90,14 @@ type writerString struct{ b []byte }
 func (w *writerString) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
 func (w *writerString) String() string              { return string(w.b) }
 
-// loadChecks executes lib/checks.star with the dialect's struct and json.
-func loadChecks(t *testing.T) starlark.StringDict {
+// loadLib executes lib/NAME (checks.star, scans.star: libraries without
+// load()) with the dialect's struct and json.
+func loadLib(t *testing.T, name string) starlark.StringDict {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(workspaceRoot(), "lib", "checks.star"))
+	src, err := os.ReadFile(filepath.Join(workspaceRoot(), "lib", name))
 	require.NoError(t, err)
 	pre := starlark.StringDict{"struct": starlark.NewBuiltin("struct", starlarkstruct.Make), "json": json.Module}
-	globals, err := starlark.ExecFileOptions(&syntax.FileOptions{}, &starlark.Thread{}, "lib/checks.star", src, pre)
+	globals, err := starlark.ExecFileOptions(&syntax.FileOptions{}, &starlark.Thread{}, "lib/"+name, src, pre)
 	require.NoError(t, err)
 	return globals
 }

@@ -22,7 +22,7 @@ import (
 // evaluation of an image whose content passes or fails kubeadm's checks.
 func TestKubeadmDryRunScriptAgreesWithTheLocalEvaluation(t *testing.T) {
 	bash := testtool.Require(t, "bash", "install bash: the checks' scripts run in it")
-	checks := loadChecks(t)
+	checks := loadLib(t, "checks.star")
 	v, err := starlark.Call(&starlark.Thread{}, checks["kubeadm_dry_run"], starlark.Tuple{starlark.String("v1.33.1")}, nil)
 	require.NoError(t, err)
 	chk, err := starlark.Call(&starlark.Thread{}, checks["check"], starlark.Tuple{starlark.String("kubeadm-dry-run"), v}, nil)
@@ -97,7 +97,7 @@ func TestKubeadmDryRunScriptAgreesWithTheLocalEvaluation(t *testing.T) {
 }
 
 func TestKubeadmDryRunRefusesAVersionItCannotPass(t *testing.T) {
-	checks := loadChecks(t)
+	checks := loadLib(t, "checks.star")
 	_, err := starlark.Call(&starlark.Thread{}, checks["kubeadm_dry_run"], starlark.Tuple{starlark.String("1.33")}, nil)
 	assert.ErrorContains(t, err, `kubeadm_dry_run: Kubernetes version "1.33": want major.minor.patch, e.g. 1.33.1`)
 }

@@ -9,10 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.starlark.net/lib/json"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
-	"go.starlark.net/syntax"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/internal/testtool"
@@ -110,22 +108,11 @@ func (e *scanEnv) logged() string {
 	return string(data)
 }
 
-// loadScans executes lib/scans.star with the dialect's struct and json.
-func loadScans(t *testing.T) starlark.StringDict {
-	t.Helper()
-	src, err := os.ReadFile(filepath.Join(workspaceRoot(), "lib", "scans.star"))
-	require.NoError(t, err)
-	pre := starlark.StringDict{"struct": starlark.NewBuiltin("struct", starlarkstruct.Make), "json": json.Module}
-	globals, err := starlark.ExecFileOptions(&syntax.FileOptions{}, &starlark.Thread{}, "lib/scans.star", src, pre)
-	require.NoError(t, err)
-	return globals
-}
-
 // scanScript calls a scans.star function and returns its script, after
 // checking the simulated form it carries.
 func scanScript(t *testing.T, fn string, kwargs ...starlark.Tuple) string {
 	t.Helper()
-	v, err := starlark.Call(&starlark.Thread{}, loadScans(t)[fn], nil, kwargs)
+	v, err := starlark.Call(&starlark.Thread{}, loadLib(t, "scans.star")[fn], nil, kwargs)
 	require.NoError(t, err)
 	s, _ := v.(*starlarkstruct.Struct).Attr("script")
 	script := string(s.(starlark.String))
@@ -188,7 +175,7 @@ func TestCISReportScript(t *testing.T) {
 	args := []starlark.Tuple{kw("assessor", starlark.String(assessor)), kw("level", starlark.MakeInt(2))}
 	script := scanScript(t, "cis_report", args...)
 	assert.NotContains(t, script, "example.invalid", "the assessor's URL is not in the script's text")
-	v, err := starlark.Call(&starlark.Thread{}, loadScans(t)["cis_report"], nil, args)
+	v, err := starlark.Call(&starlark.Thread{}, loadLib(t, "scans.star")["cis_report"], nil, args)
 	require.NoError(t, err)
 	envVal, err := v.(*starlarkstruct.Struct).Attr("secret_env")
 	require.NoError(t, err)
@@ -203,6 +190,6 @@ func TestCISReportScript(t *testing.T) {
 	assert.Contains(t, stderr, "assessing level 2")
 	assert.Contains(t, e.logged(), "curl -fsSL --retry 5 -o cisassessor.tar.gz "+assessor, "the script downloads from its environment")
 
-	_, err = starlark.Call(&starlark.Thread{}, loadScans(t)["cis_report"], nil, []starlark.Tuple{kw("assessor", starlark.String("x")), kw("level", starlark.MakeInt(3))})
+	_, err = starlark.Call(&starlark.Thread{}, loadLib(t, "scans.star")["cis_report"], nil, []starlark.Tuple{kw("assessor", starlark.String("x")), kw("level", starlark.MakeInt(3))})
 	assert.ErrorContains(t, err, "level 3: use 1 or 2")
 }
