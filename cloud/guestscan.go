@@ -3,6 +3,7 @@ package cloud
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -103,10 +104,25 @@ func checkSeverities(field, list string) error {
 // SimulatedNote says, in every simulated report, what produced it.
 const SimulatedNote = "SIMULATED by imgflow: no VM booted and no scanner ran; this report is derived from the content the simulated build recorded on the image"
 
-// SimulateScan is the result of the scan's script on an image holding g,
-// on a disk of diskBytes: its report on stdout, the findings that fail it
-// (FailOn) on stderr with exit code 1.
-func SimulateScan(s *GuestScan, g *GuestContent, diskBytes int64) (*RunCommandResult, error) {
+// Simulate is a run command's result on a target without a guest OS
+// (local, the fake ARM): a scan's report, or its checks' verdict.
+func Simulate(checks []GuestCheck, scan *GuestScan, g *GuestContent, diskBytes int64) (*RunCommandResult, error) {
+	if scan == nil {
+		return SimulateRunCommand(checks, g, diskBytes), nil
+	}
+	if len(checks) > 0 {
+		return nil, errors.New("a run command is simulated by its checks or by its scan, not both")
+	}
+	if err := scan.Validate(); err != nil {
+		return nil, err
+	}
+	return SimulateScan(scan, g)
+}
+
+// SimulateScan is the result of the scan's script on an image holding g:
+// its report on stdout, the findings that fail it (FailOn) on stderr with
+// exit code 1.
+func SimulateScan(s *GuestScan, g *GuestContent) (*RunCommandResult, error) {
 	res := &RunCommandResult{ExecutionState: RunSucceeded}
 	switch s.Kind {
 	case ScanTrivyRootfs:

@@ -40,7 +40,7 @@ func TestSimulateTrivyRootfs(t *testing.T) {
 		{ID: "CVE-C", Package: "bcc", Version: "0.29.0", Severity: "LOW"},
 		{ID: "CVE-D", Package: "runc", Version: "1.1.0", Severity: "CRITICAL"},
 	}}
-	res, err := SimulateScan(scan, g, 1<<30)
+	res, err := SimulateScan(scan, g)
 	require.NoError(t, err)
 	var report struct {
 		SchemaVersion int
@@ -65,7 +65,7 @@ func TestSimulateTrivyRootfs(t *testing.T) {
 	assert.Equal(t, 1, res.ExitCode, "a CRITICAL finding with fail_on CRITICAL")
 	assert.Equal(t, "trivy: 1 vulnerabilities of severity CRITICAL (fail_on):\nCRITICAL CVE-B in containerd 1.7.20\n", res.Error)
 
-	again, err := SimulateScan(scan, g, 1<<30)
+	again, err := SimulateScan(scan, g)
 	require.NoError(t, err)
 	assert.Equal(t, res.Output, again.Output, "the report is deterministic (golden tests compare it)")
 }
@@ -79,4 +79,21 @@ func TestGuestScanFromScript(t *testing.T) {
 	assert.Nil(t, s)
 	_, err = GuestScanFromScript("# imgflow-guest-scan: {\"kind\":\"cis\",\"level\":5}\n")
 	assert.ErrorContains(t, err, "level 5")
+}
+
+// Simulate runs a command's scan or its checks, never both.
+func TestSimulateIsTheScanOrTheChecks(t *testing.T) {
+	g := &GuestContent{Files: map[string]GuestFile{"/etc/a": {Mode: "0644"}}, Packages: map[string]string{"bcc": "0.29.0"}}
+	checks := []GuestCheck{{Kind: "file_exists", Path: "/etc/a"}}
+	res, err := Simulate(checks, nil, g, 1<<30)
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.ExitCode)
+	scan := &GuestScan{Kind: ScanTrivyRootfs, Severity: "HIGH,CRITICAL"}
+	res, err = Simulate(nil, scan, g, 1<<30)
+	require.NoError(t, err)
+	assert.Contains(t, res.Output, `"SchemaVersion"`, "the scan's report")
+	_, err = Simulate(checks, scan, g, 1<<30)
+	assert.ErrorContains(t, err, "not both")
+	_, err = Simulate(nil, &GuestScan{Kind: "nmap"}, g, 1<<30)
+	assert.Error(t, err, "a scan is validated")
 }

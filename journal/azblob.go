@@ -25,8 +25,9 @@ import (
 // Limits of a journal kept in Azure.
 const (
 	// MaxBlocks is how many blocks an append blob holds (Azure's limit),
-	// so how many records a journal in Azure holds: one per cloud-changing
-	// step, cleanup and attempt. A run has far fewer; one that reaches it
+	// so about how many records a journal in Azure holds: one per
+	// cloud-changing step, cleanup and attempt (a record over
+	// MaxBlockSize takes several). A run has far fewer; one that reaches it
 	// fails with a clear error instead of losing records.
 	MaxBlocks = 50000
 	// MaxBlockSize is the largest append block: 4 MiB on every service
@@ -270,9 +271,10 @@ func (s *AzureStore) Open(ctx context.Context, runID string) (*File, error) {
 	if props.BlobCommittedBlockCount != nil {
 		w.blocks = int(*props.BlobCommittedBlockCount)
 	}
-	// A block is atomic, so the tail is only torn when something else
-	// wrote it; an append blob cannot be truncated: terminate the torn
-	// line so the next record starts on a line of its own (read skips it).
+	// The tail is torn when a writer died between the blocks of a long
+	// record (or something else wrote it); an append blob cannot be
+	// truncated: terminate the torn line so the next record starts on a
+	// line of its own (read skips it).
 	if int(good) < len(data) && data[len(data)-1] != '\n' {
 		if err := w.write([]byte("\n")); err != nil {
 			return fail(fmt.Errorf("journal %s: %w", shown, err))
@@ -384,8 +386,12 @@ func (w *blobWriter) conditions() *blob.AccessConditions {
 	return &blob.AccessConditions{LeaseAccessConditions: &blob.LeaseAccessConditions{LeaseID: w.lc.LeaseID()}}
 }
 
-// write appends line in blocks of at most MaxBlockSize.
+// write appends line in blocks of at most MaxBlockSize; a record the
+// blob has no room left for is refused whole, not torn.
 func (w *blobWriter) write(line []byte) error {
+	if w.blocks+(len(line)+MaxBlockSize-1)/MaxBlockSize > MaxBlocks {
+		return errFull
+	}
 	for len(line) > 0 {
 		n := min(len(line), MaxBlockSize)
 		if err := w.appendBlock(line[:n]); err != nil {
@@ -446,7 +452,7 @@ func (w *blobWriter) appendBlock(line []byte) error {
 	return redact.Error(err)
 }
 
-var errFull = fmt.Errorf("the journal's append blob is full: it holds at most %d records (blocks), and a run has far fewer steps, so this run likely repeats a cloud-changing call in a loop", MaxBlocks)
+var errFull = fmt.Errorf("the journal's append blob is full: it holds at most %d blocks (a record each, or several for one over %d MiB), and a run has far fewer steps, so this run likely repeats a cloud-changing call in a loop", MaxBlocks, MaxBlockSize>>20)
 
 // renew renews the lease every third of its duration until stopped. A
 // failure is kept for the error of the next append that the lost lease

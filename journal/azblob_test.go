@@ -334,7 +334,17 @@ func TestAzureAFullBlobFailsClearly(t *testing.T) {
 	j.w.(*blobWriter).blocks = MaxBlocks
 	err = j.Append(step("a"))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "at most 50000 records")
+	assert.Contains(t, err.Error(), "at most 50000 blocks")
+
+	// A record needing more blocks than are left is refused whole, not torn.
+	j.w.(*blobWriter).blocks = MaxBlocks - 1
+	big := step("big")
+	big.Step.Result, err = json.Marshal(strings.Repeat("x", MaxBlockSize+1))
+	require.NoError(t, err)
+	require.ErrorContains(t, j.Append(big), "at most 50000 blocks")
+	props, err := s.cc.NewAppendBlobClient("r1.jsonl").GetProperties(ctx, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), *props.BlobCommittedBlockCount, "only the header: nothing of the big record was written")
 }
 
 func TestAzureARetriedAppendIsNotDuplicated(t *testing.T) {

@@ -137,11 +137,11 @@ done
 # still shows why the run failed.
 failures() {
 	awk -v max=200 '
-		/^=== (RUN|CONT|PAUSE|NAME) / { cur = $3; next }
-		/^ *--- FAIL: / { failed[$3] = 1; order[++n] = $3 }
-		/^ *--- (PASS|SKIP): / { next }
-		cur != "" { out[cur] = out[cur] "      " $0 "\n"; next }
 		{ tail[++t] = $0 }
+		/^=== (RUN|CONT|PAUSE|NAME) / { cur = $3; next }
+		/^ *--- FAIL: / { order[++n] = $3 }
+		/^ *--- (PASS|SKIP): / { next }
+		cur != "" { out[cur] = out[cur] "      " $0 "\n" }
 		END {
 			printed = 0
 			for (i = 1; i <= n; i++) {

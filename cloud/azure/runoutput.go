@@ -63,8 +63,8 @@ func (p *Provider) prepareRunOutputs(ctx context.Context, cmd cloud.RunCommand) 
 }
 
 // collect reads the blobs into res, replacing the instance view's tails,
-// and deletes them. A blob the agent did not write (the stream was empty)
-// leaves "".
+// and deletes them. A blob the agent did not write (an empty stream, or
+// an upload that failed) leaves the instance view's tail as it is.
 func (p *Provider) collect(ctx context.Context, ro *runOutputs, res *cloud.RunCommandResult) error {
 	for _, b := range []struct {
 		ref *cloud.BlobRef
@@ -77,7 +77,6 @@ func (p *Provider) collect(ctx context.Context, ro *runOutputs, res *cloud.RunCo
 		data, err := p.readWhole(ctx, ref)
 		switch {
 		case cloud.IsNotFound(err):
-			*b.dst = ""
 			continue
 		case err != nil:
 			return err

@@ -240,11 +240,9 @@ func (p *Provider) RunCommand(ctx context.Context, rgName, vmName string, cmd cl
 	if err != nil {
 		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
 	}
-	res := cloud.SimulateRunCommand(cmd.Simulated, g, disk.size)
-	if cmd.SimulatedScan != nil {
-		if res, err = cloud.SimulateScan(cmd.SimulatedScan, g, disk.size); err != nil {
-			return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
-		}
+	res, err := cloud.Simulate(cmd.Simulated, cmd.SimulatedScan, g, disk.size)
+	if err != nil {
+		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
 	}
 	if cmd.OutputBlob == nil {
 		res.Output = cloud.TailOutput(res.Output)

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -49,21 +48,9 @@ func (f *Fake) BlobGate(backend string) (http.Handler, error) {
 	if f.opts.Blob != nil {
 		always = f.opts.Blob.diskAccount()
 	}
-	// Accounts seen to exist: Azurite reads a copy source through the
-	// gate while the fake, holding its lock, waits for the copy; the
-	// source's account was used (and so seen) before. Accounts are never
-	// deleted, so a positive answer stays true.
-	var known sync.Map
 	exists := func(account string) bool {
-		k := strings.ToLower(account)
-		if _, ok := known.Load(k); ok {
-			return true
-		}
-		if f.HasStorageAccount(account) {
-			known.Store(k, true)
-			return true
-		}
-		return false
+		_, ok := f.accountNames.Load(strings.ToLower(account))
+		return ok
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		account, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")

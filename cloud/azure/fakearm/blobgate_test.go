@@ -104,4 +104,15 @@ func TestBlobGateNamesAnAccountTheEmulatorDoesNotServe(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "an account nobody created is not found, as on Azure")
 	assert.Equal(t, "ResourceNotFound", resp.Header.Get("x-ms-error-code"))
 	assert.Contains(t, body, "<Code>ResourceNotFound</Code>")
+
+	// Deleting the group deletes its accounts: the gate forgets them.
+	rg, err := armresources.NewResourceGroupsClient(f.SubscriptionID(), f.Credential(), f.ClientOptions())
+	require.NoError(t, err)
+	p, err := rg.BeginDelete(context.Background(), "rg", nil)
+	require.NoError(t, err)
+	_, err = p.PollUntilDone(context.Background(), &runtime.PollUntilDoneOptions{Frequency: time.Millisecond})
+	require.NoError(t, err)
+	resp, _ = do(http.MethodPut, "/served/other?restype=container")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "a deleted account is gone, as on Azure")
+	assert.Equal(t, "ResourceNotFound", resp.Header.Get("x-ms-error-code"))
 }

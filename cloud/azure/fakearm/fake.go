@@ -97,6 +97,11 @@ type Fake struct {
 	sub  string
 	rand io.Reader
 
+	// accountNames mirrors the names of accounts (lower(name)), for the
+	// blob gate, which must not wait for mu: Azurite reads a copy source
+	// through it while the fake, holding mu, waits for the copy.
+	accountNames sync.Map
+
 	mu        sync.Mutex
 	groups    map[string]*armresources.ResourceGroup   // lower(name)
 	accounts  map[string]*armstorage.Account           // lower(id)

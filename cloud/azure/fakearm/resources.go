@@ -228,6 +228,7 @@ func (f *Fake) putAccount(ctx context.Context, rg, name string, in armstorage.Ac
 			},
 		}
 		f.accounts[key(id)] = a
+		f.accountNames.Store(key(name), true)
 	}
 	a.Tags = copyTags(in.Tags)
 	return a, nil

@@ -373,11 +373,9 @@ func (f *Fake) runGuest(content string, size int64, script, outBlob, errBlob str
 	if err != nil {
 		return failed("fakearm: the image's content: " + err.Error())
 	}
-	res := cloud.SimulateRunCommand(checks, g, size)
-	if scan != nil {
-		if res, err = cloud.SimulateScan(scan, g, size); err != nil {
-			return failed("fakearm: " + err.Error())
-		}
+	res, err := cloud.Simulate(checks, scan, g, size)
+	if err != nil {
+		return failed("fakearm: " + err.Error())
 	}
 	for _, b := range []struct{ uri, data string }{{outBlob, res.Output}, {errBlob, res.Error}} {
 		if b.uri == "" {
@@ -520,6 +518,11 @@ func (f *Fake) deleteGroup(ctx context.Context, name string) *Error {
 	deleteIn(f.versions, in)
 	deleteIn(f.defs, in)
 	deleteIn(f.galleries, in)
+	for id, a := range f.accounts {
+		if in(id) {
+			f.accountNames.Delete(key(deref(a.Name)))
+		}
+	}
 	deleteIn(f.accounts, in)
 	delete(f.groups, key(name))
 	return nil
