@@ -99,19 +99,29 @@ func commandImpl(c *Call) (starlark.Value, error) {
 // commandEnv converts the env dict to K=V pairs; secret values are
 // revealed for the process and returned for redaction.
 func commandEnv(v starlark.Value) ([]string, []string, error) {
-	env, err := envVars("command: env", v)
+	vars, err := envVars("command: env", v)
+	env := make([]string, 0, len(vars))
+	for _, e := range vars {
+		env = append(env, e.name+"="+e.value)
+	}
 	return env, secretValues(v), err
+}
+
+// envVar is one variable of an env dict; secret marks a secret()'s value.
+type envVar struct {
+	name, value string
+	secret      bool
 }
 
 // envVars reads a dict of environment variables, what naming it in
 // errors: names are variable names, values strings or secret()s, which
-// are revealed ("K=V", in the dict's order).
-func envVars(what string, v starlark.Value) ([]string, error) {
+// are revealed (in the dict's order). Anything but a dict is no variables.
+func envVars(what string, v starlark.Value) ([]envVar, error) {
 	d, _ := v.(*starlark.Dict)
 	if d == nil {
 		return nil, nil
 	}
-	var env []string
+	var env []envVar
 	var errs []error
 	for _, kv := range d.Items() {
 		k, ok := kv[0].(starlark.String)
@@ -121,9 +131,9 @@ func envVars(what string, v starlark.Value) ([]string, error) {
 		}
 		switch val := kv[1].(type) {
 		case starlark.String:
-			env = append(env, string(k)+"="+string(val))
+			env = append(env, envVar{name: string(k), value: string(val)})
 		case *Secret:
-			env = append(env, string(k)+"="+val.reveal())
+			env = append(env, envVar{name: string(k), value: val.reveal(), secret: true})
 		default:
 			errs = append(errs, fmt.Errorf("%s[%q] is a %s: want a string or secret()", what, string(k), describe(val)))
 		}

@@ -136,17 +136,23 @@ func checkSecretEnv(s *starlarkstruct.Struct, name string) (map[string]string, e
 	if err != nil || v == starlark.None {
 		return nil, nil
 	}
+	what := "test_vm: check " + name + ": secret_env"
 	if _, ok := v.(*starlark.Dict); !ok {
-		return nil, fmt.Errorf("test_vm: check %s: secret_env is a %s: want a dict of variable names to strings or secret()s", name, describe(v))
+		return nil, fmt.Errorf("%s is a %s: want a dict of variable names to strings or secret()s", what, describe(v))
 	}
-	env, err := envVars("test_vm: check "+name+": secret_env", v)
+	vars, err := envVars(what, v)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]string, len(env))
-	for _, kv := range env {
-		k, val, _ := strings.Cut(kv, "=")
-		out[k] = val
+	out := make(map[string]string, len(vars))
+	for _, e := range vars {
+		// The checks are test_vm's arguments, recorded in plans and the
+		// journal with URL queries (SAS) redacted: any other secret must
+		// be a secret() to stay out of them.
+		if !e.secret && !strings.Contains(e.value, "://") {
+			return nil, fmt.Errorf("%s[%q] is a plain string, which plans and the journal record: pass a URL (its query is redacted) or a secret()", what, e.name)
+		}
+		out[e.name] = e.value
 	}
 	return out, nil
 }

@@ -17,9 +17,10 @@ func checkWith(env starlark.Value) *starlarkstruct.Struct {
 	return starlarkstruct.FromStringDict(starlarkstruct.Default, fields)
 }
 
-// TestCheckSecretEnv: a check's secret_env holds variable names to
-// strings or secret()s, revealed for the run command's protected
-// parameters; anything else is refused naming the check.
+// TestCheckSecretEnv: a check's secret_env holds variable names to URLs
+// (recorded with their query redacted) or secret()s, revealed for the run
+// command's protected parameters; anything else, a plain token included,
+// is refused naming the check.
 func TestCheckSecretEnv(t *testing.T) {
 	env, err := checkSecretEnv(checkWith(nil), "cis")
 	require.NoError(t, err)
@@ -43,6 +44,7 @@ func TestCheckSecretEnv(t *testing.T) {
 		"not a dict":   {starlark.String("URL=x"), "test_vm: check cis: secret_env is a string: want a dict"},
 		"a bad name":   {dictOf(t, "bad-name", starlark.String("x")), `test_vm: check cis: secret_env key "bad-name" is not a variable name`},
 		"not a string": {dictOf(t, "N", starlark.MakeInt(1)), `test_vm: check cis: secret_env["N"] is a int: want a string or secret()`},
+		"a plain token": {dictOf(t, "TOKEN", starlark.String("t0ken")), `test_vm: check cis: secret_env["TOKEN"] is a plain string, which plans and the journal record: pass a URL (its query is redacted) or a secret()`},
 	} {
 		_, err := checkSecretEnv(checkWith(bad.v), "cis")
 		assert.ErrorContains(t, err, bad.want, name)
