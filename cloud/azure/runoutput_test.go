@@ -7,11 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
+	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
 )
 
@@ -87,14 +91,23 @@ func TestRunCommandOutputBlobsOnTheFake(t *testing.T) {
 	assert.Len(t, tailRes.Output, cloud.RunCommandOutputMax)
 	assert.True(t, strings.HasSuffix(res.Output, tailRes.Output), "the instance view keeps the end of the stream")
 
-	// A blob left by an earlier attempt is replaced, not appended to.
-	_, err = w.p.RunCommand(w.ctx, "imgflow-testvm-2", "vm2", cloud.RunCommand{Name: "trivy", Script: script, Timeout: time.Minute,
-		OutputBlob: &out, ErrorBlob: &errBlob})
-	require.NoError(t, err)
+	// A blob left by an earlier attempt (which died before reading it) is
+	// replaced: the agent would append to it.
+	for _, r := range []cloud.BlobRef{out, errBlob} {
+		cred, err := azblob.NewSharedKeyCredential(r.Account, azuritetest.DevKey)
+		require.NoError(t, err)
+		ab, err := appendblob.NewClientWithSharedKeyCredential(r.URL(), cred, nil)
+		require.NoError(t, err)
+		_, err = ab.Create(w.ctx, nil)
+		require.NoError(t, err)
+		_, err = ab.AppendBlock(w.ctx, streaming.NopCloser(strings.NewReader("stale output of an earlier attempt\n")), nil)
+		require.NoError(t, err)
+	}
 	again, err := w.p.RunCommand(w.ctx, "imgflow-testvm-2", "vm2", cloud.RunCommand{Name: "trivy", Script: script, Timeout: time.Minute,
 		OutputBlob: &out, ErrorBlob: &errBlob})
 	require.NoError(t, err)
 	assert.Equal(t, res.Output, again.Output)
+	assert.Equal(t, res.Error, again.Error)
 }
 
 // TestRunCommandOutputBlobNeedsItsContainer: the agent cannot create a

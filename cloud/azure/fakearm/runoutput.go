@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 
 	"github.com/imgflow/imgflow/internal/redact"
 )
@@ -21,7 +24,9 @@ import (
 // (4 MiB, what every service version accepts).
 const appendBlockMax = 4 << 20
 
-// writeRunOutput writes data to the append blob at uri. It fails as the
+// writeRunOutput appends data to the append blob at uri, creating it when
+// missing: the agent asks for create and append rights, and a blob an
+// earlier run left grows (imgflow deletes it first). It fails as the
 // agent's upload would: without a SAS (no identity to fall back on), or
 // when the blob service refuses the SAS.
 func (f *Fake) writeRunOutput(uri, data string) error {
@@ -38,7 +43,9 @@ func (f *Fake) writeRunOutput(uri, data string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %s", shown, redact.SAS(err.Error()))
 	}
-	if _, err := ab.Create(ctx, nil); err != nil {
+	missing := &appendblob.CreateOptions{AccessConditions: &blob.AccessConditions{
+		ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: to(azcore.ETagAny)}}}
+	if _, err := ab.Create(ctx, missing); err != nil && !bloberror.HasCode(err, bloberror.BlobAlreadyExists) {
 		return fmt.Errorf("create %s: %s", shown, redactedStatus(err))
 	}
 	for b := []byte(data); len(b) > 0; {
