@@ -267,8 +267,9 @@ dispatch:
 	return context.Cause(ctx)
 }
 
-// runChunk fetches one chunk, zeroes what is around its data, finds its
-// non-zero span, and hashes and processes it when it is not all zeros.
+// runChunk fetches one chunk, zeroes what is before its data (the buffer
+// ends with it), finds its non-zero span, and hashes and processes it
+// when it is not all zeros.
 func runChunk(ctx context.Context, j *ChunkJob, r ChunkRun) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
@@ -279,7 +280,6 @@ func runChunk(ctx context.Context, j *ChunkJob, r ChunkRun) error {
 		// the OS back all 4 MiB of it with pages, for a chunk that may
 		// hold one sector (a VHD's footer).
 		clear(j.Buf[:lo])
-		clear(j.Buf[hi:])
 	}
 	if err := r.Fetch(ctx, j.Data.Offset, j.Buf[lo:hi]); err != nil {
 		return err

@@ -25,7 +25,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +53,7 @@ const caseTimeout = 2 * time.Minute
 // Run runs the suite; newProvider returns an empty subscription for one
 // case (register its cleanup with t.Cleanup).
 func Run(t *testing.T, newProvider func(t *testing.T) cloud.Provider) {
-	run(t, newProvider, false, nil)
+	run(t, newProvider, false)
 }
 
 // RunDryRun runs the suite against the dry run of a target, cloud/overlay
@@ -63,17 +62,16 @@ func Run(t *testing.T, newProvider func(t *testing.T) cloud.Provider) {
 // and no write reaches the base (each fails the case) nor changes it. What
 // only a real run can know differs, and the cases say so: written data
 // reads as zeros, an uploaded blob is taken for a fixed VHD of its size,
-// a community public name ends in local.PendingGUID. The cases named in
-// skip do not run (say why where you call it).
-func RunDryRun(t *testing.T, newBase func(t *testing.T) cloud.Provider, skip ...string) {
+// a community public name ends in local.PendingGUID.
+func RunDryRun(t *testing.T, newBase func(t *testing.T) cloud.Provider) {
 	run(t, func(t *testing.T) cloud.Provider {
 		base := newBase(t)
 		t.Cleanup(func() { stillEmpty(t, base) })
 		return overlay.New(ReadOnly(t, base))
-	}, true, skip)
+	}, true)
 }
 
-func run(t *testing.T, newProvider func(t *testing.T) cloud.Provider, dry bool, skip []string) {
+func run(t *testing.T, newProvider func(t *testing.T) cloud.Provider, dry bool) {
 	cases := []struct {
 		name string
 		fn   func(e *env)
@@ -95,9 +93,6 @@ func run(t *testing.T, newProvider func(t *testing.T) cloud.Provider, dry bool, 
 		{"BlobErrors", blobErrors},
 	}
 	for _, c := range cases {
-		if slices.Contains(skip, c.name) {
-			continue
-		}
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), caseTimeout)

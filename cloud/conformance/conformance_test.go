@@ -63,6 +63,10 @@ func TestAzureDryRunStorageAccountNames(t *testing.T) {
 	require.NoError(t, err)
 	_, err = base.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "imgflowconf2", ResourceGroup: "owner", Location: conformance.Location})
 	require.NoError(t, err)
+	// "mine" exists, so that what the dry run did not create shows as a
+	// missing account, not a missing group.
+	_, err = base.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "mine", Location: conformance.Location})
+	require.NoError(t, err)
 
 	dry := overlay.New(base)
 	_, err = dry.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "mine", Location: conformance.Location})
@@ -79,7 +83,8 @@ func TestAzureDryRunStorageAccountNames(t *testing.T) {
 	require.NoError(t, err, "the owner's group may update its own account")
 
 	_, err = base.GetStorageAccount(ctx, "mine", "imgflowtest2")
-	require.Error(t, err, "the dry run created nothing")
+	require.ErrorAs(t, err, &ce, "the dry run created nothing")
+	assert.Equal(t, cloud.CodeResourceNotFound, ce.Code)
 }
 
 // newFakeAzure is an empty subscription of the Azure provider over an

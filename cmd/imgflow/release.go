@@ -10,6 +10,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 	"github.com/imgflow/imgflow/release"
@@ -87,12 +88,6 @@ func continuedRun(ctx context.Context, store journal.Store, workflow string) (st
 	return r.RunID, nil
 }
 
-// shownLocation is a journal location without a SAS query.
-func shownLocation(location string) string {
-	shown, _, _ := strings.Cut(location, "?")
-	return shown
-}
-
 // runRelease runs the jobs of a release side by side (at most jobs at
 // once) on one target, each continuing the latest run of its journal
 // location, then prints the release's summary. It fails when a job fails.
@@ -114,7 +109,7 @@ func runRelease(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target
 		e.errorf("the release's jobs were planned before running any: nothing was changed; fix the jobs above (imgflow plan %s checks them)", rel.File)
 		return exitCode(1)
 	}
-	fmt.Fprintf(e.stdout, "imgflow run %s: %d jobs, %d at once (target %s, journals in %s)\n", rel.File, len(rel.Jobs), jobs, tgt.name, shownLocation(jobJournal(tgt.runsDir, rel.Name, "…")))
+	fmt.Fprintf(e.stdout, "imgflow run %s: %d jobs, %d at once (target %s, journals in %s)\n", rel.File, len(rel.Jobs), jobs, tgt.name, redact.URL(jobJournal(tgt.runsDir, rel.Name, "…")))
 	reg := builtins.NewRegistry()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, jobs)

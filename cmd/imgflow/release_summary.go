@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/journal"
 	"github.com/imgflow/imgflow/release"
 )
@@ -97,7 +98,7 @@ func summarizeRelease(ctx context.Context, rel *release.Release, base string, op
 }
 
 func summarizeJob(ctx context.Context, j *release.Job, location string, open func(string) (journal.Store, error)) (JobSummary, error) {
-	js := JobSummary{ID: j.ID, Workflow: j.Workflow, Vars: j.Vars, Pos: j.Pos, Journal: shownLocation(location), Status: jobNotRun, Outputs: map[string]any{}, Artifacts: []journal.Artifact{}}
+	js := JobSummary{ID: j.ID, Workflow: j.Workflow, Vars: j.Vars, Pos: j.Pos, Journal: redact.URL(location), Status: jobNotRun, Outputs: map[string]any{}, Artifacts: []journal.Artifact{}}
 	s, err := open(location)
 	if err != nil {
 		return js, err
