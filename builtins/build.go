@@ -255,17 +255,17 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if err := c.validatePacker(ctx, req); err != nil {
 		return nil, errors.New(redactValues(strings.ReplaceAll(err.Error(), tplAbs, tplRel), secrets))
 	}
+	groups := &packerTemporaryGroups{c: c}
+	req.OnTemporaryResourceGroup = groups.note
 	outcome := cloud.Created
 	var res *packer.Result
 	if ob, ok := builder.(outcomeBuilder); ok {
 		res, outcome, err = ob.BuildOutcome(ctx, req)
 	} else {
-		groups := &packerTemporaryGroups{c: c}
-		req.OnTemporaryResourceGroup = groups.note
 		res, err = builder.Build(ctx, req)
-		if serr := groups.settle(res); serr != nil {
-			err = errors.Join(err, serr)
-		}
+	}
+	if serr := groups.settle(res); serr != nil {
+		err = errors.Join(err, serr)
 	}
 	if err != nil {
 		// The builders' errors name the template ("packer build <path> …").

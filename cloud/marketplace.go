@@ -15,6 +15,18 @@ type MarketplaceImage struct {
 
 func (m MarketplaceImage) String() string { return m.Publisher + ":" + m.Offer + ":" + m.SKU }
 
+// FindMarketplaceImage finds img in a marketplace (as SimulatedMarketplace
+// maps them), matching names without case as Azure does: the image as
+// the marketplace spells it, and its versions.
+func FindMarketplaceImage(m map[MarketplaceImage][]string, img MarketplaceImage) (MarketplaceImage, []string, bool) {
+	for known, versions := range m {
+		if strings.EqualFold(known.Publisher, img.Publisher) && strings.EqualFold(known.Offer, img.Offer) && strings.EqualFold(known.SKU, img.SKU) {
+			return known, slices.Clone(versions), true
+		}
+	}
+	return MarketplaceImage{}, nil, false
+}
+
 // LatestMarketplaceVersion is the version "latest" of versions as Azure
 // picks it: the highest by each dotted number (CompareVersions), not by
 // text (AgentBaker's `sort -u | tail -n 1` agrees only while the parts

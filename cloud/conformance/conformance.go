@@ -80,6 +80,7 @@ func run(t *testing.T, newProvider func(t *testing.T) cloud.Provider, dry bool) 
 		{"Conflicts", conflicts},
 		{"MissingParents", missingParents},
 		{"DeleteMissing", deleteMissing},
+		{"Marketplace", marketplace},
 		{"BadNames", badNames},
 		{"CommunityGallery", communityGallery},
 		{"ShareCommunity", shareCommunity},
@@ -443,6 +444,21 @@ func deleteMissing(e *env) {
 		"version of a missing definition")
 	e.definition("rg", "gal", "ubuntu", "2204")
 	notThere(e.p.DeleteImageVersion(e.ctx, "rg", "gal", "ubuntu", "1.0.0"), "image version")
+}
+
+// marketplace: every target lists a marketplace image's versions the same
+// way (names without case), an image it lacks is NotFound, and a logical
+// location, where no VM runs, is refused as ARM refuses it.
+func marketplace(e *env) {
+	t := e.t
+	jammy := cloud.MarketplaceImage{Publisher: "canonical", Offer: "0001-com-ubuntu-server-jammy", SKU: "22_04-LTS-gen2"}
+	versions, err := e.p.ListMarketplaceImageVersions(e.ctx, Location, jammy)
+	require.NoError(t, err)
+	assert.NotEmpty(t, versions)
+	_, err = e.p.ListMarketplaceImageVersions(e.ctx, Location, cloud.MarketplaceImage{Publisher: "Canonical", Offer: "0001-com-ubuntu-server-jammy", SKU: "no-such-sku"})
+	requireCode(t, err, http.StatusNotFound, cloud.CodeNotFound)
+	_, err = e.p.ListMarketplaceImageVersions(e.ctx, "europe", jammy)
+	requireCode(t, err, http.StatusBadRequest, cloud.CodeLocationNotAvailableForResourceType)
 }
 
 func badNames(e *env) {

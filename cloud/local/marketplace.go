@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"slices"
 
 	"github.com/imgflow/imgflow/cloud"
 )
@@ -15,19 +14,12 @@ func (p *Provider) ListMarketplaceImageVersions(ctx context.Context, location st
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	loc, ok := p.locIndex.Physical(location)
-	if !ok {
-		return nil, cloud.Errorf(cloud.CodeNotFound, "", "No location '%s': list marketplace images in a physical region.", location)
+	loc, err := p.locIndex.Resolve(location, "Microsoft.Compute/virtualMachines", "")
+	if err != nil {
+		return nil, err
 	}
-	for known, versions := range p.marketplace {
-		if equalImage(known, img) {
-			return slices.Clone(versions), nil
-		}
+	if _, versions, ok := cloud.FindMarketplaceImage(p.marketplace, img); ok {
+		return versions, nil
 	}
 	return nil, cloud.Errorf(cloud.CodeNotFound, "", "Artifact: VMImage was not found: no marketplace image %s in %s.", img, loc)
-}
-
-// equalImage compares marketplace names as Azure does, without case.
-func equalImage(a, b cloud.MarketplaceImage) bool {
-	return key(a.Publisher) == key(b.Publisher) && key(a.Offer) == key(b.Offer) && key(a.SKU) == key(b.SKU)
 }

@@ -102,6 +102,9 @@ type Fake struct {
 	// through it while the fake, holding mu, waits for the copy.
 	accountNames sync.Map
 
+	// marketplace is Options.Marketplace, else the simulated one.
+	marketplace map[cloud.MarketplaceImage][]string
+
 	mu        sync.Mutex
 	groups    map[string]*armresources.ResourceGroup   // lower(name)
 	accounts  map[string]*armstorage.Account           // lower(id)
@@ -136,6 +139,7 @@ func New(opts Options) *Fake {
 		opts:        opts,
 		sub:         opts.SubscriptionID,
 		rand:        opts.Rand,
+		marketplace: opts.Marketplace,
 		groups:      map[string]*armresources.ResourceGroup{},
 		accounts:    map[string]*armstorage.Account{},
 		galleries:   map[string]*armcompute.Gallery{},
@@ -150,6 +154,9 @@ func New(opts Options) *Fake {
 		pending:     map[string]*operation{},
 		pageFail:    map[string]*Error{},
 		failRegions: map[string]string{},
+	}
+	if f.marketplace == nil {
+		f.marketplace = cloud.SimulatedMarketplace()
 	}
 	if f.sub == "" {
 		f.sub = DefaultSubscriptionID

@@ -3,7 +3,6 @@ package fakearm
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
@@ -26,11 +25,8 @@ func (f *Fake) virtualMachineImagesList(ctx context.Context, location, publisher
 		if err != nil {
 			return armcompute.VirtualMachineImagesClientListResponse{}, err
 		}
-		want := cloud.MarketplaceImage{Publisher: publisher, Offer: offer, SKU: sku}
-		for img, versions := range f.marketplace() {
-			if !strings.EqualFold(img.String(), want.String()) {
-				continue
-			}
+		img, versions, ok := cloud.FindMarketplaceImage(f.marketplace, cloud.MarketplaceImage{Publisher: publisher, Offer: offer, SKU: sku})
+		if ok {
 			out := make([]*armcompute.VirtualMachineImageResource, len(versions))
 			for i, v := range versions {
 				out[i] = &armcompute.VirtualMachineImageResource{Name: to(v), Location: to(loc),
@@ -41,13 +37,4 @@ func (f *Fake) virtualMachineImagesList(ctx context.Context, location, publisher
 		}
 		return armcompute.VirtualMachineImagesClientListResponse{}, newErr(http.StatusNotFound, cloud.CodeNotFound, "Artifact: VMImage was not found.")
 	})
-}
-
-// marketplace is the fake's marketplace: Options.Marketplace, else the
-// simulated one.
-func (f *Fake) marketplace() map[cloud.MarketplaceImage][]string {
-	if f.opts.Marketplace != nil {
-		return f.opts.Marketplace
-	}
-	return cloud.SimulatedMarketplace()
 }
