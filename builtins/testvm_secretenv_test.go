@@ -41,9 +41,9 @@ func TestCheckSecretEnv(t *testing.T) {
 		v    starlark.Value
 		want string
 	}{
-		"not a dict":   {starlark.String("URL=x"), "test_vm: check cis: secret_env is a string: want a dict"},
-		"a bad name":   {dictOf(t, "bad-name", starlark.String("x")), `test_vm: check cis: secret_env key "bad-name" is not a variable name`},
-		"not a string": {dictOf(t, "N", starlark.MakeInt(1)), `test_vm: check cis: secret_env["N"] is a int: want a string or secret()`},
+		"not a dict":    {starlark.String("URL=x"), "test_vm: check cis: secret_env is a string: want a dict"},
+		"a bad name":    {dictOf(t, "bad-name", starlark.String("x")), `test_vm: check cis: secret_env key "bad-name" is not a variable name`},
+		"not a string":  {dictOf(t, "N", starlark.MakeInt(1)), `test_vm: check cis: secret_env["N"] is a int: want a string or secret()`},
 		"a plain token": {dictOf(t, "TOKEN", starlark.String("t0ken")), `test_vm: check cis: secret_env["TOKEN"] is a plain string, which plans and the journal record: pass a URL (its query is redacted) or a secret()`},
 	} {
 		_, err := checkSecretEnv(checkWith(bad.v), "cis")
