@@ -189,15 +189,17 @@ hang | hang-ignore-int)
 	preamble
 	sleep 600 &
 	child=$!
-	# The trap goes in before the PID file announces we are ready, so an
-	# interrupt sent right after never meets the default disposition.
+	out ",ui,say,==> $b: Waiting for the deployment to finish..."
+	# The trap goes in, and the PID file announces we are ready, only when
+	# nothing but builtins runs before wait: an interrupt sent right after
+	# never meets the default disposition, nor a foreground child (out's
+	# date) that it would kill instead.
 	if [ "$mode" = hang ]; then
 		trap 'out ",ui,error,Cancelling build after receiving interrupt"; kill "$child" 2>/dev/null; out ",ui,say,Cleanly cancelled builds after being interrupted."; exit 1' INT
 	fi
 	if [ -n "${FAKE_PACKER_PID_FILE:-}" ]; then
 		printf 'PID %s\nCHILD_PID %s\n' "$$" "$child" >"$FAKE_PACKER_PID_FILE"
 	fi
-	out ",ui,say,==> $b: Waiting for the deployment to finish..."
 	wait "$child"
 	exit 0
 	;;
