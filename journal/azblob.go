@@ -260,12 +260,12 @@ func (s *AzureStore) Open(ctx context.Context, runID string) (*File, error) {
 	if props.BlobType != nil && *props.BlobType != blob.BlobTypeAppendBlob {
 		return fail(fmt.Errorf("journal %s is a %s, not an append blob", shown, *props.BlobType))
 	}
-	records, good, err := read(bytes.NewReader(data))
+	p, err := read(bytes.NewReader(data), shown, runID)
 	if err != nil {
-		return fail(fmt.Errorf("journal %s: %w", shown, err))
+		return fail(err)
 	}
-	if len(records) == 0 || records[0].Type != TypeRun {
-		return fail(fmt.Errorf("journal %s has no run header", shown))
+	if len(p.records) == 0 {
+		return fail(fmt.Errorf("journal %s has no complete record: the journal was torn while its run started", shown))
 	}
 	w.size = int64(len(data))
 	if props.BlobCommittedBlockCount != nil {
@@ -274,13 +274,14 @@ func (s *AzureStore) Open(ctx context.Context, runID string) (*File, error) {
 	// The tail is torn when a writer died between the blocks of a long
 	// record (or something else wrote it); an append blob cannot be
 	// truncated: terminate the torn line so the next record starts on a
-	// line of its own (read skips it).
-	if int(good) < len(data) && data[len(data)-1] != '\n' {
-		if err := w.write([]byte("\n")); err != nil {
+	// line of its own, marked as torn so that read skips it rather than
+	// taking it for corruption.
+	if int(p.good) < len(data) && data[len(data)-1] != '\n' {
+		if err := w.write([]byte(tornMark)); err != nil {
 			return fail(fmt.Errorf("journal %s: %w", shown, err))
 		}
 	}
-	return &File{path: shown, w: w, records: records}, nil
+	return &File{path: shown, w: w, records: p.records, unverified: p.unverified}, nil
 }
 
 // List implements Store: every RUN_ID.jsonl blob of the container, running
@@ -313,13 +314,14 @@ func (s *AzureStore) List(ctx context.Context) ([]Summary, error) {
 			if err != nil {
 				return nil, fmt.Errorf("journal %s/%s: %w", s.url, name, err)
 			}
-			records, _, err := read(bytes.NewReader(data))
-			if err != nil || len(records) == 0 {
+			runID := strings.TrimSuffix(name, ".jsonl")
+			p, err := read(bytes.NewReader(data), s.url+"/"+name, runID)
+			if err != nil || len(p.records) == 0 {
 				out = append(out, unreadable(name, err))
 				continue
 			}
 			leased := item.Properties != nil && item.Properties.LeaseState != nil && *item.Properties.LeaseState == lease.StateTypeLeased
-			out = append(out, summarize(records, leased))
+			out = append(out, summarize(p, leased))
 		}
 	}
 	sortSummaries(out)

@@ -388,10 +388,10 @@ func TestAzureStoreURLs(t *testing.T) {
 }
 
 func TestReadSkipsATerminatedTornLine(t *testing.T) {
-	data := `{"type":"run","run_id":"r"}` + "\n" + `{"type":"step","step":{"key":"b","buil` + "\n" + `{"type":"step","step":{"key":"c"}}` + "\n" + `{"type":"st`
-	recs, good, err := read(strings.NewReader(data))
+	data := `{"type":"run","run_id":"r"}` + "\n" + `{"type":"step","step":{"key":"b","buil` + tornMark + `{"type":"step","step":{"key":"c"}}` + "\n" + `{"type":"st`
+	p, err := read(strings.NewReader(data), "r.jsonl", "r")
 	require.NoError(t, err)
-	require.Len(t, recs, 2)
-	assert.Equal(t, "c", recs[1].Step.Key)
-	assert.Equal(t, int64(len(data)-len(`{"type":"st`)), good)
+	require.Len(t, p.records, 2)
+	assert.Equal(t, "c", p.records[1].Step.Key)
+	assert.Equal(t, int64(len(data)-len(`{"type":"st`)), p.good)
 }

@@ -97,13 +97,13 @@ func TestSummaryKeepsTheOutputsOfTheLastAttempt(t *testing.T) {
 func TestDurationCountsTheAttemptsNotTheTimeBetweenThem(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	at := func(min int, r Record) Record { r.Time = t0.Add(time.Duration(min) * time.Minute); return r }
-	s := summarize([]Record{
+	s := summarize(parsed{records: []Record{
 		at(0, Record{Type: TypeRun, RunID: "r"}),
 		at(50, step("build")), // the agent died here
 		at(90, Record{Type: TypeResume}),
 		at(100, step("copy")),
 		at(101, Record{Type: TypeEnd, Status: StatusSucceeded, Outputs: map[string]any{"vhd": "u"}}),
-	}, false)
+	}}, false)
 	assert.Equal(t, int64(61*time.Minute/time.Millisecond), s.DurationMS, "50 min, then 11 min")
 	assert.Equal(t, 2, s.Attempts)
 	assert.Equal(t, t0.Add(101*time.Minute), s.Updated)

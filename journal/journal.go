@@ -20,8 +20,6 @@
 package journal
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +27,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -113,6 +112,8 @@ type File struct {
 	mu      sync.Mutex
 	w       writer
 	records []Record
+	// unverified: records written before journals had checksums.
+	unverified bool
 }
 
 // writer is where a journal's records go: a locked file or a leased append
@@ -208,65 +209,41 @@ func openFile(dir, runID string, noFsync bool) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("run %s is in use by another imgflow process (%v): wait for it, or stop it", runID, err)
 	}
-	records, good, err := read(f)
+	p, err := read(f, path, runID)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("journal %s: %w", path, err)
-	}
-	// Drop a torn tail so the next record starts on a line of its own.
-	if err := f.Truncate(good); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal %s: %w", path, err)
-	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal %s: %w", path, err)
-	}
-	if len(records) == 0 || records[0].Type != TypeRun {
-		f.Close()
-		return nil, fmt.Errorf("journal %s has no run header", path)
-	}
-	return &File{path: path, w: fileWriter{f, noFsync}, records: records}, nil
-}
-
-// Read reads a journal without locking it (for listing runs).
-func Read(path string) ([]Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	records, _, err := read(f)
-	return records, err
+	// Drop a torn tail so the next record starts on a line of its own.
+	if err := f.Truncate(p.good); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if _, err := f.Seek(p.good, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if len(p.records) == 0 {
+		f.Close()
+		return nil, fmt.Errorf("journal %s has no complete record: the journal was torn while its run started", path)
+	}
+	return &File{path: path, w: fileWriter{f, noFsync}, records: p.records, unverified: p.unverified}, nil
 }
 
-// read parses the records of complete, valid lines and returns the offset
-// just after the last one. A torn last line (no newline) is ignored, and so
-// is a complete line that does not parse: a torn record that a later
-// writer terminated (an append blob cannot be truncated, see AzureStore),
-// or corruption.
-func read(r io.Reader) ([]Record, int64, error) {
-	br := bufio.NewReader(r)
-	var records []Record
-	var off, good int64
-	for {
-		line, err := br.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, 0, err
-		}
-		if len(line) == 0 || line[len(line)-1] != '\n' {
-			return records, good, nil // EOF, or a torn last line
-		}
-		off += int64(len(line))
-		var rec Record
-		if jerr := json.Unmarshal(bytes.TrimSpace(line), &rec); jerr == nil {
-			records = append(records, rec)
-			good = off
-		}
-		if err != nil {
-			return records, good, nil
-		}
+// Read reads a journal without locking it (for listing runs). A corrupt
+// line is a *CorruptError naming the file and line.
+func Read(path string) ([]Record, error) {
+	p, err := readFile(path)
+	return p.records, err
+}
+
+func readFile(path string) (parsed, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return parsed{}, err
 	}
+	defer f.Close()
+	return read(f, path, strings.TrimSuffix(filepath.Base(path), ".jsonl"))
 }
 
 // Append writes a record and makes it durable (fsync, or an acknowledged
@@ -275,7 +252,7 @@ func (j *File) Append(rec Record) error {
 	if rec.Time.IsZero() {
 		rec.Time = time.Now().UTC()
 	}
-	data, err := json.Marshal(rec)
+	line, err := encode(rec)
 	if err != nil {
 		return fmt.Errorf("journal: encode %s record: %w", rec.Type, err)
 	}
@@ -284,7 +261,7 @@ func (j *File) Append(rec Record) error {
 	if j.w == nil {
 		return fmt.Errorf("journal %s is closed", j.path)
 	}
-	if err := j.w.write(append(data, '\n')); err != nil {
+	if err := j.w.write(line); err != nil {
 		return fmt.Errorf("journal %s: %w", j.path, err)
 	}
 	j.records = append(j.records, rec)
@@ -300,6 +277,11 @@ func (j *File) Records() []Record {
 
 // Header is the run record.
 func (j *File) Header() Record { return j.Records()[0] }
+
+// Unverified reports whether the journal has records without checksums
+// (written by an imgflow from before they had them): they were read as
+// they are.
+func (j *File) Unverified() bool { return j.unverified }
 
 // Path is the journal's file, or its blob's URL without a query (never a
 // SAS).

@@ -23,6 +23,10 @@ const (
 	// record, a read error): listed with the reason, never resumed or
 	// cleaned up.
 	StatusUnreadable = "unreadable"
+	// StatusCorrupt is a journal with a line that cannot be trusted (see
+	// CorruptError): listed with its file and line, never resumed or
+	// cleaned up from, since what it registered is not known.
+	StatusCorrupt = "corrupt"
 )
 
 // Summary describes one run from its journal.
@@ -35,6 +39,9 @@ type Summary struct {
 	Status   string    `json:"status"`
 	Steps    int       `json:"steps"`
 	Error    string    `json:"error,omitempty"`
+	// Warning is set for a journal read unverified (records without
+	// checksums, written by an older imgflow).
+	Warning string `json:"warning,omitempty"`
 	// Resumable is true for failed, cancelled and interrupted runs,
 	// except a run cancelled while validating with no journaled steps.
 	Resumable bool `json:"resumable"`
@@ -75,12 +82,12 @@ func listDir(dir string) ([]Summary, error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		records, err := Read(path)
-		if err != nil || len(records) == 0 {
+		p, err := readFile(path)
+		if err != nil || len(p.records) == 0 {
 			out = append(out, unreadable(e.Name(), err))
 			continue
 		}
-		out = append(out, summarize(records, held(path)))
+		out = append(out, summarize(p, held(path)))
 	}
 	sortSummaries(out)
 	return out, nil
@@ -92,18 +99,29 @@ func sortSummaries(out []Summary) {
 
 // unreadable describes a journal named name whose records could not be
 // read (err nil: it holds no complete record, e.g. torn by a crash during
-// its first write).
+// its first write; a CorruptError: StatusCorrupt).
 func unreadable(name string, err error) Summary {
 	reason := "no complete record: the journal was torn while its run started"
+	status := StatusUnreadable
 	if err != nil {
 		reason = err.Error()
 	}
-	return Summary{RunID: strings.TrimSuffix(name, ".jsonl"), Status: StatusUnreadable, Error: reason}
+	if IsCorrupt(err) {
+		status = StatusCorrupt
+	}
+	return Summary{RunID: strings.TrimSuffix(name, ".jsonl"), Status: status, Error: reason}
 }
 
-func summarize(records []Record, running bool) Summary {
+// UnverifiedWarning is why a journal without checksums is read as it is.
+const UnverifiedWarning = "records without checksums (written by an imgflow from before journals had them): read unverified"
+
+func summarize(p parsed, running bool) Summary {
+	records := p.records
 	h := records[0]
 	s := Summary{RunID: h.RunID, Workflow: h.Workflow, Target: h.Target, Started: h.Time, Status: StatusInterrupted}
+	if p.unverified {
+		s.Warning = UnverifiedWarning
+	}
 	keys := map[string]bool{}
 	var endPass string
 	var attemptStart time.Time

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/imgflow/imgflow/builtins"
@@ -51,14 +52,28 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 	}
 	reg := builtins.NewRegistry()
 	now := time.Now()
-	cleaned, failed := 0, 0
+	cleaned, failed, unread := 0, 0, 0
 	for _, r := range runs {
-		if r.Status == journal.StatusUnreadable {
-			e.warnf("run %s: journal unreadable (%s): its cleanups, if any, are not known; check its resources by hand", r.RunID, r.Error)
+		switch {
+		case r.Status == journal.StatusCorrupt:
+			e.errorf("run %s: %s\nits cleanups are not all known, so none is run: check the resources of run %s by hand, then move the journal aside", r.RunID, r.Error, r.RunID)
+			unread++
+			continue
+		case r.Status == journal.StatusUnreadable && strings.HasPrefix(r.Error, "no complete record"):
+			// Torn in its first write: the header comes before any
+			// cleanup, so there is none to run.
+			e.warnf("run %s: journal unreadable (%s): it holds no cleanup", r.RunID, r.Error)
+			continue
+		case r.Status == journal.StatusUnreadable:
+			e.errorf("run %s: journal unreadable (%s): its cleanups, if any, are not known; check its resources by hand", r.RunID, r.Error)
+			unread++
 			continue
 		}
 		if reason := keep(r, now, *olderThan); reason != "" {
 			continue
+		}
+		if r.Warning != "" {
+			e.warnf("run %s: %s", r.RunID, r.Warning)
 		}
 		n, errs := collectRun(ctx, e, tgt, reg, r, *dryRun)
 		cleaned += n
@@ -70,6 +85,10 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 	verb := "cleaned"
 	if *dryRun {
 		verb = "would clean"
+	}
+	if unread > 0 {
+		fmt.Fprintf(e.stdout, "gc: %s %d resource(s), %d failed, %d journal(s) unreadable\n", verb, cleaned, failed, unread)
+		return exitCode(1)
 	}
 	fmt.Fprintf(e.stdout, "gc: %s %d resource(s), %d failed\n", verb, cleaned, failed)
 	if failed > 0 {
@@ -96,6 +115,9 @@ func collectRun(ctx context.Context, e *env, tgt *target, reg *builtins.Registry
 		return 0, []error{err}
 	}
 	j, err := store.Open(ctx, r.RunID)
+	if journal.IsCorrupt(err) {
+		return 0, []error{err} // damaged since it was listed
+	}
 	if err != nil {
 		return 0, nil // taken by a run that started meanwhile: leave it
 	}

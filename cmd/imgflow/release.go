@@ -75,6 +75,13 @@ func continuedRun(ctx context.Context, store journal.Store, workflow string) (st
 	if err != nil {
 		return "", err
 	}
+	for _, r := range runs {
+		if r.Status == journal.StatusCorrupt {
+			// Its run may be the newest: continuing another, or a new
+			// run, could redo what it published.
+			return "", fmt.Errorf("--continue: %s\nthe latest run in %s is not known while this journal is damaged: check the resources of its run by hand, then move the journal aside", r.Error, store)
+		}
+	}
 	if len(runs) == 0 {
 		return "", nil
 	}

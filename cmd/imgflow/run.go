@@ -121,6 +121,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer j.Close()
+	if j.Unverified() {
+		e.warnf("run %s: journal %s has %s", info.ID, j.Path(), journal.UnverifiedWarning)
+	}
 
 	rep := newConsoleReporter(e)
 	verb := "imgflow run"
@@ -206,6 +209,9 @@ func openJournal(ctx context.Context, ws *builtins.Workspace, store journal.Stor
 		return j, info, file, err
 	}
 	j, err := store.Open(ctx, resume)
+	if journal.IsCorrupt(err) {
+		return nil, builtins.RunInfo{}, "", fmt.Errorf("%w\nrun %s cannot be resumed: a damaged record is never replayed; `imgflow gc` lists it too. Check the resources its readable records name by hand, then move the journal aside", err, resume)
+	}
 	if err != nil {
 		return nil, builtins.RunInfo{}, "", err
 	}

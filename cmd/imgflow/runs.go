@@ -60,6 +60,11 @@ func cmdRuns(ctx context.Context, e *env, args []string) error {
 		}
 		return writeJSON(e.stdout, runs)
 	}
+	for _, r := range runs {
+		if r.Warning != "" {
+			e.warnf("run %s: %s", r.RunID, r.Warning)
+		}
+	}
 	releases := releaseFolders(location)
 	if len(runs) == 0 {
 		fmt.Fprintln(e.stdout, "no runs yet")
