@@ -302,6 +302,9 @@ func (p *Provider) copyFromDisk(ctx context.Context, srcRef cloud.BlobRef, q url
 // goes with the process); it returns the file name and fill's result. The
 // temp file is removed on failure.
 func (p *Provider) writeTemp(ctx context.Context, size int64, fill func(*os.File) (string, error)) (string, string, error) {
+	if p.readOnly {
+		return "", "", errReadOnly
+	}
 	f, err := os.CreateTemp(filepath.Join(p.blobDir, tmpDirName), "blob-*")
 	if err != nil {
 		return "", "", err

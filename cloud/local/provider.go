@@ -44,6 +44,10 @@ type Options struct {
 	// (cloud.SimulatedMarketplace): each image's versions, in every
 	// physical region.
 	Marketplace map[cloud.MarketplaceImage][]string
+	// ReadOnly opens a state directory for display (imgflow state,
+	// plan): nothing in it is created, locked, cleaned or written, and
+	// every change fails. A missing directory reads as an empty state.
+	ReadOnly bool
 }
 
 // Provider is a simulated Azure subscription. It is safe for concurrent
@@ -66,6 +70,9 @@ type Provider struct {
 	// of a delete and removing the deleted resource's data file; an error
 	// stops the delete there, as a crash would.
 	beforeDataRemoval func(dataFile string) error
+
+	// readOnly: see Options.ReadOnly.
+	readOnly bool
 
 	rand      *lockedReader
 	now       func() time.Time
@@ -122,6 +129,9 @@ func newProvider(opts Options) *Provider {
 // on dir/lock, so a second Open of the same directory fails until Close,
 // and removes the data files that no resource in the state refers to.
 func Open(dir string, opts Options) (*Provider, error) {
+	if opts.ReadOnly {
+		return openReadOnly(dir, opts)
+	}
 	p := newProvider(opts)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create state directory: %w", err)
@@ -145,6 +155,9 @@ func Open(dir string, opts Options) (*Provider, error) {
 	if err := os.MkdirAll(filepath.Join(p.blobDir, tmpDirName), 0o755); err != nil {
 		return fail(fmt.Errorf("create blob directory: %w", err))
 	}
+	if err := removeStateTemps(dir); err != nil {
+		return fail(err)
+	}
 	st, ok, err := loadState(p.statePath)
 	if err != nil {
 		return fail(err)
@@ -165,6 +178,47 @@ func Open(dir string, opts Options) (*Provider, error) {
 	p.st = st
 	return p, nil
 }
+
+// openReadOnly opens dir for display: state.json is replaced by a rename,
+// so reading it without the lock sees one whole state, also while a run
+// holds the directory.
+func openReadOnly(dir string, opts Options) (*Provider, error) {
+	p := newProvider(opts)
+	p.readOnly = true
+	p.statePath = filepath.Join(dir, "state.json")
+	p.blobDir = filepath.Join(dir, "blobs")
+	st, ok, err := loadState(p.statePath)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		sub, err := p.rand.guid()
+		if err != nil {
+			return nil, err
+		}
+		st = newState(sub)
+	}
+	p.st = st
+	return p, nil
+}
+
+// removeStateTemps removes the temp files of state saves that a killed
+// process left (see saveState); the caller holds the directory lock.
+func removeStateTemps(dir string) error {
+	temps, err := filepath.Glob(filepath.Join(dir, ".state-*.json"))
+	if err != nil {
+		return err
+	}
+	for _, t := range temps {
+		if err := os.Remove(t); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("remove a state save's temp file: %w", err)
+		}
+	}
+	return nil
+}
+
+// errReadOnly is returned by every change of a read-only provider.
+var errReadOnly = errors.New("local provider is open read-only (for display): nothing can be changed")
 
 // NewMemory returns a provider whose state lives in memory; blob data goes
 // to a private temporary directory that Close removes.
@@ -303,6 +357,9 @@ func (p *Provider) updateRemovingAll(ctx context.Context, fn func(st *State) (da
 	defer p.mu.Unlock()
 	if p.closed {
 		return errClosed
+	}
+	if p.readOnly {
+		return errReadOnly
 	}
 	// A copy, not a JSON round trip: the state file's encoding is not needed
 	// for what stays in memory (TestDeepCopyOfAPopulatedState).

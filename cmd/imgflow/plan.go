@@ -73,6 +73,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	shared.target.readOnly = true // a display command changes nothing
 	tgt, err := openTarget(ctx, e, ws, shared.target)
 	if err != nil {
 		return err

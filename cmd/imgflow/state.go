@@ -29,7 +29,7 @@ func cmdState(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := local.Open(dir, local.Options{})
+	p, err := local.Open(dir, local.Options{ReadOnly: true}) // a display command changes nothing
 	if err != nil {
 		return err
 	}

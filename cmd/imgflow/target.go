@@ -43,6 +43,9 @@ type targetFlags struct {
 	subscription string
 	// storageAuth is --storage-auth: aad, key or auto (Azure only).
 	storageAuth string
+	// readOnly opens the local target for display (plan): its state
+	// directory is left as it is.
+	readOnly bool
 }
 
 // envStorageAuth sets the default of --storage-auth.
@@ -57,7 +60,7 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 	runs := filepath.Join(f.stateDir, "runs")
 	switch f.name {
 	case "local":
-		p, err := local.Open(f.stateDir, local.Options{})
+		p, err := local.Open(f.stateDir, local.Options{ReadOnly: f.readOnly})
 		if err != nil {
 			return nil, err
 		}
