@@ -1,6 +1,7 @@
 package builtins
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -95,6 +96,18 @@ func sigToVHDImpl(c *Call) (starlark.Value, error) {
 	if err := p.EnsureContainer(ctx, dest.Account, dest.Container); err != nil {
 		return nil, fmt.Errorf("sig_to_vhd: %w", err)
 	}
+	if existing == nil || !overwrite { // here an existing blob is this export's interrupted copy
+
+		// The blob is this export's from its first byte until it is
+		// marked: journaled before the copy, so a run killed or
+		// cancelled before the mark, and gc, delete the unmarked copy
+		// (a resume then exports again) instead of leaving tens of GiB
+		// that no cleanup names and a resume refuses to overwrite. A
+		// blob the workflow asked to overwrite stays its owner's.
+		if err := c.AddCleanup("delete_unfinished_export", "delete unfinished export "+dest.URL(), exportCleanupArgs(dest, versionID)); err != nil {
+			return nil, err
+		}
+	}
 	b, err := p.CopyBlob(ctx, sas, dest, overwrite || existing != nil)
 	if err != nil {
 		return nil, fmt.Errorf("sig_to_vhd: copy disk %s to %s: %w", disk.Name, dest.URL(), err)
@@ -148,6 +161,34 @@ func (c *Call) exportValue(dest cloud.BlobRef, b *cloud.Blob, securityType strin
 	v.ToStringDict(d)
 	d["guest_state"] = guest
 	return starlarkstruct.FromStringDict(starlark.String("blob"), d), nil
+}
+
+// exportCleanupArgs are the args of a delete_unfinished_export cleanup.
+func exportCleanupArgs(dest cloud.BlobRef, versionID string) map[string]any {
+	a := blobArgs(dest)
+	a["version_id"] = versionID
+	return a
+}
+
+// deleteUnfinishedExport deletes an export's destination blob unless it
+// is marked as the finished export of its version: a finished export is
+// what the run made, an unmarked one a copy it did not finish.
+func deleteUnfinishedExport(ctx context.Context, p cloud.Provider, a map[string]any) error {
+	str := func(k string) string { s, _ := a[k].(string); return s }
+	ref := cloud.BlobRef{Account: str("account"), Container: str("container"), Name: str("name"), Endpoint: str("endpoint")}
+	b, err := p.GetBlob(ctx, ref)
+	switch {
+	case cloud.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	case b.Metadata[sourceMetadataKey] == str("version_id"):
+		return nil
+	}
+	if err := p.DeleteBlob(ctx, ref); err != nil && !cloud.IsNotFound(err) {
+		return err
+	}
+	return nil
 }
 
 // exportDiskName is derived from the version and destination, so a

@@ -96,6 +96,7 @@ func cleanupKinds() map[string]CleanupFunc {
 			return ignoreMissing(p.DeleteDisk(ctx, str(a, "resource_group"), str(a, "name")))
 		},
 	}
+	kinds["delete_unfinished_export"] = deleteUnfinishedExport
 	maps.Copy(kinds, vmCleanupKinds())
 	for kind, del := range deleters() {
 		kinds[kind] = func(ctx context.Context, p cloud.Provider, a map[string]any) error {

@@ -20,7 +20,10 @@ import (
 // crashedExport runs testdata/gc/export.star on the local state in dir and
 // crashes it right after the export's read access was granted, as a dead
 // process would: the temporary disk and its access are left behind.
-func crashedExport(t *testing.T, dir string) {
+func crashedExport(t *testing.T, dir string) { crashedExportAt(t, dir, "CopyBlob") }
+
+// crashedExportAt is crashedExport dying at the provider call op.
+func crashedExportAt(t *testing.T, dir, op string) {
 	t.Helper()
 	h := testharness.New(t, repoRoot(t), "crashed")
 	h.Info.Time = time.Now().UTC()
@@ -30,7 +33,7 @@ func crashedExport(t *testing.T, dir string) {
 	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "crashed", RunTime: &h.Info.Time, Workflow: "testdata/gc/export.star", Target: "local"})
 	require.NoError(t, err)
 	defer j.Close()
-	faults := cloud.NewFaults(map[string]cloud.Fault{"CopyBlob": {Crash: true}})
+	faults := cloud.NewFaults(map[string]cloud.Fault{op: {Crash: true}})
 	cfg := h.Config(nil)
 	cfg.Journal = j
 	res := interp.Run(context.Background(), "//testdata/gc/export.star", cfg, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: overlay.New(p)})
@@ -75,7 +78,7 @@ func TestGCFinishesTheCleanupsOfAnAbandonedRun(t *testing.T) {
 
 	res = imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s")
 	require.Equal(t, 0, res.code, res.String())
-	assert.Contains(t, res.stdout, "gc: cleaned 2 resource(s), 0 failed")
+	assert.Contains(t, res.stdout, "gc: cleaned 3 resource(s), 0 failed", "revoke, delete the disk, delete the unfinished export")
 	assert.Empty(t, disksIn(t, dir), "the disk is gone")
 
 	// The cleanups are journaled: a second gc finds nothing to do.
