@@ -1,6 +1,9 @@
 package journal
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // Replayer serves a run's journaled steps back to a new attempt and records
 // the steps it makes live. Lookups are by step key (builtin plus canonical
@@ -44,7 +47,76 @@ func NewReplayer(records []Record, sink *File) *Replayer {
 		}
 	}
 	r.pending = PendingCleanups(records)
+	r.forgetCleanedUp(records)
 	return r
+}
+
+// forgetCleanedUp drops the steps whose results name a resource a cleanup
+// of an unfinished run has since deleted (a staging image deleted when a
+// Ctrl-C'd run ran its cleanups): replayed, they would hand the workflow
+// a resource that is gone. The call runs live instead, making it again;
+// as builtins ensure, a match that is not the deleted resource only finds
+// what exists. Only a run that stopped early (its last attempt ended
+// failed or cancelled) is concerned: one that succeeded, or died in its
+// final cleanups, finished its workflow, and replaying it changes nothing.
+func (r *Replayer) forgetCleanedUp(records []Record) {
+	if len(r.done) == 0 || !stoppedEarly(records) {
+		return
+	}
+	registered := map[string]Cleanup{}
+	for _, rec := range records {
+		switch {
+		case rec.Type == TypeCleanup && rec.Cleanup != nil:
+			registered[rec.Cleanup.ID] = *rec.Cleanup
+		case rec.Type == TypeStep && rec.Step != nil:
+			for _, c := range rec.Step.Cleanups {
+				registered[c.ID] = c
+			}
+		}
+	}
+	var names []string
+	for id := range r.done {
+		for _, k := range []string{"name", "version"} {
+			if v, ok := registered[id].Args[k].(string); ok && v != "" {
+				names = append(names, `"`+v+`"`)
+			}
+		}
+	}
+	for key, q := range r.steps {
+		kept := q[:0]
+		for _, s := range q {
+			if namesAny(string(s.Result), names) {
+				r.unused--
+				continue
+			}
+			kept = append(kept, s)
+		}
+		r.steps[key] = kept
+	}
+}
+
+func namesAny(result string, quoted []string) bool {
+	for _, n := range quoted {
+		if strings.Contains(result, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// stoppedEarly reports whether the run's last attempt ended failed or
+// cancelled.
+func stoppedEarly(records []Record) bool {
+	stopped := false
+	for _, rec := range records {
+		switch rec.Type {
+		case TypeRun, TypeResume:
+			stopped = false
+		case TypeEnd:
+			stopped = rec.Status == StatusFailed || rec.Status == StatusCancelled
+		}
+	}
+	return stopped
 }
 
 // Pending are the cleanups earlier attempts registered and never ran.
