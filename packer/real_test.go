@@ -260,9 +260,9 @@ func TestRealPackerSignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			vars, dir := realVars(t, map[string]string{"sleep": "60"})
-			vf, err := writeVarFile(vars)
+			vf, stop, err := writeVarFile(vars)
 			require.NoError(t, err)
-			defer os.Remove(vf)
+			defer stop()
 			tpl, err := filepath.Abs(nullFileTemplate)
 			require.NoError(t, err)
 			cmd := exec.Command(bin, "build", "-machine-readable", "-only=nullb", "-var-file="+vf, tpl)

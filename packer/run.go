@@ -340,31 +340,14 @@ func ReadVarFile(path string) (map[string]string, error) {
 	return out, nil
 }
 
-// writeVarFile writes vars (a map of JSON values) to a new 0600 temporary
-// file and returns its path; the caller removes it.
-func writeVarFile[V any](vars map[string]V) (string, error) {
+// writeVarFile gives vars (a map of JSON values) to packer as a var-file
+// (see serveVarFile) and returns its path and how to remove it.
+func writeVarFile[V any](vars map[string]V) (string, func(), error) {
 	data, err := json.MarshalIndent(vars, "", "  ")
 	if err != nil {
-		return "", fmt.Errorf("encode var-file: %w", err)
+		return "", nil, fmt.Errorf("encode var-file: %w", err)
 	}
-	f, err := os.CreateTemp("", "imgflow-packer-vars-*.json")
-	if err != nil {
-		return "", fmt.Errorf("create var-file: %w", err)
-	}
-	name := f.Name()
-	// CreateTemp already uses 0600; say so explicitly, the file holds secrets.
-	err = f.Chmod(0o600)
-	if err == nil {
-		_, err = f.Write(append(data, '\n'))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(name)
-		return "", fmt.Errorf("write var-file: %w", err)
-	}
-	return name, nil
+	return serveVarFile(append(data, '\n'))
 }
 
 // run executes a prepared build.

@@ -339,9 +339,9 @@ func TestVersionFake(t *testing.T) {
 }
 
 func TestWriteVarFile(t *testing.T) {
-	path, err := writeVarFile(map[string]string{"b": secret, "a": "x,y\n\"z\""})
+	path, stop, err := writeVarFile(map[string]string{"b": secret, "a": "x,y\n\"z\""})
 	require.NoError(t, err)
-	defer os.Remove(path)
+	defer stop()
 	st, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 )
@@ -124,11 +123,11 @@ func appendBuildArgs(args []string, p *prepared) ([]string, func(), error) {
 		if err != nil {
 			return nil, cleanup, err
 		}
-		vf, err := writeVarFile(values)
+		vf, stop, err := writeVarFile(values)
 		if err != nil {
 			return nil, cleanup, err
 		}
-		cleanup = func() { _ = os.Remove(vf) }
+		cleanup = stop
 		args = append(args, "-var-file="+vf)
 	}
 	return append(args, p.template), cleanup, nil
