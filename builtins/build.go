@@ -44,10 +44,17 @@ func (r *Run) packerBuilder() PackerBuilder {
 		if r.Workspace != nil {
 			b.Sums = r.Workspace.StagedSums
 		}
+		if s, ok := r.Provider.(scratchDirer); ok {
+			b.TempDir = s.ScratchDir() // emptied when the state is next opened: a kill leaves no VHD behind
+		}
 		return b
 	}
 	return r.Packer
 }
+
+// scratchDirer is a provider with a directory for temporary files that it
+// empties itself (the local target's, see local.Provider.ScratchDir).
+type scratchDirer interface{ ScratchDir() string }
 
 // dryRun reports whether nothing real may happen: the validation pass, or
 // a plan (both run against a dry-run view of the target).

@@ -268,6 +268,12 @@ func (p *Provider) Snapshot() *State {
 	return p.st.clone()
 }
 
+// ScratchDir is a directory for the temporary files of a run on this
+// state (a simulated build's VHD): Open empties it under the state's lock,
+// so what a killed process left goes when the state is next opened (a
+// resume, gc), and nobody else writes in it meanwhile.
+func (p *Provider) ScratchDir() string { return filepath.Join(p.blobDir, tmpDirName) }
+
 // BlobPath is the file holding a blob's data. The file exists only once
 // the blob does.
 func (p *Provider) BlobPath(ref cloud.BlobRef) string {
