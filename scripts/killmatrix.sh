@@ -42,7 +42,7 @@ for ((i = 0; i < trials; i++)); do
 	INTINT) kill -INT $pid 2>/dev/null && sleep 0.05 && kill -INT $pid 2>/dev/null ;;
 	*) kill -"$sig" $pid 2>/dev/null ;;
 	esac
-	wait $pid
+	wait $pid 2>/dev/null
 	code=$?
 	trial_bad=0
 	if [ $code -ne 0 ]; then
@@ -73,6 +73,7 @@ for ((i = 0; i < trials; i++)); do
 		secrets=$((secrets + 1)) trial_bad=1
 	fi
 	if [ $trial_bad = 0 ]; then ok=$((ok + 1)); else bad=$((bad + 1)); fi
+	echo "trial $i ($cell, SIG$sig, exit $code): $([ $trial_bad = 0 ] && echo clean || echo finding)"
 	rm -rf "$dir"
 done
 echo "killmatrix: $trials trials ($interrupted interrupted), $ok clean, $bad with a finding: $unresumable unresumable, $leaked with temporaries left, $secrets with a secret on disk"
