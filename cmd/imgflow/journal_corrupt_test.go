@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/journal"
 )
 
 // damageLine rewrites line n (1-based) of a journal.
@@ -88,3 +91,18 @@ func TestAJournalWithoutItsHeaderIsCorrupt(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// --continue picks the newest run of a journal location: with a damaged
+// journal there, which one that is cannot be known, so it refuses, naming
+// the file and line (it said "holds runs of , not X").
+func TestContinueRefusesADamagedJournal(t *testing.T) {
+	dir := t.TempDir()
+	crashedExport(t, dir)
+	runsDir := filepath.Join(dir, "runs")
+	path := filepath.Join(runsDir, "crashed.jsonl")
+	damageLine(t, path, 1, func([]byte) []byte { return []byte("null\n") })
+	_, err := continuedRun(context.Background(), journal.Dir(runsDir), "testdata/gc/export.star")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path+":1")
+	assert.NotContains(t, err.Error(), "holds runs of")
+}
