@@ -54,7 +54,7 @@ var (
 	// KindAny accepts any value; the builtin converts it.
 	KindAny Kind = &simpleKind{"any", func(starlark.Value) bool { return true }}
 	// KindStringList is a list or tuple of strings.
-	KindStringList Kind = &simpleKind{"list of strings", isStringList}
+	KindStringList Kind = stringListKind{}
 	// KindStringDict is a dict from string to string.
 	KindStringDict Kind = &simpleKind{"dict of string to string", isStringDict}
 	// KindDict is a dict with string keys and JSON-like values.
@@ -69,6 +69,34 @@ var (
 		return err == nil
 	}}
 )
+
+// stringListKind is KindStringList; its reason names the element that is
+// not a string, and says where a secret() goes instead (a secret in an
+// argv would show in process lists, step lines and plans).
+type stringListKind struct{}
+
+func (stringListKind) String() string { return "list of strings" }
+
+func (k stringListKind) Check(v starlark.Value) error {
+	if isStringList(v) {
+		return nil
+	}
+	seq, ok := v.(starlark.Indexable)
+	if _, isStr := v.(starlark.String); !ok || isStr {
+		return fmt.Errorf("got %s, want %s", describe(v), k)
+	}
+	for i := 0; i < seq.Len(); i++ {
+		switch e := seq.Index(i).(type) {
+		case starlark.String:
+		case *Secret:
+			return fmt.Errorf("got %s holding %s at [%d], want %s: a secret never goes into an argument list, where process lists, step lines and plans would show it; "+
+				"pass it in env = {\"NAME\": secret(\"%s\")} and let the program read the variable", v.Type(), e, i, k, e.name)
+		default:
+			return fmt.Errorf("got %s holding %s at [%d], want %s", v.Type(), describe(e), i, k)
+		}
+	}
+	return fmt.Errorf("got %s, want %s", describe(v), k)
+}
 
 func isStringList(v starlark.Value) bool {
 	seq, ok := v.(starlark.Indexable)
