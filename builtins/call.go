@@ -68,6 +68,9 @@ func (s *Spec) call(thread *starlark.Thread, _ *starlark.Builtin, args starlark.
 		if err := p.Kind.Check(v); err != nil {
 			return nil, fmt.Errorf("%s: for parameter %s: %v", s.Name, p.Name, err)
 		}
+		if n, ok := p.Kind.(normalizer); ok {
+			v = n.Normalize(v)
+		}
 		c.args[p.Name] = v
 	}
 	if s.Effect == Changes {
