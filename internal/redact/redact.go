@@ -28,6 +28,8 @@ var (
 	sasQuery = regexp.MustCompile(`(?i)\?([^\s"'<>]*?&)?sig(=|%3D)[^\s"'<>]*`)
 	// A signature parameter anywhere else (also URL-encoded).
 	sasParam = regexp.MustCompile(`(?i)(^|[?&\s"';]|%26|%3F)sig(=|%3D)[^&\s"'<>]*`)
+	// A URL with a query, in a text.
+	urlWithQuery = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s"'<>?]*)\?[^\s"'<>]+`)
 	// The password of a URL's userinfo: scheme://user:PASSWORD@host.
 	userinfoPassword = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@"'<>]*):[^/\s@"'<>]*@`)
 )
@@ -74,6 +76,15 @@ func URL(u string) string {
 		return u
 	}
 	return base + "?<redacted>"
+}
+
+// URLQueries is URL for every URL in s, a text that may quote several
+// among other words.
+func URLQueries(s string) string {
+	if !strings.Contains(s, "://") || !strings.Contains(s, "?") {
+		return UserinfoPassword(s)
+	}
+	return UserinfoPassword(urlWithQuery.ReplaceAllString(s, "${1}?<redacted>"))
 }
 
 // Values replaces every occurrence of each value in s with <secret>,

@@ -91,3 +91,10 @@ func TestUserinfoPassword(t *testing.T) {
 	}
 	assert.Equal(t, "https://u:<redacted>@h/c?<redacted>", URL("https://u:pw@h/c?sv=1"))
 }
+
+func TestURLQueries(t *testing.T) {
+	assert.Equal(t, "get https://a/b?<redacted> and https://u:<redacted>@c/d?<redacted> then http://e/f",
+		URLQueries("get https://a/b?x=1&token=2 and https://u:p@c/d?sig=3 then http://e/f"))
+	assert.Equal(t, "https://a/b?<redacted>", URLQueries("https://a/b?sv=1"))
+	assert.Equal(t, "what? nothing", URLQueries("what? nothing"))
+}
