@@ -216,6 +216,9 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		}
 	}
 	c.warnUnset(tpl, tplRel, checked, secrets)
+	if err := checkNoSecretInNames(tpl, checked, env, c.Value("vars"), c.Value("env")); err != nil {
+		return nil, fail(err)
+	}
 	invocation := invocationSummary(cwdRel, filepath.ToSlash(tplArg), cwdAbs, varFiles, c.Strings("only"))
 
 	// A build whose gallery version exists was made by an earlier run,

@@ -77,7 +77,7 @@ func TestImageBuilderWithoutItsEnvNamesTheVariable(t *testing.T) {
 	msg := res.Err.Error()
 	assert.Contains(t, msg, "testdata/build/imagebuilder_flatcar.star:")
 	assert.Contains(t, msg, `sig-flatcar-gen2.location is "": specify either a location to build in or an existing build_resource_group_name`)
-	assert.Contains(t, msg, "made from {{env `AZURE_LOCATION`}}, which packer renders as \"\" because packer_build's env does not set it: pass env = {\"AZURE_LOCATION\": …}")
+	assert.Contains(t, msg, "made from {{env `AZURE_LOCATION`}}, which packer renders as \"\" because packer_build's env does not set it or sets it to \"\": pass env = {\"AZURE_LOCATION\": …}")
 	assert.Empty(t, f.cloud.Snapshot().ResourceGroups, "nothing is created")
 
 	res = f.run("testdata/build/imagebuilder_flatcar.star", map[string]string{"regions": "westeurope,,eastus"})

@@ -68,6 +68,9 @@ func (s *Spec) call(thread *starlark.Thread, _ *starlark.Builtin, args starlark.
 		if err := p.Kind.Check(v); err != nil {
 			return nil, fmt.Errorf("%s: for parameter %s: %v", s.Name, p.Name, err)
 		}
+		if n, ok := p.Kind.(normalizer); ok {
+			v = n.Normalize(v)
+		}
 		c.args[p.Name] = v
 	}
 	if s.Effect == Changes {
@@ -178,14 +181,13 @@ func (c *Call) argsToGo() map[string]any {
 	return out
 }
 
-// RedactSecrets replaces the query of URL strings in a JSON-like value.
+// RedactSecrets applies redact's policy to the strings of a JSON-like
+// value: a URL loses its query (any may be a credential), and any text its
+// SAS signatures and URL passwords.
 func RedactSecrets(v any) any {
 	switch v := v.(type) {
 	case string:
-		if strings.Contains(v, "://") && strings.Contains(v, "?") {
-			return redact.URL(v)
-		}
-		return v
+		return redact.SAS(redact.URLQueries(v))
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
@@ -218,7 +220,9 @@ func (c *Call) Pos() string { return c.step.Pos }
 // Report sets what the step did, shown in the step line.
 func (c *Call) Report(outcome cloud.Outcome, summary string) {
 	c.step.Outcome = outcome
-	c.step.Summary = summary
+	// The step line is printed and journaled: redact's policy applies, as
+	// it does to the arguments.
+	c.step.Summary = RedactSecrets(summary).(string)
 }
 
 // Has reports whether the argument was given (and not None).

@@ -253,7 +253,9 @@ func outputImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output %q: %v", name, err)
 	}
-	return starlark.None, c.Run.setOutput(Output{Name: name, Value: v, Pos: c.Pos()})
+	// Outputs are printed, written to --outputs and the CI's variables:
+	// a SAS or URL password in one is redacted, as everywhere else.
+	return starlark.None, c.Run.setOutput(Output{Name: name, Value: RedactSecrets(v), Pos: c.Pos()})
 }
 
 func cleanupImpl(c *Call) (starlark.Value, error) {

@@ -26,7 +26,7 @@ func registerExport(r *Registry) {
 			Params: []Param{
 				{Name: "version", Kind: kindVersion, Doc: "the image_version() to export"},
 				{Name: "dest", Kind: kindBlob, Doc: "the blob() to write the VHD to"},
-				{Name: "location", Kind: KindString, Default: "None", Doc: "region of the temporary disk; default: the version's region (it must be replicated there)"},
+				{Name: "location", Kind: KindLocation, Default: "None", Doc: "region of the temporary disk; default: the version's region (it must be replicated there)"},
 				{Name: "security_type", Kind: KindString, Default: "None", Doc: "TrustedLaunch or ConfidentialVM for images that need a secure disk"},
 				{Name: "sas_duration", Kind: KindDuration, Default: `"1h"`, Doc: "how long the disk's read access stays open"},
 				{Name: "overwrite", Kind: KindBool, Default: "False", Doc: "replace an existing blob that is not this version's export"},

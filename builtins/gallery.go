@@ -28,7 +28,7 @@ func registerGallery(r *Registry) {
 			Name: "resource_group", Positional: 1, Effect: Changes,
 			Params: []Param{
 				{Name: "name", Kind: KindString, Doc: "resource group name"},
-				{Name: "location", Kind: KindString, Doc: "region, e.g. `westeurope`"},
+				{Name: "location", Kind: KindLocation, Doc: "region, e.g. `westeurope` (ARM's spellings such as `West Europe` become that name)"},
 				{Name: "tags", Kind: KindStringDict, Default: "{}", Doc: "tags added when created"},
 			},
 			Returns: "struct(id, name, location)",
@@ -41,7 +41,7 @@ func registerGallery(r *Registry) {
 			Params: []Param{
 				{Name: "name", Kind: KindString, Doc: "gallery name: letters, digits, `_` and `.` (no `-`), ≤80"},
 				{Name: "resource_group", Kind: kindRG, Doc: "the resource_group() or its name"},
-				{Name: "location", Kind: KindString, Default: "None", Doc: "region; default: the resource group's"},
+				{Name: "location", Kind: KindLocation, Default: "None", Doc: "region; default: the resource group's"},
 				{Name: "description", Kind: KindString, Default: `""`, Doc: "description"},
 				{Name: "tags", Kind: KindStringDict, Default: "{}", Doc: "tags added when created"},
 				{Name: "community", Kind: kindCommunity, Default: "None", Doc: "a community_profile(): create a community gallery, which share_community() can make public"},
@@ -107,7 +107,7 @@ func registerGallery(r *Registry) {
 				{Name: "definition", Kind: kindDefinition, Doc: "the image_definition()"},
 				{Name: "version", Kind: KindString, Doc: "`Major.Minor.Patch`, each part ≤ 2147483647"},
 				{Name: "source", Kind: kindSource, Doc: "a managed_image(), another image_version(), a vhd(), or an ARM id of an image or version"},
-				{Name: "regions", Kind: KindStringList, Default: "None", Doc: "target regions; default: the gallery's region, which is always included"},
+				{Name: "regions", Kind: KindLocationList, Default: "None", Doc: "target regions; default: the gallery's region, which is always included"},
 				{Name: "replica_count", Kind: KindInt, Default: "1", Doc: "replicas per region (1–100)"},
 				{Name: "storage_account_type", Kind: KindString, Default: `"Standard_LRS"`, Doc: "Standard_LRS, Standard_ZRS or Premium_LRS"},
 				{Name: "exclude_from_latest", Kind: KindBool, Default: "False", Doc: "keep `latest` from resolving to this version"},
@@ -137,7 +137,7 @@ func registerGallery(r *Registry) {
 		},
 		&Spec{
 			Name: "regions", Effect: Reads,
-			Params:  []Param{{Name: "exclude", Kind: KindStringList, Default: "[]", Doc: "region names to leave out"}},
+			Params:  []Param{{Name: "exclude", Kind: KindLocationList, Default: "[]", Doc: "region names to leave out"}},
 			Returns: "sorted list of region names",
 			Doc:     "Lists the subscription's physical regions (logical geographies such as `europe` dropped), sorted, minus `exclude`.",
 			Example: `targets = regions(exclude = ["polandcentral", "eastus2euap"])`,
@@ -444,8 +444,8 @@ func replicateImpl(c *Call) (starlark.Value, error) {
 }
 
 // kindRegionTargets is replicate()'s regions: a list of names, or a dict of
-// name to replica count.
-var kindRegionTargets Kind = &simpleKind{"list of region names or dict of region name to replica count", func(v starlark.Value) bool {
+// name to replica count; the names are normalised (NormalizeLocation).
+var kindRegionTargets Kind = regionTargetsKind{&simpleKind{"list of region names or dict of region name to replica count", func(v starlark.Value) bool {
 	d, ok := v.(*starlark.Dict)
 	if !ok {
 		return isStringList(v)
@@ -458,7 +458,11 @@ var kindRegionTargets Kind = &simpleKind{"list of region names or dict of region
 		}
 	}
 	return true
-}}
+}}}
+
+type regionTargetsKind struct{ *simpleKind }
+
+func (regionTargetsKind) Normalize(v starlark.Value) starlark.Value { return normalizeLocations(v) }
 
 // regionTargets reads replicate()'s regions: the names in order and, for a
 // dict, each region's replica count by lower-cased name.

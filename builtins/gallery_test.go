@@ -147,7 +147,7 @@ func TestReplicateRefusesDuplicates(t *testing.T) {
 	step, _, err := replicateDirect(t, s, kw("regions", stringList("eastus", "northeurope", "EastUS")))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "replicate def/1.0.0")
-	assert.Contains(t, err.Error(), `"EastUS"`)
+	assert.Contains(t, err.Error(), `"eastus"`, "EastUS is eastus, as ARM reads it")
 	assert.Contains(t, err.Error(), "is listed twice")
 	assert.Error(t, step.Err)
 	assert.Zero(t, counter.updateCount())
@@ -172,9 +172,9 @@ func TestReplicateRefusesRegionsNotInTheSubscription(t *testing.T) {
 	assert.Contains(t, err.Error(), `"europe"`)
 	assert.Contains(t, err.Error(), "is a geography, not a region")
 
-	_, _, err = replicateDirect(t, s, kw("regions", stringList("West Europe")))
+	_, _, err = replicateDirect(t, s, kw("regions", stringList("west-europe")))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `"West Europe"`)
+	assert.Contains(t, err.Error(), `"west-europe"`)
 	assert.Contains(t, err.Error(), "westeurope")
 
 	assert.Zero(t, counter.updateCount())
@@ -241,7 +241,11 @@ output("rest", regions(exclude = ["westeurope", "eastus", "polandcentral", "braz
 	assert.Contains(t, rest, "eastus2")
 	assert.True(t, sort.StringsAreSorted(rest))
 
-	msg := s.mustFail(`regions(exclude = ["West Europe"])`, nil)
+	// ARM's spellings name the region; others are refused with its name.
+	res = s.mustRun(`output("rest", regions(exclude = ["West Europe", "EastUS"]))`, nil)
+	assert.NotContains(t, anyStrings(outputsOf(res)["rest"]), "westeurope")
+	assert.NotContains(t, anyStrings(outputsOf(res)["rest"]), "eastus")
+	msg := s.mustFail(`regions(exclude = ["west_europe"])`, nil)
 	assert.Contains(t, msg, "regions: exclude:")
 	assert.Contains(t, msg, `so here "westeurope"`)
 }
@@ -388,4 +392,38 @@ func TestReplicateRefusesABadRegionCount(t *testing.T) {
 	} {
 		assert.Contains(t, s.mustFail(versionPrelude+src, nil), want, src)
 	}
+}
+
+// ARM accepts a location in any case and with its display name's spaces;
+// imgflow normalises it once, so the step records (the journal's keys),
+// the cloud and a rerun spelled otherwise all see westeurope.
+func TestLocationSpellingsARMAcceptsAreNormalised(t *testing.T) {
+	s := newSnippetSandbox(t)
+	const flow = `
+rg = resource_group("rg", location = %q)
+g = gallery("gal", resource_group = rg, location = %q)
+d = image_definition(g, name = "def", publisher = "p", offer = "o", sku = "s")
+output("where", [rg.location, g.location, regions(exclude = [%q])[:0]])
+`
+	first := s.mustRun(fmt.Sprintf(flow, "westeurope", "westeurope", "northeurope"), nil)
+	keys := map[string]string{}
+	for _, step := range first.Steps {
+		if step.Effect == builtins.Changes {
+			keys[step.Builtin] = builtins.StepKey(step.Builtin, step.Args)
+		}
+	}
+	second := s.mustRun(fmt.Sprintf(flow, "West Europe", "WestEurope", "North Europe"), nil)
+	for _, step := range second.Steps {
+		if step.Effect == builtins.Changes {
+			assert.Equal(t, cloud.Exists, step.Outcome, "%s on the rerun", step.Builtin)
+			assert.Equal(t, keys[step.Builtin], builtins.StepKey(step.Builtin, step.Args), "%s's journal key", step.Builtin)
+		}
+	}
+	assert.Equal(t, "westeurope", stepsOf(second, "resource_group")[0].Args["location"])
+	assert.Equal(t, []any{"westeurope", "westeurope", []any{}}, outputsOf(second)["where"])
+	assert.Len(t, s.cloud.Snapshot().ResourceGroups, 1)
+
+	// What ARM refuses is still refused, with the name it would take.
+	msg := s.mustFail(`resource_group("rg", location = "west-europe")`, nil)
+	assert.Contains(t, msg, `"westeurope"`)
 }

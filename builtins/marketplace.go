@@ -16,7 +16,7 @@ func registerMarketplace(r *Registry) {
 				{Name: "publisher", Kind: KindString, Doc: "publisher, e.g. `Canonical`"},
 				{Name: "offer", Kind: KindString, Doc: "offer, e.g. `0001-com-ubuntu-server-jammy`"},
 				{Name: "sku", Kind: KindString, Doc: "SKU, e.g. `22_04-lts-gen2`"},
-				{Name: "location", Kind: KindString, Doc: "the region the build's VM runs in (the marketplace is per region)"},
+				{Name: "location", Kind: KindLocation, Doc: "the region the build's VM runs in (the marketplace is per region)"},
 				{Name: "version", Kind: KindString, Default: `"latest"`, Doc: "`latest`, or a pinned version that must be listed"},
 			},
 			Returns: "struct(publisher, offer, sku, location, version, requested)",

@@ -268,7 +268,7 @@ func writeStubFunc(b *strings.Builder, s *Spec) {
 // stubType is the Python annotation of a parameter kind.
 func stubType(k Kind) string {
 	switch k {
-	case KindString, KindDuration:
+	case KindString, KindDuration, KindLocation:
 		return "str"
 	case KindInt:
 		return "int"
@@ -276,7 +276,7 @@ func stubType(k Kind) string {
 		return "bool"
 	case KindCallable:
 		return "Callable[..., Any]"
-	case KindStringList:
+	case KindStringList, KindLocationList:
 		return "list[str]"
 	case KindStringDict:
 		return "dict[str, str]"

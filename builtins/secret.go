@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // SecretEnvPrefix starts the environment variable a secret() reads:
@@ -119,14 +121,16 @@ func secretValues(vs ...starlark.Value) []string {
 	return out
 }
 
-// redactValues replaces each secret value in s.
+// redactValues replaces each secret value in s, then what redact's
+// policy removes from any text (SAS signatures, URL passwords): a tool's
+// output may print a signed URL it was never given as a secret().
 func redactValues(s string, secrets []string) string {
 	for _, v := range secrets {
 		if v != "" {
 			s = strings.ReplaceAll(s, v, "<secret>")
 		}
 	}
-	return s
+	return redact.SAS(s)
 }
 
 // scrubSecretEnv drops IMGFLOW_SECRET_* variables from an environment: a

@@ -312,3 +312,30 @@ func (b *failingBuilder) Build(context.Context, packer.BuildRequest) (*packer.Re
 	b.called = true
 	return nil, assert.AnError
 }
+
+// A secret() the template renders into a resource name (managed_image_name)
+// or a tag (azure_tags) is refused in the validation pass, at the
+// packer_build line, before anything is created: Azure would store it
+// and every listing, plan, journal and state would show it.
+func TestSecretInAResourceNameOrTagIsRefused(t *testing.T) {
+	t.Setenv("IMGFLOW_SECRET_UA_TOKEN", "s3cr3tname")
+	for into, want := range map[string]string{
+		"name": `managed_image_name is made from secret("ua_token")`,
+		"tags": `azure_tags is made from secret("ua_token")`,
+	} {
+		t.Run(into, func(t *testing.T) {
+			f := newBuildFixture(t)
+			res := f.run("testdata/build/secret_in_name.star", map[string]string{"into": into})
+			require.Error(t, res.Err)
+			msg := res.Err.Error()
+			assert.Contains(t, msg, want)
+			assert.Contains(t, msg, "testdata/build/secret_in_name.star:23:")
+			assert.NotContains(t, msg, "s3cr3tname")
+			data, err := json.Marshal([]any{res.Steps, f.rep.text()})
+			require.NoError(t, err)
+			assert.NotContains(t, string(data), "s3cr3tname")
+			assert.NotContains(t, f.state(), "2026.1.2", "no image was created")
+			assertNoSecretInDir(t, f.journals)
+		})
+	}
+}

@@ -26,7 +26,7 @@ func registerStorage(r *Registry) {
 			Params: []Param{
 				{Name: "name", Kind: KindString, Doc: "3–24 lowercase letters and digits"},
 				{Name: "resource_group", Kind: kindRG, Doc: "the resource_group() or its name"},
-				{Name: "location", Kind: KindString, Default: "None", Doc: "region; default: the resource group's"},
+				{Name: "location", Kind: KindLocation, Default: "None", Doc: "region; default: the resource group's"},
 			},
 			Returns: "struct(id, name, resource_group, location, blob_endpoint)",
 			Doc:     "Ensures a storage account exists (for VHD page blobs).",
@@ -86,7 +86,7 @@ func registerStorage(r *Registry) {
 				{Name: "name", Kind: KindString, Doc: "image name"},
 				{Name: "resource_group", Kind: kindRG, Doc: "the resource_group() or its name"},
 				{Name: "source", Kind: KindOneOf(KindStruct("vhd", "image_version"), KindString), Doc: "a vhd() or image_version()"},
-				{Name: "location", Kind: KindString, Default: "None", Doc: "region; default: the resource group's"},
+				{Name: "location", Kind: KindLocation, Default: "None", Doc: "region; default: the resource group's"},
 				{Name: "os_type", Kind: KindString, Default: `"Linux"`, Doc: "Linux or Windows"},
 				{Name: "hyper_v_generation", Kind: KindString, Default: `"V2"`, Doc: "V1 or V2"},
 			},

@@ -21,7 +21,19 @@ func TestWrongTypeNamesParameterAndTypes(t *testing.T) {
 func TestWrongTypeOfListElement(t *testing.T) {
 	s := newSnippetSandbox(t)
 	msg := s.mustFail(`regions(exclude = ["westeurope", 3])`, nil)
-	assert.Contains(t, msg, "regions: for parameter exclude: got list, want list of strings")
+	assert.Contains(t, msg, "regions: for parameter exclude: got list holding int at [1], want list of strings")
+}
+
+// A secret() in command()'s argv is refused with where it goes instead:
+// argv shows in process lists, step lines and plans.
+func TestSecretInArgvSaysSecretsGoInEnv(t *testing.T) {
+	t.Setenv("IMGFLOW_SECRET_UA_TOKEN", secretValue)
+	s := newSnippetSandbox(t)
+	msg := s.mustFail(`command(["curl", "-H", secret("ua_token")])`, nil)
+	assert.Contains(t, msg, "command: for parameter argv: got list holding <secret ua_token> at [2]")
+	assert.Contains(t, msg, `pass it in env = {"NAME": secret("ua_token")}`)
+	assert.Contains(t, msg, "main.star:1:")
+	assert.NotContains(t, msg, secretValue)
 }
 
 func TestTooManyPositionalArgumentsAskForKeywords(t *testing.T) {

@@ -35,6 +35,17 @@ func normalizeRegion(s string) string {
 	}, strings.ToLower(s))
 }
 
+// NormalizeLocation returns the region name ARM means by s: ARM accepts a
+// location in any case and with the spaces of its display name ("West
+// Europe", "WestEurope") and stores it as westeurope. Every builtin taking
+// a location passes it through here first, so plans, journals, step keys
+// and comparisons with existing resources all see one spelling, and a
+// rerun with "West Europe" after westeurope changes nothing. What ARM
+// refuses ("west-europe") is left for ValidateLocationName to explain.
+func NormalizeLocation(s string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), " ", "")
+}
+
 // ValidateLocationName checks a location (region) name's syntax: 1–40
 // lowercase letters and digits, e.g. westeurope.
 func ValidateLocationName(name string) error { return locationRule("location").check(name) }

@@ -121,6 +121,18 @@ func TestDialectRefusesWhileAndRecursion(t *testing.T) {
 	assert.Contains(t, ie.Msg, "called recursively")
 }
 
+// A global hiding a builtin the file calls is refused at the assignment,
+// not reported later as "invalid call of non-function (struct)".
+func TestGlobalHidingABuiltinIsRefusedAtItsAssignment(t *testing.T) {
+	f := newFixture(t)
+	res := f.run(t, "//testdata/interp/shadowed_builtin.star")
+	ie := requireInterpError(t, res.Err)
+	assert.Equal(t, "testdata/interp/shadowed_builtin.star:3:1", ie.Pos)
+	assert.Contains(t, ie.Msg, "global gallery hides the builtin gallery()")
+	assert.NotContains(t, ie.Msg, "non-function")
+	assert.Empty(t, f.cloud.Snapshot().ResourceGroups)
+}
+
 func TestLibraryCannotChangeTheCloudWhileLoading(t *testing.T) {
 	f := newFixture(t)
 	ie := requireInterpError(t, f.run(t, "//testdata/interp/loads_side_effect.star").Err)

@@ -66,6 +66,11 @@ func compileProgram(filename string, src []byte, predeclared starlark.StringDict
 	}
 	params := paramNames(f) // before FileProgram resolves (mutates) f
 	prog, err := starlark.FileProgram(f, predeclared.Has)
+	if err == nil {
+		if errs := ShadowedBuiltins(f, predeclared.Has); len(errs) > 0 {
+			return &program{err: errs}
+		}
+	}
 	return &program{prog: prog, params: params, err: err}
 }
 

@@ -288,6 +288,11 @@ func (l *Linter) source(rel string, src []byte) ([]Finding, []loadRef) {
 		} else {
 			c.findings = append(c.findings, Finding{File: rel, Line: 1, Col: 1, Category: Resolve, Message: err.Error()})
 		}
+	} else {
+		// What run refuses the file for (interp.ShadowedBuiltins).
+		for _, e := range interp.ShadowedBuiltins(f, l.isPredeclared(rel, c.release)) {
+			c.add(e.Pos, Resolve, "%s", e.Msg)
+		}
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if call, ok := n.(*syntax.CallExpr); ok {

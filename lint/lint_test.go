@@ -63,6 +63,21 @@ x = gallery(anything = 1)
 	assert.Empty(t, l.Source("lib/own.star", []byte(src)))
 }
 
+// lint reports what run refuses: a global hiding a builtin the file calls;
+// one the file never calls is harmless.
+func TestGlobalHidingACalledBuiltin(t *testing.T) {
+	l := newTestLinter(t, nil)
+	src := `"""Hidden gallery."""
+
+gallery = struct(name = "flatcar")
+regions = ["westeurope"]
+g = gallery(name = "g", resource_group = "rg", location = regions[0])
+`
+	assert.Equal(t, []string{
+		`lib/hidden.star:3:1: resolve: global gallery hides the builtin gallery(): the file's calls of gallery() would reach this value instead; rename it (e.g. gallery_)`,
+	}, strs(l.Source("lib/hidden.star", []byte(src))))
+}
+
 func TestDisablingComment(t *testing.T) {
 	l := newTestLinter(t, nil)
 	src := `"""Disabled."""

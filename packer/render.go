@@ -275,7 +275,8 @@ func (r *renderer) lookup(kind, name, path string, envOK bool) (string, error) {
 			return "", fmt.Errorf("%s: {{env `%s`}} is only allowed in \"variables\" (packer fails with \"env vars are not allowed here\")", path, name)
 		}
 		v, ok := r.env[name]
-		if !ok {
+		if !ok || v == "" {
+			// Set to "" or not set: either explains an empty value.
 			r.unset[name] = true
 		}
 		return v, nil

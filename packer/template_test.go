@@ -270,7 +270,17 @@ func TestRenderBuildsNamesAndUnsetEnv(t *testing.T) {
 	r, err = tpl.RenderBuilds(map[string]string{"build_name": "x"}, map[string]string{"PACKER_BUILD_LOCATION": "westeurope", "AZURE_VM_SIZE": ""})
 	require.NoError(t, err)
 	assert.Equal(t, "westeurope", r.Configs["sig-x"]["location"])
-	assert.Empty(t, r.UnsetEnv, "an env name given as empty is set")
+	assert.Equal(t, map[string]map[string][]string{"sig-x": {"vm_size": {"AZURE_VM_SIZE"}}}, r.UnsetEnv,
+		"an env name given as empty explains the empty value as an unset one does")
+
+	// packer_build(env = {"PACKER_BUILD_LOCATION": ""}) keeps the hint
+	// that names the variable.
+	r, err = tpl.RenderBuilds(map[string]string{"build_name": "x"}, map[string]string{"PACKER_BUILD_LOCATION": "", "AZURE_VM_SIZE": "Standard_D4s_v5"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]string{
+		"location": {"PACKER_BUILD_LOCATION"},
+		"shared_image_gallery_destination.replication_regions[0]": {"PACKER_BUILD_LOCATION"},
+	}, r.UnsetEnv["sig-x"])
 
 	names, err := tpl.BuildNames(map[string]string{"build_name": "other"}, nil)
 	assert.Nil(t, names)

@@ -22,6 +22,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -80,6 +81,9 @@ func (r *Release) Override(vars map[string]string) error {
 	}
 	sort.Strings(names)
 	for _, name := range names {
+		if err := noCredential(vars[name]); err != nil {
+			return fmt.Errorf("--var %s: %w", name, err)
+		}
 		taken := false
 		for _, j := range r.Jobs {
 			if j.params[name] {
@@ -247,6 +251,9 @@ func (c *collector) job(th *starlark.Thread, b *starlark.Builtin, args starlark.
 			return nil, fmt.Errorf("job: %s declares no param %q: its params are %s", rel, name, strings.Join(info.paramNames(), ", "))
 		}
 		v, err := varString(kv[1])
+		if err == nil {
+			err = noCredential(v)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("job: var %s: %w", name, err)
 		}
@@ -254,6 +261,17 @@ func (c *collector) job(th *starlark.Thread, b *starlark.Builtin, args starlark.
 	}
 	c.release.Jobs = append(c.release.Jobs, j)
 	return starlark.None, nil
+}
+
+// noCredential refuses a var holding a SAS signature or a URL password: a
+// job's vars are written into the generated CI files, its id, its journal
+// folder and the release's summaries, where no credential may go.
+func noCredential(v string) error {
+	if redact.HasCredential(v) {
+		return fmt.Errorf("holds a credential (a SAS signature or a URL password), which job vars would write into the CI files, job ids, journal folders and summaries: " +
+			"have the workflow read it with secret(\"NAME\") (IMGFLOW_SECRET_NAME, a CI secret), or pass the URL without its query")
+	}
+	return nil
 }
 
 // varString is a var's --var form: params convert strings to what they

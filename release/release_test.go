@@ -93,6 +93,10 @@ func TestBadReleasesAreRefusedWithTheJobsPosition(t *testing.T) {
 		"a bad id":               {`job("workflows/w.star", id = "Bad_ID")`, "id \"Bad_ID\": want lowercase letters"},
 		"no job":                 {`X = 1`, "releases/r.star: the release lists no job"},
 		"a workflow outside":     {`job("../w.star")`, "outside the workspace"},
+		"a SAS in a var": {"\njob(\"workflows/w.star\", os = \"https://a.blob.core.windows.net/c/x.vhd?sv=1&sig=SASSECRET\")\n",
+			"releases/r.star:2:4: job: var os: holds a credential (a SAS signature or a URL password)"},
+		"a URL password in a list var": {`job("workflows/w.star", features = ["https://u:PASSW0RD@h.example/x"])`,
+			"job: var features: holds a credential"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -133,4 +137,16 @@ func TestOverrideSetsAVarOnEveryJobThatTakesItAndKeepsTheIDs(t *testing.T) {
 	err = rel.Override(map[string]string{"imagebuilder": "x"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `no job of releases/flatcar.star runs a workflow with a param "imagebuilder"`)
+}
+
+// A --var override holding a credential is refused as a job's var is, and
+// the message does not repeat it.
+func TestOverrideRefusesACredential(t *testing.T) {
+	r, err := Load(context.Background(), scratch(t, `job("workflows/w.star")`), "releases/r.star")
+	require.NoError(t, err)
+	err = r.Override(map[string]string{"os": "https://a.blob.core.windows.net/c/x?sig=SASSECRET"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--var os: holds a credential")
+	assert.NotContains(t, err.Error(), "SASSECRET")
+	assert.Empty(t, r.Jobs[0].Vars)
 }

@@ -55,6 +55,9 @@ func cmdCI(ctx context.Context, e *env, args []string) error {
 	if !regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`).MatchString(o.journalVar) {
 		return fmt.Errorf("--journal-var %q: want a variable name (letters, digits, _)", o.journalVar)
 	}
+	if err := o.validate(); err != nil {
+		return err
+	}
 	ws, err := builtins.NewWorkspace(shared.root)
 	if err != nil {
 		return err
@@ -68,7 +71,7 @@ func cmdCI(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if rel == nil {
-		return fmt.Errorf("%s is not a release file (one that calls job()): imgflow ci takes a release, e.g. releases/aks.star", pos[1])
+		return notARelease(pos[1], "imgflow ci")
 	}
 	var data []byte
 	switch pos[0] {
@@ -149,13 +152,13 @@ func runCommand(rel *release.Release, target, args, jobID, journal string) strin
 }
 
 func summaryCommand(rel *release.Release, journal, junit string) string {
-	return fmt.Sprintf("imgflow runs --release %s --journal \"%s\" --junit %s", rel.File, journal, junit)
+	return fmt.Sprintf("imgflow runs --release %s --journal \"%s\" --junit %s", shellQuote(rel.File), journal, junit)
 }
 
 func planCommand(rel *release.Release, target string) string {
-	return fmt.Sprintf("imgflow plan %s --target %s", rel.File, target)
+	return fmt.Sprintf("imgflow plan %s --target %s", shellQuote(rel.File), shellQuote(target))
 }
 
 func installCommand(o ciOptions) string {
-	return "go install github.com/imgflow/imgflow/cmd/imgflow@" + o.imgflowVersion
+	return "go install " + shellQuote("github.com/imgflow/imgflow/cmd/imgflow@"+o.imgflowVersion)
 }

@@ -45,6 +45,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	shared.addState(fs)
 	shared.addTarget(fs)
 	shared.addOutput(fs, false)
+	maxMemory := addMaxMemory(fs)
 	noPackerValidate := fs.Bool("no-packer-validate", false, "do not run packer validate on each packer_build (it runs when packer is on PATH)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -57,6 +58,11 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	ctx, stopWatch, err := watchMemory(ctx, *maxMemory)
+	if err != nil {
+		return err
+	}
+	defer stopWatch()
 	values, err := shared.loadVars()
 	if err != nil {
 		return err

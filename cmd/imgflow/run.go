@@ -15,7 +15,6 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/internal/memlimit"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
@@ -35,7 +34,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	artifacts := fs.String("artifacts", "", "write the workflow's artifact() files into `dir` (default .imgflow/artifacts/RUN_ID)")
 	resume := fs.String("resume", "", "resume the run with this `id` (see imgflow runs): journaled steps are not redone")
 	maxSteps := fs.Uint64("max-steps", interp.DefaultMaxSteps, "Starlark step limit per thread")
-	maxMemory := fs.String("max-memory", "1GiB", "memory `size` the run may hold (e.g. 512MiB, 2GiB); past it the run stops at its current line")
+	maxMemory := addMaxMemory(fs)
 	jobs := fs.Int("j", 1, "with several workflow files, how many run at once")
 	exportOutputs := fs.Bool("export-outputs", false, "set the outputs as pipeline variables (Azure Pipelines, GitHub Actions)")
 	continueRun := fs.Bool("continue", false, "continue the latest run in --journal (its finished steps replay, nothing is redone) or start one when there is none: the command of a CI job that may be retried on another agent")
@@ -68,11 +67,10 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if *resume != "" && *continueRun {
 		return fmt.Errorf("--resume RUN_ID and --continue: give one (--continue picks the latest run of --journal)")
 	}
-	memLimit, err := memlimit.Parse(*maxMemory)
+	ctx, stopWatch, err := watchMemory(ctx, *maxMemory)
 	if err != nil {
-		return fmt.Errorf("--max-memory: %w", err)
+		return err
 	}
-	ctx, stopWatch := memlimit.Watch(ctx, memLimit, "--max-memory")
 	defer stopWatch()
 	values, err := shared.loadVars()
 	if err != nil {

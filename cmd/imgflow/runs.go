@@ -153,7 +153,7 @@ func releaseRuns(ctx context.Context, e *env, shared sharedFlags, file, base str
 		return err
 	}
 	if rel == nil {
-		return fmt.Errorf("--release %s is not a release file (one that calls job())", file)
+		return notARelease(file, "runs --release")
 	}
 	sum, err := summarizeRelease(ctx, rel, base, func(location string) (journal.Store, error) {
 		return runsStore(ctx, e, shared, location)

@@ -27,11 +27,42 @@ type ExceededError struct {
 	Limit, Used uint64
 	// Flag is how the user raises the limit, e.g. "--max-memory".
 	Flag string
+	// AddressSpace is the address-space limit that lowered the budget
+	// below Flag's (Effective), or 0.
+	AddressSpace uint64
 }
 
 func (e *ExceededError) Error() string {
+	if e.AddressSpace != 0 {
+		return fmt.Sprintf("memory budget exceeded: the run holds %s, more than its limit of %s (a third of what the process's address-space limit, ulimit -v %s, left free): a loop may be building ever larger values (raise ulimit -v only if the workflow really needs it)",
+			Format(e.Used), Format(e.Limit), Format(e.AddressSpace))
+	}
 	return fmt.Sprintf("memory budget exceeded: the run holds %s, more than its limit of %s: a loop may be building ever larger values (raise %s only if the workflow really needs it)",
 		Format(e.Used), Format(e.Limit), e.Flag)
+}
+
+// Effective is the budget Watch applies for limit: limit, or under an
+// address-space limit (ulimit -v) that leaves less room, a third of the
+// address space still free, with that limit. The Go runtime reserves
+// address space beyond its heap (and frees it late) and dies with an
+// unrecoverable "fatal error: out of memory" dump when a reservation
+// fails, so the budget must trip long before the limit is reached.
+func Effective(limit uint64) (budget, addressSpace uint64) {
+	return effective(limit, addressSpaceLimit(), addressSpaceUsed())
+}
+
+func effective(limit, as, used uint64) (uint64, uint64) {
+	if as == 0 {
+		return limit, 0
+	}
+	free := uint64(0)
+	if as > used {
+		free = as - used
+	}
+	if free/3 >= limit {
+		return limit, 0
+	}
+	return max(free/3, 1), as
 }
 
 // heapMetric is the memory occupied by live and not yet swept heap objects.
@@ -43,7 +74,10 @@ const heapMetric = "/memory/classes/heap/objects:bytes"
 // the garbage collector works harder before the budget is declared
 // exceeded (the previous soft limit is restored by stop). The limit is the
 // process's: imgflow runs one command per process.
+//
+// Under an address-space limit the budget is Effective's.
 func Watch(parent context.Context, limit uint64, flag string) (context.Context, func()) {
+	limit, as := Effective(limit)
 	ctx, cancel := context.WithCancelCause(parent)
 	previous := debug.SetMemoryLimit(int64(min(limit, 1<<62)))
 	done := make(chan struct{})
@@ -60,7 +94,7 @@ func Watch(parent context.Context, limit uint64, flag string) (context.Context, 
 			case <-t.C:
 				metrics.Read(sample)
 				if used := sample[0].Value.Uint64(); used > limit {
-					cancel(&ExceededError{Limit: limit, Used: used, Flag: flag})
+					cancel(&ExceededError{Limit: limit, Used: used, Flag: flag, AddressSpace: as})
 					return
 				}
 			}

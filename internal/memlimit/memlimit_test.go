@@ -48,3 +48,25 @@ func TestParse(t *testing.T) {
 		assert.ErrorContains(t, err, "invalid size", bad)
 	}
 }
+
+// Under ulimit -v the budget is a third of the address space left free:
+// the Go runtime's reservations fail (an unrecoverable dump) long before
+// a heap of the flag's size would be reached.
+func TestEffectiveBudgetUnderAnAddressSpaceLimit(t *testing.T) {
+	budget, as := effective(1<<30, 0, 500<<20)
+	assert.Equal(t, uint64(1<<30), budget, "no address-space limit")
+	assert.Zero(t, as)
+
+	budget, as = effective(1<<30, 8<<30, 1<<30)
+	assert.Equal(t, uint64(1<<30), budget, "room enough for the flag's budget")
+	assert.Zero(t, as)
+
+	budget, as = effective(8<<30, 4<<30, 1<<30)
+	assert.Equal(t, uint64(1<<30), budget)
+	assert.Equal(t, uint64(4<<30), as)
+	msg := (&ExceededError{Limit: budget, Used: budget + 1, Flag: "--max-memory", AddressSpace: as}).Error()
+	assert.Contains(t, msg, "address-space limit, ulimit -v 4.0 GiB")
+
+	budget, _ = effective(1<<30, 1<<30, 2<<30)
+	assert.Equal(t, uint64(1), budget, "no room at all trips at once")
+}

@@ -1,7 +1,10 @@
 // Package redact removes secrets from text that leaves imgflow: error
-// messages, step records, journals, JUnit reports. It knows two kinds of
-// secret: Azure SAS signatures (a query carrying sig=) and the values of
-// secret()s, which the process holds in IMGFLOW_SECRET_* variables.
+// messages, step lines, plans, journals, state, outputs, CI files, JUnit
+// reports, artifacts. It is imgflow's one redaction policy and knows
+// three kinds of secret: Azure SAS signatures (a query carrying sig=),
+// passwords in a URL's userinfo (https://user:PASSWORD@host/…), and the
+// values of secret()s, which the process holds in IMGFLOW_SECRET_*
+// variables.
 package redact
 
 import (
@@ -25,6 +28,10 @@ var (
 	sasQuery = regexp.MustCompile(`(?i)\?([^\s"'<>]*?&)?sig(=|%3D)[^\s"'<>]*`)
 	// A signature parameter anywhere else (also URL-encoded).
 	sasParam = regexp.MustCompile(`(?i)(^|[?&\s"';]|%26|%3F)sig(=|%3D)[^&\s"'<>]*`)
+	// A URL with a query, in a text.
+	urlWithQuery = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s"'<>?]*)\?[^\s"'<>]+`)
+	// The password of a URL's userinfo: scheme://user:PASSWORD@host.
+	userinfoPassword = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@"'<>]*):[^/\s@"'<>]*@`)
 )
 
 // SAS removes SAS signatures from s, a text that may quote URLs (an
@@ -33,7 +40,11 @@ var (
 // string's SharedAccessSignature=…) sig=<redacted>. It is imgflow's one
 // SAS redaction: the Azure target's errors and logs, packer's output and
 // artifacts, step records and journals all go through it.
+//
+// It also removes the password of every URL's userinfo (UserinfoPassword):
+// whatever redacts SAS signatures redacts those too.
 func SAS(s string) string {
+	s = UserinfoPassword(s)
 	if !strings.Contains(strings.ToLower(s), "sig") {
 		return s
 	}
@@ -41,16 +52,39 @@ func SAS(s string) string {
 	return sasParam.ReplaceAllString(s, "${1}sig=<redacted>")
 }
 
+// UserinfoPassword replaces the password of every URL in s that carries
+// one (https://user:PASSWORD@host/…) with <redacted>, keeping the user.
+func UserinfoPassword(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	return userinfoPassword.ReplaceAllString(s, "${1}:<redacted>@")
+}
+
+// HasCredential reports whether s carries a SAS signature or a URL
+// password: a value that must not become part of a name, an id or a
+// generated file.
+func HasCredential(s string) bool { return SAS(s) != s }
+
 // URL returns u, a value known to be a URL (a blob or copy source URL,
 // a journal location), without its query: any query may carry a
 // credential (an Azure SAS, or another service's signed URL), so none is
-// printed.
+// printed. A password in its userinfo is redacted too.
 func URL(u string) string {
-	base, _, ok := strings.Cut(u, "?")
+	base, _, ok := strings.Cut(UserinfoPassword(u), "?")
 	if !ok {
 		return u
 	}
 	return base + "?<redacted>"
+}
+
+// URLQueries is URL for every URL in s, a text that may quote several
+// among other words.
+func URLQueries(s string) string {
+	if !strings.Contains(s, "://") || !strings.Contains(s, "?") {
+		return UserinfoPassword(s)
+	}
+	return UserinfoPassword(urlWithQuery.ReplaceAllString(s, "${1}?<redacted>"))
 }
 
 // Values replaces every occurrence of each value in s with <secret>,

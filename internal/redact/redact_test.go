@@ -76,3 +76,25 @@ func TestErrorKeepsTheChainWithoutTheSAS(t *testing.T) {
 	assert.Equal(t, "lease: denied for ?<redacted>", err.Error())
 	assert.NotNil(t, errors.Unwrap(err))
 }
+
+// A URL's userinfo password goes wherever a SAS goes; the user stays.
+func TestUserinfoPassword(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://user:PASSWORD@host/x":                          "https://user:<redacted>@host/x",
+		`env URL="https://me:p%40ss@h.example/a?sig=zz" set`:    `env URL="https://me:<redacted>@h.example/a?<redacted>" set`,
+		"ftp://anon@host/x and mail a@b.example":                "ftp://anon@host/x and mail a@b.example",
+		"git+ssh://git:tok3n@example.org:22/r.git, http://h/ok": "git+ssh://git:<redacted>@example.org:22/r.git, http://h/ok",
+		"host:port@thing without a scheme":                      "host:port@thing without a scheme",
+	} {
+		assert.Equal(t, want, SAS(in), in)
+		assert.Equal(t, want != in, HasCredential(in), in)
+	}
+	assert.Equal(t, "https://u:<redacted>@h/c?<redacted>", URL("https://u:pw@h/c?sv=1"))
+}
+
+func TestURLQueries(t *testing.T) {
+	assert.Equal(t, "get https://a/b?<redacted> and https://u:<redacted>@c/d?<redacted> then http://e/f",
+		URLQueries("get https://a/b?x=1&token=2 and https://u:p@c/d?sig=3 then http://e/f"))
+	assert.Equal(t, "https://a/b?<redacted>", URLQueries("https://a/b?sv=1"))
+	assert.Equal(t, "what? nothing", URLQueries("what? nothing"))
+}

@@ -183,7 +183,7 @@ func withUnsetEnv(err error, unsetEnv map[string][]string) error {
 	for _, p := range paths {
 		from = append(from, fmt.Sprintf("%s from {{env `%s`}}", p, strings.Join(unsetEnv[p], "`}}, {{env `")))
 	}
-	return fmt.Errorf("%w\n(rendered from environment variables packer_build's env does not set, which packer renders as \"\": %s; pass them in env = {…})", err, strings.Join(from, "; "))
+	return fmt.Errorf("%w\n(rendered from environment variables packer_build's env does not set or sets to \"\", which packer renders as \"\": %s; pass them in env = {…})", err, strings.Join(from, "; "))
 }
 
 // check applies packer 1.6.6's rules for the shapes imgflow builds (its
@@ -338,7 +338,7 @@ func (r *reader) envHint(key string) string {
 	for i, n := range names {
 		refs[i] = fmt.Sprintf("{{env `%s`}}", n)
 	}
-	return fmt.Sprintf(" (made from %s, which packer renders as \"\" because packer_build's env does not set it: pass env = {%q: …})",
+	return fmt.Sprintf(" (made from %s, which packer renders as \"\" because packer_build's env does not set it or sets it to \"\": pass env = {%q: …})",
 		strings.Join(refs, ", "), names[0])
 }
 

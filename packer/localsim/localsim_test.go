@@ -200,7 +200,7 @@ func TestReplicationRegionsFollowPacker(t *testing.T) {
 	})
 	require.Error(t, err)
 	msg := err.Error()
-	assert.Contains(t, msg, `b.location is "": specify either a location to build in or an existing build_resource_group_name (packer's rule) (made from {{env `+"`PACKER_BUILD_LOCATION`"+`}}, which packer renders as "" because packer_build's env does not set it: pass env = {"PACKER_BUILD_LOCATION": …})`)
+	assert.Contains(t, msg, `b.location is "": specify either a location to build in or an existing build_resource_group_name (packer's rule) (made from {{env `+"`PACKER_BUILD_LOCATION`"+`}}, which packer renders as "" because packer_build's env does not set it or sets it to "": pass env = {"PACKER_BUILD_LOCATION": …})`)
 	assert.Contains(t, msg, `b.shared_image_gallery_destination.replication_regions[0] is "": a region name is required (made from {{env `+"`PACKER_BUILD_LOCATION`"+`}}`)
 }
 
@@ -300,7 +300,7 @@ func TestAFailedCheckNamesTheUnsetEnvBehindEmptySettings(t *testing.T) {
 	_, err := parseConfig("b", cfg, map[string][]string{"image_publisher": {"IMG_PUBLISHER"}, "azure_tags.branch": {"BRANCH"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "a marketplace source needs image_publisher, image_offer and image_sku\n"+
-		"(rendered from environment variables packer_build's env does not set, which packer renders as \"\": "+
+		"(rendered from environment variables packer_build's env does not set or sets to \"\", which packer renders as \"\": "+
 		"azure_tags.branch from {{env `BRANCH`}}; image_publisher from {{env `IMG_PUBLISHER`}}; pass them in env = {…})")
 
 	_, err = parseConfig("b", cfg, nil)
