@@ -1,0 +1,51 @@
+package builtins
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/imgflow/imgflow/packer"
+	"github.com/imgflow/imgflow/packer/localsim"
+)
+
+// PackerValidateCached validates with r through cache: a build validated
+// before with the same inputs (by this or an earlier process) does not run
+// packer again. At most runtime.NumCPU() packer processes run at once: a
+// release plans its jobs side by side, and packer's start-up is CPU-bound.
+// Wrap it in PackerValidateOnce so that a plan's repeated builds wait for
+// the first.
+func PackerValidateCached(r *packer.Runner, cache *packer.ValidateCache) PackerValidator {
+	return &validateCached{r: r, cache: cache, slots: make(chan struct{}, runtime.NumCPU())}
+}
+
+type validateCached struct {
+	r     *packer.Runner
+	cache *packer.ValidateCache
+	slots chan struct{}
+}
+
+// Validate looks the build's verdict up in the cache, running packer on a
+// miss. The staged files' and downloads' directories, new at every build,
+// count by their content.
+func (v *validateCached) Validate(ctx context.Context, req packer.BuildRequest) error {
+	stable := map[string]string{}
+	if dir, ok := req.Vars[localsim.FilesDirVar]; ok {
+		digest, err := treeDigest(dir)
+		if err != nil {
+			return fmt.Errorf("packer validate: staged files: %w", err)
+		}
+		stable[dir] = "(staged files " + digest + ")"
+	}
+	if dir, ok := req.Vars[localsim.DownloadsDirVar]; ok {
+		stable[dir] = "(downloads)"
+	}
+	select {
+	case v.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-v.slots }()
+	_, err := v.cache.Validate(ctx, v.r, req, stable)
+	return err
+}
