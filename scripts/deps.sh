@@ -37,3 +37,12 @@ if ! "$root/.tools/bin/actionlint" -version 2>/dev/null | grep -q "^v$actionlint
 	echo "deps: building actionlint $actionlint_version into .tools/bin"
 	(cd "$root" && GOBIN="$root/.tools/bin" go install "github.com/rhysd/actionlint/cmd/actionlint@v$actionlint_version")
 fi
+
+# The AKS build tools (artifacts/build-tools: a static, -trimpath Go
+# binary), as the workflows' build-tools step makes them. Built here once,
+# on a machine the tests do not load yet: the first build compiles the
+# standard library in that configuration (about 25 s of CPU), which no
+# other build shares. Left to TestCommandBuildsTheBuildTools, that compile
+# ran under the race-enabled test packages and took 82 s; with it in the
+# Go build cache the test only links (about 3 s).
+make -s -C "$root/artifacts/build-tools" build-tools GOARCH=amd64
