@@ -29,12 +29,20 @@ type validateCached struct {
 // miss. The staged files' and downloads' directories, new at every build,
 // count by their content.
 func (v *validateCached) Validate(ctx context.Context, req packer.BuildRequest) error {
-	stable := map[string]string{}
+	digest := ""
 	if dir, ok := req.Vars[localsim.FilesDirVar]; ok {
-		digest, err := treeDigest(dir)
-		if err != nil {
+		var err error
+		if digest, err = treeDigest(dir); err != nil {
 			return fmt.Errorf("packer validate: staged files: %w", err)
 		}
+	}
+	return v.validateStaged(ctx, req, digest)
+}
+
+// validateStaged is Validate with the staged files' digest known.
+func (v *validateCached) validateStaged(ctx context.Context, req packer.BuildRequest, digest string) error {
+	stable := map[string]string{}
+	if dir, ok := req.Vars[localsim.FilesDirVar]; ok {
 		stable[dir] = "(staged files " + digest + ")"
 	}
 	if dir, ok := req.Vars[localsim.DownloadsDirVar]; ok {
