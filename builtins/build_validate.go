@@ -148,7 +148,7 @@ func (c *Call) validatePacker(ctx context.Context, req packer.BuildRequest) erro
 	if v == nil || !c.Run.dryRun() {
 		return nil
 	}
-	err := v.Validate(ctx, req)
+	err := v.Validate(context.WithValue(ctx, runInfoKey{}, c.Run.Info), req)
 	var nv *packer.NotValidatedError
 	switch {
 	case err == nil:

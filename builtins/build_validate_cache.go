@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
 
 	"github.com/imgflow/imgflow/packer"
 	"github.com/imgflow/imgflow/packer/localsim"
@@ -54,6 +55,15 @@ func (v *validateCached) validateStaged(ctx context.Context, req packer.BuildReq
 		return ctx.Err()
 	}
 	defer func() { <-v.slots }()
-	_, err := v.cache.Validate(ctx, v.r, req, stable)
+	var volatile []string
+	if info, ok := ctx.Value(runInfoKey{}).(RunInfo); ok {
+		volatile = []string{info.ID, strconv.FormatInt(info.Time.Unix(), 10), info.Time.UTC().Format("2006-01-02T15:04:05Z")}
+	}
+	_, err := v.cache.Validate(ctx, v.r, req, stable, volatile)
 	return err
 }
+
+// runInfoKey carries, in a validation's context, the RunInfo of the plan:
+// values made of it (a captured version 1.<timestamp>.<n>) are new at
+// every plan, and the cache takes them by their shape.
+type runInfoKey struct{}

@@ -70,11 +70,11 @@ func (c *ValidateCache) Dir() string { return c.dir }
 // cancellation, a missing variable or a template packer cannot validate
 // here, which cost nothing to find again). A stored failure is returned
 // as the *ValidateError packer's run gave. ran reports whether packer
-// ran. stable is as for writeValidateInputs. When the inputs cannot be
+// ran. stable and volatile are as for writeValidateInputs. When the inputs cannot be
 // read (an unreadable file), the build is validated without the cache.
-func (c *ValidateCache) Validate(ctx context.Context, r *Runner, req BuildRequest, stable map[string]string) (ran bool, err error) {
+func (c *ValidateCache) Validate(ctx context.Context, r *Runner, req BuildRequest, stable map[string]string, volatile []string) (ran bool, err error) {
 	mac := hmac.New(sha256.New, c.key)
-	if ierr := r.writeValidateInputs(mac, req, stable, &c.sums); ierr != nil {
+	if ierr := r.writeValidateInputs(mac, req, stable, volatile, &c.sums); ierr != nil {
 		return true, r.Validate(ctx, req)
 	}
 	name := filepath.Join(c.dir, hex.EncodeToString(mac.Sum(nil))+".json")

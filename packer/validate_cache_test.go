@@ -72,7 +72,7 @@ func (f *cacheFixture) runs() int {
 
 // validate validates req through the cache and returns whether packer ran.
 func (f *cacheFixture) validate(req BuildRequest) (bool, error) {
-	return f.cache.Validate(context.Background(), f.runner, req, nil)
+	return f.cache.Validate(context.Background(), f.runner, req, nil, nil)
 }
 
 func TestValidateCacheHitDoesNotRunPacker(t *testing.T) {
@@ -85,7 +85,7 @@ func TestValidateCacheHitDoesNotRunPacker(t *testing.T) {
 	// A new cache object on the same directory: another process.
 	again, err := OpenValidateCache(f.cache.Dir())
 	require.NoError(t, err)
-	ran, err = again.Validate(context.Background(), f.runner, f.request(), nil)
+	ran, err = again.Validate(context.Background(), f.runner, f.request(), nil, nil)
 	require.NoError(t, err)
 	assert.False(t, ran, "the verdict comes from the cache")
 	assert.Equal(t, 1, f.runs(), "packer ran once")
@@ -162,7 +162,7 @@ func TestValidateCacheDoesNotKeepCancelledRuns(t *testing.T) {
 	f := newCacheFixture(t, "vhd")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := f.cache.Validate(ctx, f.runner, f.request(), nil)
+	_, err := f.cache.Validate(ctx, f.runner, f.request(), nil, nil)
 	require.Error(t, err)
 	ran, err := f.validate(f.request())
 	require.NoError(t, err)
@@ -178,11 +178,29 @@ func TestValidateCacheStableDirectoriesCountByIdentity(t *testing.T) {
 		return req, map[string]string{dir: "(staged abc)"}
 	}
 	req, stable := staged()
-	ran, err := f.cache.Validate(context.Background(), f.runner, req, stable)
+	ran, err := f.cache.Validate(context.Background(), f.runner, req, stable, nil)
 	require.NoError(t, err)
 	require.True(t, ran)
 	req, stable = staged()
-	ran, err = f.cache.Validate(context.Background(), f.runner, req, stable)
+	ran, err = f.cache.Validate(context.Background(), f.runner, req, stable, nil)
 	require.NoError(t, err)
 	assert.False(t, ran, "another directory of the same identity is the same input")
+}
+
+func TestValidateCacheRunNamesCountAsTheirShape(t *testing.T) {
+	f := newCacheFixture(t, "vhd")
+	version := func(ts string) BuildRequest {
+		req := f.request()
+		req.Vars["build_id"] = "1." + ts + ".3"
+		return req
+	}
+	ran, err := f.cache.Validate(context.Background(), f.runner, version("1796528090"), nil, []string{"run-a", "1796528090"})
+	require.NoError(t, err)
+	require.True(t, ran)
+	ran, err = f.cache.Validate(context.Background(), f.runner, version("1796528099"), nil, []string{"run-b", "1796528099"})
+	require.NoError(t, err)
+	assert.False(t, ran, "another run's timestamp in a value is the same input")
+	ran, err = f.cache.Validate(context.Background(), f.runner, version("1796528099"), nil, []string{"run-c", "1796528100"})
+	require.NoError(t, err)
+	assert.True(t, ran, "a value that is not the run's own counts as itself")
 }

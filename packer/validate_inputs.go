@@ -70,11 +70,28 @@ var sessionEnv = []string{"_", "OLDPWD", "SHLVL", "PS1", "PS2", "PROMPT_COMMAND"
 // staged files) to what identifies their content: a var naming one and a
 // path under one are written with that identity instead.
 //
+// volatile are strings that name the run (its ID, its time as a
+// timestamp): a value that contains one (a captured version
+// 1.<timestamp>.<n>) is new at every plan but validates as the same
+// shape, so each is written as a placeholder, in vars, env values and
+// the paths the template names.
+//
 // Values, secrets included, are written as they are: w must be a keyed
 // hash, never stored.
-func (r *Runner) writeValidateInputs(w io.Writer, req BuildRequest, stable map[string]string, sums *FileSums) error {
+func (r *Runner) writeValidateInputs(w io.Writer, req BuildRequest, stable map[string]string, volatile []string, sums *FileSums) error {
+	var pairs []string
+	for i, v := range volatile {
+		// A short one ("0", "plan") would stand for parts of other values.
+		if len(v) >= 6 {
+			pairs = append(pairs, v, fmt.Sprintf("(run %d)", i))
+		}
+	}
+	rep := strings.NewReplacer(pairs...)
 	line := func(parts ...string) {
 		for i, p := range parts {
+			if i > 0 && (parts[0] == "var" || parts[0] == "env" || parts[0] == "ref") {
+				p = rep.Replace(p)
+			}
 			if i > 0 {
 				_, _ = io.WriteString(w, "\x00")
 			}
