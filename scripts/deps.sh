@@ -27,7 +27,10 @@ npm_tool deps "$root/.tools/azurite" azurite 3.37.0 dist/src/blob/main.js
 packer_version=1.9.5
 if ! "$root/.tools/bin/packer" version 2>/dev/null | grep -q "^Packer v$packer_version\$"; then
 	echo "deps: building packer $packer_version into .tools/bin (first time only, a few minutes)"
-	(cd "$root" && GOBIN="$root/.tools/bin" go install "github.com/hashicorp/packer@v$packer_version")
+	# Static and stripped, without paths: cgo and DWARF only cost link
+	# time here, and -trimpath compiles the standard library as the build
+	# tools below need it, once for both.
+	(cd "$root" && CGO_ENABLED=0 GOBIN="$root/.tools/bin" go install -trimpath -ldflags="-s -w" "github.com/hashicorp/packer@v$packer_version")
 fi
 
 # actionlint, which checks the GitHub Actions workflows `imgflow ci github`
