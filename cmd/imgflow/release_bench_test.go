@@ -56,7 +56,9 @@ func BenchmarkPlanAKSReleaseWithPackerValidate(b *testing.B) {
 	b.Setenv(cacheDirEnv, b.TempDir())
 	root := benchRoot(b)
 	state := b.TempDir()
-	plan := func() { benchCLI(b, "plan", "--root", root, "--state", state, filepath.Join(root, "releases", "aks.star")) }
+	plan := func() {
+		benchCLI(b, "plan", "--root", root, "--state", state, filepath.Join(root, "releases", "aks.star"))
+	}
 	plan()
 	for b.Loop() {
 		plan()
