@@ -9,8 +9,11 @@ export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
 .PHONY: build run test deps vet fmt-check tidy-check lint docs ci-files clean
 
+# Says what it does first: on a fresh machine the build compiles every
+# dependency (the Azure SDK among them) for minutes without a word.
 build:
-	$(GO) build -o $(BIN) ./cmd/imgflow
+	@echo "building $(BIN) (go build; the first time compiles imgflow's dependencies: a few minutes on two cores)"
+	@$(GO) build -o $(BIN) ./cmd/imgflow
 
 # The README's first command: publish a sample Flatcar release on the
 # embedded local target (state in .imgflow/). Run it twice: the second run

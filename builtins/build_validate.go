@@ -46,7 +46,7 @@ type validateResult struct {
 
 // Validate validates req unless a request with the same inputs was.
 func (o *validateOnce) Validate(ctx context.Context, req packer.BuildRequest) error {
-	key, err := requestKey(req)
+	key, staged, err := requestKey(req)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,11 @@ func (o *validateOnce) Validate(ctx context.Context, req packer.BuildRequest) er
 			return ctx.Err()
 		}
 	}
-	r.err = o.v.Validate(ctx, req)
+	if sv, ok := o.v.(stagedValidator); ok {
+		r.err = sv.validateStaged(ctx, req, staged)
+	} else {
+		r.err = o.v.Validate(ctx, req)
+	}
 	if ctx.Err() != nil {
 		// A cancelled validation says nothing about the request.
 		o.mu.Lock()
@@ -76,19 +80,28 @@ func (o *validateOnce) Validate(ctx context.Context, req packer.BuildRequest) er
 	return r.err
 }
 
-// requestKey identifies what packer validate sees of req. The staged
-// files' directory has a new name at every staging: its content counts.
-func requestKey(req packer.BuildRequest) (string, error) {
+// stagedValidator is a validator that can use the staged files' digest
+// requestKey computed, instead of hashing them again.
+type stagedValidator interface {
+	validateStaged(ctx context.Context, req packer.BuildRequest, stagedDigest string) error
+}
+
+// requestKey identifies what packer validate sees of req, and returns
+// the digest of its staged files ("" without). The staged files'
+// directory has a new name at every staging: its content counts.
+func requestKey(req packer.BuildRequest) (string, string, error) {
 	vars := make(map[string]string, len(req.Vars))
 	for k, v := range req.Vars {
 		vars[k] = v
 	}
+	staged := ""
 	if dir, ok := vars[localsim.FilesDirVar]; ok {
 		digest, err := treeDigest(dir)
 		if err != nil {
-			return "", fmt.Errorf("packer validate: staged files: %w", err)
+			return "", "", fmt.Errorf("packer validate: staged files: %w", err)
 		}
 		vars[localsim.FilesDirVar] = digest
+		staged = digest
 	}
 	if _, ok := vars[localsim.DownloadsDirVar]; ok {
 		vars[localsim.DownloadsDirVar] = "(downloads)" // empty, new at every build
@@ -98,7 +111,7 @@ func requestKey(req packer.BuildRequest) (string, error) {
 		Vars              map[string]string
 		VarFiles, Only    []string
 	}{packer.ResolvePath(req.WorkDir, req.TemplatePath), req.WorkDir, vars, req.VarFiles, req.Only})
-	return string(data), err
+	return string(data), staged, err
 }
 
 // treeDigest hashes the paths, modes and contents of the files under dir.
@@ -135,7 +148,7 @@ func (c *Call) validatePacker(ctx context.Context, req packer.BuildRequest) erro
 	if v == nil || !c.Run.dryRun() {
 		return nil
 	}
-	err := v.Validate(ctx, req)
+	err := v.Validate(context.WithValue(ctx, runInfoKey{}, c.Run.Info), req)
 	var nv *packer.NotValidatedError
 	switch {
 	case err == nil:

@@ -27,7 +27,10 @@ npm_tool deps "$root/.tools/azurite" azurite 3.37.0 dist/src/blob/main.js
 packer_version=1.9.5
 if ! "$root/.tools/bin/packer" version 2>/dev/null | grep -q "^Packer v$packer_version\$"; then
 	echo "deps: building packer $packer_version into .tools/bin (first time only, a few minutes)"
-	(cd "$root" && GOBIN="$root/.tools/bin" go install "github.com/hashicorp/packer@v$packer_version")
+	# Static and stripped, without paths: cgo and DWARF only cost link
+	# time here, and -trimpath compiles the standard library as the build
+	# tools below need it, once for both.
+	(cd "$root" && CGO_ENABLED=0 GOBIN="$root/.tools/bin" go install -trimpath -ldflags="-s -w" "github.com/hashicorp/packer@v$packer_version")
 fi
 
 # actionlint, which checks the GitHub Actions workflows `imgflow ci github`
@@ -37,3 +40,12 @@ if ! "$root/.tools/bin/actionlint" -version 2>/dev/null | grep -q "^v$actionlint
 	echo "deps: building actionlint $actionlint_version into .tools/bin"
 	(cd "$root" && GOBIN="$root/.tools/bin" go install "github.com/rhysd/actionlint/cmd/actionlint@v$actionlint_version")
 fi
+
+# The AKS build tools (artifacts/build-tools: a static, -trimpath Go
+# binary), as the workflows' build-tools step makes them. Built here once,
+# on a machine the tests do not load yet: the first build compiles the
+# standard library in that configuration (about 25 s of CPU), which no
+# other build shares. Left to TestCommandBuildsTheBuildTools, that compile
+# ran under the race-enabled test packages and took 82 s; with it in the
+# Go build cache the test only links (about 3 s).
+make -s -C "$root/artifacts/build-tools" build-tools GOARCH=amd64

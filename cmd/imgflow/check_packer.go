@@ -39,7 +39,7 @@ func checkPackerBuilds(ctx context.Context, ws *builtins.Workspace, rel string, 
 	defer cloud.Close()
 	seen := &seenValidator{v: v}
 	res := interp.Plan(ctx, "//"+rel, interp.Config{
-		Workspace: ws, Registry: builtins.NewRegistry(), Info: newRunInfo(), PackerValidator: seen,
+		Workspace: ws, Registry: builtins.NewRegistry(), Info: newPlanInfo(), PackerValidator: seen,
 	}, overlay.New(cloud))
 	out := &packerCheck{Notes: seen.notes}
 	var ie *interp.Error

@@ -22,5 +22,13 @@ func TestMain(m *testing.M) {
 	for _, v := range []string{"TF_BUILD", "GITHUB_ACTIONS", "GITHUB_OUTPUT"} {
 		os.Unsetenv(v)
 	}
-	azuritetest.Main(m, azuritetest.StagingAccounts(fakearm.DefaultSubscriptionID)...)
+	// The packer validate cache of the plans the tests make is their own.
+	cache, err := os.MkdirTemp("", "imgflow-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv(cacheDirEnv, cache)
+	code := azuritetest.Run(m, azuritetest.StagingAccounts(fakearm.DefaultSubscriptionID)...)
+	_ = os.RemoveAll(cache)
+	os.Exit(code)
 }

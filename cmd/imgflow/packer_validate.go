@@ -1,16 +1,22 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/packer"
 )
 
+// cacheDirEnv overrides where imgflow keeps its caches (tests, CI caches).
+const cacheDirEnv = "IMGFLOW_CACHE_DIR"
+
 // packerValidator returns what validates a plan's packer_build calls with
 // the real `packer validate`: nil when off is set or when no packer is on
 // PATH (plans then rely on imgflow's model of the template alone). Each
-// distinct build is validated once.
+// distinct build is validated once per process and, through the cache in
+// the user's cache directory, once until its inputs change.
 func packerValidator(off bool) builtins.PackerValidator {
 	if off {
 		return nil
@@ -18,5 +24,26 @@ func packerValidator(off bool) builtins.PackerValidator {
 	if _, err := exec.LookPath("packer"); err != nil {
 		return nil
 	}
-	return builtins.PackerValidateOnce(&packer.Runner{})
+	r := &packer.Runner{}
+	if dir := cacheDir(); dir != "" {
+		if cache, err := packer.OpenValidateCache(filepath.Join(dir, "packer-validate")); err == nil {
+			return builtins.PackerValidateOnce(builtins.PackerValidateCached(r, cache))
+		}
+	}
+	// No cache directory (no HOME): validate every plan, as before.
+	return builtins.PackerValidateOnce(r)
+}
+
+// cacheDir is $IMGFLOW_CACHE_DIR, or imgflow's directory in the user's
+// cache directory ($XDG_CACHE_HOME or ~/.cache on Linux); "" when there is
+// none.
+func cacheDir() string {
+	if dir := os.Getenv(cacheDirEnv); dir != "" {
+		return dir
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "imgflow")
 }

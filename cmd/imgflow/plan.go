@@ -88,7 +88,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if rel != nil {
 		return planRelease(ctx, e, ws, tgt, rel, asJSON, packerValidator(*noPackerValidate))
 	}
-	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: newRunInfo(),
+	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: newPlanInfo(),
 		PackerValidator: packerValidator(*noPackerValidate)}
 	logCI := detectCI()
 	if !asJSON {

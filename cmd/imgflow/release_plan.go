@@ -113,7 +113,7 @@ func planJobs(ctx context.Context, ws *builtins.Workspace, tgt *target, rel *rel
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			cfg := interp.Config{Workspace: ws, Registry: reg, Vars: j.StarlarkVars(), Info: newRunInfo(), Reporter: prints, PackerValidator: validator}
+			cfg := interp.Config{Workspace: ws, Registry: reg, Vars: j.StarlarkVars(), Info: newPlanInfo(), Reporter: prints, PackerValidator: validator}
 			results[i] = interp.Plan(ctx, "//"+j.Workflow, cfg, tgt.dryRun())
 		}()
 	}

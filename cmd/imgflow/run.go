@@ -338,6 +338,16 @@ func newRunInfo() builtins.RunInfo {
 	return builtins.RunInfo{ID: now.Format("20060102-150405") + "-" + hex.EncodeToString(b[:]), Time: now}
 }
 
+// newPlanInfo is the RunInfo of a plan, which is no run: the time is now,
+// the ID the day's "YYYYMMDD-plan". Names a workflow derives from the ID
+// (the <n> of a captured version) then stay the same all day, so the
+// packer validate cache finds the plan's builds again; a run gets its own
+// ID anyway.
+func newPlanInfo() builtins.RunInfo {
+	now := time.Now().UTC().Truncate(time.Second)
+	return builtins.RunInfo{ID: now.Format("20060102") + "-plan", Time: now}
+}
+
 // artifactsDirOf is the absolute directory artifact() writes to: flag
 // (--artifacts), or the run's own directory under the state directory.
 func artifactsDirOf(flag, stateDir, runID string) (string, error) {

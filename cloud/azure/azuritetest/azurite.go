@@ -323,6 +323,12 @@ func Shared(t testing.TB) *Server {
 // TestMain: func TestMain(m *testing.M) { azuritetest.Main(m) }. The
 // shared instance also serves extraAccounts.
 func Main(m *testing.M, extraAccounts ...string) {
+	os.Exit(Run(m, extraAccounts...))
+}
+
+// Run is Main without the exit: it returns the tests' exit code, for a
+// TestMain that has more to clean up.
+func Run(m *testing.M, extraAccounts ...string) int {
 	sharedMu.Lock()
 	sharedExtra = extraAccounts
 	sharedMu.Unlock()
@@ -335,5 +341,5 @@ func Main(m *testing.M, extraAccounts ...string) {
 		shared = nil
 	}
 	sharedMu.Unlock()
-	os.Exit(code)
+	return code
 }
