@@ -53,6 +53,13 @@ func (r *Run) packerBuilder() PackerBuilder {
 // a plan (both run against a dry-run view of the target).
 func (r *Run) dryRun() bool { return r.Validating }
 
+// RunTempDir is the run's place for temporary directories (Run.TempDir)
+// on this machine: imgflow run removes it when the run ends, imgflow gc
+// when the run was killed.
+func RunTempDir(runID string) string {
+	return filepath.Join(os.TempDir(), "imgflow-run-"+runID)
+}
+
 // tempDir makes a new directory in the run's TempDir (created when
 // missing), named prefix and a random suffix.
 func (r *Run) tempDir(prefix string) (string, error) {
