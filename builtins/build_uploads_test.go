@@ -47,7 +47,7 @@ func TestPackerBuildRefusesAMissingUploadSourceAsPackerDoes(t *testing.T) {
 packer_build("ab/t.json", cwd = "ab")
 `, nil)
 	assert.Contains(t, msg, "main.star:2:")
-	assert.Contains(t, msg, "packer_build ab/t.json: provisioner 2 (file upload): Bad source 'tools/bin/lister': stat tools/bin/lister: no such file or directory: packer refuses the build; the file is not in cwd ab.")
+	assert.Contains(t, msg, "packer_build ab/t.json: provisioner 2 (file upload): Bad source 'tools/bin/lister': stat tools/bin/lister: no such file or directory: packer refuses the build; the file is not in cwd \"ab\".")
 	assert.Contains(t, msg, `declare it: generated = {"tools/bin/lister": "<the step that makes it>"}`)
 	assert.NotContains(t, msg, "parts/provision.sh", "a file the checkout has is fine")
 	assert.Empty(t, s.cloud.Snapshot().ResourceGroups, "refused before anything runs")
