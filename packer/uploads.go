@@ -14,6 +14,8 @@ type Upload struct {
 	// Provisioner is the provisioner's 1-based index in the template.
 	Provisioner int
 	Source      string
+	// Destination is the provisioner's destination on the VM, as written.
+	Destination string
 	// Only and Except are the provisioner's build filters.
 	Only, Except []string
 }
@@ -51,7 +53,8 @@ func (t *Template) Uploads() []Upload {
 			if src == "" || strings.Contains(src, "{{") || strings.Contains(src, "${") || strings.HasPrefix(src, `"`) {
 				continue
 			}
-			out = append(out, Upload{Provisioner: i + 1, Source: src, Only: stringsOf(p["only"]), Except: stringsOf(p["except"])})
+			dest, _ := p["destination"].(string)
+			out = append(out, Upload{Provisioner: i + 1, Source: src, Destination: dest, Only: stringsOf(p["only"]), Except: stringsOf(p["except"])})
 		}
 	}
 	return out

@@ -21,9 +21,9 @@ func TestUploadsAreTheSourcesPackerChecks(t *testing.T) {
 	require.NoError(t, err)
 	got := tpl.Uploads()
 	assert.Equal(t, []Upload{
-		{Provisioner: 1, Source: "parts/a.sh"},
-		{Provisioner: 2, Source: "x", Only: []string{"b"}},
-		{Provisioner: 2, Source: "y", Only: []string{"b"}},
+		{Provisioner: 1, Source: "parts/a.sh", Destination: "/home/packer/a.sh"},
+		{Provisioner: 2, Source: "x", Destination: "/home/packer/", Only: []string{"b"}},
+		{Provisioner: 2, Source: "y", Destination: "/home/packer/", Only: []string{"b"}},
 	}, got)
 	assert.True(t, got[1].AppliesTo([]string{"a", "b"}))
 	assert.False(t, got[1].AppliesTo([]string{"a"}))

@@ -253,6 +253,7 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 	}
 	// packer refuses a missing upload source as it prepares the build.
 	var bad []error
+	var uploads []packer.Upload
 	for _, u := range tpl.Uploads() {
 		if !u.AppliesTo(p.builds) {
 			continue
@@ -260,6 +261,7 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 		if err := u.BadSource(req.WorkDir); err != nil {
 			bad = append(bad, fmt.Errorf("provisioner %d (file): %w", u.Provisioner, err))
 		}
+		uploads = append(uploads, u)
 	}
 	if err := errors.Join(bad...); err != nil {
 		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
@@ -271,6 +273,9 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 		if p.staged, err = readStaged(dir, sums); err != nil {
 			return nil, fmt.Errorf("packer build %s: staged files: %w", req.TemplatePath, err)
 		}
+	}
+	if p.staged, err = addUploads(p.staged, uploads, req.WorkDir, sums); err != nil {
+		return nil, fmt.Errorf("packer build %s: uploads: %w", req.TemplatePath, err)
 	}
 	return p, nil
 }
