@@ -28,9 +28,10 @@
 //     1.4.0's (packer 1.9.5) gallery-only one.
 //   - skip_create_image: nothing is captured or published, no artifact.
 //
-// File provisioners with "direction": "download" into DownloadsDirVar's
-// directory write there what the simulation knows of the VM (downloads.go):
-// an uploaded file as uploaded, anything else a description of the build.
+// File provisioners with "direction": "download" write, where packer would
+// (relative to BuildRequest.WorkDir), what the simulation knows of the VM
+// (downloads.go): an uploaded file as uploaded, anything else a
+// description of the build.
 //
 // Before anything is created, the rules Azure applies only after an hour
 // of provisioning are checked (cloud.ValidateCapture): no managed image
@@ -191,6 +192,9 @@ type prepared struct {
 	staged   *stagedTree // the staged files, nil when none
 	// downloads are the template's download provisioners.
 	downloads []Download
+	// workDir is packer's working directory, where relative downloads
+	// land ("" = the current directory, as for packer).
+	workDir string
 }
 
 func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
@@ -203,7 +207,7 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 		return nil, err
 	}
 	// Source, not the file: a template may be a directory of files.
-	p := &prepared{tpl: tpl, tplData: tpl.Source(), display: req.TemplatePath, values: map[string]string{}, secret: map[string]bool{}}
+	p := &prepared{tpl: tpl, tplData: tpl.Source(), display: req.TemplatePath, values: map[string]string{}, secret: map[string]bool{}, workDir: req.WorkDir}
 	for _, f := range req.VarFiles {
 		vf, err := tpl.ReadVarFile(packer.ResolvePath(req.WorkDir, f))
 		if err != nil {
@@ -247,6 +251,21 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 	if len(p.builds) == 0 {
 		p.builds = p.rendered.Names
 	}
+	// packer refuses a missing upload source as it prepares the build.
+	var bad []error
+	var uploads []packer.Upload
+	for _, u := range tpl.Uploads() {
+		if !u.AppliesTo(p.builds) {
+			continue
+		}
+		if err := u.BadSource(req.WorkDir); err != nil {
+			bad = append(bad, fmt.Errorf("provisioner %d (file): %w", u.Provisioner, err))
+		}
+		uploads = append(uploads, u)
+	}
+	if err := errors.Join(bad...); err != nil {
+		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
+	}
 	if p.downloads, err = Downloads(tpl); err != nil {
 		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 	}
@@ -254,6 +273,9 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 		if p.staged, err = readStaged(dir, sums); err != nil {
 			return nil, fmt.Errorf("packer build %s: staged files: %w", req.TemplatePath, err)
 		}
+	}
+	if p.staged, err = addUploads(p.staged, uploads, req.WorkDir, sums); err != nil {
+		return nil, fmt.Errorf("packer build %s: uploads: %w", req.TemplatePath, err)
 	}
 	return p, nil
 }

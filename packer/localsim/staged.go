@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/packer"
 )
 
 // stagedFile is a file the build uploaded, as the VM holds it.
@@ -93,4 +97,89 @@ func stagedFileOf(file string, info fs.FileInfo, sums *SumCache) (stagedFile, er
 		sums.store(info, sum)
 	}
 	return f, nil
+}
+
+// addUploads adds to tree (nil: none yet) the files the template's file
+// provisioners upload from packer's working directory (a checkout's
+// scripts and binaries), at their paths on the VM as packer 1.9.5 puts
+// them: a destination ending in "/" is a directory keeping the file's
+// name; a source directory lands whole in the destination, only its
+// contents when it ends in "/". They enter the build's identity (an
+// edited script is another build) and its simulated downloads.
+func addUploads(tree *stagedTree, uploads []packer.Upload, workDir string, sums *SumCache) (*stagedTree, error) {
+	if len(uploads) == 0 {
+		return tree, nil
+	}
+	added := map[string]stagedFile{}
+	for _, u := range uploads {
+		dest := u.Destination
+		if !path.IsAbs(dest) || strings.ContainsAny(dest, "{$\"") {
+			continue // an expression or a relative path: packer resolves it on the VM
+		}
+		src := u.Source
+		if !filepath.IsAbs(src) && workDir != "" {
+			src = filepath.Join(workDir, filepath.FromSlash(src))
+		}
+		info, err := os.Stat(src)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			vm := dest
+			if strings.HasSuffix(dest, "/") {
+				vm = path.Join(dest, path.Base(u.Source))
+			}
+			f, err := stagedFileOf(src, info, sums)
+			if err != nil {
+				return nil, err
+			}
+			f.Path = path.Clean(vm)
+			added[f.Path] = f
+			continue
+		}
+		root := dest
+		if !strings.HasSuffix(u.Source, "/") {
+			root = path.Join(dest, path.Base(u.Source))
+		}
+		err = filepath.WalkDir(src, func(file string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			info, err := os.Stat(file)
+			if err != nil || !info.Mode().IsRegular() {
+				return err
+			}
+			f, err := stagedFileOf(file, info, sums)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(src, file)
+			f.Path = path.Join(root, filepath.ToSlash(rel))
+			added[f.Path] = f
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(added) == 0 {
+		return tree, nil
+	}
+	if tree == nil {
+		tree = &stagedTree{files: map[string]stagedFile{}}
+	}
+	names := make([]string, 0, len(added))
+	for n := range added {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	h.Write(tree.digest)
+	for _, n := range names {
+		f := added[n]
+		fmt.Fprintf(h, "upload %s %s %d %s\n", n, f.Mode, f.Size, f.SHA256)
+		tree.files[n] = f
+	}
+	tree.digest = h.Sum(nil)
+	return tree, nil
 }
