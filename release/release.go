@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -39,6 +40,10 @@ type Release struct {
 	// File is the release file, workspace-relative.
 	File string
 	Jobs []*Job
+	// Approval is the environment whose reviewers approve a release
+	// before its jobs publish (approval("name") in the file): imgflow ci
+	// gates the jobs on it. "" is no approval.
+	Approval string
 }
 
 // Job is one job of a release: one run of a workflow.
@@ -202,6 +207,7 @@ func LoadVars(ctx context.Context, ws *builtins.Workspace, file string, vars map
 		"job":       starlark.NewBuiltin("job", c.job),
 		"var":       starlark.NewBuiltin("var", c.varValue),
 		"read_text": starlark.NewBuiltin("read_text", c.readText),
+		"approval":  starlark.NewBuiltin("approval", c.approval),
 	}
 	if _, err := starlark.ExecFileOptions(interp.FileOptions(), th, rel, src, predeclared); err != nil {
 		return nil, interp.RenderError(err, ws)
@@ -222,6 +228,26 @@ type collector struct {
 	workflows map[string]*workflowInfo // by workspace-relative file
 	vars      map[string]string
 }
+
+// approval implements approval(environment): the CI environment (GitHub
+// environment with required reviewers, Azure Pipelines environment with
+// an approval check) the release's jobs wait on.
+func (c *collector) approval(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var env string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "environment", &env); err != nil {
+		return nil, err
+	}
+	if !envNameRE.MatchString(env) {
+		return nil, fmt.Errorf("approval: environment %q: use letters, digits, '-', '_' and '.', e.g. \"image-promotion-approval\"", env)
+	}
+	if c.release.Approval != "" {
+		return nil, fmt.Errorf("approval: the release already waits on %q: call approval() once", c.release.Approval)
+	}
+	c.release.Approval = env
+	return starlark.None, nil
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$`)
 
 // varValue implements var(name, default): the --var given to the release
 // command, else default.
