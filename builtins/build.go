@@ -102,6 +102,7 @@ func registerBuild(r *Registry) {
 				{Name: "vars", Kind: KindDict, Default: "{}", Doc: "template variables: strings, or secret() values (sent in a 0600 var-file, never argv); quote numbers and booleans"},
 				{Name: "env", Kind: KindDict, Default: "{}", Doc: "environment variables for the template's ``{{env `NAME`}}`` references, e.g. `{\"PACKER_BUILD_LOCATION\": location, \"UA_TOKEN\": secret(\"ua_token\")}`: strings, or secret() values (shown as `<secret>`). The local target and plans render `{{env}}` from this dict only, never from imgflow's environment; on the Azure target it is added to packer's environment"},
 				{Name: "files", Kind: kindUploads, Default: "[]", Doc: "uploads for the template's file provisioner: `struct(src, dest)` (stage_cse_modules().uploads) or `\"src:dest\"` strings, src a workspace file, dest absolute; staged in a directory that mirrors dest, passed as the variable `imgflow_files_dir`. An entry with `generated = True` (made by an earlier command()) need not exist in the validation pass"},
+				{Name: "plugins", Kind: KindStringList, Default: "[]", Doc: "HCL files in the workspace holding a `packer { required_plugins { … } }` block: `packer init` installs from each before the build (a JSON template cannot declare its plugins; image-builder's `make deps-azure` inits its config.pkr.hcl files). An HCL2 template's own required_plugins are always installed"},
 				{Name: "var_files", Kind: KindStringList, Default: "[]", Doc: "var-files in the workspace, in order, before `vars`: JSON objects of strings (null is \"\", as in packer); for an HCL2 template any JSON values, or `.pkrvars.hcl` files"},
 				{Name: "only", Kind: KindStringList, Default: "[]", Doc: "build names to run (packer -only), as rendered: `sig-flatcar-gen2` for a builder named ``sig-{{user `build_name`}}``; unknown names are an error"},
 				{Name: "cwd", Kind: KindString, Default: `"//"`, Doc: "packer's working directory inside the workspace, relative to the calling file or `//path`: the template's relative paths (ansible `playbook_file`, `custom_data_file`, goss tests) are relative to it, e.g. image-builder's `images/capi`, where its Makefile runs packer"},
@@ -169,6 +170,17 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	env, sensitiveEnv, err := packerEnv(c.Value("env"))
 	if err != nil {
 		return nil, fail(err)
+	}
+	var plugins []string
+	for _, f := range c.Strings("plugins") {
+		rel, abs, err := c.resolve(f)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := packer.ReadPluginConfig(abs); err != nil {
+			return nil, fail(errors.New(strings.ReplaceAll(err.Error(), abs, rel)))
+		}
+		plugins = append(plugins, abs)
 	}
 	values := map[string]string{}
 	var varFiles []string
@@ -325,6 +337,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	req := packer.BuildRequest{
 		TemplatePath: tplPath, Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
 		Only: c.Strings("only"), WorkDir: workDir, Mirrors: cwdAbs, Env: env, SensitiveEnv: sensitiveEnv,
+		PluginConfigs: plugins,
 	}
 	if err := c.validatePacker(ctx, req); err != nil {
 		return nil, scrub(err)

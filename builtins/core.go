@@ -13,6 +13,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/imgflow/imgflow/internal/gitrev"
 	"github.com/imgflow/imgflow/journal"
 )
 
@@ -33,13 +34,30 @@ func registerCore(r *Registry) {
 		},
 		&Spec{
 			Name: "run_info", Effect: Pure,
-			Returns: "struct(id, time, timestamp)",
-			Doc:     "Facts fixed for the run: its id, its start time (RFC 3339, UTC) and Unix timestamp. Names minted from them are the same on every pass and on resume; workflows have no other clock.",
+			Returns: "struct(id, time, timestamp, imgflow_version, workflow, workflow_commit)",
+			Doc: "Facts fixed for the run: its id, its start time (RFC 3339, UTC) and Unix timestamp, imgflow's version, the workflow file and the workspace's git commit (\"\" outside a git checkout). " +
+				"Names minted from them are the same on every pass and on resume; workflows have no other clock. Every resource imgflow creates is tagged with the run id, version, workflow and commit.",
 			Example: `version = "1.%d.0" % run_info().timestamp`,
 			Impl: func(c *Call) (starlark.Value, error) {
-				t := c.Run.Info.Time.UTC()
-				return makeStruct("run_info", fields{"id": c.Run.Info.ID, "time": t.Format("2006-01-02T15:04:05Z"), "timestamp": t.Unix()}), nil
+				i := c.Run.Info
+				t := i.Time.UTC()
+				return makeStruct("run_info", fields{
+					"id": i.ID, "time": t.Format("2006-01-02T15:04:05Z"), "timestamp": t.Unix(),
+					"imgflow_version": i.Version, "workflow": i.Workflow, "workflow_commit": i.WorkflowCommit,
+				}), nil
 			},
+		},
+		&Spec{
+			Name: "git_commit", Positional: 1, Effect: Reads,
+			Params: []Param{
+				{Name: "path", Kind: KindString, Doc: "a git checkout's directory: relative to the calling file, or `//path` from the workspace root"},
+				{Name: "default", Kind: KindString, Default: "None", Doc: "returned when path is not a git checkout; without it that is an error"},
+			},
+			Returns: "the 40-hex commit the checkout has checked out",
+			Doc: "The commit of a template source's checkout (image-builder, AgentBaker), read from its .git (worktrees and packed refs included), " +
+				"for the provenance tags of what it builds. Uncommitted changes are not seen.",
+			Example: `tags = {"IB_COMMIT": git_commit("//third_party/image-builder")}`,
+			Impl:    gitCommitImpl,
 		},
 		&Spec{
 			Name: "output", Positional: 2, Effect: Pure,
@@ -333,4 +351,24 @@ func containsSecret(v starlark.Value) bool {
 		}
 	}
 	return false
+}
+
+func gitCommitImpl(c *Call) (starlark.Value, error) {
+	path := c.String("path", "")
+	from := ""
+	if len(c.step.Stack) >= 2 {
+		from = c.step.Stack[len(c.step.Stack)-2].Pos.Filename()
+	}
+	_, abs, err := c.Run.Workspace.Resolve(from, path)
+	if err != nil {
+		return nil, fmt.Errorf("git_commit: %w", err)
+	}
+	commit, err := gitrev.Commit(abs)
+	if err != nil {
+		if c.Has("default") {
+			return starlark.String(c.String("default", "")), nil
+		}
+		return nil, fmt.Errorf("git_commit: %w: pass default = \"\" to go without, or check out %s with git", err, path)
+	}
+	return starlark.String(commit), nil
 }

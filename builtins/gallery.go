@@ -95,6 +95,7 @@ func registerGallery(r *Registry) {
 				{Name: "features", Kind: KindStringDict, Default: "{}", Doc: "image features, e.g. `{\"SecurityType\": \"TrustedLaunchSupported\"}`"},
 				{Name: "description", Kind: KindString, Default: `""`, Doc: "description"},
 				{Name: "end_of_life", Kind: KindString, Default: "None", Doc: "end-of-life date, `yyyy-mm-dd` or RFC 3339, in the future"},
+				{Name: "tags", Kind: KindStringDict, Default: "{}", Doc: "tags added when created (e.g. the template source's commit)"},
 			},
 			Returns: "struct(id, name, gallery, resource_group, location, publisher, offer, sku, os_type, os_state, hyper_v_generation, architecture, features)",
 			Doc:     "Ensures a gallery image definition exists. Immutable fields (os_type, os_state, hyper_v_generation, architecture, publisher, offer, sku) that differ from an existing definition are an error; description, end of life and features are updated.",
@@ -148,7 +149,14 @@ func registerGallery(r *Registry) {
 
 // standardTags marks what imgflow creates so leaked resources can be found.
 func (c *Call) standardTags(user map[string]string) cloud.Tags {
-	tags := cloud.Tags{"createdBy": "imgflow", "imgflowRun": c.Run.Info.ID, "createdAt": c.Run.Info.Time.UTC().Format("2006-01-02T15:04:05Z")}
+	i := c.Run.Info
+	tags := cloud.Tags{"createdBy": "imgflow", "imgflowRun": i.ID, "createdAt": i.Time.UTC().Format("2006-01-02T15:04:05Z")}
+	// Provenance: which imgflow, workflow and commit made it.
+	for k, v := range map[string]string{"imgflowVersion": i.Version, "imgflowWorkflow": i.Workflow, "imgflowWorkflowCommit": i.WorkflowCommit} {
+		if v != "" {
+			tags[k] = v
+		}
+	}
 	for k, v := range user {
 		tags[k] = v
 	}
@@ -263,7 +271,7 @@ func imageDefinitionImpl(c *Call) (starlark.Value, error) {
 		Publisher: c.String("publisher", ""), Offer: c.String("offer", ""), SKU: c.String("sku", ""),
 		OSType: c.String("os_type", cloud.OSTypeLinux), OSState: c.String("os_state", cloud.OSStateGeneralized),
 		HyperVGeneration: c.String("hyper_v_generation", cloud.HyperVGenV2), Architecture: c.String("architecture", cloud.ArchX64),
-		Features: c.StringMap("features"), Description: c.String("description", ""), Tags: c.standardTags(nil),
+		Features: c.StringMap("features"), Description: c.String("description", ""), Tags: c.standardTags(c.StringMap("tags")),
 	}
 	if c.Has("end_of_life") {
 		eol, err := cloud.ParseEndOfLife(c.String("end_of_life", ""), c.Run.Info.Time)

@@ -23,6 +23,11 @@ const (
 type RunInfo struct {
 	ID   string
 	Time time.Time
+	// Version is imgflow's own (imgflow version); Workflow the workflow
+	// file, workspace-relative; WorkflowCommit the workspace's git commit
+	// ("" outside a git checkout). Every resource imgflow creates is
+	// tagged with them (provenance).
+	Version, Workflow, WorkflowCommit string
 }
 
 // Reporter receives a run's progress. Implementations must be safe for

@@ -67,7 +67,8 @@ func listOrNone(versions []string) string {
 
 // SimulatedMarketplace is the marketplace of the simulated targets (local,
 // and the fake ARM by default): the images the AKS workflows build from
-// (lib/aks.star's UBUNTU_IMAGES and AZURE_LINUX_IMAGES), each with two
+// (lib/aks.star's UBUNTU_IMAGES and AZURE_LINUX_IMAGES) and image-builder's
+// Azure targets build from (Ubuntu 26.04, Windows Server), each with two
 // versions in the publishers' formats, the same in every region.
 func SimulatedMarketplace() map[MarketplaceImage][]string {
 	out := map[MarketplaceImage][]string{}
@@ -84,6 +85,10 @@ func SimulatedMarketplace() map[MarketplaceImage][]string {
 	add("Canonical", "0001-com-ubuntu-server-jammy", jammy, "22_04-lts", "22_04-lts-gen2", "22_04-lts-arm64")
 	add("Canonical", "0001-com-ubuntu-confidential-vm-jammy", jammy, "22_04-lts-cvm")
 	add("Canonical", "ubuntu-24_04-lts", noble, "server", "server-gen1", "server-arm64", "cvm")
+	add("Canonical", "ubuntu-26_04-lts", []string{"26.04.202607280", "26.04.202608120"}, "server", "server-gen1", "server-arm64", "cvm")
+	add("MicrosoftWindowsServer", "WindowsServer", []string{"20348.4052.260710", "20348.4106.260807"},
+		"2022-datacenter-core-smalldisk", "2022-datacenter-smalldisk-g2", "2022-datacenter-g2")
+	add("MicrosoftWindowsServer", "WindowsServer", []string{"26100.4652.260710", "26100.4946.260807"}, "2025-datacenter-core-smalldisk")
 	add("MicrosoftCBLMariner", "azure-linux-3", []string{"3.20260718.01", "3.20260801.01"},
 		"azure-linux-3", "azure-linux-3-gen2", "azure-linux-3-arm64", "azure-linux-3-arm64-gen2-fips", "azure-linux-3-cvm")
 	return out

@@ -12,6 +12,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/gitrev"
 	"github.com/imgflow/imgflow/journal"
 )
 
@@ -114,6 +115,10 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	}
 	predeclared := Predeclared(cfg.Registry)
 	prog := cfg.Programs.compile(rel, src, predeclared)
+	if cfg.Info.Workflow == "" {
+		cfg.Info.Workflow = rel
+		cfg.Info.WorkflowCommit, _ = gitrev.Commit(cfg.Workspace.Root)
+	}
 	run := &builtins.Run{
 		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars, Registry: cfg.Registry,
 		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: prog.params, Faults: cfg.Faults,

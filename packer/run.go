@@ -89,6 +89,11 @@ type BuildRequest struct {
 	// caller can note the group for deletion should packer not get to
 	// delete it (killed after KillGrace, or imgflow itself killed).
 	OnTemporaryResourceGroup func(build, group string)
+	// PluginConfigs are HCL files of a packer { required_plugins } block
+	// that `packer init` installs from before the build, in order: what a
+	// legacy JSON template, which cannot declare plugins, needs (image-
+	// builder's config.pkr.hcl files). Relative paths are relative to WorkDir.
+	PluginConfigs []string
 }
 
 // BuildError is a packer build that failed or was cancelled. Its message
@@ -195,6 +200,14 @@ type prepared struct {
 	env      []string // packer's whole environment
 	// onTemporaryGroup is BuildRequest.OnTemporaryResourceGroup.
 	onTemporaryGroup func(build, group string)
+	// pluginConfigs are BuildRequest.PluginConfigs, resolved, with what
+	// each requires.
+	pluginConfigs []pluginConfig
+}
+
+type pluginConfig struct {
+	file    string
+	plugins map[string]Plugin
 }
 
 // prepare loads and checks req; env is the environment packer will see,
@@ -205,6 +218,14 @@ func prepare(req BuildRequest, env map[string]string, check bool) (*prepared, er
 	}
 	p := &prepared{vars: req.Vars, only: req.Only, workDir: req.WorkDir, onTemporaryGroup: req.OnTemporaryResourceGroup}
 	p.template = ResolvePath(req.WorkDir, req.TemplatePath)
+	for _, f := range req.PluginConfigs {
+		file := ResolvePath(req.WorkDir, f)
+		plugins, err := ReadPluginConfig(file)
+		if err != nil {
+			return nil, err
+		}
+		p.pluginConfigs = append(p.pluginConfigs, pluginConfig{file: file, plugins: plugins})
+	}
 	tpl, err := LoadTemplate(p.template)
 	if err != nil {
 		return nil, err
@@ -357,8 +378,13 @@ func writeVarFile[V any](vars map[string]V) (string, func(), error) {
 
 // run executes a prepared build.
 func (r *Runner) run(ctx context.Context, p *prepared) (*Result, error) {
+	for _, c := range p.pluginConfigs {
+		if err := r.initPlugins(ctx, p, c.file, c.plugins); err != nil {
+			return nil, err
+		}
+	}
 	if len(p.tpl.RequiredPlugins) > 0 {
-		if err := r.initPlugins(ctx, p); err != nil {
+		if err := r.initPlugins(ctx, p, p.template, p.tpl.RequiredPlugins); err != nil {
 			return nil, err
 		}
 	}

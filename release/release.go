@@ -3,8 +3,10 @@
 //
 //	job("workflows/linux.star", os = "Ubuntu", os_version = "22.04", features = ["fips"])
 //
-// A release file is data: the only builtin is job(), load() is not
-// available, and top-level for loops may build the list. Each job's vars
+// A release file is data: its builtins are job(), var() (a --var given to
+// the release, or a default) and read_text() (a workspace file, such as a
+// checkout's target list), load() is not available, and top-level for
+// loops may build the list. Each job's vars
 // are kept in their --var form (strings; a list joined with commas), the
 // form a CI job passes on the command line, so a local run, a plan and a
 // CI job run a workflow with exactly the same vars.
@@ -15,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -38,6 +41,10 @@ type Release struct {
 	// File is the release file, workspace-relative.
 	File string
 	Jobs []*Job
+	// Approval is the environment whose reviewers approve a release
+	// before its jobs publish (approval("name") in the file): imgflow ci
+	// gates the jobs on it. "" is no approval.
+	Approval string
 }
 
 // Job is one job of a release: one run of a workflow.
@@ -179,6 +186,13 @@ func IsReleaseFile(path string) bool {
 // without commas. An error names the job() call's file:line and what to
 // change.
 func Load(ctx context.Context, ws *builtins.Workspace, file string) (*Release, error) {
+	return LoadVars(ctx, ws, file, nil)
+}
+
+// LoadVars loads a release file whose var() calls see vars (the --var
+// values of the command, in their --var form): a job list may then follow
+// a checkout given on the command line. Load is LoadVars without vars.
+func LoadVars(ctx context.Context, ws *builtins.Workspace, file string, vars map[string]string) (*Release, error) {
 	rel, abs, err := ws.Resolve("", file)
 	if err != nil {
 		return nil, err
@@ -188,12 +202,17 @@ func Load(ctx context.Context, ws *builtins.Workspace, file string) (*Release, e
 		return nil, fmt.Errorf("read release %s: %w", rel, err)
 	}
 	r := &Release{Name: strings.TrimSuffix(path.Base(rel), ".star"), File: rel}
-	c := &collector{ws: ws, release: r, workflows: map[string]*workflowInfo{}}
+	c := &collector{ws: ws, release: r, workflows: map[string]*workflowInfo{}, vars: vars}
 	th := &starlark.Thread{Name: "release " + rel}
 	th.SetMaxExecutionSteps(maxSteps)
 	stop := context.AfterFunc(ctx, func() { th.Cancel(ctx.Err().Error()) })
 	defer stop()
-	predeclared := starlark.StringDict{"job": starlark.NewBuiltin("job", c.job)}
+	predeclared := starlark.StringDict{
+		"job":       starlark.NewBuiltin("job", c.job),
+		"var":       starlark.NewBuiltin("var", c.varValue),
+		"read_text": starlark.NewBuiltin("read_text", c.readText),
+		"approval":  starlark.NewBuiltin("approval", c.approval),
+	}
 	if _, err := starlark.ExecFileOptions(interp.FileOptions(), th, rel, src, predeclared); err != nil {
 		return nil, interp.RenderError(err, ws)
 	}
@@ -211,6 +230,65 @@ type collector struct {
 	ws        *builtins.Workspace
 	release   *Release
 	workflows map[string]*workflowInfo // by workspace-relative file
+	vars      map[string]string
+}
+
+// approval implements approval(environment): the CI environment (GitHub
+// environment with required reviewers, Azure Pipelines environment with
+// an approval check) the release's jobs wait on.
+func (c *collector) approval(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var env string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "environment", &env); err != nil {
+		return nil, err
+	}
+	if !envNameRE.MatchString(env) {
+		return nil, fmt.Errorf("approval: environment %q: use letters, digits, '-', '_' and '.', e.g. \"image-promotion-approval\"", env)
+	}
+	if c.release.Approval != "" {
+		return nil, fmt.Errorf("approval: the release already waits on %q: call approval() once", c.release.Approval)
+	}
+	c.release.Approval = env
+	return starlark.None, nil
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$`)
+
+// varValue implements var(name, default): the --var given to the release
+// command, else default.
+func (c *collector) varValue(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var name, def string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "default", &def); err != nil {
+		return nil, err
+	}
+	if v, ok := c.vars[name]; ok {
+		return starlark.String(v), nil
+	}
+	return starlark.String(def), nil
+}
+
+// readText implements read_text(path, default = None): a file inside the
+// workspace (//path), or default when it does not exist.
+func (c *collector) readText(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var file string
+	var def starlark.Value = starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &file, "default?", &def); err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(file, "//") {
+		return nil, fmt.Errorf("read_text: %q: name the file from the workspace root, e.g. \"//third_party/image-builder/images/capi/azure_targets.sh\"", file)
+	}
+	_, abs, err := c.ws.Resolve("", file)
+	if err != nil {
+		return nil, fmt.Errorf("read_text: %w", err)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		if os.IsNotExist(err) && def != starlark.None {
+			return def, nil
+		}
+		return nil, fmt.Errorf("read_text: %w", err)
+	}
+	return starlark.String(data), nil
 }
 
 // job implements job(workflow, id = "", **vars).

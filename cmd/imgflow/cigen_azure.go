@@ -29,11 +29,28 @@ type azParameter struct {
 }
 
 type azStage struct {
-	Stage       string  `yaml:"stage"`
-	DisplayName string  `yaml:"displayName"`
-	DependsOn   string  `yaml:"dependsOn,omitempty"`
-	Condition   string  `yaml:"condition,omitempty"`
-	Jobs        []azJob `yaml:"jobs"`
+	Stage       string `yaml:"stage"`
+	DisplayName string `yaml:"displayName"`
+	DependsOn   string `yaml:"dependsOn,omitempty"`
+	Condition   string `yaml:"condition,omitempty"`
+	Jobs        []any  `yaml:"jobs"` // azJob or azDeployment
+}
+
+// azDeployment is a deployment job: its environment's approvals and
+// checks run before it starts.
+type azDeployment struct {
+	Deployment       string `yaml:"deployment"`
+	DisplayName      string `yaml:"displayName"`
+	Environment      string `yaml:"environment"`
+	TimeoutInMinutes int    `yaml:"timeoutInMinutes"`
+	Pool             azPool `yaml:"pool"`
+	Strategy         struct {
+		RunOnce struct {
+			Deploy struct {
+				Steps []azStep `yaml:"steps"`
+			} `yaml:"deploy"`
+		} `yaml:"runOnce"`
+	} `yaml:"strategy"`
 }
 
 type azJob struct {
@@ -91,7 +108,7 @@ func azurePipeline(rel *release.Release, o ciOptions) ([]byte, error) {
 		Parameters: []azParameter{{Name: "serviceConnection", DisplayName: "Azure service connection (workload identity federation)",
 			Type: "string", Default: o.serviceConnection}},
 	}
-	p.Stages = append(p.Stages, azStage{Stage: "plan", DisplayName: "plan " + rel.File, Jobs: []azJob{{
+	p.Stages = append(p.Stages, azStage{Stage: "plan", DisplayName: "plan " + rel.File, Jobs: []any{azJob{
 		Job: "plan", DisplayName: "imgflow plan", TimeoutInMinutes: 30, Pool: pool,
 		Steps: append(azureSetup(o, true), cli("imgflow plan", planCommand(rel, o.target))),
 	}}})
@@ -99,14 +116,21 @@ func azurePipeline(rel *release.Release, o ciOptions) ([]byte, error) {
 	for _, j := range rel.Jobs {
 		matrix[azureMatrixKey(j.ID)] = map[string]string{"JOB_ID": j.ID, "JOB_ARGS": jobCommandArgs(j)}
 	}
-	p.Stages = append(p.Stages, azStage{Stage: "build", DisplayName: "build the jobs of " + rel.File, DependsOn: "plan", Jobs: []azJob{{
+	buildAfter := "plan"
+	if rel.Approval != "" {
+		d := azDeployment{Deployment: "approve", DisplayName: "approval in " + rel.Approval, Environment: rel.Approval, TimeoutInMinutes: 5, Pool: pool}
+		d.Strategy.RunOnce.Deploy.Steps = []azStep{{Script: "echo \"approved in environment " + rel.Approval + "\"", DisplayName: "approved"}}
+		p.Stages = append(p.Stages, azStage{Stage: "approve", DisplayName: "approve the release in " + rel.Approval, DependsOn: "plan", Jobs: []any{d}})
+		buildAfter = "approve"
+	}
+	p.Stages = append(p.Stages, azStage{Stage: "build", DisplayName: "build the jobs of " + rel.File, DependsOn: buildAfter, Jobs: []any{azJob{
 		Job: "build", DisplayName: "imgflow run", TimeoutInMinutes: 360, Pool: pool,
 		Strategy: &azStrategy{MaxParallel: o.maxParallel, Matrix: matrix},
 		// $(JOB_ARGS) is replaced in the script's text, so its quoting holds.
 		Steps: append(azureSetup(o, true), cli("imgflow run $(JOB_ID)", runCommand(rel, o.target, "$(JOB_ARGS)", "$JOB_ID", journal))),
 	}}})
 	junit := "$(Build.ArtifactStagingDirectory)/release-" + rel.Name + ".xml"
-	p.Stages = append(p.Stages, azStage{Stage: "summary", DisplayName: "summary of " + rel.File, DependsOn: "build", Condition: "always()", Jobs: []azJob{{
+	p.Stages = append(p.Stages, azStage{Stage: "summary", DisplayName: "summary of " + rel.File, DependsOn: "build", Condition: "always()", Jobs: []any{azJob{
 		Job: "summary", DisplayName: "imgflow runs --release", TimeoutInMinutes: 15, Pool: pool,
 		Steps: append(azureSetup(o, false),
 			cli("imgflow runs --release", summaryCommand(rel, journal, junit)),

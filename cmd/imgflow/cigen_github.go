@@ -27,9 +27,10 @@ type ghConcurrency struct {
 }
 
 type ghJobs struct {
-	Plan    ghJob `yaml:"plan"`
-	Build   ghJob `yaml:"build"`
-	Summary ghJob `yaml:"summary"`
+	Plan    ghJob  `yaml:"plan"`
+	Approve *ghJob `yaml:"approve,omitempty"`
+	Build   ghJob  `yaml:"build"`
+	Summary ghJob  `yaml:"summary"`
 }
 
 type ghJob struct {
@@ -37,6 +38,7 @@ type ghJob struct {
 	Needs          string            `yaml:"needs,omitempty"`
 	If             string            `yaml:"if,omitempty"`
 	RunsOn         string            `yaml:"runs-on"`
+	Environment    string            `yaml:"environment,omitempty"`
 	TimeoutMinutes int               `yaml:"timeout-minutes"`
 	Strategy       *ghStrategy       `yaml:"strategy,omitempty"`
 	Env            map[string]string `yaml:"env,omitempty"`
@@ -91,6 +93,10 @@ func githubWorkflow(rel *release.Release, o ciOptions) ([]byte, error) {
 	for _, j := range rel.Jobs {
 		build.Strategy.Matrix.Include = append(build.Strategy.Matrix.Include, ghMatrixEntry{Job: j.ID, Args: jobCommandArgs(j)})
 	}
+	if rel.Approval != "" {
+		w.Jobs.Approve = githubApproval(rel.Approval)
+		build.Needs = "approve"
+	}
 	w.Jobs.Build = build
 	junit := "release-" + rel.Name + ".xml"
 	w.Jobs.Summary = ghJob{Name: "summary", Needs: "build", If: "${{ always() }}", RunsOn: "ubuntu-latest", TimeoutMinutes: 15,
@@ -119,4 +125,13 @@ func githubSetup(o ciOptions, packer bool) []ghStep {
 		"tenant-id":       "${{ vars.AZURE_TENANT_ID }}",
 		"subscription-id": "${{ vars.AZURE_SUBSCRIPTION_ID }}",
 	}})
+}
+
+// githubApproval is the job the release's jobs wait on when the release
+// file asks for approval(): it runs in the environment, whose required
+// reviewers approve it (as image-builder's approve_promotion job does)
+// after the plan job showed what the release will publish.
+func githubApproval(environment string) *ghJob {
+	return &ghJob{Name: "approve", Needs: "plan", RunsOn: "ubuntu-latest", TimeoutMinutes: 5, Environment: environment,
+		Steps: []ghStep{{Name: "approved", Run: "echo \"approved in environment " + environment + "\""}}}
 }

@@ -130,8 +130,12 @@ var (
 	azStageKeys    = set("stage", "displayName", "dependsOn", "condition", "variables", "jobs", "pool", "lockBehavior", "templateContext")
 	azJobKeys      = set("job", "displayName", "dependsOn", "condition", "continueOnError", "timeoutInMinutes", "cancelTimeoutInMinutes", "variables", "strategy", "pool", "container", "services", "workspace", "uses", "steps", "templateContext")
 	azStrategyKeys = set("matrix", "maxParallel")
-	azStepKinds    = set("task", "script", "bash", "pwsh", "powershell", "checkout", "download", "downloadBuild", "getPackage", "publish", "template", "reviewApp")
-	azStepKeys     = set("task", "script", "bash", "pwsh", "powershell", "checkout", "inputs", "displayName", "name", "condition", "continueOnError", "enabled", "env", "timeoutInMinutes", "retryCountOnTaskFailure", "target", "workingDirectory", "failOnStderr")
+	// A deployment job (an environment's approvals and checks run first),
+	// its runOnce strategy.
+	azDeploymentKeys = set("deployment", "displayName", "dependsOn", "condition", "continueOnError", "timeoutInMinutes", "cancelTimeoutInMinutes", "variables", "pool", "environment", "strategy", "workspace", "container", "services", "templateContext")
+	azRunOnceKeys    = set("preDeploy", "deploy", "routeTraffic", "postRouteTraffic", "on")
+	azStepKinds      = set("task", "script", "bash", "pwsh", "powershell", "checkout", "download", "downloadBuild", "getPackage", "publish", "template", "reviewApp")
+	azStepKeys       = set("task", "script", "bash", "pwsh", "powershell", "checkout", "inputs", "displayName", "name", "condition", "continueOnError", "enabled", "env", "timeoutInMinutes", "retryCountOnTaskFailure", "target", "workingDirectory", "failOnStderr")
 	// azTaskInputs are the inputs each task takes, the required ones first
 	// (the tasks' task.json).
 	azTaskInputs = map[string]struct{ required, optional []string }{
@@ -188,6 +192,10 @@ func checkAzurePipeline(p map[string]any) []string {
 		}
 		for _, j := range jobs {
 			job := asMap(j)
+			if dname, ok := job["deployment"].(string); ok {
+				problems = append(problems, checkAzureDeployment(where+" deployment "+dname, job)...)
+				continue
+			}
 			jname, _ := job["job"].(string)
 			jwhere := where + " job " + jname
 			keysIn(jwhere, job, azJobKeys)
@@ -218,6 +226,39 @@ func checkAzurePipeline(p map[string]any) []string {
 				problems = append(problems, checkAzureStep(fmt.Sprintf("%s step %d", jwhere, i), asMap(st))...)
 			}
 		}
+	}
+	return problems
+}
+
+func checkAzureDeployment(where string, job map[string]any) []string {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	for k := range job {
+		if !azDeploymentKeys[k] {
+			bad("%s: unknown key %q", where, k)
+		}
+	}
+	if name, _ := job["deployment"].(string); !azureIdentifier.MatchString(name) {
+		bad("%s: the name is not an identifier", where)
+	}
+	if env, _ := job["environment"].(string); env == "" {
+		bad("%s: no environment", where)
+	}
+	if _, ok := asMap(job["pool"])["vmImage"].(string); !ok {
+		bad("%s: pool.vmImage is not a string", where)
+	}
+	runOnce := asMap(asMap(job["strategy"])["runOnce"])
+	for k := range runOnce {
+		if !azRunOnceKeys[k] {
+			bad("%s: runOnce: unknown key %q", where, k)
+		}
+	}
+	steps := asList(asMap(runOnce["deploy"])["steps"])
+	if len(steps) == 0 {
+		bad("%s: no strategy.runOnce.deploy.steps", where)
+	}
+	for i, st := range steps {
+		problems = append(problems, checkAzureStep(fmt.Sprintf("%s step %d", where, i), asMap(st))...)
 	}
 	return problems
 }
@@ -338,4 +379,39 @@ func TestCIRefusesWhatIsNotARelease(t *testing.T) {
 	res = imgflow(t, "ci", "--root", root, "jenkins", filepath.Join(root, "releases", "aks.star"))
 	assert.Equal(t, 1, res.code)
 	assert.Contains(t, res.stderr, "ci takes an engine (github or azure-pipelines)")
+}
+
+// releases/capz.star asks for approval("image-promotion-approval"): the
+// jobs that build and promote wait on that environment's reviewers, after
+// the plan, on both engines.
+func TestCIGatesTheJobsOnTheReleasesApproval(t *testing.T) {
+	capz := filepath.Join(repoRoot(t), "releases", "capz.star")
+	gh := generated(t, "github", capz)
+	var w map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(gh), &w))
+	jobs := asMap(w["jobs"])
+	approve := asMap(jobs["approve"])
+	assert.Equal(t, "image-promotion-approval", approve["environment"])
+	assert.Equal(t, "plan", approve["needs"])
+	assert.Equal(t, "approve", asMap(jobs["build"])["needs"], "the jobs that publish wait on the approval")
+
+	az := generated(t, "azure-pipelines", capz)
+	var p map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(az), &p))
+	var order []string
+	var deployment map[string]any
+	for _, s := range asList(p["stages"]) {
+		stage := asMap(s)
+		order = append(order, fmt.Sprintf("%v<-%v", stage["stage"], stage["dependsOn"]))
+		if stage["stage"] == "approve" {
+			deployment = asMap(asList(stage["jobs"])[0])
+		}
+	}
+	assert.Equal(t, []string{"plan<-<nil>", "approve<-plan", "build<-approve", "summary<-build"}, order)
+	require.NotNil(t, deployment)
+	assert.Equal(t, "image-promotion-approval", deployment["environment"], "a deployment job: the environment's approval check runs first")
+	assert.Empty(t, checkAzurePipeline(p))
+
+	// A release without approval() has no approve job.
+	assert.NotContains(t, generated(t, "github", filepath.Join(repoRoot(t), "releases", "flatcar.star")), "approve:")
 }

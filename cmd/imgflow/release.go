@@ -33,10 +33,6 @@ func releaseArg(ctx context.Context, ws *builtins.Workspace, pos []string, value
 	if err != nil {
 		return nil, err
 	}
-	rel, err := release.Load(ctx, ws, "//"+file)
-	if err != nil {
-		return nil, err
-	}
 	overrides := make(map[string]string, len(values))
 	for name, v := range values {
 		s, err := release.VarString(v)
@@ -44,6 +40,10 @@ func releaseArg(ctx context.Context, ws *builtins.Workspace, pos []string, value
 			return nil, fmt.Errorf("--var %s: %w", name, err)
 		}
 		overrides[name] = s
+	}
+	rel, err := release.LoadVars(ctx, ws, "//"+file, overrides)
+	if err != nil {
+		return nil, err
 	}
 	if err := rel.Override(overrides); err != nil {
 		return nil, err

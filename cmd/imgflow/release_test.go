@@ -93,8 +93,8 @@ func TestAReleaseRunsLocallyWithTheCIJobsIDsAndJournals(t *testing.T) {
 	checkout := "image_builder=//testdata/image-builder"
 	res := imgflow(t, "run", "--root", root, "--state", state, "-j", "4", rel, "--var", checkout)
 	require.Equal(t, 0, res.code, res.String())
-	assert.Contains(t, res.stdout, "release flatcar (releases/flatcar.star): 4 succeeded, 0 failed, 0 not run")
-	ids := []string{"flatcar-stable-415223", "flatcar-capi-stable-1304-415223", "flatcar-capi-stable-1311-415223", "flatcar-capi-stable-1322-415223"}
+	assert.Contains(t, res.stdout, "release flatcar (releases/flatcar.star): 3 succeeded, 0 failed, 0 not run")
+	ids := []string{"flatcar-stable-415223", "flatcar-capi-stable-1347-415223", "flatcar-capi-stable-1361-415223"}
 	for _, id := range ids {
 		runs, err := journal.List(filepath.Join(state, "runs", "flatcar", id))
 		require.NoError(t, err)
@@ -124,7 +124,7 @@ func TestAReleaseRunsLocallyWithTheCIJobsIDsAndJournals(t *testing.T) {
 	xml, err := os.ReadFile(junit)
 	require.NoError(t, err)
 	require.NoError(t, junitSchema(t).validate(bytes.NewReader(xml)))
-	assert.Contains(t, string(xml), `<testcase name="flatcar-capi-stable-1311-415223" classname="releases.flatcar"`)
+	assert.Contains(t, string(xml), `<testcase name="flatcar-capi-stable-1347-415223" classname="releases.flatcar"`)
 
 	// Again: every job continues its run, and every step replays.
 	again := imgflow(t, "run", "--root", root, "--state", state, "-j", "4", rel, "--var", checkout)
@@ -144,7 +144,7 @@ func TestReleaseSummaryShowsFailuresAndJobsNotRun(t *testing.T) {
 	root := repoRoot(t)
 	rel := filepath.Join(root, "releases", "flatcar.star")
 	state := t.TempDir()
-	j, err := journal.Create(filepath.Join(state, "runs", "flatcar", "flatcar-capi-stable-1311-415223"), journal.Record{RunID: "r1", Workflow: "workflows/flatcar_capi.star", Target: "local"})
+	j, err := journal.Create(filepath.Join(state, "runs", "flatcar", "flatcar-capi-stable-1347-415223"), journal.Record{RunID: "r1", Workflow: "workflows/flatcar_capi.star", Target: "local"})
 	require.NoError(t, err)
 	require.NoError(t, j.Append(journal.Record{Type: journal.TypeEnd, Status: journal.StatusFailed, Pass: "apply",
 		Error: "workflows/flatcar_capi.star:36:25: packer_build: the build VM did not boot"}))
@@ -152,16 +152,16 @@ func TestReleaseSummaryShowsFailuresAndJobsNotRun(t *testing.T) {
 	junit := filepath.Join(t.TempDir(), "release.xml")
 	res := imgflow(t, "runs", "--root", root, "--state", state, "--release", rel, "--junit", junit)
 	assert.Equal(t, 1, res.code, "a job failed: %s", res.String())
-	assert.Contains(t, res.stdout, "release flatcar (releases/flatcar.star): 0 succeeded, 1 failed, 3 not run")
-	assert.Regexp(t, `flatcar-capi-stable-1311-415223\s+failed\s+1\s+`, res.stdout)
-	assert.Contains(t, res.stdout, "flatcar-capi-stable-1311-415223 failed (job at releases/flatcar.star:22:8): workflows/flatcar_capi.star:36:25: packer_build: the build VM did not boot")
+	assert.Contains(t, res.stdout, "release flatcar (releases/flatcar.star): 0 succeeded, 1 failed, 2 not run")
+	assert.Regexp(t, `flatcar-capi-stable-1347-415223\s+failed\s+1\s+`, res.stdout)
+	assert.Contains(t, res.stdout, "flatcar-capi-stable-1347-415223 failed (job at releases/flatcar.star:25:8): workflows/flatcar_capi.star:36:25: packer_build: the build VM did not boot")
 	assert.Regexp(t, `flatcar-stable-415223\s+not run\s+0\s+-`, res.stdout)
 	xml, err := os.ReadFile(junit)
 	require.NoError(t, err)
 	require.NoError(t, junitSchema(t).validate(bytes.NewReader(xml)))
 	assert.Contains(t, string(xml), `<failure message="workflows/flatcar_capi.star:36:25: packer_build: the build VM did not boot" type="failed">`)
 	assert.Contains(t, string(xml), `<failure message="job not run" type="not run">`)
-	assert.Contains(t, string(xml), `tests="4" failures="4"`)
+	assert.Contains(t, string(xml), `tests="3" failures="3"`)
 
 	// Without --release, runs lists the runs outside the releases' folders
 	// and says which releases have runs and how to see them.

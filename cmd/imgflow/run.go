@@ -233,7 +233,7 @@ func openJournal(ctx context.Context, ws *builtins.Workspace, store journal.Stor
 		}
 		values[k] = builtins.FromGo(v)
 	}
-	info := builtins.RunInfo{ID: h.RunID, Time: h.Time}
+	info := builtins.RunInfo{ID: h.RunID, Time: h.Time, Version: version}
 	if h.RunTime != nil {
 		info.Time = *h.RunTime
 	}
@@ -337,7 +337,7 @@ func newRunInfo() builtins.RunInfo {
 	now := time.Now().UTC().Truncate(time.Second)
 	var b [3]byte
 	_, _ = rand.Read(b[:])
-	return builtins.RunInfo{ID: now.Format("20060102-150405") + "-" + hex.EncodeToString(b[:]), Time: now}
+	return builtins.RunInfo{ID: now.Format("20060102-150405") + "-" + hex.EncodeToString(b[:]), Time: now, Version: version}
 }
 
 // newPlanInfo is the RunInfo of a plan, which is no run: the time is now,
