@@ -79,6 +79,15 @@ var sessionEnv = []string{"_", "OLDPWD", "SHLVL", "PS1", "PS2", "PROMPT_COMMAND"
 // Values, secrets included, are written as they are: w must be a keyed
 // hash, never stored.
 func (r *Runner) writeValidateInputs(w io.Writer, req BuildRequest, stable map[string]string, volatile []string, sums *FileSums) error {
+	if req.Mirrors != "" {
+		// A build's own directory is new at every build and mirrors
+		// req.Mirrors: the build validates as it would there.
+		tpl := ResolvePath(req.WorkDir, req.TemplatePath)
+		if rel, err := filepath.Rel(req.WorkDir, tpl); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			req.TemplatePath = filepath.Join(req.Mirrors, rel)
+		}
+		req.WorkDir = req.Mirrors
+	}
 	var pairs []string
 	for i, v := range volatile {
 		// A short one ("0", "plan") would stand for parts of other values.
