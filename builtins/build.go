@@ -53,6 +53,17 @@ func (r *Run) packerBuilder() PackerBuilder {
 // a plan (both run against a dry-run view of the target).
 func (r *Run) dryRun() bool { return r.Validating }
 
+// tempDir makes a new directory in the run's TempDir (created when
+// missing), named prefix and a random suffix.
+func (r *Run) tempDir(prefix string) (string, error) {
+	if r.TempDir != "" {
+		if err := os.MkdirAll(r.TempDir, 0o700); err != nil {
+			return "", err
+		}
+	}
+	return os.MkdirTemp(r.TempDir, prefix)
+}
+
 var kindUploads Kind = &simpleKind{`list of struct(src, dest) or "src:dest" strings`, func(v starlark.Value) bool {
 	seq, ok := v.(starlark.Indexable)
 	if _, isStr := v.(starlark.String); !ok || isStr {
@@ -92,7 +103,8 @@ func registerBuild(r *Registry) {
 				"its output streamed with a `[packer]` prefix. On both, a build whose `shared_image_gallery_destination` version exists is not run again: the version is reused (`exists`), " +
 				"or, when it did not replicate to every target region, the step fails saying how to delete it. Results come from packer's artifact lines: `managed_image` is a managed_image() struct, `sig_version` an image_version() struct, " +
 				"`vhd_url` the OS disk VHD without SAS; each is None when the build made none. " +
-				"`downloads` maps each file the template's file provisioners fetch from the VM (`\"direction\": \"download\"` into ``{{user `imgflow_downloads_dir`}}/NAME``, a directory packer_build makes) to its content, secrets redacted, up to 1 MiB each: " +
+				"Every build runs in a directory of its own that mirrors `cwd` (each entry a link), so the template's relative paths resolve as from `cwd` while what packer writes there stays the build's: two builds, parallel ones too, never write the same file and `cwd` is never written; the directory is removed after the build. " +
+				"`downloads` maps each file the template's file provisioners fetch from the VM (`\"direction\": \"download\"`) to its content, keyed by its destination relative to packer's working directory as packer 1.9.5 takes it (`\"image-bom.json\"`, `\"logs/\"` for `logs/<file name>`; ``{{user `imgflow_downloads_dir`}}/NAME`` still works as `NAME`; an absolute destination is refused), secrets redacted, up to 1 MiB each: " +
 				"release notes, the image BOM, build logs (a larger `.log` or `.txt` keeps its last MiB, marked as cut; other files fail the step), 2 MiB in all; the local target writes what it knows of the build instead (an uploaded file as uploaded, otherwise a description of the build); a build reused from an earlier run has none. " +
 				"Journaled: a resumed run never rebuilds.",
 			Example: `build = packer_build("//artifacts/packer/sig-marketplace.json", vars = {"location": "westeurope"}, files = cse.uploads)`,
@@ -231,29 +243,55 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	ctx, cancel := context.WithTimeout(c.Ctx(), c.Duration("timeout", 3*time.Hour))
 	defer cancel()
 	builder := c.Run.packerBuilder()
+	// The build's own directory: packer's working directory (cwd
+	// mirrored, where its relative downloads land) and the staged uploads.
+	buildDir, err := c.Run.tempDir("imgflow-build-")
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer os.RemoveAll(buildDir)
+	workDir := filepath.Join(buildDir, "cwd")
+	if err := os.Mkdir(workDir, 0o755); err != nil {
+		return nil, fail(err)
+	}
+	own := make([]string, 0, len(downloads))
+	for _, d := range downloads {
+		own = append(own, d.Name)
+	}
+	if err := packer.MirrorWorkDir(cwdAbs, workDir, own); err != nil {
+		return nil, fail(err)
+	}
+	// Packer's messages name paths in the build's directory: they are
+	// shown as the workspace's.
+	scrub := func(err error) error {
+		msg := strings.ReplaceAll(err.Error(), tplAbs, tplRel)
+		msg = strings.ReplaceAll(msg, packer.ResolvePath(workDir, filepath.ToSlash(tplArg)), tplRel)
+		msg = strings.ReplaceAll(msg, workDir+string(filepath.Separator), "")
+		return errors.New(redactValues(msg, secrets))
+	}
 	if len(uploads) > 0 {
 		_, simulated := builder.(*localsim.Builder)
-		dir, err := stageUploads(uploads, simulated)
-		if err != nil {
+		dir := filepath.Join(buildDir, "files")
+		if err := stageUploads(dir, uploads, simulated); err != nil {
 			return nil, fail(err)
 		}
-		defer os.RemoveAll(dir)
 		vars[localsim.FilesDirVar] = dir
 	}
-	downloadsDir := ""
 	if wantsDownloads {
-		if downloadsDir, err = os.MkdirTemp("", "imgflow-downloads-"); err != nil {
-			return nil, fail(err)
-		}
-		defer os.RemoveAll(downloadsDir)
-		vars[localsim.DownloadsDirVar] = downloadsDir
+		vars[localsim.DownloadsDirVar] = workDir
+	}
+	// A template outside cwd is given by its path: the mirror has only
+	// cwd's entries.
+	tplPath := filepath.ToSlash(tplArg)
+	if tplArg == ".." || strings.HasPrefix(tplArg, ".."+string(filepath.Separator)) {
+		tplPath = tplAbs
 	}
 	req := packer.BuildRequest{
-		TemplatePath: filepath.ToSlash(tplArg), Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
-		Only: c.Strings("only"), WorkDir: cwdAbs, Env: env, SensitiveEnv: sensitiveEnv,
+		TemplatePath: tplPath, Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
+		Only: c.Strings("only"), WorkDir: workDir, Mirrors: cwdAbs, Env: env, SensitiveEnv: sensitiveEnv,
 	}
 	if err := c.validatePacker(ctx, req); err != nil {
-		return nil, errors.New(redactValues(strings.ReplaceAll(err.Error(), tplAbs, tplRel), secrets))
+		return nil, scrub(err)
 	}
 	groups := &packerTemporaryGroups{c: c}
 	req.OnTemporaryResourceGroup = groups.note
@@ -269,9 +307,9 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	}
 	if err != nil {
 		// The builders' errors name the template ("packer build <path> …").
-		return nil, errors.New(redactValues(strings.ReplaceAll(err.Error(), tplAbs, tplRel), secrets))
+		return nil, scrub(err)
 	}
-	got, err := readDownloads(downloadsDir, downloads, secrets)
+	got, err := readDownloads(workDir, downloads, secrets)
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -502,26 +540,24 @@ func (c *Call) uploads() ([]upload, error) {
 	return out, errors.Join(errs...)
 }
 
-// stageUploads copies the uploads into a new directory that mirrors their
+// stageUploads copies the uploads into dir, a new directory that mirrors their
 // destinations (dir/home/packer/x for /home/packer/x), keeping modes. For
 // a simulated build (link) they are hard links where the file system
 // allows: the simulation reads the staged files once, as it starts, so a
 // link serves it as a copy would, without copying megabytes of build
 // tools per build. packer itself gets copies: it uploads them minutes
 // later, and an edit in the workspace meanwhile must not change them.
-func stageUploads(uploads []upload, link bool) (string, error) {
-	dir, err := os.MkdirTemp("", "imgflow-files-")
-	if err != nil {
-		return "", err
+func stageUploads(dir string, uploads []upload, link bool) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
 	}
 	for _, u := range uploads {
 		dst := filepath.Join(dir, filepath.FromSlash(u.dest))
 		if err := stageFile(u.abs, dst, link); err != nil {
-			os.RemoveAll(dir)
-			return "", fmt.Errorf("stage %s: %w", u.src, err)
+			return fmt.Errorf("stage %s: %w", u.src, err)
 		}
 	}
-	return dir, nil
+	return nil
 }
 
 // stageFile links (when link is set and the file system allows) or copies

@@ -2,6 +2,7 @@ package builtins_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -20,12 +21,16 @@ import (
 type requestRecorder struct {
 	mu   sync.Mutex
 	reqs []packer.BuildRequest
+	// playbook: whether the working directory had ansible/node.yml.
+	playbook []bool
 }
 
 func (r *requestRecorder) Validate(_ context.Context, req packer.BuildRequest) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reqs = append(r.reqs, req)
+	_, err := os.Stat(filepath.Join(req.WorkDir, "ansible", "node.yml"))
+	r.playbook = append(r.playbook, err == nil)
 	return nil
 }
 
@@ -45,9 +50,11 @@ func TestPackerBuildRunsPackerInCwd(t *testing.T) {
 	require.Len(t, rec.reqs, 1)
 	req := rec.reqs[0]
 	capi := filepath.Join(f.ws.Root, "testdata", "image-builder", "images", "capi")
-	assert.Equal(t, capi, req.WorkDir)
+	assert.Equal(t, capi, req.Mirrors, "packer runs in a directory of the build's own that mirrors cwd")
+	assert.NotEqual(t, capi, req.WorkDir)
 	assert.Equal(t, "packer/azure/packer.json", req.TemplatePath)
-	assert.FileExists(t, filepath.Join(req.WorkDir, "ansible", "node.yml"), "the template's playbook, relative to packer's working directory")
+	assert.Equal(t, []bool{true}, rec.playbook, "the template's playbook, relative to packer's working directory")
+	assert.NoDirExists(t, req.WorkDir, "removed after the build")
 	require.Len(t, req.VarFiles, 12)
 	assert.Equal(t, filepath.Join(capi, "packer", "config", "kubernetes.json"), req.VarFiles[0])
 	assert.Equal(t, filepath.Join(capi, "packer", "azure", "ubuntu-2404-gen2.json"), req.VarFiles[11])

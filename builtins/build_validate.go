@@ -91,13 +91,22 @@ func requestKey(req packer.BuildRequest) (string, error) {
 		vars[localsim.FilesDirVar] = digest
 	}
 	if _, ok := vars[localsim.DownloadsDirVar]; ok {
-		vars[localsim.DownloadsDirVar] = "(downloads)" // empty, new at every build
+		vars[localsim.DownloadsDirVar] = "(downloads)" // the build's own directory, new at every build
+	}
+	// A build's own working directory is new at every build: what it
+	// mirrors counts.
+	workDir, template := req.WorkDir, packer.ResolvePath(req.WorkDir, req.TemplatePath)
+	if req.Mirrors != "" {
+		if rel, err := filepath.Rel(req.WorkDir, template); err == nil && !strings.HasPrefix(rel, "..") {
+			template = filepath.Join(req.Mirrors, rel)
+		}
+		workDir = req.Mirrors
 	}
 	data, err := json.Marshal(struct {
 		Template, WorkDir string
 		Vars              map[string]string
 		VarFiles, Only    []string
-	}{packer.ResolvePath(req.WorkDir, req.TemplatePath), req.WorkDir, vars, req.VarFiles, req.Only})
+	}{template, workDir, vars, req.VarFiles, req.Only})
 	return string(data), err
 }
 

@@ -57,7 +57,7 @@ func TestPlanValidatesEachDistinctPackerBuildOnce(t *testing.T) {
 	req := stub.reqs[0]
 	assert.Equal(t, "artifacts/packer/vhd-marketplace.json", req.TemplatePath)
 	assert.Equal(t, "22_04-lts", req.Vars["img_sku"])
-	assert.Equal(t, f.ws.Root, req.WorkDir)
+	assert.Equal(t, f.ws.Root, req.Mirrors)
 
 	// Another value is another request.
 	res := interp.Plan(context.Background(), "//"+vhdMarketplaceStar, interp.Config{

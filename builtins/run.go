@@ -126,6 +126,11 @@ type Run struct {
 	// ArtifactsDir is where artifact() writes its files (imgflow run
 	// --artifacts); "" keeps them in the run's record only.
 	ArtifactsDir string
+	// TempDir is where builtins make their temporary directories (a
+	// packer build's working directory and staged uploads), removed when
+	// they are done; a place of the run's own, so that what a killed run
+	// left can be removed with it. "" is os.TempDir().
+	TempDir string
 
 	mu        sync.Mutex
 	steps     []*Step

@@ -89,7 +89,7 @@ func TestSecretsStayOutOfPackerBuildRecords(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(data), secretValue)
 	assertNoSecretInDir(t, f.journals)
-	leftovers, _ := filepath.Glob(filepath.Join(os.TempDir(), "imgflow-files-*"))
+	leftovers, _ := filepath.Glob(filepath.Join(os.TempDir(), "imgflow-build-*"))
 	for _, dir := range leftovers {
 		assertNoSecretInDir(t, dir)
 	}

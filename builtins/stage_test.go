@@ -21,9 +21,8 @@ func TestStageUploadsLinksForTheSimulationAndCopiesForPacker(t *testing.T) {
 	require.NoError(t, err)
 
 	for _, link := range []bool{true, false} {
-		dir, err := stageUploads(uploads, link)
-		require.NoError(t, err)
-		defer os.RemoveAll(dir)
+		dir := filepath.Join(t.TempDir(), "files")
+		require.NoError(t, stageUploads(dir, uploads, link))
 		staged := filepath.Join(dir, "opt", "bin", "tool")
 		info, err := os.Stat(staged)
 		require.NoError(t, err)
@@ -34,9 +33,8 @@ func TestStageUploadsLinksForTheSimulationAndCopiesForPacker(t *testing.T) {
 		assert.Equal(t, "v1", string(data))
 	}
 
-	copied, err := stageUploads(uploads, false)
-	require.NoError(t, err)
-	defer os.RemoveAll(copied)
+	copied := filepath.Join(t.TempDir(), "files")
+	require.NoError(t, stageUploads(copied, uploads, false))
 	require.NoError(t, os.WriteFile(src, []byte("v2"), 0o755))
 	data, err := os.ReadFile(filepath.Join(copied, "opt", "bin", "tool"))
 	require.NoError(t, err)

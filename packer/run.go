@@ -71,6 +71,11 @@ type BuildRequest struct {
 	// WorkDir is packer's working directory (relative paths inside the
 	// template resolve against it). Default: the current directory.
 	WorkDir string
+	// Mirrors, when WorkDir is a build's own directory made by
+	// MirrorWorkDir, is the directory it mirrors (the checkout): what
+	// WorkDir holds besides the build's own output. Informational, for
+	// callers that compare requests.
+	Mirrors string
 	// Env is added to packer's environment after Runner.Env: what the
 	// template's {{env}} references read. The local simulation renders
 	// {{env}} from Env alone.

@@ -14,33 +14,38 @@ import (
 )
 
 // DownloadsDirVar is the template variable through which packer_build
-// passes the directory a template's file provisioners download into
-// (`"direction": "download"`): a new temporary directory per build, read
-// back as the build's downloads. Like FilesDirVar, its value does not
-// enter the build identity.
+// passed, before builds had a working directory of their own, the
+// directory a template's file provisioners download into. A template may
+// still write {{user `imgflow_downloads_dir`}}/NAME; it names the
+// build's working directory, so the download is the same as to "NAME".
+// Like FilesDirVar, its value does not enter the build identity.
 const DownloadsDirVar = "imgflow_downloads_dir"
 
-// Download is a file provisioner with direction "download" into the
-// downloads directory: the remote Source on the build VM, fetched to Name
-// inside the directory.
+// Download is a file provisioner with direction "download": the remote
+// Source on the build VM, fetched to Name, a path relative to packer's
+// working directory (or, with ViaVar, to DownloadsDirVar's directory).
 type Download struct {
 	Source string
 	Name   string
+	// ViaVar: the destination was written {{user `imgflow_downloads_dir`}}/Name.
+	ViaVar bool
 	// Only and Except are the provisioner's build filters (packer -only
 	// semantics per provisioner); empty means every build.
 	Only, Except []string
 }
 
-// downloadDestRE matches a destination inside the downloads directory as
+// downloadVarRE matches a destination inside the downloads directory as
 // a JSON template writes it ({{user `imgflow_downloads_dir`}}/NAME) and as
 // an HCL2 template does ("${var.imgflow_downloads_dir}/NAME", shown with
 // its quotes by packer.Template).
-var downloadDestRE = regexp.MustCompile("^(?:\\{\\{\\s*user\\s+`" + DownloadsDirVar + "`\\s*\\}\\}|\"\\$\\{var\\." + DownloadsDirVar + "\\})/([^\"]+)\"?$")
+var downloadVarRE = regexp.MustCompile("^(?:\\{\\{\\s*user\\s+`" + DownloadsDirVar + "`\\s*\\}\\}|\"\\$\\{var\\." + DownloadsDirVar + "\\})/([^\"]*)\"?$")
 
-// Downloads lists the template's download provisioners. One that
-// downloads elsewhere is an error saying how to write it: packer would
-// write into packer's working directory, the workspace, where nothing may
-// be overwritten unasked.
+// Downloads lists the template's download provisioners. A destination
+// relative to packer's working directory is accepted as packer accepts
+// it ("image-bom.json", "logs/", "./x"): packer_build runs every build in
+// a directory of its own and reads the files back from there. One that
+// packer_build cannot read back (an absolute path, a path leaving the
+// working directory, an expression) is an error saying what to write.
 func Downloads(tpl *packer.Template) ([]Download, error) {
 	var out []Download
 	var errs []string
@@ -49,23 +54,52 @@ func Downloads(tpl *packer.Template) ([]Download, error) {
 			continue
 		}
 		src, _ := p["source"].(string)
+		src = strings.Trim(src, `"`)
 		dest, _ := p["destination"].(string)
-		m := downloadDestRE.FindStringSubmatch(dest)
-		name := ""
-		if m != nil {
-			name = path.Clean(m[1])
-		}
-		if m == nil || strings.HasSuffix(m[1], "/") || name == "." || strings.HasPrefix(name, "../") {
-			errs = append(errs, fmt.Sprintf("provisioner %d (file, download %s) writes to %s: download into the build's downloads directory, destination %q (JSON) or %q (HCL2), so packer_build returns it",
-				i+1, src, dest, "{{user `"+DownloadsDirVar+"`}}/NAME", "${var."+DownloadsDirVar+"}/NAME"))
+		name, viaVar, why := downloadName(src, dest)
+		if why != "" {
+			errs = append(errs, fmt.Sprintf("provisioner %d (file, download %s) writes to %s: %s", i+1, src, dest, why))
 			continue
 		}
-		out = append(out, Download{Source: strings.Trim(src, `"`), Name: name, Only: stringList(p["only"]), Except: stringList(p["except"])})
+		out = append(out, Download{Source: src, Name: name, ViaVar: viaVar, Only: stringList(p["only"]), Except: stringList(p["except"])})
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
 	return out, nil
+}
+
+// downloadName is the path, relative to the build's working directory,
+// that a download of src to dest writes, as packer 1.9.5's file
+// provisioner does: a destination ending in "/" is a directory the file
+// keeps its name in. why says what is wrong with dest, or is "".
+func downloadName(src, dest string) (name string, viaVar bool, why string) {
+	base := path.Base(src)
+	if base == "/" || base == "." || strings.HasSuffix(src, "/") {
+		base = "NAME"
+	}
+	instead := fmt.Sprintf("write a destination relative to packer's working directory, e.g. %q: packer_build gives every build a directory of its own and returns the file in downloads[%q], so nothing of yours is overwritten", base, base)
+	if m := downloadVarRE.FindStringSubmatch(dest); m != nil {
+		dest, viaVar = m[1], true
+	}
+	switch {
+	case strings.HasSuffix(src, "/"):
+		return "", false, "a directory: download its files one by one (packer_build returns files)"
+	case dest == "" && !viaVar:
+		return "", false, "no destination: " + instead
+	case strings.Contains(dest, "{{") || strings.Contains(dest, "${") || strings.HasPrefix(dest, `"`):
+		return "", false, "packer_build reads downloads back by a name it knows before the build: " + instead
+	case path.IsAbs(dest) || filepath.IsAbs(dest) || filepath.VolumeName(dest) != "":
+		return "", false, "an absolute path, outside the build's own directory: " + instead
+	}
+	name = path.Clean(dest)
+	if dest == "" || strings.HasSuffix(dest, "/") {
+		name = path.Join(name, path.Base(src))
+	}
+	if name == "." || name == ".." || strings.HasPrefix(name, "../") {
+		return "", false, "outside the build's working directory: " + instead
+	}
+	return name, viaVar, ""
 }
 
 func stringList(v any) []string {
@@ -97,14 +131,14 @@ func contains(list []string, s string) bool {
 }
 
 // writeDownloads writes what the build's download provisioners would
-// fetch into the downloads directory. No VM ran, so a download is what
+// fetch where packer would write it: into packer's working directory
+// (or DownloadsDirVar's directory). No VM ran, so a download is what
 // the simulation knows of the VM: a file the build uploaded is downloaded
 // as uploaded; any other path is a description of the build (source
 // image, variables without secrets, uploaded files with modes and
 // digests), as JSON when the name ends in .json, as text otherwise.
 func (p *prepared) writeDownloads(s *simulation) error {
-	dir := p.values[DownloadsDirVar]
-	if dir == "" || len(p.downloads) == 0 {
+	if len(p.downloads) == 0 {
 		return nil
 	}
 	staged := map[string]stagedFile{}
@@ -123,6 +157,10 @@ func (p *prepared) writeDownloads(s *simulation) error {
 			}
 		} else {
 			data = p.describe(s, d, staged)
+		}
+		dir := p.workDir
+		if d.ViaVar {
+			dir = p.values[DownloadsDirVar]
 		}
 		dst := filepath.Join(dir, filepath.FromSlash(d.Name))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {

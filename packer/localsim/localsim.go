@@ -28,9 +28,10 @@
 //     1.4.0's (packer 1.9.5) gallery-only one.
 //   - skip_create_image: nothing is captured or published, no artifact.
 //
-// File provisioners with "direction": "download" into DownloadsDirVar's
-// directory write there what the simulation knows of the VM (downloads.go):
-// an uploaded file as uploaded, anything else a description of the build.
+// File provisioners with "direction": "download" write, where packer would
+// (relative to BuildRequest.WorkDir), what the simulation knows of the VM
+// (downloads.go): an uploaded file as uploaded, anything else a
+// description of the build.
 //
 // Before anything is created, the rules Azure applies only after an hour
 // of provisioning are checked (cloud.ValidateCapture): no managed image
@@ -191,6 +192,9 @@ type prepared struct {
 	staged   *stagedTree // the staged files, nil when none
 	// downloads are the template's download provisioners.
 	downloads []Download
+	// workDir is packer's working directory, where relative downloads
+	// land ("" = the current directory, as for packer).
+	workDir string
 }
 
 func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
@@ -203,7 +207,7 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 		return nil, err
 	}
 	// Source, not the file: a template may be a directory of files.
-	p := &prepared{tpl: tpl, tplData: tpl.Source(), display: req.TemplatePath, values: map[string]string{}, secret: map[string]bool{}}
+	p := &prepared{tpl: tpl, tplData: tpl.Source(), display: req.TemplatePath, values: map[string]string{}, secret: map[string]bool{}, workDir: req.WorkDir}
 	for _, f := range req.VarFiles {
 		vf, err := tpl.ReadVarFile(packer.ResolvePath(req.WorkDir, f))
 		if err != nil {
