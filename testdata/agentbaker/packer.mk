@@ -1,12 +1,12 @@
 # The template choice of AgentBaker's packer.mk, and stand-ins for the
-# targets that build what the templates upload (the lister, the node
-# controller): small files, so that a test run needs no Go toolchain.
+# targets that build what the templates upload (the lister,
+# image-fetcher, the node controller): small files, so that a test run needs no Go toolchain.
 GOARCH=amd64
 ifeq (${ARCHITECTURE},ARM64)
 	GOARCH=arm64
 endif
 
-build-packer: build-aks-node-controller build-lister-binary
+build-packer: build-image-fetcher build-aks-node-controller build-lister-binary
 ifeq (${ARCHITECTURE},ARM64)
 ifeq (${OS_SKU},Ubuntu)
 ifeq ($(findstring NVIDIA_GB,$(FEATURE_FLAGS)),NVIDIA_GB)
@@ -36,6 +36,11 @@ else ifeq (${OS_SKU},AzureContainerLinux)
 	packer build -var-file=vhdbuilder/packer/settings.json vhdbuilder/packer/vhd-image-builder-acl.json
 endif
 endif
+
+build-image-fetcher:
+	mkdir -p image-fetcher/bin
+	printf '#!/bin/sh\necho image-fetcher fixture amd64\n' > image-fetcher/bin/image-fetcher-linux-amd64
+	printf '#!/bin/sh\necho image-fetcher fixture arm64\n' > image-fetcher/bin/image-fetcher-linux-arm64
 
 build-aks-node-controller:
 	mkdir -p aks-node-controller/bin
