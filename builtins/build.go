@@ -53,6 +53,13 @@ func (r *Run) packerBuilder() PackerBuilder {
 // a plan (both run against a dry-run view of the target).
 func (r *Run) dryRun() bool { return r.Validating }
 
+// RunTempDir is the run's place for temporary directories (Run.TempDir)
+// on this machine: imgflow run removes it when the run ends, imgflow gc
+// when the run was killed.
+func RunTempDir(runID string) string {
+	return filepath.Join(os.TempDir(), "imgflow-run-"+runID)
+}
+
 // tempDir makes a new directory in the run's TempDir (created when
 // missing), named prefix and a random suffix.
 func (r *Run) tempDir(prefix string) (string, error) {
@@ -91,6 +98,7 @@ func registerBuild(r *Registry) {
 				{Name: "var_files", Kind: KindStringList, Default: "[]", Doc: "var-files in the workspace, in order, before `vars`: JSON objects of strings (null is \"\", as in packer); for an HCL2 template any JSON values, or `.pkrvars.hcl` files"},
 				{Name: "only", Kind: KindStringList, Default: "[]", Doc: "build names to run (packer -only), as rendered: `sig-flatcar-gen2` for a builder named ``sig-{{user `build_name`}}``; unknown names are an error"},
 				{Name: "cwd", Kind: KindString, Default: `"//"`, Doc: "packer's working directory inside the workspace, relative to the calling file or `//path`: the template's relative paths (ansible `playbook_file`, `custom_data_file`, goss tests) are relative to it, e.g. image-builder's `images/capi`, where its Makefile runs packer"},
+				{Name: "generated", Kind: KindDict, Default: "{}", Doc: "upload sources of the template that an earlier step makes (paths relative to `cwd`, as the template writes them), each mapped to that step, e.g. `{\"vhdbuilder/lister/bin/lister\": \"make -f packer.mk build-lister-binary\"}`: a plan, where command() does not run, accepts them missing (packer validate sees an empty stand-in) and names the step; a run where one is still missing fails naming it. Any other upload source missing from `cwd` is refused before anything runs, as packer refuses it (`Bad source '…': stat …: no such file or directory`). Keys the template does not upload are ignored, so one dict serves every template of a checkout"},
 				{Name: "timeout", Kind: KindDuration, Default: `"3h"`, Doc: "how long the build may take"},
 			},
 			Returns: "struct(artifacts, managed_image, sig_version, vhd_url, resource_group, downloads)",
@@ -221,6 +229,18 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		}
 	}
 	c.warnUnset(tpl, tplRel, checked, secrets)
+	generated, err := generatedSources(c.Value("generated"))
+	if err != nil {
+		return nil, fail(err)
+	}
+	builds := c.Strings("only")
+	if len(builds) == 0 {
+		builds, _ = tpl.BuildNames(checked, env) // unrenderable: every provisioner counts
+	}
+	pending, err := checkUploadSources(tpl, cwdAbs, cwdRel, builds, generated, c.Run.dryRun())
+	if err != nil {
+		return nil, fail(err)
+	}
 	invocation := invocationSummary(cwdRel, filepath.ToSlash(tplArg), cwdAbs, varFiles, c.Strings("only"))
 
 	// A build whose gallery version exists was made by an earlier run,
@@ -254,11 +274,17 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if err := os.Mkdir(workDir, 0o755); err != nil {
 		return nil, fail(err)
 	}
-	own := make([]string, 0, len(downloads))
+	own := make([]string, 0, len(downloads)+len(pending))
 	for _, d := range downloads {
 		own = append(own, d.Name)
 	}
+	for _, p := range pending {
+		own = append(own, p.source)
+	}
 	if err := packer.MirrorWorkDir(cwdAbs, workDir, own); err != nil {
+		return nil, fail(err)
+	}
+	if err := standIn(workDir, pending); err != nil {
 		return nil, fail(err)
 	}
 	// Packer's messages name paths in the build's directory: they are
@@ -318,7 +344,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
-	c.Report(outcome, summary+envSummary(env, sensitiveEnv)+invocation)
+	c.Report(outcome, summary+envSummary(env, sensitiveEnv)+invocation+pendingSummary(pending))
 	return v, nil
 }
 

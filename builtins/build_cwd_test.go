@@ -81,3 +81,24 @@ func TestPackerBuildCwdMustBeAWorkspaceDirectory(t *testing.T) {
 	}
 	assert.Empty(t, f.cloud.Snapshot().ResourceGroups, "nothing is created")
 }
+
+// A build's directory is made in the run's own temporary place, so that
+// imgflow gc can remove what a killed run left, and is removed after it.
+func TestPackerBuildWorksInTheRunsTempDir(t *testing.T) {
+	f := newBuildFixture(t)
+	rec := &requestRecorder{}
+	tmp := filepath.Join(t.TempDir(), "imgflow-run-x")
+	res := interp.Plan(context.Background(), "//"+imageBuilderCwdStar, interp.Config{
+		Workspace: f.ws, Registry: f.reg, Vars: map[string]starlark.Value{}, Reporter: f.rep,
+		Info: builtins.RunInfo{ID: "plan", Time: snippetTime}, PackerValidator: rec, TempDir: tmp,
+	}, overlay.New(f.cloud))
+	require.NoError(t, res.Err)
+	require.Len(t, rec.reqs, 1)
+	rel, err := filepath.Rel(tmp, rec.reqs[0].WorkDir)
+	require.NoError(t, err)
+	assert.Regexp(t, `^imgflow-build-\d+/cwd$`, filepath.ToSlash(rel))
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the build's directory is removed")
+	assert.Equal(t, filepath.Join(os.TempDir(), "imgflow-run-r1"), builtins.RunTempDir("r1"))
+}

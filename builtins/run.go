@@ -128,8 +128,9 @@ type Run struct {
 	ArtifactsDir string
 	// TempDir is where builtins make their temporary directories (a
 	// packer build's working directory and staged uploads), removed when
-	// they are done; a place of the run's own, so that what a killed run
-	// left can be removed with it. "" is os.TempDir().
+	// they are done; a place of the run's own (RunTempDir), so that what
+	// a killed run left is removed with it by imgflow gc. "" is
+	// os.TempDir().
 	TempDir string
 
 	mu        sync.Mutex

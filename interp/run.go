@@ -39,6 +39,9 @@ type Config struct {
 	// PackerValidator validates every packer_build of a plan with the real
 	// packer (`packer validate`); nil skips that. Other passes ignore it.
 	PackerValidator builtins.PackerValidator
+	// TempDir is the run's place for builtins' temporary directories
+	// (builtins.Run.TempDir); "" is os.TempDir().
+	TempDir string
 	// ArtifactsDir is where artifact() writes in the apply pass; "" keeps
 	// artifacts in the result only.
 	ArtifactsDir string
@@ -114,7 +117,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	run := &builtins.Run{
 		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars, Registry: cfg.Registry,
 		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: prog.params, Faults: cfg.Faults,
-		Packer: cfg.Packer,
+		Packer: cfg.Packer, TempDir: cfg.TempDir,
 	}
 	if pass == "apply" {
 		run.ArtifactsDir = cfg.ArtifactsDir

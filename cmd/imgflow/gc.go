@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -60,6 +61,7 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 		if reason := keep(r, now, *olderThan); reason != "" {
 			continue
 		}
+		removeRunTempDir(e, r.RunID, *dryRun)
 		n, errs := collectRun(ctx, e, tgt, reg, r, *dryRun)
 		cleaned += n
 		failed += len(errs)
@@ -87,6 +89,25 @@ func keep(r journal.Summary, now time.Time, olderThan time.Duration) string {
 		return "resumable"
 	}
 	return ""
+}
+
+// removeRunTempDir removes what a run that ended without removing it (a
+// killed imgflow) left in its temporary place on this machine: a packer
+// build's working directory, staged uploads.
+func removeRunTempDir(e *env, runID string, dryRun bool) {
+	dir := builtins.RunTempDir(runID)
+	if _, err := os.Stat(dir); err != nil {
+		return
+	}
+	if dryRun {
+		fmt.Fprintf(e.stdout, "would remove %s (run %s)\n", dir, runID)
+		return
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		e.warnf("run %s: remove its temporary files: %v", runID, err)
+		return
+	}
+	fmt.Fprintf(e.stdout, "removed %s (run %s)\n", dir, runID)
 }
 
 // collectRun runs the pending cleanups of one run, journaling each.

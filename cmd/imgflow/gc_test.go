@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
@@ -56,9 +58,20 @@ func disksIn(t *testing.T, dir string) []*cloud.Disk {
 	return disks(t, p)
 }
 
+// killedRunTemp makes what a killed run "crashed" leaves in its
+// temporary place (a packer build's directory), in a TMPDIR of the test's.
+func killedRunTemp(t *testing.T) string {
+	t.Setenv("TMPDIR", t.TempDir())
+	left := filepath.Join(builtins.RunTempDir("crashed"), "imgflow-build-1", "cwd")
+	require.NoError(t, os.MkdirAll(left, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(left, "image-bom.json"), []byte("{}"), 0o644))
+	return builtins.RunTempDir("crashed")
+}
+
 func TestGCFinishesTheCleanupsOfAnAbandonedRun(t *testing.T) {
 	dir := t.TempDir()
 	crashedExport(t, dir)
+	temp := killedRunTemp(t)
 
 	// Young enough to be resumed: left alone.
 	res := imgflow(t, "gc", "--root", repoRoot(t), "--state", dir)
@@ -73,10 +86,14 @@ func TestGCFinishesTheCleanupsOfAnAbandonedRun(t *testing.T) {
 	assert.Contains(t, res.stdout, "would delete disk imgflow-export-")
 	assert.Len(t, disksIn(t, dir), 1)
 
+	assert.Contains(t, res.stdout, "would remove "+temp+" (run crashed)")
+	assert.DirExists(t, temp)
+
 	res = imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s")
 	require.Equal(t, 0, res.code, res.String())
 	assert.Contains(t, res.stdout, "gc: cleaned 2 resource(s), 0 failed")
 	assert.Empty(t, disksIn(t, dir), "the disk is gone")
+	assert.NoDirExists(t, temp, "what the killed run left in its temporary place is gone")
 
 	// The cleanups are journaled: a second gc finds nothing to do.
 	res = imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s")
@@ -90,10 +107,12 @@ func TestGCNeverTouchesARunningRun(t *testing.T) {
 	j, err := journal.Open(filepath.Join(dir, "runs"), "crashed") // the run resumed, still going
 	require.NoError(t, err)
 	defer j.Close()
+	temp := killedRunTemp(t)
 	res := imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s")
 	require.Equal(t, 0, res.code, res.String())
 	assert.Contains(t, res.stdout, "gc: cleaned 0 resource(s)")
 	assert.Len(t, disksIn(t, dir), 1)
+	assert.DirExists(t, temp, "a running run's temporary files stay")
 }
 
 func TestResumeFinishesTheCleanupsOfTheCrashedAttempt(t *testing.T) {

@@ -143,9 +143,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// What a killed run left there, imgflow gc removes.
+	defer os.RemoveAll(builtins.RunTempDir(info.ID))
 	res := interp.Run(ctx, "//"+file, interp.Config{
 		Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: info, MaxSteps: *maxSteps, Reporter: reporter, Journal: j, Packer: tgt.packer,
-		ArtifactsDir: artifactsDir,
+		ArtifactsDir: artifactsDir, TempDir: builtins.RunTempDir(info.ID),
 	}, interp.Target{Apply: tgt.provider, Validate: tgt.dryRun()})
 	logCI.endGroup(e.stdout)
 	if err := endJournal(ctx, j, res); err != nil {

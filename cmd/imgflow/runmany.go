@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -98,9 +99,11 @@ func runOneOfMany(ctx context.Context, e *env, ws *builtins.Workspace, tgt *targ
 	if err != nil {
 		return nil, info.ID, err
 	}
+	// What a killed run left there, imgflow gc removes.
+	defer os.RemoveAll(builtins.RunTempDir(info.ID))
 	res := interp.Run(ctx, "//"+file, interp.Config{
 		Workspace: ws, Registry: reg, Vars: own, Info: info, MaxSteps: maxSteps, Reporter: rep, Journal: j, Packer: tgt.packer, AnyVars: true,
-		ArtifactsDir: artifactsDir,
+		ArtifactsDir: artifactsDir, TempDir: builtins.RunTempDir(info.ID),
 	}, interp.Target{Apply: tgt.provider, Validate: tgt.dryRun()})
 	if err := endJournal(ctx, j, res); err != nil {
 		return res, info.ID, err

@@ -251,6 +251,19 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 	if len(p.builds) == 0 {
 		p.builds = p.rendered.Names
 	}
+	// packer refuses a missing upload source as it prepares the build.
+	var bad []error
+	for _, u := range tpl.Uploads() {
+		if !u.AppliesTo(p.builds) {
+			continue
+		}
+		if err := u.BadSource(req.WorkDir); err != nil {
+			bad = append(bad, fmt.Errorf("provisioner %d (file): %w", u.Provisioner, err))
+		}
+	}
+	if err := errors.Join(bad...); err != nil {
+		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
+	}
 	if p.downloads, err = Downloads(tpl); err != nil {
 		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 	}
