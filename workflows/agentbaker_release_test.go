@@ -12,7 +12,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.starlark.net/starlark"
 
+	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/release"
 )
 
@@ -77,4 +81,43 @@ func TestAgentBakerJobsScriptListsTheDifference(t *testing.T) {
 	require.ErrorAs(t, err, &exit, "%s", out)
 	assert.Equal(t, 1, exit.ExitCode())
 	assert.Equal(t, "missing from "+other+": buildacltlgen2\nnot in the pipeline: build1804containerd\n", string(out))
+}
+
+// agentbakerJobVars are linux.star's vars for a job of the fixture checkout.
+func agentbakerJobVars(job string) map[string]starlark.Value {
+	return map[string]starlark.Value{"agentbaker": starlark.String("//" + agentbakerFixture), "job": starlark.String(job)}
+}
+
+// TestEveryAgentBakerJobPlans: each job of the fixture's pipeline plans
+// with linux.star: a packer build with the template packer.mk picks, or,
+// for the imagecustomizer job, AgentBaker's own make targets.
+func TestEveryAgentBakerJobPlans(t *testing.T) {
+	t.Setenv(linuxMatrixUATokenEnv, "ua-token-for-the-plan-test")
+	ws := openWorkspace(t)
+	templates := map[string]bool{}
+	for _, job := range pipelineJobs(t, filepath.Join(workspaceRoot(), agentbakerFixture)) {
+		res := interp.Plan(context.Background(), "//workflows/linux.star", interp.Config{
+			Workspace: ws, Registry: builtins.NewRegistry(), Vars: agentbakerJobVars(job),
+			Info: builtins.RunInfo{ID: "plan", Time: runTime},
+		}, overlay.New(newPlanCloud(t)))
+		require.NoError(t, res.Err, "plan of %s", job)
+		var builtinsUsed []string
+		for _, s := range res.Steps {
+			builtinsUsed = append(builtinsUsed, s.Builtin)
+		}
+		outputs := map[string]any{}
+		for _, o := range res.Outputs {
+			outputs[o.Name] = o.Value
+		}
+		if job == "buildAzureLinuxOSGuardV3gen2fipsTL" {
+			assert.NotContains(t, builtinsUsed, "packer_build", job)
+			assert.Equal(t, "imagecustomizer", outputs["builder"], job)
+			continue
+		}
+		assert.Contains(t, builtinsUsed, "packer_build", job)
+		assert.Contains(t, builtinsUsed, "test_vm", job)
+		tpl, _ := outputs["template"].(string)
+		templates[tpl] = true
+	}
+	assert.Len(t, templates, 9, "every template packer.mk picks is planned: %v", templates)
 }
