@@ -119,10 +119,14 @@ const (
 	GuestFileContains   = "file_contains"
 	GuestPackageVersion = "package_version"
 	GuestDiskUsedBelow  = "disk_used_below"
+	// GuestNotRun is the simulated form of a script no simulation can
+	// run (AgentBaker's VHD content test): it holds and says Text, which
+	// names what did not run, so its result is never read as a pass.
+	GuestNotRun = "not_run"
 )
 
 // GuestCheckKinds lists the kinds, sorted.
-var GuestCheckKinds = []string{GuestDiskUsedBelow, GuestFileAbsent, GuestFileContains, GuestFileExists, GuestFileMode, GuestKubeadmDryRun, GuestPackageVersion}
+var GuestCheckKinds = []string{GuestDiskUsedBelow, GuestFileAbsent, GuestFileContains, GuestFileExists, GuestFileMode, GuestKubeadmDryRun, GuestNotRun, GuestPackageVersion}
 
 // GuestCheck is one predicate on a GuestContent.
 type GuestCheck struct {
@@ -131,7 +135,7 @@ type GuestCheck struct {
 	Path string `json:"path,omitempty"`
 	// Mode is file_mode's octal mode ("0744").
 	Mode string `json:"mode,omitempty"`
-	// Text is what file_contains looks for.
+	// Text is what file_contains looks for, and what not_run says.
 	Text string `json:"text,omitempty"`
 	// Package and Version are package_version's; Version is also
 	// kubeadm_dry_run's Kubernetes version.
@@ -174,6 +178,8 @@ func (c GuestCheck) Validate() error {
 		return nil
 	case GuestKubeadmDryRun:
 		return validateKubeadmDryRun(c)
+	case GuestNotRun:
+		return need("text", c.Text)
 	}
 	return fmt.Errorf("unknown guest check kind %q: use one of %s", c.Kind, strings.Join(GuestCheckKinds, ", "))
 }
@@ -229,6 +235,8 @@ func (c GuestCheck) Eval(g *GuestContent, diskBytes int64) (bool, string) {
 		return true, fmt.Sprintf("disk used %d%%", pct)
 	case GuestKubeadmDryRun:
 		return c.evalKubeadmDryRun(g)
+	case GuestNotRun:
+		return true, c.Text
 	}
 	return false, "unknown check kind " + c.Kind
 }

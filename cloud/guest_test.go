@@ -108,3 +108,21 @@ func TestSimulateRunCommand(t *testing.T) {
 	res = SimulateRunCommand([]GuestCheck{{Kind: GuestPackageVersion, Package: "bcc", Version: "0.29.0"}}, g, 1<<30)
 	assert.True(t, res.Passed())
 }
+
+// TestNotRunSaysWhatDidNotRun: a script no simulation can run is
+// simulated by not_run predicates, each holding and printing its text, so
+// the simulated output names every part that did not run.
+func TestNotRunSaysWhatDidNotRun(t *testing.T) {
+	checks := []GuestCheck{
+		{Kind: GuestNotRun, Text: "testFips: not run (simulated)"},
+		{Kind: GuestNotRun, Text: "testChrony: not run (simulated)"},
+	}
+	for _, c := range checks {
+		require.NoError(t, c.Validate())
+	}
+	res := SimulateRunCommand(checks, &GuestContent{}, 0)
+	assert.Equal(t, 0, res.ExitCode)
+	assert.Equal(t, "testFips: not run (simulated)\ntestChrony: not run (simulated)\n", res.Output)
+	assert.Empty(t, res.Error)
+	assert.ErrorContains(t, GuestCheck{Kind: GuestNotRun}.Validate(), "needs text")
+}

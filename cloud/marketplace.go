@@ -67,8 +67,9 @@ func listOrNone(versions []string) string {
 
 // SimulatedMarketplace is the marketplace of the simulated targets (local,
 // and the fake ARM by default): the images the AKS workflows build from
-// (lib/aks.star's UBUNTU_IMAGES and AZURE_LINUX_IMAGES) and image-builder's
-// Azure targets build from (Ubuntu 26.04, Windows Server), each with two
+// (lib/aks.star's UBUNTU_IMAGES and AZURE_LINUX_IMAGES, and the images
+// AgentBaker's release pipeline names) and image-builder's Azure targets
+// build from (Ubuntu 26.04, Windows Server), each with two
 // versions in the publishers' formats, the same in every region.
 func SimulatedMarketplace() map[MarketplaceImage][]string {
 	out := map[MarketplaceImage][]string{}
@@ -91,5 +92,9 @@ func SimulatedMarketplace() map[MarketplaceImage][]string {
 	add("MicrosoftWindowsServer", "WindowsServer", []string{"26100.4652.260710", "26100.4946.260807"}, "2025-datacenter-core-smalldisk")
 	add("MicrosoftCBLMariner", "azure-linux-3", []string{"3.20260718.01", "3.20260801.01"},
 		"azure-linux-3", "azure-linux-3-gen2", "azure-linux-3-arm64", "azure-linux-3-arm64-gen2-fips", "azure-linux-3-cvm")
+	// AgentBaker's release pipeline builds these too: Ubuntu 26.04 minimal
+	// and Azure Container Linux (a pinned version among them).
+	add("Canonical", "ubuntu-26_04-lts", []string{"26.04.202607300", "26.04.202608140"}, "minimal", "minimal-arm64")
+	add("MicrosoftCBLMariner", "azure-linux-3", []string{"3.20260718.01", "3.20260809.01"}, "azure-linux-3-acl", "azure-linux-3-arm64-gen2-acl")
 	return out
 }

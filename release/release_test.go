@@ -35,25 +35,28 @@ func scratch(t *testing.T, release string) *builtins.Workspace {
 	return ws
 }
 
-func TestAKSReleaseListsTodaysMatrixUnderUniqueReadableIDs(t *testing.T) {
+func TestAKSReleaseListsAgentBakersJobsUnderTheirNames(t *testing.T) {
 	r, err := Load(context.Background(), repo(t), "releases/aks.star")
 	require.NoError(t, err)
 	assert.Equal(t, "aks", r.Name)
-	require.Len(t, r.Jobs, 20, "the 20 cells of workflows/linux_matrix_test.go")
+	require.Len(t, r.Jobs, 32, "the 32 jobs of AgentBaker's release pipeline")
 	ids := map[string]bool{}
 	for _, j := range r.Jobs {
 		assert.False(t, ids[j.ID], "id %s twice", j.ID)
 		ids[j.ID] = true
 		assert.Equal(t, "workflows/linux.star", j.Workflow)
-		assert.Regexp(t, `^releases/aks.star:\d+:4$`, j.Pos)
+		assert.Regexp(t, `^releases/aks.star:\d+:8$`, j.Pos)
 		assert.Equal(t, []string{"ua_token"}, j.Secrets)
 	}
-	assert.True(t, ids["linux-fips-v2-ubuntu-2204"], "ids: %v", ids)
-	assert.True(t, ids["linux-arm64-fips-v2-azurelinux-30"], "ids: %v", ids)
-	j, ok := r.Job("linux-fips-tl-v2-ubuntu-2204")
-	require.True(t, ok)
-	assert.Equal(t, map[string]string{"os": "Ubuntu", "os_version": "22.04", "generation": "V2", "features": "fips,tl"}, j.Vars)
-	assert.Equal(t, []string{"workflows/linux.star", "--var", "features=fips,tl", "--var", "generation=V2", "--var", "os=Ubuntu", "--var", "os_version=22.04"}, j.Args())
+	j, ok := r.Job("build2204fipsgen2containerd")
+	require.True(t, ok, "ids: %v", ids)
+	assert.Equal(t, map[string]string{"agentbaker": "//third_party/AgentBaker", "job": "build2204fipsgen2containerd"}, j.Vars)
+	assert.Equal(t, []string{"workflows/linux.star", "--var", "agentbaker=//third_party/AgentBaker", "--var", "job=build2204fipsgen2containerd"}, j.Args())
+
+	// Where the checkout is differs between machines: --var agentbaker= overrides it, ids stay.
+	require.NoError(t, r.Override(map[string]string{"agentbaker": "//testdata/agentbaker"}))
+	assert.Equal(t, "//testdata/agentbaker", j.Vars["agentbaker"])
+	assert.Equal(t, "build2204fipsgen2containerd", j.ID)
 }
 
 func TestIDsDoNotDependOnTheOrderVarsAreWritten(t *testing.T) {

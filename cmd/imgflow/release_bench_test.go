@@ -35,14 +35,14 @@ func benchCLI(b *testing.B, args ...string) {
 	}
 }
 
-// BenchmarkPlanAKSRelease is `imgflow plan releases/aks.star`: the 20 jobs
-// of today's AKS matrix planned, with imgflow's model of the packer
+// BenchmarkPlanAKSRelease is `imgflow plan releases/aks.star`: the 32 jobs
+// of AgentBaker's pipeline, from the fixture checkout, planned, with imgflow's model of the packer
 // templates (no packer process).
 func BenchmarkPlanAKSRelease(b *testing.B) {
 	b.Setenv("IMGFLOW_SECRET_UA_TOKEN", "bench")
 	root := benchRoot(b)
 	for b.Loop() {
-		benchCLI(b, "plan", "--root", root, "--state", b.TempDir(), "--no-packer-validate", filepath.Join(root, "releases", "aks.star"))
+		benchCLI(b, "plan", "--root", root, "--state", b.TempDir(), "--no-packer-validate", "--var", "agentbaker=//testdata/agentbaker", filepath.Join(root, "releases", "aks.star"))
 	}
 }
 
@@ -57,7 +57,7 @@ func BenchmarkPlanAKSReleaseWithPackerValidate(b *testing.B) {
 	root := benchRoot(b)
 	state := b.TempDir()
 	plan := func() {
-		benchCLI(b, "plan", "--root", root, "--state", state, filepath.Join(root, "releases", "aks.star"))
+		benchCLI(b, "plan", "--root", root, "--state", state, "--var", "agentbaker=//testdata/agentbaker", filepath.Join(root, "releases", "aks.star"))
 	}
 	plan()
 	for b.Loop() {
@@ -74,7 +74,7 @@ func BenchmarkPlanAKSReleaseWithPackerValidateCold(b *testing.B) {
 	root := benchRoot(b)
 	for b.Loop() {
 		b.Setenv(cacheDirEnv, b.TempDir())
-		benchCLI(b, "plan", "--root", root, "--state", b.TempDir(), filepath.Join(root, "releases", "aks.star"))
+		benchCLI(b, "plan", "--root", root, "--state", b.TempDir(), "--var", "agentbaker=//testdata/agentbaker", filepath.Join(root, "releases", "aks.star"))
 	}
 }
 
