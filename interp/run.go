@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 
 	"go.starlark.net/starlark"
 
@@ -113,7 +111,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	prog := cfg.Programs.compile(rel, src, predeclared)
 	run := &builtins.Run{
 		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars, Registry: cfg.Registry,
-		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: prog.params, Faults: cfg.Faults,
+		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: prog.static.names, Faults: cfg.Faults,
 		Packer: cfg.Packer,
 	}
 	if pass == "apply" {
@@ -159,26 +157,6 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	res.Steps = run.Steps() // with the cleanups' steps
 	res.Crashed, res.Err = crashed, errors.Join(errs...)
 	return res
-}
-
-// checkVars refuses --vars that no param() declared.
-func checkVars(run *builtins.Run, vars map[string]starlark.Value) error {
-	declared := map[string]bool{}
-	for _, p := range run.Params() {
-		declared[p.Name] = true
-	}
-	var unknown []string
-	for name := range vars {
-		if !declared[name] {
-			unknown = append(unknown, name)
-		}
-	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	sort.Strings(unknown)
-	return fmt.Errorf("unknown --var %s: the workflow declares no such param\n%s",
-		strings.Join(unknown, ", "), builtins.DescribeParams(run.Params()))
 }
 
 // runCleanups runs the registered cleanups newest first on a fresh thread

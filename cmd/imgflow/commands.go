@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/imgflow/imgflow/internal/suggest"
 )
 
 // A command is one imgflow subcommand. The table of commands feeds the
@@ -135,6 +137,20 @@ func lookupCommand(name string) *command {
 	return nil
 }
 
+// unknownCommand says a command does not exist, with the closest one.
+func unknownCommand(name string) error {
+	var names []string
+	for _, c := range commands() {
+		if !c.hidden {
+			names = append(names, c.name)
+		}
+	}
+	if c, ok := suggest.Closest(name, names); ok {
+		return fmt.Errorf("unknown command %q: did you mean %q? Run 'imgflow help' for the list of commands", name, c)
+	}
+	return fmt.Errorf("unknown command %q: run 'imgflow help' for the list of commands", name)
+}
+
 // writeUsage prints the list of commands.
 func writeUsage(w io.Writer) {
 	var b strings.Builder
@@ -175,7 +191,8 @@ func cmdHelp(ctx context.Context, e *env, args []string) error {
 	}
 	c := lookupCommand(pos[0])
 	if c == nil {
-		return fmt.Errorf("unknown command %q: run imgflow help for the list", pos[0])
+		e.errorf("%v", unknownCommand(pos[0]))
+		return exitCode(2) // a usage error, as `imgflow nosuch` is
 	}
 	return c.run(ctx, e, []string{"-h"})
 }

@@ -33,8 +33,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cmd := lookupCommand(name)
 	if cmd == nil {
-		fmt.Fprintf(stderr, "imgflow: unknown command %q\n\n", name)
-		writeUsage(stderr)
+		fmt.Fprintf(stderr, "imgflow: %v\n", unknownCommand(name))
 		return 2
 	}
 	if !cmd.movesData {

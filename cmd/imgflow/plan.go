@@ -73,6 +73,11 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if rel == nil {
+		if err := checkVarNames(ws, pos[0], values); err != nil {
+			return err
+		}
+	}
 	tgt, err := openTarget(ctx, e, ws, shared.target)
 	if err != nil {
 		return err
