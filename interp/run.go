@@ -119,6 +119,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	}
 	if pass == "plan" {
 		run.PackerValidator = cfg.PackerValidator
+		run.Planning = true
 	}
 	if cfg.Journal != nil {
 		var sink *journal.File
