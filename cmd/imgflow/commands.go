@@ -106,7 +106,7 @@ func commands() []*command {
 			run:         cmdCompletion},
 		{name: "version",
 			summary:     "print the version",
-			description: "Prints imgflow's version.",
+			description: "Prints imgflow's version (also imgflow --version): the release it was installed at, or the Go pseudo-version of the commit it was built from (+dirty when the tree had changes).",
 			example:     "imgflow version",
 			run:         withoutContext(cmdVersion)},
 		{name: "help", usage: "[COMMAND]",
@@ -175,7 +175,7 @@ func cmdVersion(e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return flagError(err)
 	}
-	fmt.Fprintln(e.stdout, "imgflow", version)
+	fmt.Fprintln(e.stdout, "imgflow", imgflowVersion())
 	return nil
 }
 
