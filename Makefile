@@ -7,13 +7,24 @@ FLATCAR_VARS := --var version=4152.2.3 --var vhd=//testdata/flatcar/flatcar-linu
 # every recipe, so the tests run them rather than older system copies.
 export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
-.PHONY: build run test deps vet fmt-check tidy-check lint docs ci-files clean
+.PHONY: build install run test deps vet fmt-check tidy-check lint docs ci-files clean
+
+# The version imgflow reports (imgflow version) and the generated CI files
+# pin: the tag at HEAD or the Go pseudo-version of HEAD.
+VERSION ?= $(shell scripts/version.sh)
+LDFLAGS := -X main.version=$(VERSION)
 
 # Says what it does first: on a fresh machine the build compiles every
 # dependency (the Azure SDK among them) for minutes without a word.
 build:
 	@echo "building $(BIN) (go build; the first time compiles imgflow's dependencies: a few minutes on two cores)"
-	@$(GO) build -o $(BIN) ./cmd/imgflow
+	@$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/imgflow
+
+# Puts imgflow on PATH: go install writes it to $(go env GOBIN), else
+# $(go env GOPATH)/bin, the directory to have on PATH.
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/imgflow
+	@echo "installed $$(command -v imgflow || echo "imgflow in $$($(GO) env GOPATH)/bin: add that directory to PATH")"
 
 # The README's first command: publish a sample Flatcar release on the
 # embedded local target (state in .imgflow/). Run it twice: the second run

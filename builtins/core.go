@@ -14,6 +14,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/imgflow/imgflow/internal/gitrev"
+	"github.com/imgflow/imgflow/internal/suggest"
 	"github.com/imgflow/imgflow/journal"
 )
 
@@ -155,7 +156,13 @@ func paramImpl(c *Call) (starlark.Value, error) {
 	if len(decl.Choices) > 0 {
 		s, _ := starlark.AsString(v)
 		if !contains(decl.Choices, s) {
-			return nil, fmt.Errorf("param %q: %s is not one of the choices %s: pass --var %s=<one of them>", name, v, strings.Join(decl.Choices, ", "), name)
+			want := "pass --var " + name + "=<one of them>"
+			if close, ok := suggest.Closest(s, decl.Choices); ok {
+				// Choices are exact (an image's OS name is "Ubuntu"): say
+				// which one was meant rather than guess.
+				want = "did you mean --var " + name + "=" + close + "?"
+			}
+			return nil, fmt.Errorf("param %q: %s is not one of the choices %s: %s", name, v, strings.Join(decl.Choices, ", "), want)
 		}
 	}
 	v.Freeze()

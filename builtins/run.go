@@ -109,7 +109,12 @@ type Run struct {
 	// Validating is true in the validation pass and in a plan, which run
 	// against a dry-run view of the target: nothing real may happen.
 	Validating bool
-	Registry   *Registry
+	// Planning is true in a plan only (not in a run's validation pass): a
+	// secret whose variable is not set plans as unset rather than failing,
+	// since a plan changes nothing and where plans run (a pull request's
+	// CI) secrets are not given. A run still needs it.
+	Planning bool
+	Registry *Registry
 	// Journal, when set, replays journaled steps and records new ones.
 	Journal Journal
 	// Faults injects failures into builtins (tests).

@@ -23,6 +23,9 @@ const SecretEnvPrefix = "IMGFLOW_SECRET_"
 type Secret struct {
 	name  string
 	value string
+	// unset marks the stand-in a plan gets for a secret whose variable is
+	// not set (Run.Planning).
+	unset bool
 }
 
 var _ starlark.Value = (*Secret)(nil)
@@ -31,7 +34,12 @@ var _ starlark.Value = (*Secret)(nil)
 func (s *Secret) Name() string { return s.name }
 
 // String is what printing a secret shows: never the value.
-func (s *Secret) String() string { return "<secret " + s.name + ">" }
+func (s *Secret) String() string {
+	if s.unset {
+		return "<secret " + s.name + ": unset>"
+	}
+	return "<secret " + s.name + ">"
+}
 
 // Type is "secret".
 func (s *Secret) Type() string { return "secret" }
@@ -67,7 +75,8 @@ func registerSecret(r *Registry) {
 			Doc: "Reads a secret from the environment variable `IMGFLOW_SECRET_<NAME>`: the only way a workflow reads the environment. " +
 				"The value can be passed to packer_build(vars=…) (it goes to packer in a 0600 var-file, never argv), packer_build(env=…) and command(env=…), " +
 				"and is redacted from their output. It prints as `<secret NAME>` in logs, step records, journals and plans, and cannot be " +
-				"concatenated, compared or used as a dict key. A missing or empty variable is an error.",
+				"concatenated, compared or used as a dict key. A missing or empty variable is an error in a run; a plan goes on with the secret " +
+				"shown as `<secret NAME: unset>`, so pull requests, where CI gives no secrets, can plan.",
 			Example: `build = packer_build("//artifacts/packer/sig-marketplace.json", vars = {"ua_token": secret("ua_token")})`,
 			Impl:    secretImpl,
 		},
@@ -81,6 +90,9 @@ func secretImpl(c *Call) (starlark.Value, error) {
 	}
 	env := SecretEnvVar(name)
 	value, ok := os.LookupEnv(env)
+	if (!ok || value == "") && c.Run.Planning {
+		return &Secret{name: name, unset: true}, nil
+	}
 	if !ok || value == "" {
 		return nil, fmt.Errorf("secret %q is not set: export %s=<value> before running imgflow (the workflow reads secrets only from IMGFLOW_SECRET_* variables)", name, env)
 	}

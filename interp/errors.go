@@ -205,23 +205,3 @@ func sourceLine(ws *builtins.Workspace, pos syntax.Position) string {
 	}
 	return num + line + caret
 }
-
-// paramNames finds the param("name", …) calls of a parsed workflow, so an
-// error about a missing param can list every param, even those declared
-// after the failing line.
-func paramNames(f *syntax.File) []string {
-	var names []string
-	syntax.Walk(f, func(n syntax.Node) bool {
-		call, ok := n.(*syntax.CallExpr)
-		if !ok || len(call.Args) == 0 {
-			return true
-		}
-		if id, ok := call.Fn.(*syntax.Ident); ok && id.Name == "param" {
-			if lit, ok := call.Args[0].(*syntax.Literal); ok && lit.Token == syntax.STRING {
-				names = append(names, lit.Value.(string))
-			}
-		}
-		return true
-	})
-	return names
-}

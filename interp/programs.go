@@ -29,7 +29,7 @@ type programKey struct {
 type program struct {
 	once   sync.Once
 	prog   *starlark.Program
-	params []string
+	static staticParams
 	err    error
 }
 
@@ -52,7 +52,7 @@ func (c *Programs) compile(filename string, src []byte, predeclared starlark.Str
 	c.mu.Unlock()
 	p.once.Do(func() {
 		c := compileProgram(filename, src, predeclared)
-		p.prog, p.params, p.err = c.prog, c.params, c.err
+		p.prog, p.static, p.err = c.prog, c.static, c.err
 	})
 	return p
 }
@@ -64,14 +64,14 @@ func compileProgram(filename string, src []byte, predeclared starlark.StringDict
 	if err != nil {
 		return &program{err: err}
 	}
-	params := paramNames(f) // before FileProgram resolves (mutates) f
+	static := paramNames(f) // before FileProgram resolves (mutates) f
 	prog, err := starlark.FileProgram(f, predeclared.Has)
 	if err == nil {
 		if errs := ShadowedBuiltins(f, predeclared.Has); len(errs) > 0 {
 			return &program{err: errs}
 		}
 	}
-	return &program{prog: prog, params: params, err: err}
+	return &program{prog: prog, static: static, err: err}
 }
 
 // exec runs the program's top level on thread, as

@@ -15,7 +15,7 @@ func TestProgramsCompileEachSourceOnce(t *testing.T) {
 
 	first := c.compile("w.star", src, env)
 	require.NoError(t, first.err)
-	assert.Equal(t, []string{"count", "mode"}, first.params, "param() names, from the same parse")
+	assert.Equal(t, []string{"count", "mode"}, first.static.names, "param() names, from the same parse")
 	assert.Same(t, first, c.compile("w.star", append([]byte(nil), src...), env), "same name, source and names: the cached entry")
 
 	edited := c.compile("w.star", append(src, "x = 1\n"...), env)

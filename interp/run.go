@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 
 	"go.starlark.net/starlark"
 
@@ -121,7 +119,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	}
 	run := &builtins.Run{
 		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars, Registry: cfg.Registry,
-		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: prog.params, Faults: cfg.Faults,
+		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: prog.static.names, Faults: cfg.Faults,
 		Packer: cfg.Packer, TempDir: cfg.TempDir,
 	}
 	if pass == "apply" {
@@ -129,6 +127,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	}
 	if pass == "plan" {
 		run.PackerValidator = cfg.PackerValidator
+		run.Planning = true
 	}
 	if cfg.Journal != nil {
 		var sink *journal.File
@@ -167,26 +166,6 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	res.Steps = run.Steps() // with the cleanups' steps
 	res.Crashed, res.Err = crashed, errors.Join(errs...)
 	return res
-}
-
-// checkVars refuses --vars that no param() declared.
-func checkVars(run *builtins.Run, vars map[string]starlark.Value) error {
-	declared := map[string]bool{}
-	for _, p := range run.Params() {
-		declared[p.Name] = true
-	}
-	var unknown []string
-	for name := range vars {
-		if !declared[name] {
-			unknown = append(unknown, name)
-		}
-	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	sort.Strings(unknown)
-	return fmt.Errorf("unknown --var %s: the workflow declares no such param\n%s",
-		strings.Join(unknown, ", "), builtins.DescribeParams(run.Params()))
 }
 
 // runCleanups runs the registered cleanups newest first on a fresh thread

@@ -26,6 +26,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/internal/redact"
+	"github.com/imgflow/imgflow/internal/suggest"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -99,10 +100,26 @@ func (r *Release) Override(vars map[string]string) error {
 			}
 		}
 		if !taken {
-			return fmt.Errorf("--var %s: no job of %s runs a workflow with a param %q", name, r.File, name)
+			return fmt.Errorf("--var %s: no job of %s runs a workflow with a param %q%s", name, r.File, name, suggest.Hint(name, r.paramNames()))
 		}
 	}
 	return nil
+}
+
+// paramNames are the params of the jobs' workflows, sorted.
+func (r *Release) paramNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, j := range r.Jobs {
+		for p := range j.params {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // VarString is a value's --var form: a string as is, a number or bool
@@ -326,7 +343,7 @@ func (c *collector) job(th *starlark.Thread, b *starlark.Builtin, args starlark.
 			continue
 		}
 		if !info.params[name] {
-			return nil, fmt.Errorf("job: %s declares no param %q: its params are %s", rel, name, strings.Join(info.paramNames(), ", "))
+			return nil, fmt.Errorf("job: %s declares no param %q%s: its params are %s", rel, name, suggest.Hint(name, info.paramNames()), strings.Join(info.paramNames(), ", "))
 		}
 		v, err := varString(kv[1])
 		if err == nil {

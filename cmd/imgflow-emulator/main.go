@@ -59,7 +59,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	var c config
 	fs.IntVar(&c.armPort, "arm-port", 0, "port of the fake ARM endpoint on 127.0.0.1 (0: any free port)")
 	fs.IntVar(&c.blobPort, "blob-port", 0, "port of the blob endpoint on 127.0.0.1 (0: any free port)")
-	fs.StringVar(&c.azurite, "azurite", "", "Azurite's install directory (default: .tools/azurite of the repository around the working directory, as `make deps` installs it)")
+	fs.StringVar(&c.azurite, "azurite", "", "Azurite's install `dir` (default: .tools/azurite of the repository around the working directory, as make deps installs it)")
 	// The repository's workflows' accounts, and the ones their simulated
 	// packer builds stage OS disks in (the emulator's subscription is the
 	// fake's default).

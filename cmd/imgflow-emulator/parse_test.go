@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,4 +25,13 @@ func TestDefaultAccountsCoverTheWorkflowsBuilds(t *testing.T) {
 	c, err = parse([]string{"--accounts", "a, b"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b"}, c.accounts)
+}
+
+// -h names each flag's argument, not a command from its help text.
+func TestHelpNamesTheFlagArguments(t *testing.T) {
+	var out strings.Builder
+	_, err := parse([]string{"-h"}, &out)
+	require.Error(t, err)
+	assert.Contains(t, out.String(), "-azurite dir\n")
+	assert.NotContains(t, out.String(), "-azurite make deps")
 }

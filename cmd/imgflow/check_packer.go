@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -17,106 +15,107 @@ import (
 	"github.com/imgflow/imgflow/packer"
 )
 
-// packerCheck is what `imgflow check` learned of a workflow's packer
-// builds from the real `packer validate`.
-type packerCheck struct {
-	// Rejected is packer's verdict at the packer_build call, when it
-	// rejected a build.
-	Rejected string
-	// Notes are one-line remarks: builds packer accepted, builds checked by
-	// imgflow's model only, or why no build was validated.
-	Notes []string
+// cellPlan is what planning one cell of a workflow found.
+type cellPlan struct {
+	// Err is why the plan failed (a packer validate rejection included),
+	// the whole message.
+	Err error
+	// NeedsVars: the plan stopped at a required param the cell does not
+	// give (the default cell of a workflow without defaults for all).
+	NeedsVars bool
 }
 
-// checkPackerBuilds plans the workflow rel with its params' defaults on an
-// empty in-memory local target, nothing real involved, so that every
-// packer_build the plan reaches is validated by v.
-func checkPackerBuilds(ctx context.Context, ws *builtins.Workspace, rel string, v builtins.PackerValidator) (*packerCheck, error) {
+// planCell plans the workflow rel with the cell's vars on an empty
+// in-memory local target, nothing real involved, so that every
+// packer_build the plan reaches goes through v.
+func planCell(ctx context.Context, ws *builtins.Workspace, rel string, cell checkCell, v *seenValidator) (*cellPlan, error) {
 	cloud, err := local.NewMemory(local.Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer cloud.Close()
-	seen := &seenValidator{v: v}
 	res := interp.Plan(ctx, "//"+rel, interp.Config{
-		Workspace: ws, Registry: builtins.NewRegistry(), Info: newPlanInfo(), PackerValidator: seen,
+		Workspace: ws, Registry: builtins.NewRegistry(), Info: newPlanInfo(), PackerValidator: v, Vars: cell.vars,
 	}, overlay.New(cloud))
-	out := &packerCheck{Notes: seen.notes}
-	var ie *interp.Error
-	switch {
-	case res.Err == nil:
-	case seen.rejected && errors.As(res.Err, &ie):
-		out.Rejected = ie.Pos + ": " + ie.Msg
-	case seen.rejected:
-		out.Rejected = res.Err.Error()
-	case !seen.reached && usesPackerBuild(ws, rel):
-		where := firstLine(res.Err.Error())
-		out.Notes = append(out.Notes, fmt.Sprintf("packer validate not run: planning with the params' defaults stops first (%s); `imgflow plan --var …` validates its packer builds", where))
+	if res.Err == nil {
+		return &cellPlan{}, nil
 	}
-	return out, nil
+	// A required param the cell does not give: the message param() writes.
+	needsVars := cell.name == "default" && strings.Contains(res.Err.Error(), " is required: pass --var ")
+	return &cellPlan{Err: res.Err, NeedsVars: needsVars}, nil
 }
 
-// seenValidator passes requests to v and remembers what happened.
+// seenValidator passes requests to v, or when v is nil says why packer
+// validate did not run (skipped), and remembers one note per outcome.
+// Each template is validated once per workflow (with the vars of the
+// first cell reaching it): packer validate takes seconds, and the other
+// cells' vars still go through imgflow's model of the template, which
+// refuses missing and unknown variables as packer would.
 type seenValidator struct {
-	v        builtins.PackerValidator
-	mu       sync.Mutex
-	reached  bool
-	rejected bool
-	notes    []string
+	v       builtins.PackerValidator
+	skipped string
+	mu      sync.Mutex
+	notes   []string
+	// cell is the cell being planned; validated maps a template to the
+	// cell whose plan validated it.
+	cell      string
+	validated map[string]string
+}
+
+// startCell starts the check of a cell; a new workflow forgets which
+// templates were validated.
+func (s *seenValidator) startCell(cell string, newWorkflow bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cell = cell
+	if newWorkflow || s.validated == nil {
+		s.validated = map[string]string{}
+	}
 }
 
 func (s *seenValidator) Validate(ctx context.Context, req packer.BuildRequest) error {
-	err := s.v.Validate(ctx, req)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reached = true
+	first, done := s.validated[req.TemplatePath]
+	if !done {
+		s.validated[req.TemplatePath] = s.cell
+	}
+	s.mu.Unlock()
+	if done {
+		s.note(fmt.Sprintf("packer_build %s: packer validate not repeated (ran for [%s])", req.TemplatePath, first))
+		return nil
+	}
+	if s.v == nil {
+		s.note(fmt.Sprintf("packer_build %s: packer validate skipped: %s", req.TemplatePath, s.skipped))
+		return nil
+	}
+	err := s.v.Validate(ctx, req)
 	var nv *packer.NotValidatedError
 	var ve *packer.ValidateError
 	switch {
 	case errors.As(err, &nv):
-		s.note(fmt.Sprintf("packer_build %s: checked by imgflow's model only (%s)", req.TemplatePath, nv.Reason))
+		s.note(fmt.Sprintf("packer_build %s: packer validate skipped: %s; checked by imgflow's model only", req.TemplatePath, nv.Reason))
 	case errors.As(err, &ve):
-		s.rejected = true
+		s.note(fmt.Sprintf("packer_build %s: packer validate failed", req.TemplatePath))
 	case err == nil:
 		s.note(fmt.Sprintf("packer_build %s: packer validate passed", req.TemplatePath))
 	}
 	return err
 }
 
-// note adds a note once; s.mu is held.
+// note adds a note once.
 func (s *seenValidator) note(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !slices.Contains(s.notes, msg) {
 		s.notes = append(s.notes, msg)
 	}
 }
 
-var loadRE = regexp.MustCompile(`(?m)^load\(\s*"([^"]+)"`)
-
-// usesPackerBuild reports whether rel or a module it loads, transitively,
-// calls packer_build (by its text: it only decides whether a note is
-// worth printing).
-func usesPackerBuild(ws *builtins.Workspace, rel string) bool {
-	seen := map[string]bool{}
-	var visit func(from, module string) bool
-	visit = func(from, module string) bool {
-		r, abs, err := ws.Resolve(from, module)
-		if err != nil || seen[r] {
-			return false
-		}
-		seen[r] = true
-		src, err := os.ReadFile(abs)
-		if err != nil {
-			return false
-		}
-		if strings.Contains(string(src), "packer_build(") {
-			return true
-		}
-		for _, m := range loadRE.FindAllStringSubmatch(string(src), -1) {
-			if visit(r, m[1]) {
-				return true
-			}
-		}
-		return false
-	}
-	return visit("", "//"+rel)
+// takeNotes returns the notes so far and forgets them.
+func (s *seenValidator) takeNotes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.notes
+	s.notes = nil
+	return n
 }

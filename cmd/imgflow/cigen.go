@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -86,6 +87,10 @@ func cmdCI(ctx context.Context, e *env, args []string) error {
 	if *out == "" {
 		_, err = e.stdout.Write(data)
 		return err
+	}
+	// -o .github/workflows/x.yml works in a repository without one yet.
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		return fmt.Errorf("ci: %w", err)
 	}
 	if err := os.WriteFile(*out, data, 0o644); err != nil {
 		return fmt.Errorf("ci: %w", err)

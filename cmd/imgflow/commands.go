@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/imgflow/imgflow/internal/suggest"
 )
 
 // A command is one imgflow subcommand. The table of commands feeds the
@@ -73,8 +75,8 @@ func commands() []*command {
 			example:     "imgflow test workflows/... --junit test-results.xml",
 			run:         cmdTest},
 		{name: "check", usage: "FILE… [flags]", args: "workflow",
-			summary:     "parse, resolve, follow loads, lint, packer validate; nothing runs",
-			description: "Parses and resolves workflows and every module they load, and lints them, without running anything. When packer is on PATH, a lint-clean workflow is planned with its params' defaults and every packer_build reached goes through `packer validate`.",
+			summary:     "parse, resolve, lint, plan every known cell, packer validate; nothing runs",
+			description: "Parses and resolves workflows and every module they load, and lints them, without running anything. A lint-clean workflow is then planned on an empty in-memory target with its params' defaults, with the vars of each release job (releases/*.star) that runs it and with each named var set its test file passes to run(); each packer_build template reached goes once through `packer validate` when packer is on PATH. It says which validations ran and which were skipped, and why; any lint finding or failed plan exits 1.",
 			example:     "imgflow check workflows/flatcar.star",
 			run:         cmdCheck},
 		{name: "fmt", usage: "[PATH…] [flags]", args: "paths",
@@ -104,7 +106,7 @@ func commands() []*command {
 			run:         cmdCompletion},
 		{name: "version",
 			summary:     "print the version",
-			description: "Prints imgflow's version.",
+			description: "Prints imgflow's version (also imgflow --version): the release it was installed at, or the Go pseudo-version of the commit it was built from (+dirty when the tree had changes).",
 			example:     "imgflow version",
 			run:         withoutContext(cmdVersion)},
 		{name: "help", usage: "[COMMAND]",
@@ -135,6 +137,20 @@ func lookupCommand(name string) *command {
 	return nil
 }
 
+// unknownCommand says a command does not exist, with the closest one.
+func unknownCommand(name string) error {
+	var names []string
+	for _, c := range commands() {
+		if !c.hidden {
+			names = append(names, c.name)
+		}
+	}
+	if c, ok := suggest.Closest(name, names); ok {
+		return fmt.Errorf("unknown command %q: did you mean %q? Run 'imgflow help' for the list of commands", name, c)
+	}
+	return fmt.Errorf("unknown command %q: run 'imgflow help' for the list of commands", name)
+}
+
 // writeUsage prints the list of commands.
 func writeUsage(w io.Writer) {
 	var b strings.Builder
@@ -159,7 +175,7 @@ func cmdVersion(e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return flagError(err)
 	}
-	fmt.Fprintln(e.stdout, "imgflow", version)
+	fmt.Fprintln(e.stdout, "imgflow", imgflowVersion())
 	return nil
 }
 
@@ -175,7 +191,8 @@ func cmdHelp(ctx context.Context, e *env, args []string) error {
 	}
 	c := lookupCommand(pos[0])
 	if c == nil {
-		return fmt.Errorf("unknown command %q: run imgflow help for the list", pos[0])
+		e.errorf("%v", unknownCommand(pos[0]))
+		return exitCode(2) // a usage error, as `imgflow nosuch` is
 	}
 	return c.run(ctx, e, []string{"-h"})
 }

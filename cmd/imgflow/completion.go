@@ -187,10 +187,12 @@ _imgflow() {
     fi
     case $cmd in
 `)
-	var star, shells, engines []string
+	var workflows, star, shells, engines []string
 	for _, c := range cmds {
 		switch c.args {
-		case "workflow", "paths":
+		case "workflow":
+			workflows = append(workflows, c.name)
+		case "paths":
 			star = append(star, c.name)
 		case "shells":
 			shells = append(shells, c.name)
@@ -210,7 +212,12 @@ _imgflow() {
         ;;
 `, strings.Join(engines, " | "), strings.Join(ciEngines, " "))
 	}
+	// Workflows and release files, not the tests (imgflow test runs those).
 	fmt.Fprintf(&b, `    %s)
+        compopt -o filenames
+        mapfile -t COMPREPLY < <(compgen -f -X '!*.star' -- "$cur" | grep -v '_test\.star$'; compgen -d -- "$cur")
+        ;;
+    %s)
         compopt -o filenames
         mapfile -t COMPREPLY < <(compgen -f -X '!*.star' -- "$cur"; compgen -d -- "$cur")
         ;;
@@ -218,8 +225,9 @@ _imgflow() {
     esac
 }
 
-complete -F _imgflow imgflow
-`, strings.Join(star, " | "), strings.Join(shells, " | "))
+# bin/imgflow too: the binary make builds, before make install.
+complete -F _imgflow imgflow bin/imgflow ./bin/imgflow
+`, strings.Join(workflows, " | "), strings.Join(star, " | "), strings.Join(shells, " | "))
 	return b.String()
 }
 
@@ -298,7 +306,7 @@ _imgflow() {
 if [[ ${zsh_eval_context[-1]} == loadautofunc ]]; then
     _imgflow "$@"
 else
-    compdef _imgflow imgflow
+    compdef _imgflow imgflow bin/imgflow ./bin/imgflow
 fi
 `)
 	return b.String()

@@ -81,6 +81,8 @@ func TestBashCompletion(t *testing.T) {
 	assert.Equal(t, []string{"local", "azure"}, completeBash(t, script, root, "imgflow", "run", "--target", ""))
 	// Workflow files for FILE arguments.
 	assert.Contains(t, completeBash(t, script, root, "imgflow", "run", "workflows/"), "workflows/flatcar.star")
+	assert.NotContains(t, completeBash(t, script, root, "imgflow", "run", "workflows/"), "workflows/flatcar_test.star", "imgflow test runs tests")
+	assert.Contains(t, completeBash(t, script, root, "imgflow", "test", "workflows/"), "workflows/flatcar_test.star")
 	// --var completes the params the workflow on the command line declares.
 	assert.Equal(t, []string{"channel=", "arch=", "version=", "vhd=", "storage_account=", "eula="},
 		completeBash(t, script, root, "imgflow", "run", "workflows/flatcar.star", "--var", ""))
@@ -94,6 +96,18 @@ func TestBashCompletion(t *testing.T) {
 	// --artifacts takes a directory.
 	assert.Contains(t, completeBash(t, script, root, "imgflow", "run", "--artifacts", "workf"), "workflows")
 	assert.NotContains(t, completeBash(t, script, root, "imgflow", "run", "--artifacts", "workflows/"), "workflows/linux.star", "a directory, not a workflow")
+}
+
+// The script completes imgflow on PATH and the bin/imgflow make builds.
+func TestBashCompletionRegistersBinImgflow(t *testing.T) {
+	requireBash(t)
+	res := imgflow(t, "completion", "bash")
+	require.Equal(t, 0, res.code, res.String())
+	for _, name := range []string{"imgflow", "bin/imgflow", "./bin/imgflow"} {
+		out, err := exec.Command("bash", "--norc", "--noprofile", "-c", res.stdout+"\ncomplete -p "+name).CombinedOutput()
+		require.NoError(t, err, "%s: %s", name, out)
+		assert.Contains(t, string(out), "-F _imgflow", name)
+	}
 }
 
 func TestZshCompletion(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/suggest"
 )
 
 // commandFlags is a command's FlagSet: -h prints the command's help on
@@ -42,7 +43,7 @@ func parseFlags(fs *commandFlags, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				writeCommandHelp(fs.e.stdout, lookupCommand(fs.name), fs.FlagSet)
 			} else {
-				fmt.Fprintf(fs.Output(), "Run 'imgflow %s -h' for its flags.\n", fs.name)
+				fmt.Fprintf(fs.Output(), "%sRun 'imgflow %s -h' for its flags.\n", fs.flagHint(err), fs.name)
 			}
 			return nil, err
 		}
@@ -56,6 +57,21 @@ func parseFlags(fs *commandFlags, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// flagHint is "did you mean --NAME? " when err is an unknown flag close
+// to one the command takes, else "".
+func (fs *commandFlags) flagHint(err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if c, ok := suggest.Closest(strings.TrimLeft(name, "-"), names); ok {
+		return "Did you mean --" + c + "? "
+	}
+	return ""
 }
 
 // flagError ends a command whose flags did not parse (parseFlags printed

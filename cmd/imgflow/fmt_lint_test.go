@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,7 +192,7 @@ func TestCheck(t *testing.T) {
 	root := repoRoot(t)
 	res := imgflow(t, "check", "--root", root, filepath.Join(root, "workflows", "flatcar.star"))
 	require.Equal(t, 0, res.code, res.String())
-	assert.Equal(t, "workflows/flatcar.star: ok (parsed, resolved, loads found, lint clean; nothing ran)\n", res.stdout)
+	assert.Equal(t, "workflows/flatcar.star: ok (parsed, resolved, loads found, lint clean, planned with the defaults, 1 job of releases/flatcar.star, 1 var set of workflows/flatcar_test.star; nothing ran)\n", res.stdout)
 
 	dir := workspace(t, map[string]string{
 		"workflows/w.star": "\"\"\"W.\"\"\"\n\nload(\"//lib/a.star\", \"A\")\n\noutput(\"a\", A)\n",
@@ -206,4 +207,26 @@ func TestCheck(t *testing.T) {
 	res = imgflow(t, "check")
 	assert.Equal(t, 1, res.code, res.String())
 	assert.Contains(t, res.stderr, "check takes workflow files")
+}
+
+// check plans the workflow with its defaults and with each release job
+// that runs it; any failed plan fails the check, with the whole error.
+func TestCheckPlansTheDefaultsAndTheReleaseJobs(t *testing.T) {
+	wf := "\"\"\"W.\"\"\"\n\nmode = param(\"mode\", default = \"%s\", doc = \"how\")\nif mode != \"fine\":\n    fail(\"mode %%s is broken\" %% mode)\noutput(\"mode\", mode)\n"
+	dir := workspace(t, map[string]string{
+		"workflows/w.star": fmt.Sprintf(wf, "broken"),
+	})
+	res := imgflow(t, "check", "--root", dir, "--no-packer-validate", filepath.Join(dir, "workflows", "w.star"))
+	require.Equal(t, 1, res.code, res.String())
+	assert.Contains(t, res.stdout, "workflows/w.star [default]: plan failed:\n  workflows/w.star:5:9: fail: mode broken is broken\n")
+	assert.NotContains(t, res.stdout, ": ok (")
+
+	dir = workspace(t, map[string]string{
+		"workflows/w.star": fmt.Sprintf(wf, "fine"),
+		"releases/r.star":  "job(\"workflows/w.star\", mode = \"fine\")\njob(\"workflows/w.star\", id = \"bad\", mode = \"worse\")\n",
+	})
+	res = imgflow(t, "check", "--root", dir, "--no-packer-validate", filepath.Join(dir, "workflows", "w.star"))
+	require.Equal(t, 1, res.code, res.String())
+	assert.Contains(t, res.stdout, "workflows/w.star [releases/r.star job bad]: plan failed:\n  workflows/w.star:5:9: fail: mode worse is broken\n")
+	assert.NotContains(t, res.stdout, "[default]")
 }

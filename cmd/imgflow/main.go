@@ -28,13 +28,15 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	env := newEnv(stdout, stderr)
 	name, rest := args[0], args[1:]
-	if name == "-h" || name == "--help" {
+	switch name {
+	case "-h", "--help":
 		name = "help"
+	case "-version", "--version":
+		name = "version"
 	}
 	cmd := lookupCommand(name)
 	if cmd == nil {
-		fmt.Fprintf(stderr, "imgflow: unknown command %q\n\n", name)
-		writeUsage(stderr)
+		fmt.Fprintf(stderr, "imgflow: %v\n", unknownCommand(name))
 		return 2
 	}
 	if !cmd.movesData {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,18 +67,23 @@ func TestCheckRunsPackerValidate(t *testing.T) {
 	assert.Contains(t, res.stdout, "* Bad script '/nonexistent/install.sh'")
 	assert.NotContains(t, res.stdout, ": ok (")
 
+	// Without packer validate the plan reaches the simulation, which runs
+	// only azure-arm builds: the default plan fails, and check says so.
 	res = imgflow(t, "check", "--root", root, "--no-packer-validate", rejected)
-	require.Equal(t, 0, res.code, res.String())
-	assert.Equal(t, "workflows/rejected.star: ok (parsed, resolved, loads found, lint clean; nothing ran)\n", res.stdout)
+	require.Equal(t, 1, res.code, res.String())
+	assert.Contains(t, res.stdout, "workflows/rejected.star [default]: packer_build build.json: packer validate skipped: --no-packer-validate\n")
+	assert.Contains(t, res.stdout, "workflows/rejected.star [default]: plan failed:\n")
+	assert.Contains(t, res.stdout, "the local target simulates only azure-arm builds")
 
-	// A param without default stops the plan before packer_build: check
-	// says so rather than passing in silence.
+	// A param without default stops the default plan before packer_build:
+	// check says so, naming the param, rather than passing in silence.
 	needsVar := filepath.Join(root, "workflows", "needs_var.star")
 	require.NoError(t, os.WriteFile(needsVar, []byte("\"\"\"Needs a var.\"\"\"\n\nscript = param(\"script\")\nbuild = packer_build(\"//build.json\", vars = {\"script\": script})\noutput(\"artifacts\", build.artifacts)\n"), 0o644))
 	res = imgflow(t, "check", "--root", root, needsVar)
 	require.Equal(t, 0, res.code, res.String())
-	assert.Contains(t, res.stdout, "workflows/needs_var.star: packer validate not run: planning with the params' defaults stops first (")
-	assert.Contains(t, res.stdout, "`imgflow plan --var …` validates its packer builds\n")
+	assert.Contains(t, res.stdout, "workflows/needs_var.star [default]: not planned: a param has no default\n")
+	assert.Contains(t, res.stdout, `param "script" is required: pass --var script=<value>`)
+	assert.Contains(t, res.stdout, "workflows/needs_var.star: ok (parsed, resolved, loads found, lint clean, no plan ran; nothing ran)\n")
 }
 
 func TestCheckValidatesTheRepositoryPackerBuilds(t *testing.T) {
@@ -85,6 +91,23 @@ func TestCheckValidatesTheRepositoryPackerBuilds(t *testing.T) {
 	root := repoRoot(t)
 	res := imgflow(t, "check", "--root", root, filepath.Join(root, "workflows", "gen1.star"))
 	require.Equal(t, 0, res.code, res.String())
-	assert.Equal(t, "workflows/gen1.star: packer_build artifacts/packer/vhd-marketplace.json: packer validate passed\n"+
-		"workflows/gen1.star: ok (parsed, resolved, loads found, lint clean; nothing ran)\n", res.stdout)
+	assert.Equal(t, "workflows/gen1.star [default]: packer_build artifacts/packer/vhd-marketplace.json: packer validate passed\n"+
+		"workflows/gen1.star: ok (parsed, resolved, loads found, lint clean, planned with the defaults; nothing ran)\n", res.stdout)
+}
+
+// Without packer on PATH check still plans, and says packer validate was
+// skipped and why.
+func TestCheckSaysPackerValidateWasSkipped(t *testing.T) {
+	root := repoRoot(t)
+	bin := t.TempDir() // the tools the plan runs, without packer
+	for _, tool := range []string{"make", "sh", "bash"} {
+		if p, err := exec.LookPath(tool); err == nil {
+			require.NoError(t, os.Symlink(p, filepath.Join(bin, tool)))
+		}
+	}
+	t.Setenv("PATH", bin)
+	res := imgflow(t, "check", "--root", root, filepath.Join(root, "workflows", "gen1.star"))
+	require.Equal(t, 0, res.code, res.String())
+	assert.Equal(t, "workflows/gen1.star [default]: packer_build artifacts/packer/vhd-marketplace.json: packer validate skipped: packer is not on PATH (make deps installs packer 1.9.5 in .tools/bin)\n"+
+		"workflows/gen1.star: ok (parsed, resolved, loads found, lint clean, planned with the defaults; nothing ran)\n", res.stdout)
 }

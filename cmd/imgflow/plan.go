@@ -80,6 +80,11 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	shared.target.readOnly = true // a display command changes nothing
+	if rel == nil {
+		if err := checkVarNames(ws, pos[0], values); err != nil {
+			return err
+		}
+	}
 	tgt, err := openTarget(ctx, e, ws, shared.target)
 	if err != nil {
 		return err

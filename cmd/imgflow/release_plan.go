@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -36,6 +37,18 @@ type JobPlan struct {
 	Plan    Plan   `json:"plan"`
 }
 
+// unsetSecrets are the environment variables of the secrets named that
+// are not set (or empty), as secret() reads them.
+func unsetSecrets(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if v := builtins.SecretEnvVar(n); os.Getenv(v) == "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // planRelease plans every job of rel against its own dry-run view of the
 // target, several at once, and prints one summary: a job's vars are
 // checked by its workflow's params exactly as its run would check them.
@@ -54,6 +67,9 @@ func planRelease(ctx context.Context, e *env, ws *builtins.Workspace, tgt *targe
 		}
 	} else {
 		writeReleasePlan(e, rel, rp, results)
+	}
+	if unset := unsetSecrets(rel.Secrets()); len(unset) > 0 {
+		e.warnf("secrets not set, planned as <secret NAME: unset>: %s; a run needs them", strings.Join(unset, ", "))
 	}
 	if rp.Failed > 0 {
 		return exitCode(1)

@@ -87,6 +87,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if rel != nil && (*resume != "" || asJSON || *outputs != "" || *exportOutputs) {
 		return fmt.Errorf("%s is a release: each job continues its own journal; --resume, --output json, --outputs and --export-outputs take a workflow", rel.File)
 	}
+	if rel == nil && len(pos) == 1 && *resume == "" {
+		if err := checkVarNames(ws, pos[0], values); err != nil {
+			return err
+		}
+	}
 	tgt, err := openTarget(ctx, e, ws, shared.target)
 	if err != nil {
 		return err
@@ -380,4 +385,14 @@ func writeOutputs(path string, outputs []builtins.Output) error {
 		return fmt.Errorf("write outputs: %w", err)
 	}
 	return nil
+}
+
+// checkVarNames refuses, before anything prints or validates, a --var the
+// workflow at path declares no param for (interp.CheckVars).
+func checkVarNames(ws *builtins.Workspace, path string, values map[string]starlark.Value) error {
+	file, err := workspacePath(ws, path)
+	if err != nil {
+		return nil // the run reports it
+	}
+	return interp.CheckVars(interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values}, "//"+file)
 }

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// docExampleSkips are the shell examples the doc-examples test does not
+// run, each with why: matched against the block's text.
+var docExampleSkips = []struct{ marker, why string }{
+	{"make test", "runs every test suite"},
+	{"go test", "runs a test suite"},
+	{"make install", "installs into GOPATH; the test puts imgflow on PATH itself"},
+	{"--target azure", "needs Azure or the emulator (Azurite)"},
+	{"imgflow-emulator", "needs Azurite, started by the emulator"},
+}
+
+var shellBlockRE = regexp.MustCompile("(?ms)^```(?:sh|bash)\n(.*?)^```")
+
+// TestDocShellExamples runs the README's and WORKFLOWS.md's ```sh blocks
+// that need no Azure, as written, in a copy of the repository with
+// imgflow (this test binary) and bin/imgflow on PATH: a doc example that
+// no longer works fails here.
+func TestDocShellExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the docs' examples")
+	}
+	requireBash(t)
+	root := repoRoot(t)
+	for _, doc := range []string{"README.md", "WORKFLOWS.md"} {
+		text, err := os.ReadFile(filepath.Join(root, doc))
+		require.NoError(t, err)
+		for i, m := range shellBlockRE.FindAllStringSubmatch(string(text), -1) {
+			block := m[1]
+			t.Run(doc+"#"+strconv.Itoa(i+1), func(t *testing.T) {
+				for _, s := range docExampleSkips {
+					if strings.Contains(block, s.marker) {
+						t.Skipf("%s: %s", s.marker, s.why)
+					}
+				}
+				runDocBlock(t, root, block)
+			})
+		}
+	}
+}
+
+// runDocBlock runs a shell block with bash -e in a fresh copy of the
+// repository's tracked files.
+func runDocBlock(t *testing.T, root, block string) {
+	t.Helper()
+	dir := copyTracked(t, root)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	bin := filepath.Join(dir, "bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	require.NoError(t, os.Symlink(self, filepath.Join(bin, "imgflow")))
+	cmd := exec.Command("bash", "--norc", "--noprofile", "-e", "-c", block)
+	cmd.Dir = dir
+	// Without packer on PATH plans skip packer validate: the examples stay
+	// quick (the packer tests validate the templates).
+	cmd.Env = append(os.Environ(), "IMGFLOW_TEST_MAIN=1", "PATH="+bin+":"+pathWithout(t, "packer"))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s\n%s", block, out)
+}
+
+// pathWithout is $PATH without the directories that hold tool.
+func pathWithout(t *testing.T, tool string) string {
+	var keep []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(d, tool)); err != nil {
+			keep = append(keep, d)
+		}
+	}
+	return strings.Join(keep, string(os.PathListSeparator))
+}
+
+// copyTracked copies the files git tracks, as a fresh clone has them.
+func copyTracked(t *testing.T, root string) string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v", err)
+	}
+	dir := t.TempDir()
+	for _, rel := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		src := filepath.Join(root, rel)
+		info, err := os.Lstat(src)
+		if err != nil || !info.Mode().IsRegular() {
+			continue // deleted in the work tree, or a symlink (.tools)
+		}
+		data, err := os.ReadFile(src)
+		require.NoError(t, err)
+		dst := filepath.Join(dir, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
+		require.NoError(t, os.WriteFile(dst, data, info.Mode().Perm()|fs.FileMode(0o200)))
+	}
+	return dir
+}
