@@ -17,6 +17,7 @@ import (
 // run, each with why: matched against the block's text.
 var docExampleSkips = []struct{ marker, why string }{
 	{"make test", "runs every test suite"},
+	{"git clone", "clones from the network, which the tests do not reach"},
 	{"go test", "runs a test suite"},
 	{"make install", "installs into GOPATH; the test puts imgflow on PATH itself"},
 	{"--target azure", "needs Azure or the emulator (Azurite)"},

@@ -30,8 +30,8 @@ func TestPlanWithoutASecretPlansItAsUnset(t *testing.T) {
 func TestPlanOfTheAKSReleaseNeedsNoSecret(t *testing.T) {
 	t.Setenv("IMGFLOW_SECRET_UA_TOKEN", "")
 	root := repoRoot(t)
-	res := imgflow(t, "plan", "--root", root, "--state", t.TempDir(), "--no-packer-validate", filepath.Join(root, "releases", "aks.star"))
+	res := imgflow(t, "plan", "--root", root, "--state", t.TempDir(), "--no-packer-validate", filepath.Join(root, "releases", "aks.star"), "--var", "agentbaker=//testdata/agentbaker")
 	require.Equal(t, 0, res.code, res.String())
-	assert.Contains(t, res.stdout, "release aks: 20 jobs planned, 0 failed")
+	assert.Contains(t, res.stdout, "release aks: 32 jobs planned, 0 failed")
 	assert.Contains(t, res.stderr, "secrets not set, planned as <secret NAME: unset>: IMGFLOW_SECRET_UA_TOKEN; a run needs them")
 }
