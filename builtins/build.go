@@ -46,6 +46,10 @@ func (r *Run) packerBuilder() PackerBuilder {
 		}
 		if s, ok := r.Provider.(scratchDirer); ok {
 			b.TempDir = s.ScratchDir() // emptied when the state is next opened: a kill leaves no VHD behind
+		} else if r.TempDir != "" && os.MkdirAll(r.TempDir, 0o700) == nil {
+			// A dry-run view (the validation pass) has no scratch dir:
+			// the run's own place, which gc and resume remove.
+			b.TempDir = r.TempDir
 		}
 		return b
 	}
