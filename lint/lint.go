@@ -195,7 +195,7 @@ func (l *Linter) enabled(category string) bool {
 
 // ReleaseGlobals are the names a release file (release.Load) has besides
 // Starlark's own: job() and nothing of the workflow environment.
-var ReleaseGlobals = []string{"job", "var", "read_text", "approval"}
+var ReleaseGlobals = []string{"job", "var", "read_text", "approval", "checkout"}
 
 func (l *Linter) isPredeclared(rel string, isRelease bool) func(string) bool {
 	test := strings.HasSuffix(rel, "_test.star")

@@ -46,6 +46,20 @@ type Release struct {
 	// before its jobs publish (approval("name") in the file): imgflow ci
 	// gates the jobs on it. "" is no approval.
 	Approval string
+	// Checkouts are the repositories the jobs build from (checkout() in
+	// the file): imgflow ci clones each into the workspace before the
+	// jobs plan or run.
+	Checkouts []Checkout
+}
+
+// Checkout is a repository a release's jobs read, cloned into Path.
+type Checkout struct {
+	// Path is workspace-relative ("third_party/AgentBaker").
+	Path string
+	// Repository is the GitHub repository, "owner/name".
+	Repository string
+	// Ref is the branch, tag or commit; "" is the default branch.
+	Ref string
 }
 
 // Job is one job of a release: one run of a workflow.
@@ -228,6 +242,7 @@ func LoadVars(ctx context.Context, ws *builtins.Workspace, file string, vars map
 		"job":       starlark.NewBuiltin("job", c.job),
 		"var":       starlark.NewBuiltin("var", c.varValue),
 		"read_text": starlark.NewBuiltin("read_text", c.readText),
+		"checkout":  starlark.NewBuiltin("checkout", c.checkout),
 		"approval":  starlark.NewBuiltin("approval", c.approval),
 	}
 	if _, err := starlark.ExecFileOptions(interp.FileOptions(), th, rel, src, predeclared); err != nil {
@@ -267,6 +282,40 @@ func (c *collector) approval(_ *starlark.Thread, b *starlark.Builtin, args starl
 	c.release.Approval = env
 	return starlark.None, nil
 }
+
+// checkout implements checkout(path, repository, ref = ""): the jobs read
+// a clone of a GitHub repository at path ("//third_party/AgentBaker"),
+// which imgflow ci makes before the jobs run. Returns path, so that
+// `AGENTBAKER = checkout("//third_party/AgentBaker", "Azure/AgentBaker")`
+// names it once.
+func (c *collector) checkout(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var dir, repo, ref string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &dir, "repository", &repo, "ref?", &ref); err != nil {
+		return nil, err
+	}
+	rel := strings.TrimPrefix(dir, "//")
+	if rel == dir || rel == "" || path.Clean(rel) != rel || rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil, fmt.Errorf("checkout: path %q: a directory in the workspace, e.g. \"//third_party/AgentBaker\"", dir)
+	}
+	if !repoRE.MatchString(repo) {
+		return nil, fmt.Errorf("checkout: repository %q: a GitHub repository owner/name, e.g. \"Azure/AgentBaker\"", repo)
+	}
+	if ref != "" && !refRE.MatchString(ref) {
+		return nil, fmt.Errorf("checkout: ref %q: a branch, tag or commit (letters, digits, '.', '_', '-', '/')", ref)
+	}
+	for _, co := range c.release.Checkouts {
+		if co.Path == rel {
+			return nil, fmt.Errorf("checkout: %s is already the checkout of %s", dir, co.Repository)
+		}
+	}
+	c.release.Checkouts = append(c.release.Checkouts, Checkout{Path: rel, Repository: repo, Ref: ref})
+	return starlark.String(dir), nil
+}
+
+var (
+	repoRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+	refRE  = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_./-]{0,254}$`)
+)
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$`)
 

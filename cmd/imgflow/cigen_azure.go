@@ -110,7 +110,7 @@ func azurePipeline(rel *release.Release, o ciOptions) ([]byte, error) {
 	}
 	p.Stages = append(p.Stages, azStage{Stage: "plan", DisplayName: "plan " + rel.File, Jobs: []any{azJob{
 		Job: "plan", DisplayName: "imgflow plan", TimeoutInMinutes: 30, Pool: pool,
-		Steps: append(azureSetup(o, true), cli("imgflow plan", planCommand(rel, o.target))),
+		Steps: append(azureSetup(o, true, rel.Checkouts), cli("imgflow plan", planCommand(rel, o.target))),
 	}}})
 	matrix := map[string]map[string]string{}
 	for _, j := range rel.Jobs {
@@ -127,12 +127,12 @@ func azurePipeline(rel *release.Release, o ciOptions) ([]byte, error) {
 		Job: "build", DisplayName: "imgflow run", TimeoutInMinutes: 360, Pool: pool,
 		Strategy: &azStrategy{MaxParallel: o.maxParallel, Matrix: matrix},
 		// $(JOB_ARGS) is replaced in the script's text, so its quoting holds.
-		Steps: append(azureSetup(o, true), cli("imgflow run $(JOB_ID)", runCommand(rel, o.target, "$(JOB_ARGS)", "$JOB_ID", journal))),
+		Steps: append(azureSetup(o, true, rel.Checkouts), cli("imgflow run $(JOB_ID)", runCommand(rel, o.target, "$(JOB_ARGS)", "$JOB_ID", journal))),
 	}}})
 	junit := "$(Build.ArtifactStagingDirectory)/release-" + rel.Name + ".xml"
 	p.Stages = append(p.Stages, azStage{Stage: "summary", DisplayName: "summary of " + rel.File, DependsOn: "build", Condition: "always()", Jobs: []any{azJob{
 		Job: "summary", DisplayName: "imgflow runs --release", TimeoutInMinutes: 15, Pool: pool,
-		Steps: append(azureSetup(o, false),
+		Steps: append(azureSetup(o, false, nil),
 			cli("imgflow runs --release", summaryCommand(rel, journal, junit)),
 			azStep{Task: "PublishTestResults@2", DisplayName: "publish the jobs as tests", Condition: "always()", Inputs: map[string]string{
 				"testResultsFormat":            "JUnit",
@@ -145,17 +145,34 @@ func azurePipeline(rel *release.Release, o ciOptions) ([]byte, error) {
 	return marshalYAML(generatedHeader("azure-pipelines", rel), p)
 }
 
-// azureSetup are the steps every job starts with: the workspace, Go and
-// imgflow, and packer for the jobs that plan or run workflows.
-func azureSetup(o ciOptions, withPacker bool) []azStep {
+// azureSetup are the steps every job starts with: the workspace and the
+// release's checkouts (cloned: a checkout step of another repository
+// needs a service connection), Go and imgflow, and packer for the jobs
+// that plan or run workflows.
+func azureSetup(o ciOptions, withPacker bool, checkouts []release.Checkout) []azStep {
 	packer := fmt.Sprintf("curl -fsSLo packer.zip https://releases.hashicorp.com/packer/%[1]s/packer_%[1]s_linux_amd64.zip\nunzip -o packer.zip packer -d \"$(Agent.ToolsDirectory)/packer\"\nrm packer.zip\necho \"##vso[task.prependpath]$(Agent.ToolsDirectory)/packer\"", o.packerVersion)
 	steps := []azStep{
 		{Checkout: "self", DisplayName: "checkout"},
+	}
+	for _, co := range checkouts {
+		steps = append(steps, azStep{Script: cloneCommand(co), DisplayName: "checkout " + co.Repository})
+	}
+	steps = append(steps, []azStep{
 		{Task: "GoTool@0", DisplayName: "set up Go", Inputs: map[string]string{"version": o.goVersion}},
 		{Script: installCommand(o) + "\necho \"##vso[task.prependpath]$(go env GOPATH)/bin\"", DisplayName: "install imgflow"},
-	}
+	}...)
 	if withPacker {
 		steps = append(steps, azStep{Script: packer, DisplayName: "set up packer"})
 	}
 	return steps
+}
+
+// cloneCommand clones a release's checkout into the workspace: the
+// repository's default branch, or its ref (a branch, tag or commit).
+func cloneCommand(co release.Checkout) string {
+	url := shellQuote("https://github.com/" + co.Repository)
+	if co.Ref == "" {
+		return fmt.Sprintf("git clone --depth 1 %s %s", url, shellQuote(co.Path))
+	}
+	return fmt.Sprintf("git init -q %[1]s\ngit -C %[1]s fetch -q --depth 1 %[2]s %[3]s\ngit -C %[1]s checkout -q FETCH_HEAD", shellQuote(co.Path), url, shellQuote(co.Ref))
 }

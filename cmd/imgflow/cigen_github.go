@@ -85,10 +85,10 @@ func githubWorkflow(rel *release.Release, o ciOptions) ([]byte, error) {
 		},
 	}
 	w.Jobs.Plan = ghJob{Name: "plan", RunsOn: "ubuntu-latest", TimeoutMinutes: 30, Env: secrets,
-		Steps: append(githubSetup(o, true), ghStep{Name: "imgflow plan", Run: planCommand(rel, o.target)})}
+		Steps: append(githubSetup(o, true, rel.Checkouts), ghStep{Name: "imgflow plan", Run: planCommand(rel, o.target)})}
 	build := ghJob{Name: "${{ matrix.job }}", Needs: "plan", RunsOn: "ubuntu-latest", TimeoutMinutes: 360, Env: secrets,
 		Strategy: &ghStrategy{MaxParallel: o.maxParallel},
-		Steps: append(githubSetup(o, true), ghStep{Name: "imgflow run",
+		Steps: append(githubSetup(o, true, rel.Checkouts), ghStep{Name: "imgflow run",
 			Run: runCommand(rel, o.target, "${{ matrix.args }}", "${{ matrix.job }}", journal)})}
 	for _, j := range rel.Jobs {
 		build.Strategy.Matrix.Include = append(build.Strategy.Matrix.Include, ghMatrixEntry{Job: j.ID, Args: jobCommandArgs(j)})
@@ -100,7 +100,7 @@ func githubWorkflow(rel *release.Release, o ciOptions) ([]byte, error) {
 	w.Jobs.Build = build
 	junit := "release-" + rel.Name + ".xml"
 	w.Jobs.Summary = ghJob{Name: "summary", Needs: "build", If: "${{ always() }}", RunsOn: "ubuntu-latest", TimeoutMinutes: 15,
-		Steps: append(githubSetup(o, false),
+		Steps: append(githubSetup(o, false, nil),
 			ghStep{Name: "imgflow runs --release", Run: summaryCommand(rel, journal, junit)},
 			ghStep{Name: "upload the JUnit report", If: "${{ always() }}", Uses: "actions/upload-artifact@v4",
 				With: map[string]string{"name": "release-" + rel.Name + "-junit", "path": junit, "if-no-files-found": "warn"}},
@@ -108,15 +108,22 @@ func githubWorkflow(rel *release.Release, o ciOptions) ([]byte, error) {
 	return marshalYAML(generatedHeader("github", rel), w)
 }
 
-// githubSetup are the steps every job starts with: the workspace, Go and
-// imgflow, packer (for the jobs that plan or run workflows), and the
-// Azure login.
-func githubSetup(o ciOptions, packer bool) []ghStep {
-	steps := []ghStep{
-		{Name: "checkout", Uses: "actions/checkout@v4"},
-		{Name: "set up Go", Uses: "actions/setup-go@v5", With: map[string]string{"go-version": o.goVersion}},
-		{Name: "install imgflow", Run: installCommand(o)},
+// githubSetup are the steps every job starts with: the workspace and the
+// release's checkouts, Go and imgflow, packer (for the jobs that plan or
+// run workflows), and the Azure login.
+func githubSetup(o ciOptions, packer bool, checkouts []release.Checkout) []ghStep {
+	steps := []ghStep{{Name: "checkout", Uses: "actions/checkout@v4"}}
+	for _, co := range checkouts {
+		with := map[string]string{"repository": co.Repository, "path": co.Path}
+		if co.Ref != "" {
+			with["ref"] = co.Ref
+		}
+		steps = append(steps, ghStep{Name: "checkout " + co.Repository, Uses: "actions/checkout@v4", With: with})
 	}
+	steps = append(steps,
+		ghStep{Name: "set up Go", Uses: "actions/setup-go@v5", With: map[string]string{"go-version": o.goVersion}},
+		ghStep{Name: "install imgflow", Run: installCommand(o)},
+	)
 	if packer {
 		steps = append(steps, ghStep{Name: "set up packer", Uses: "hashicorp/setup-packer@v3", With: map[string]string{"version": o.packerVersion}})
 	}

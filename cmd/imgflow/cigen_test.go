@@ -116,6 +116,14 @@ func TestGitHubWorkflowRunsEachJobWithItsJournalAndNoSecret(t *testing.T) {
 	assert.Contains(t, text, `imgflow runs --release releases/aks.star --journal "$IMGFLOW_JOURNAL_URL" --junit release-aks.xml`)
 	assert.NotContains(t, text, "client-secret")
 	assert.NotRegexp(t, `sig=|AccountKey|password`, text)
+	var clone map[string]any
+	for _, s := range steps {
+		if s.(map[string]any)["name"] == "checkout Azure/AgentBaker" {
+			clone = s.(map[string]any)
+		}
+	}
+	require.NotNil(t, clone, "the jobs build from AgentBaker's checkout: the job clones it")
+	assert.Equal(t, map[string]any{"repository": "Azure/AgentBaker", "path": "third_party/AgentBaker"}, clone["with"])
 }
 
 // azureIdentifier is what Azure Pipelines accepts as a stage or job name
@@ -363,6 +371,7 @@ func TestAzurePipelineRunsEachJobWithItsJournalThroughTheServiceConnection(t *te
 	steps := asList(build["steps"])
 	last := asMap(steps[len(steps)-1])
 	assert.Equal(t, "AzureCLI@2", last["task"])
+	assert.Equal(t, "git clone --depth 1 https://github.com/Azure/AgentBaker third_party/AgentBaker", asMap(steps[1])["script"], "the jobs build from AgentBaker's checkout: the job clones it")
 	inputs := asMap(last["inputs"])
 	assert.Equal(t, "${{ parameters.serviceConnection }}", inputs["azureSubscription"])
 	assert.Contains(t, inputs["inlineScript"], `imgflow run $(JOB_ARGS) --target azure --journal "$IMGFLOW_JOURNAL_URL/aks/$JOB_ID" --continue`)

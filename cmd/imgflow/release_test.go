@@ -154,7 +154,7 @@ func TestReleaseSummaryShowsFailuresAndJobsNotRun(t *testing.T) {
 	assert.Equal(t, 1, res.code, "a job failed: %s", res.String())
 	assert.Contains(t, res.stdout, "release flatcar (releases/flatcar.star): 0 succeeded, 1 failed, 2 not run")
 	assert.Regexp(t, `flatcar-capi-stable-1347-415223\s+failed\s+1\s+`, res.stdout)
-	assert.Contains(t, res.stdout, "flatcar-capi-stable-1347-415223 failed (job at releases/flatcar.star:25:8): workflows/flatcar_capi.star:36:25: packer_build: the build VM did not boot")
+	assert.Contains(t, res.stdout, "flatcar-capi-stable-1347-415223 failed (job at releases/flatcar.star:29:8): workflows/flatcar_capi.star:36:25: packer_build: the build VM did not boot")
 	assert.Regexp(t, `flatcar-stable-415223\s+not run\s+0\s+-`, res.stdout)
 	xml, err := os.ReadFile(junit)
 	require.NoError(t, err)
