@@ -23,6 +23,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/suggest"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/release"
 )
@@ -606,38 +607,14 @@ func indexOf(list []string, s string) int {
 	return 0
 }
 
-// didYouMean suggests the closest candidate, if it is close.
+// didYouMean suggests the closest candidate, if it is close (the same
+// rule as the CLI's hints: internal/suggest).
 func didYouMean(name string, candidates []string) string {
-	best, bestD := "", len(name)/2+1
-	for _, c := range candidates {
-		if d := levenshtein(name, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" {
+	best, ok := suggest.Closest(name, candidates)
+	if !ok {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %s?)", best)
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func firstLine(s string) string {
