@@ -1,6 +1,8 @@
 package gitrev
 
 import (
+	"github.com/imgflow/imgflow/internal/testtool"
+
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,9 +63,7 @@ func TestNotAGitCheckout(t *testing.T) {
 
 // The reader agrees with git on a real repository when git is installed.
 func TestCommitAgreesWithGit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
+	testtool.Require(t, "git", "apt-get install git")
 	dir := t.TempDir()
 	run := func(args ...string) string {
 		cmd := exec.Command("git", args...)
