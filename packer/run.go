@@ -196,8 +196,10 @@ type prepared struct {
 	varFiles []string
 	only     []string
 	workDir  string
-	secrets  []string
-	env      []string // packer's whole environment
+	// mirrors is BuildRequest.Mirrors: the directory workDir mirrors.
+	mirrors string
+	secrets []string
+	env     []string // packer's whole environment
 	// onTemporaryGroup is BuildRequest.OnTemporaryResourceGroup.
 	onTemporaryGroup func(build, group string)
 	// pluginConfigs are BuildRequest.PluginConfigs, resolved, with what
@@ -216,7 +218,7 @@ func prepare(req BuildRequest, env map[string]string, check bool) (*prepared, er
 	if req.TemplatePath == "" {
 		return nil, errors.New("packer build: no template path")
 	}
-	p := &prepared{vars: req.Vars, only: req.Only, workDir: req.WorkDir, onTemporaryGroup: req.OnTemporaryResourceGroup}
+	p := &prepared{vars: req.Vars, only: req.Only, workDir: req.WorkDir, mirrors: req.Mirrors, onTemporaryGroup: req.OnTemporaryResourceGroup}
 	p.template = ResolvePath(req.WorkDir, req.TemplatePath)
 	for _, f := range req.PluginConfigs {
 		file := ResolvePath(req.WorkDir, f)

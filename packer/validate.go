@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -74,6 +77,7 @@ func (r *Runner) Validate(ctx context.Context, req BuildRequest) error {
 		return &NotValidatedError{Template: p.template, Reason: "needs azure plugin 2.x: packer init"}
 	}
 	p.env = env
+	plugin2 := p.azurePlugin2Config()
 	if bin, err := r.binary(); err == nil {
 		if reason := missingProvisionerTools(p.tpl, envMap(env), bin, p.workDir); reason != "" {
 			return &NotValidatedError{Template: p.template, Reason: "needs " + reason}
@@ -103,8 +107,61 @@ func (r *Runner) Validate(ctx context.Context, req BuildRequest) error {
 	if ran.code == 0 && (ran.waitErr == nil || errors.Is(ran.waitErr, exec.ErrWaitDelay)) {
 		return nil
 	}
-	return &ValidateError{Template: p.template, ExitCode: ran.code, Errors: col.errorLines(),
+	ve := &ValidateError{Template: p.template, ExitCode: ran.code, Errors: col.errorLines(),
 		Output: append(col.unparsed, errs.tail...), cause: ran.waitErr}
+	if keys := unknownKeysOnly(ve.Errors); plugin2 != "" && len(keys) > 0 {
+		// The bundled azure plugin 1.x validated what it knows; the keys
+		// it refused are 2.x's, which only `packer init` of the config
+		// brings: those are checked by imgflow's model only.
+		return &NotValidatedError{Template: p.template, Reason: fmt.Sprintf(
+			"needs azure plugin 2.x (%s): the azure plugin 1.x bundled with packer knows every key but %s; packer init %s installs 2.x",
+			plugin2, strings.Join(keys, ", "), plugin2)}
+	}
+	return ve
+}
+
+// azurePlugin2Config names the plugin config (BuildRequest.PluginConfigs)
+// that requires azure plugin 2.x, "" when none does: the plugin such a
+// build gets from `packer init`, which validation cannot download.
+func (p *prepared) azurePlugin2Config() string {
+	for _, c := range p.pluginConfigs {
+		if needsAzurePlugin2(c.plugins) {
+			for _, dir := range []string{p.workDir, p.mirrors} {
+				if rel, err := filepath.Rel(ResolvePath(dir, "."), c.file); dir != "" && err == nil && !strings.HasPrefix(rel, "..") {
+					return rel // as packer.mk names it, from the working directory
+				}
+			}
+			return c.file
+		}
+	}
+	return ""
+}
+
+// unknownKeyRE matches packer's error for a configuration key the plugin
+// does not know, `unknown configuration key: '"security_type"'`, which
+// packer may wrap after the colon; prepareHeaderRE the lines around a
+// list of such errors.
+var (
+	unknownKeyRE     = regexp.MustCompile(`unknown configuration key:\s*'"([^"]+)"'`)
+	prepareHeaderRE  = regexp.MustCompile(`Error: Failed to prepare build: "[^"]*"|\d+ error(s|\(s\))? occurred:`)
+	errorListNoiseRE = regexp.MustCompile(`^[\s*]*$`)
+)
+
+// unknownKeysOnly returns the keys packer's error lines refuse as unknown
+// when that is all they refuse, else nil.
+func unknownKeysOnly(lines []string) []string {
+	text := strings.Join(lines, "\n")
+	var keys []string
+	for _, m := range unknownKeyRE.FindAllStringSubmatch(text, -1) {
+		if !slices.Contains(keys, m[1]) {
+			keys = append(keys, m[1])
+		}
+	}
+	rest := prepareHeaderRE.ReplaceAllString(unknownKeyRE.ReplaceAllString(text, ""), "")
+	if !errorListNoiseRE.MatchString(rest) {
+		return nil
+	}
+	return keys
 }
 
 // appendBuildArgs appends the arguments build and validate share: -only,

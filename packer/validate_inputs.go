@@ -15,7 +15,7 @@ import (
 
 // validateInputsVersion changes whenever what writeValidateInputs writes
 // changes, so that no entry of an older imgflow is read as a newer one's.
-const validateInputsVersion = "imgflow packer validate inputs v1"
+const validateInputsVersion = "imgflow packer validate inputs v2"
 
 // FileSums remembers file digests by path, size and modification time, so that the many builds of a release reading the same scripts
 // hash each once per process. Safe for concurrent use.
@@ -142,6 +142,13 @@ func (r *Runner) writeValidateInputs(w io.Writer, req BuildRequest, stable map[s
 		line("env", k, envs[k])
 	}
 
+	// A plugin config decides which plugin packer init would bring, so
+	// which keys validation leaves to imgflow's model.
+	for _, f := range req.PluginConfigs {
+		if err := writeFileState(line, "plugin-config", ResolvePath(req.WorkDir, f), sums); err != nil {
+			return err
+		}
+	}
 	tplPath := ResolvePath(req.WorkDir, req.TemplatePath)
 	line("workdir", ResolvePath(req.WorkDir, "."))
 	tpl, err := LoadTemplate(tplPath)

@@ -23,7 +23,13 @@ var constraintRE = regexp.MustCompile(`^\s*(>=|>|=|~>|!=|<=|<)?\s*v?(\d+)`)
 // validating it offline is impossible. A legacy JSON template declares no
 // plugins.
 func (t *Template) NeedsAzurePlugin2() bool {
-	for _, p := range t.RequiredPlugins {
+	return needsAzurePlugin2(t.RequiredPlugins)
+}
+
+// needsAzurePlugin2 reports whether required_plugins ask for azure plugin
+// 2.x or later.
+func needsAzurePlugin2(plugins map[string]Plugin) bool {
+	for _, p := range plugins {
 		if p.Source == AzurePluginSource && constraintNeedsMajor2(p.Version) {
 			return true
 		}

@@ -126,3 +126,13 @@ func TestWithoutBundledPluginsWarning(t *testing.T) {
 	assert.Equal(t, "", withoutBundledPluginsWarning(warning))
 	assert.Equal(t, "Error: x", withoutBundledPluginsWarning("Error: x"))
 }
+
+// packer wraps a long key onto the next line; the keys are found either
+// way, and any other error makes the list not "unknown keys only".
+func TestUnknownKeysOnly(t *testing.T) {
+	wrapped := []string{"Error: Failed to prepare build: \"azure-arm\"\n\n2 errors occurred:\n\t* unknown configuration key: '\"security_type\"'\n\t* unknown configuration key:\n'\"shared_image_gallery_destination.specialized\"'"}
+	assert.Equal(t, []string{"security_type", "shared_image_gallery_destination.specialized"}, unknownKeysOnly(wrapped))
+	mixed := []string{"Error: Failed to prepare build: \"azure-arm\"\n\n2 errors occurred:\n\t* unknown configuration key: '\"security_type\"'\n\t* A location must be specified."}
+	assert.Nil(t, unknownKeysOnly(mixed))
+	assert.Nil(t, unknownKeysOnly([]string{"Error: Failed to prepare build: \"azure-arm\""}))
+}

@@ -176,13 +176,7 @@ func TestPackerValidatesEveryTemplateWithWorkflowVars(t *testing.T) {
 func reportValidate(t *testing.T, tpl string, b recordedBuild, err error) {
 	t.Helper()
 	var nv *packer.NotValidatedError
-	var ve *packer.ValidateError
 	switch {
-	case errors.As(err, &ve) && onlyAzurePlugin2Keys(ve):
-		// An AgentBaker checkout's JSON templates get azure plugin 2.x from
-		// its vhdbuilder/packer/packer-plugin.pkr.hcl (packer init, which
-		// downloads it); packer 1.9.5's bundled 1.4 does not know the CVM keys.
-		t.Logf("%s (built by %s): needs azure plugin 2.x (packer init vhdbuilder/packer/packer-plugin.pkr.hcl); packer 1.9.5's bundled plugin knows every other key", tpl, b.workflow)
 	case errors.As(err, &nv):
 		t.Logf("%s (built by %s): checked by imgflow's model only (%s)", tpl, b.workflow, nv.Reason)
 	case err != nil:
@@ -206,19 +200,4 @@ func packerTemplates(t *testing.T, dir string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// azurePlugin2Keys are the azure-arm keys of confidential VM builds that
-// the azure plugin 1.4 bundled with packer 1.9.5 does not know.
-var azurePlugin2Keys = []string{"secure_boot_enabled", "security_encryption_type", "security_type", "vtpm_enabled",
-	"shared_image_gallery_destination.specialized", "shared_image_gallery_destination.confidential_vm_image_encryption_type"}
-
-// onlyAzurePlugin2Keys says packer rejected the template for those keys
-// and nothing else.
-func onlyAzurePlugin2Keys(ve *packer.ValidateError) bool {
-	text := ve.Error()
-	for _, k := range azurePlugin2Keys {
-		text = strings.ReplaceAll(text, "'\""+k+"\"'", "")
-	}
-	return strings.Contains(ve.Error(), "unknown configuration key") && !strings.Contains(text, "'\"")
 }
