@@ -111,6 +111,7 @@ func registerBuild(r *Registry) {
 				{Name: "only", Kind: KindStringList, Default: "[]", Doc: "build names to run (packer -only), as rendered: `sig-flatcar-gen2` for a builder named ``sig-{{user `build_name`}}``; unknown names are an error"},
 				{Name: "cwd", Kind: KindString, Default: `"//"`, Doc: "packer's working directory inside the workspace, relative to the calling file or `//path`: the template's relative paths (ansible `playbook_file`, `custom_data_file`, goss tests) are relative to it, e.g. image-builder's `images/capi`, where its Makefile runs packer"},
 				{Name: "generated", Kind: KindDict, Default: "{}", Doc: "upload sources of the template that an earlier step makes (paths relative to `cwd`, as the template writes them), each mapped to that step, e.g. `{\"vhdbuilder/lister/bin/lister\": \"make -f packer.mk build-lister-binary\"}`: a plan, where command() does not run, accepts them missing (packer validate sees an empty stand-in) and names the step; a run where one is still missing fails naming it. Any other upload source missing from `cwd` is refused before anything runs, as packer refuses it (`Bad source '…': stat …: no such file or directory`). Keys the template does not upload are ignored, so one dict serves every template of a checkout"},
+				{Name: "inputs", Kind: KindDict, Default: "{}", Doc: "files the template reads from `cwd` that come from elsewhere, e.g. an artifact a pipeline downloads into its working directory: `{\"kata-containers.img\": \"//downloads/kata-containers.img\"}` (path relative to `cwd` → workspace file); each appears at its path in the build's own directory, `cwd` itself unchanged"},
 				{Name: "timeout", Kind: KindDuration, Default: `"3h"`, Doc: "how long the build may take"},
 			},
 			Returns: "struct(artifacts, managed_image, sig_version, vhd_url, resource_group, downloads)",
@@ -263,11 +264,15 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if len(builds) == 0 {
 		builds, _ = tpl.BuildNames(checked, env) // unrenderable: every provisioner counts
 	}
-	pending, err := checkUploadSources(tpl, cwdAbs, cwdRel, builds, generated, c.Run.dryRun())
+	inputs, err := c.inputs()
 	if err != nil {
 		return nil, fail(err)
 	}
-	invocation := invocationSummary(cwdRel, filepath.ToSlash(tplArg), cwdAbs, varFiles, c.Strings("only"))
+	pending, err := checkUploadSources(tpl, cwdAbs, cwdRel, builds, generated, inputPaths(inputs), c.Run.dryRun())
+	if err != nil {
+		return nil, fail(err)
+	}
+	invocation := invocationSummary(cwdRel, filepath.ToSlash(tplArg), cwdAbs, varFiles, c.Strings("only")) + inputsSummary(inputs)
 
 	// A build whose gallery version exists was made by an earlier run,
 	// whose temporary managed image may be gone: it is reused, on every
@@ -307,7 +312,13 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	for _, p := range pending {
 		own = append(own, p.source)
 	}
+	for _, in := range inputs {
+		own = append(own, in.dest)
+	}
 	if err := packer.MirrorWorkDir(cwdAbs, workDir, own); err != nil {
+		return nil, fail(err)
+	}
+	if err := placeInputs(workDir, inputs); err != nil {
 		return nil, fail(err)
 	}
 	if err := standIn(workDir, pending); err != nil {

@@ -347,7 +347,7 @@ func TestPackerBuildDocumentsItsStruct(t *testing.T) {
 		assert.NotEmpty(t, s.Doc)
 	}
 	s, _ := reg.Lookup("packer_build")
-	assert.Equal(t, `packer_build(template, *, vars={}, env={}, files=[], plugins=[], var_files=[], only=[], cwd="//", generated={}, timeout="3h")`, s.Signature())
+	assert.Equal(t, `packer_build(template, *, vars={}, env={}, files=[], plugins=[], var_files=[], only=[], cwd="//", generated={}, inputs={}, timeout="3h")`, s.Signature())
 	s, _ = reg.Lookup("command")
 	assert.Equal(t, `command(argv, *, cwd=".", env={}, timeout="30m")`, s.Signature())
 }
