@@ -1,12 +1,12 @@
 # The template choice of AgentBaker's packer.mk, and stand-ins for the
-# targets that build what the templates upload (the lister,
-# image-fetcher, the node controller): small files, so that a test run needs no Go toolchain.
+# targets that build what the templates upload (the prefetch script, the
+# lister, image-fetcher, the node controller): small files, so that a test run needs no Go toolchain.
 GOARCH=amd64
 ifeq (${ARCHITECTURE},ARM64)
 	GOARCH=arm64
 endif
 
-build-packer: build-image-fetcher build-aks-node-controller build-lister-binary
+build-packer: setup-golang generate-prefetch-scripts build-image-fetcher build-aks-node-controller build-lister-binary
 ifeq (${ARCHITECTURE},ARM64)
 ifeq (${OS_SKU},Ubuntu)
 ifeq ($(findstring NVIDIA_GB,$(FEATURE_FLAGS)),NVIDIA_GB)
@@ -36,6 +36,12 @@ else ifeq (${OS_SKU},AzureContainerLinux)
 	packer build -var-file=vhdbuilder/packer/settings.json vhdbuilder/packer/vhd-image-builder-acl.json
 endif
 endif
+
+setup-golang:
+	@echo "setup-golang: installs Go on the machine; not run by imgflow" >&2; exit 1
+
+generate-prefetch-scripts:
+	printf '#!/bin/sh\necho prefetch fixture\n' > vhdbuilder/packer/prefetch.sh
 
 build-image-fetcher:
 	mkdir -p image-fetcher/bin
