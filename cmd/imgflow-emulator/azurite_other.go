@@ -2,7 +2,19 @@
 
 package main
 
-import "errors"
+import (
+	"errors"
+	"io"
+)
+
+// EnvEmulatorPID is the variable a background start exports.
+const EnvEmulatorPID = "IMGFLOW_EMULATOR_PID"
+
+func startInBackground([]string, io.Writer) error {
+	return errors.New("imgflow-emulator runs on Linux only")
+}
+
+func withoutBackground(args []string) []string { return args }
 
 // azuriteProc needs Linux: Azurite runs in its own process group that
 // dies with the emulator (Pdeathsig).

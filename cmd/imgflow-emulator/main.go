@@ -2,11 +2,12 @@
 // Azure Resource Manager (cloud/azure/fakearm) and Azurite's blob service,
 // so `imgflow run --target azure` works without a subscription.
 //
-//	imgflow-emulator [--arm-port N] [--blob-port N] [--azurite DIR] [--accounts a,b] [--data DIR]
+//	imgflow-emulator [--background] [--arm-port N] [--blob-port N] [--azurite DIR] [--accounts a,b] [--data DIR]
 //
 // It prints the environment to export, then serves until Ctrl-C or
 // SIGTERM, when it stops Azurite (its whole process group) and removes
-// the temporary data.
+// the temporary data. With --background it returns once the emulator is
+// ready, printing the environment and the pid to kill.
 //
 // It is a command of its own rather than `imgflow emulator`: the fake
 // ARM is test machinery, kept out of the binary that talks to real
@@ -51,6 +52,7 @@ type config struct {
 	azurite           string // .tools/azurite, or "" to search
 	accounts          []string
 	data              string
+	background        bool
 }
 
 func parse(args []string, stderr io.Writer) (config, error) {
@@ -66,6 +68,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	defaults := append(azuritetest.DefaultAccounts(), azuritetest.StagingAccounts(fakearm.DefaultSubscriptionID)...)
 	accounts := fs.String("accounts", strings.Join(defaults, ","), "storage account names Azurite serves (workflows may only use these)")
 	fs.StringVar(&c.data, "data", "", "Azurite's data directory, kept after exit (default: a temporary directory, removed)")
+	fs.BoolVar(&c.background, "background", false, "start in the background: print the environment and "+EnvEmulatorPID+" once ready, then return: eval \"$(imgflow-emulator --background)\", and kill $"+EnvEmulatorPID+" stops it")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -89,6 +92,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if c.background {
+		return startInBackground(withoutBackground(args), stdout)
 	}
 	script, err := findAzurite(c.azurite)
 	if err != nil {

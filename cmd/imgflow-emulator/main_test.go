@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,4 +133,46 @@ func TestEmulator(t *testing.T) {
 	}
 	assert.True(t, errors.Is(syscall.Kill(azPID, 0), syscall.ESRCH), "azurite (pid %d) is gone", azPID)
 	assert.True(t, errors.Is(syscall.Kill(-azPID, 0), syscall.ESRCH), "its process group is gone")
+}
+
+// TestBackgroundStart: --background returns once the emulator is ready,
+// printing the environment and the pid to kill; the ARM endpoint answers
+// right away (no file to wait for, none stale to read), and killing the
+// pid stops the emulator and its Azurite.
+func TestBackgroundStart(t *testing.T) {
+	if _, err := azuritetest.FindScript(); err != nil {
+		testtool.Unavailable(t, "azurite is not available: "+err.Error(), "`make deps` installs it")
+	}
+	cmd := exec.Command(os.Args[0], "--background", "--accounts", "imgflowtest")
+	cmd.Env = append(os.Environ(), envChild+"=1")
+	out, err := cmd.Output()
+	require.NoError(t, err, "the background start returns once ready")
+	env := map[string]string{}
+	azPID := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if kv, ok := strings.CutPrefix(line, "export "); ok {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		if rest, ok := strings.CutPrefix(line, "# azurite pid "); ok {
+			azPID, _ = strconv.Atoi(strings.Fields(rest)[0])
+		}
+	}
+	pid, err := strconv.Atoi(env[EnvEmulatorPID])
+	require.NoError(t, err, "output:\n%s", out)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	require.NotEmpty(t, env[azure.EnvARMEndpoint])
+	resp, err := http.Get(env[azure.EnvARMEndpoint] + "/subscriptions/" + env[azure.EnvSubscription] + "?api-version=2022-12-01")
+	require.NoError(t, err, "the fake ARM answers as soon as the start returned")
+	_ = resp.Body.Close()
+
+	require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
+	gone := func(p int) bool {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+		return err != nil || strings.Contains(string(stat), ") Z ") // exited, maybe not yet reaped by init
+	}
+	require.Eventually(t, func() bool { return gone(pid) }, 30*time.Second, 100*time.Millisecond, "the emulator stops on SIGTERM")
+	if azPID > 0 {
+		assert.Eventually(t, func() bool { return gone(azPID) }, 30*time.Second, 100*time.Millisecond, "its Azurite stops too")
+	}
 }
