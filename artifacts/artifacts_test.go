@@ -229,7 +229,9 @@ func TestUbuntuTemplatesBuildThePinnedBCC(t *testing.T) {
 			assert.True(t, tpl.Variables["bcc_version"].Required, "%s: the version comes from lib/aks.star, not a default", file)
 		}
 	}
-	assert.Equal(t, 5, ubuntu)
+	// Each template is judged above on its own; a count here would fail
+	// whoever adds an Ubuntu variant, for no fault of theirs.
+	assert.NotZero(t, ubuntu, "no Ubuntu template found: the check above judged nothing")
 
 	// The pin lives in lib/aks.star.
 	ws, err := builtins.NewWorkspace("..")
