@@ -31,13 +31,14 @@ func plan(t *testing.T, file string, p *local.Provider) *interp.Result {
 	}, overlay.New(p))
 }
 
-// planJSON is the stable JSON of a plan: each step's builtin, action, what
-// and where, and the outputs (what `imgflow plan --output json` shows).
+// planJSON is the stable JSON of a plan: each step's builtin, outcome, what
+// and where, and the outputs (the fields of `imgflow plan --output json`,
+// named as there).
 func planJSON(t *testing.T, res *interp.Result) []byte {
 	t.Helper()
 	type step struct {
 		Builtin string `json:"builtin"`
-		Action  string `json:"action"`
+		Outcome string `json:"outcome"`
 		Summary string `json:"summary"`
 		Pos     string `json:"pos"`
 	}

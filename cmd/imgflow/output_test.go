@@ -122,3 +122,14 @@ func TestTestOutputJSON(t *testing.T) {
 	require.Len(t, report.Tests[0].Failures, 1)
 	assert.Contains(t, report.Tests[0].Failures[0], `"stable" != "beta"`)
 }
+
+// A plan words every step as an intention, a delete() too: the text
+// shows "delete", never the past "deleted" next to "create".
+func TestPlanTextWordsADeleteAsAnIntention(t *testing.T) {
+	root := repoRoot(t)
+	res := imgflow(t, "plan", "--root", root, "--no-packer-validate", filepath.Join(root, "workflows", "sig.star"))
+	require.Equal(t, 0, res.code, res.String())
+	require.Regexp(t, `(?m)^\s+\d+ delete\s+\S+ delete `, res.stdout)
+	assert.NotContains(t, res.stdout, " deleted ")
+	assert.Contains(t, res.stdout, " create ")
+}

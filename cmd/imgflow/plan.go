@@ -151,6 +151,10 @@ func planAction(outcome string) string {
 		return "create"
 	case "updated":
 		return "update"
+	case "deleted":
+		return "delete"
+	case "ran":
+		return "run"
 	}
 	return outcome
 }
