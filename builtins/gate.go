@@ -1,0 +1,84 @@
+package builtins
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+
+	"go.starlark.net/starlark"
+)
+
+// A gate marks where a run may stop and wait for a person, as a release
+// pipeline's approval stops between testing an image and promoting it.
+// `imgflow run --stop-at NAME` ends the run at gate NAME: each parallel()
+// branch that reaches it stops there, the others go on until they reach
+// it or end; nothing after it runs and no cleanup runs (the journal keeps
+// them). Continuing the run (--resume, --continue) without --stop-at
+// replays what was done and goes past the gate. Without --stop-at a gate
+// does nothing, so local runs go through as before.
+
+var gateNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
+
+// StopError is how a run stopped at its --stop-at gate unwinds: not a
+// failure. parallel() lets its other branches go on; the interpreter ends
+// the pass without cleanups.
+type StopError struct{ Gate string }
+
+func (e *StopError) Error() string {
+	return fmt.Sprintf("stopped at gate(name = %q) (--stop-at %s)", e.Gate, e.Gate)
+}
+
+// StoppedAt returns the gate err stopped at, or "".
+func StoppedAt(err error) string {
+	if se, ok := errors.AsType[*StopError](err); ok {
+		return se.Gate
+	}
+	return ""
+}
+
+func gateSpec() *Spec {
+	return &Spec{
+		Name: "gate", Effect: Pure,
+		Params: []Param{
+			{Name: "name", Kind: KindString, Doc: "the gate's name, e.g. \"promote\" (lowercase letters, digits, '-', '_'), as `--stop-at` and a release's `approval(…, gate = …)` name it"},
+		},
+		Returns: "None",
+		Doc: "Marks where a run may stop for an approval, such as between testing an image and promoting it. `imgflow run --stop-at NAME` " +
+			"stops the run at gate NAME: each parallel() branch stops there once it reaches it, the others go on until they do; nothing after the gate " +
+			"runs, no cleanup runs (temporaries stay for the promotion) and the run ends as stopped. `imgflow run --resume RUN_ID` (or `--continue`) " +
+			"replays what was done and goes past it. Without `--stop-at` the gate does nothing. A release's `approval(ENV, gate = NAME)` makes `imgflow ci` " +
+			"run each job up to the gate, then continue it in a job that waits for ENV's approval. The validation pass checks that the workflow reaches the gate " +
+			"`--stop-at` names, before any change.",
+		Example: `gate(name = "promote")`,
+		Impl:    gateImpl,
+	}
+}
+
+func gateImpl(c *Call) (starlark.Value, error) {
+	name := c.String("name", "")
+	if !gateNameRE.MatchString(name) {
+		return nil, fmt.Errorf("gate: name %q: use lowercase letters, digits, '-' and '_', starting with a letter, e.g. \"promote\"", name)
+	}
+	c.Run.reachGate(name)
+	if !c.Run.Validating && c.Run.StopAt == name {
+		return nil, &StopError{Gate: name}
+	}
+	return starlark.None, nil
+}
+
+// reachGate records that the run reached gate name.
+func (r *Run) reachGate(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.Contains(r.gates, name) {
+		r.gates = append(r.gates, name)
+	}
+}
+
+// Gates returns the names of the gates the run reached, in order.
+func (r *Run) Gates() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.gates...)
+}
