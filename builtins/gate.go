@@ -64,7 +64,30 @@ func gateImpl(c *Call) (starlark.Value, error) {
 	if !c.Run.Validating && c.Run.StopAt == name {
 		return nil, &StopError{Gate: name}
 	}
+	MarkPastGate(c.Thread)
 	return starlark.None, nil
+}
+
+// passedGateKey is the thread-local mark of a thread past a gate: what it
+// calls next was not approved in the attempt that stopped there.
+const passedGateKey = "imgflow.gate.passed"
+
+// MarkPastGate marks thread as past the run's gates: a parallel() branch
+// that passed one (and the thread that waited for it), or the thread the
+// cleanups run on at the workflow's end.
+func MarkPastGate(thread *starlark.Thread) { thread.SetLocal(passedGateKey, true) }
+
+func passedGate(thread *starlark.Thread) bool {
+	b, _ := thread.Local(passedGateKey).(bool)
+	return b
+}
+
+// errBeforeGateChanged refuses a call before the gate that the attempt
+// which stopped there did not journal: continuing past the gate would
+// otherwise build anew (a checkout moved, a var changed) and promote what
+// nobody tested or approved.
+func errBeforeGateChanged(builtin string) error {
+	return fmt.Errorf("%s: this run stopped at its gate and now continues past it, but this call before the gate is not in its journal: what was tested and approved changed since (the workflow, a --var, or a checkout it reads, e.g. at another commit). Continue with what the stopped attempt had, or start a new run", builtin)
 }
 
 // reachGate records that the run reached gate name.

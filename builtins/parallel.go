@@ -132,6 +132,7 @@ func runBranches(c *Call, fns []starlark.Callable, limit int, ancestors []*starl
 		first    = -1
 		firstErr error
 		stopped  atomic.Pointer[error]
+		passed   atomic.Bool
 	)
 	fail := func(i int, err error) {
 		once.Do(func() {
@@ -156,7 +157,13 @@ func runBranches(c *Call, fns []starlark.Callable, limit int, ancestors []*starl
 			th.SetLocal(ancestorsKey, ancestors)
 			th.SetLocal(widthKey, width)
 			th.SetLocal(branchPathKey, fmt.Sprintf("%sparallel@%s[%d]/", branchPath(c.Thread), c.Pos(), i+1))
+			if passedGate(c.Thread) {
+				MarkPastGate(th)
+			}
 			v, err := starlark.Call(th, fn, nil, nil)
+			if passedGate(th) {
+				passed.Store(true)
+			}
 			if err != nil && StoppedAt(err) != "" {
 				stopped.CompareAndSwap(nil, &err)
 				return
@@ -178,6 +185,9 @@ func runBranches(c *Call, fns []starlark.Callable, limit int, ancestors []*starl
 	}
 	if err := stopped.Load(); err != nil {
 		return nil, *err
+	}
+	if passed.Load() {
+		MarkPastGate(c.Thread) // what follows the call follows the gate
 	}
 	return results, nil
 }

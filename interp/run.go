@@ -210,6 +210,7 @@ func runCleanups(ctx context.Context, run *builtins.Run, ld *loader, maxSteps ui
 	}
 	run.Ctx = context.WithoutCancel(ctx)
 	th := newThread("cleanup", run, ld, maxSteps)
+	builtins.MarkPastGate(th) // the workflow's end is past its gates
 	for _, c := range cleanups {
 		if run.Journal != nil && run.Journal.CleanupDone(c.ID) {
 			continue

@@ -129,6 +129,10 @@ func stoppedEarly(records []Record) bool {
 // Pending are the cleanups earlier attempts registered and never ran.
 func (r *Replayer) Pending() []Cleanup { return r.pending }
 
+// PastGate reports whether an earlier attempt stopped at a gate: every
+// call before the gate is journaled, so one that is not was changed.
+func (r *Replayer) PastGate() bool { return r.pastGate }
+
 // RecordCleanup journals a cleanup the moment it is registered.
 func (r *Replayer) RecordCleanup(c Cleanup) error {
 	if r.sink == nil {

@@ -118,3 +118,22 @@ func TestStopAtAGateTheWorkflowLacksIsRefusedBeforeAnyChange(t *testing.T) {
 	assert.Contains(t, res.stderr, "nothing was changed")
 	assert.Nil(t, versionIn(t, state, "staging_gallery", capzImages[0].staging))
 }
+
+// A continuation past the gate replays what was tested; a call before the
+// gate that the stopped attempt did not make (here another packer
+// variable, as a moved checkout would make) is refused in validation
+// rather than built anew and promoted untested.
+func TestContinuingPastTheGateRefusesAChangedBuild(t *testing.T) {
+	state := t.TempDir()
+	build := capzLocal(t, state, "--stop-at", "promote")
+	require.Equal(t, 0, build.code, build.String())
+
+	changed := capzLocal(t, state, "--continue", "--var", "packer_vars=os_disk_size_gb=40")
+	assert.Equal(t, 1, changed.code, changed.String())
+	assert.Contains(t, changed.stderr, "this call before the gate is not in its journal")
+	assert.Contains(t, changed.stderr, "nothing was changed")
+	for _, img := range capzImages {
+		assert.Nil(t, versionIn(t, state, "community_gallery", img.community), "%s promoted from an untested build", img.community)
+		assert.NotNil(t, versionIn(t, state, "staging_gallery", img.staging), "the tested staging version %s stays", img.staging)
+	}
+}
