@@ -47,7 +47,7 @@ func gateSpec() *Spec {
 		Doc: "Marks where a run may stop for an approval, such as between testing an image and promoting it. `imgflow run --stop-at NAME` " +
 			"stops the run at gate NAME: each parallel() branch stops there once it reaches it, the others go on until they do; nothing after the gate " +
 			"runs, no cleanup runs (temporaries stay for the promotion) and the run ends as stopped. `imgflow run --resume RUN_ID` (or `--continue`) " +
-			"replays what was done and goes past it. Without `--stop-at` the gate does nothing. A release's `approval(ENV, gate = NAME)` makes `imgflow ci` " +
+			"replays what was done and goes past it; a call before the gate that the stopped attempt did not journal (a changed --var or checkout) is refused there, so what was tested is what goes on. Without `--stop-at` the gate does nothing. A release's `approval(ENV, gate = NAME)` makes `imgflow ci` " +
 			"run each job up to the gate, then continue it in a job that waits for ENV's approval. The validation pass checks that the workflow reaches the gate " +
 			"`--stop-at` names, before any change.",
 		Example: `gate(name = "promote")`,
