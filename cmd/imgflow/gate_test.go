@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -136,4 +137,22 @@ func TestContinuingPastTheGateRefusesAChangedBuild(t *testing.T) {
 		assert.Nil(t, versionIn(t, state, "community_gallery", img.community), "%s promoted from an untested build", img.community)
 		assert.NotNil(t, versionIn(t, state, "staging_gallery", img.staging), "the tested staging version %s stays", img.staging)
 	}
+}
+
+// A release whose approval waits at a gate its job's workflow does not
+// reach fails its plan (the CI plan job), before any job builds.
+func TestAReleasePlanRefusesAJobWithoutItsApprovalGate(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, text string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(text), 0o644))
+	}
+	write("workflows/gated.star", "gate(name = \"promote\")\noutput(\"done\", True)\n")
+	write("workflows/ungated.star", "output(\"done\", True)\n")
+	write("releases/r.star", "approval(\"image-promotion-approval\", gate = \"promote\")\njob(\"workflows/gated.star\", id = \"gated\")\njob(\"workflows/ungated.star\", id = \"ungated\")\n")
+	res := imgflow(t, "plan", "--root", root, filepath.Join(root, "releases", "r.star"))
+	assert.Equal(t, 1, res.code, res.String())
+	assert.Contains(t, res.stderr, `job ungated: workflows/ungated.star reaches no gate(name = "promote")`)
+	assert.NotContains(t, res.stderr, "job gated:")
+	assert.Contains(t, res.stdout+res.stderr, "2 jobs planned, 1 failed")
 }
