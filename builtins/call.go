@@ -83,6 +83,9 @@ func (s *Spec) call(thread *starlark.Thread, _ *starlark.Builtin, args starlark.
 		if rec, ok := run.Journal.Lookup(c.key); ok {
 			return c.invoke(func(c *Call) (starlark.Value, error) { return c.replay(rec) })
 		}
+		if run.Journal.PastGate() && !passedGate(thread) {
+			return nil, errBeforeGateChanged(s.Name)
+		}
 	}
 	return c.invoke(c.live)
 }

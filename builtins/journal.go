@@ -29,6 +29,8 @@ type Journal interface {
 	RecordCleanup(c journal.Cleanup) error
 	// Pending are the cleanups earlier attempts registered and never ran.
 	Pending() []journal.Cleanup
+	// PastGate reports whether an earlier attempt stopped at a gate.
+	PastGate() bool
 }
 
 // StepKey identifies a builtin call by its name and canonical arguments

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"go.starlark.net/starlark"
 )
@@ -26,6 +27,7 @@ func registerControl(r *Registry) {
 			Example: `images = parallel([build_fn(k8s) for k8s in ["1.31.1", "1.32.2"]])`,
 			Impl:    parallelImpl,
 		},
+		gateSpec(),
 	)
 }
 
@@ -118,7 +120,9 @@ func freezeReachable(fn starlark.Callable) {
 
 // runBranches calls each function on its own thread, at most limit at a
 // time. The first branch to fail cancels the others, and its error (not
-// the cancellations it caused) is returned.
+// the cancellations it caused) is returned. A branch stopped at the run's
+// --stop-at gate cancels nothing: the others go on until they stop there
+// too or end, and then the call stops as they did.
 func runBranches(c *Call, fns []starlark.Callable, limit int, ancestors []*starlark.Function, width int) ([]starlark.Value, error) {
 	ctx, cancel := context.WithCancelCause(c.Ctx())
 	defer cancel(nil)
@@ -127,6 +131,8 @@ func runBranches(c *Call, fns []starlark.Callable, limit int, ancestors []*starl
 		once     sync.Once
 		first    = -1
 		firstErr error
+		stopped  atomic.Pointer[error]
+		passed   atomic.Bool
 	)
 	fail := func(i int, err error) {
 		once.Do(func() {
@@ -151,7 +157,17 @@ func runBranches(c *Call, fns []starlark.Callable, limit int, ancestors []*starl
 			th.SetLocal(ancestorsKey, ancestors)
 			th.SetLocal(widthKey, width)
 			th.SetLocal(branchPathKey, fmt.Sprintf("%sparallel@%s[%d]/", branchPath(c.Thread), c.Pos(), i+1))
+			if passedGate(c.Thread) {
+				MarkPastGate(th)
+			}
 			v, err := starlark.Call(th, fn, nil, nil)
+			if passedGate(th) {
+				passed.Store(true)
+			}
+			if err != nil && StoppedAt(err) != "" {
+				stopped.CompareAndSwap(nil, &err)
+				return
+			}
 			if err != nil {
 				fail(i, err)
 				return
@@ -166,6 +182,12 @@ func runBranches(c *Call, fns []starlark.Callable, limit int, ancestors []*starl
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx) // the run itself was cancelled
+	}
+	if err := stopped.Load(); err != nil {
+		return nil, *err
+	}
+	if passed.Load() {
+		MarkPastGate(c.Thread) // what follows the call follows the gate
 	}
 	return results, nil
 }

@@ -142,6 +142,9 @@ type Run struct {
 	// a killed run left is removed with it by imgflow gc. "" is
 	// os.TempDir().
 	TempDir string
+	// StopAt is the gate the apply pass stops at (imgflow run --stop-at;
+	// see gate()); "" goes past every gate.
+	StopAt string
 
 	mu        sync.Mutex
 	steps     []*Step
@@ -149,6 +152,7 @@ type Run struct {
 	outputs   []Output
 	artifacts []Artifact
 	cleanups  []Cleanup
+	gates     []string
 	locations []cloud.Location
 	// cleanupCount counts cleanup() registrations per position.
 	cleanupCount map[string]int

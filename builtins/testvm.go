@@ -57,6 +57,7 @@ func registerTestVM(r *Registry) {
 				{Name: "location", Kind: KindLocation, Default: "None", Doc: "region of the VM; default: the image's (a version must be replicated there)"},
 				{Name: "security_type", Kind: KindString, Default: "None", Doc: "TrustedLaunch or ConfidentialVM; default: the image definition's SecurityType feature when it is one of them"},
 				{Name: "timeout", Kind: KindDuration, Default: `"10m"`, Doc: "how long each check may run"},
+				{Name: "os_type", Kind: KindString, Default: "None", Doc: "Linux or Windows; default: the image definition's (a version) or the managed image's. A Windows VM gets an admin password generated for it (never printed, journaled or kept) instead of an SSH key, and each check's `script` is PowerShell, run by the managed run command as a Linux VM's is bash"},
 				{Name: "scans_fail", Kind: KindBool, Default: "True", Doc: "whether a scan whose findings reach its `fail_on` fails the step, as a failed check does (its whole report is then lost with the step's result). False: such a scan is returned with `passed` False, its report and its failing findings (`error`), and the workflow decides: `aks.write_scan_reports(tested)` writes every report as an artifact, then fails naming the scan. A scan that printed no report (it broke before scanning) fails the step either way"},
 			},
 			Returns: "struct(vm, resource_group, checks, results)",
@@ -197,6 +198,44 @@ func testVMNames(runID, imageID string) (rg, vm string) {
 	return "imgflow-testvm-" + h, "testvm-" + h
 }
 
+// testVMOSType is the OS of test_vm's VM: os_type, else the image
+// definition's, else (a managed image) the image's own.
+func (c *Call) testVMOSType(img, ds *starlarkstruct.Struct) (string, error) {
+	osType := c.String("os_type", "")
+	switch {
+	case osType != "":
+	case ds != nil:
+		osType = attrString(ds, "os_type")
+	default:
+		mi, err := c.Run.Provider.GetManagedImage(c.Ctx(), attrString(img, "resource_group"), attrString(img, "name"))
+		if err != nil {
+			return "", fmt.Errorf("test_vm: read managed image %s: %w", attrString(img, "name"), err)
+		}
+		osType = mi.OSType
+	}
+	switch {
+	case strings.EqualFold(osType, cloud.OSTypeWindows):
+		return cloud.OSTypeWindows, nil
+	case osType == "" || strings.EqualFold(osType, cloud.OSTypeLinux):
+		return cloud.OSTypeLinux, nil
+	}
+	return "", fmt.Errorf("test_vm: os_type %q: use Linux or Windows", osType)
+}
+
+// checkScriptsFor refuses a bash script (#!) for a Windows VM, whose run
+// commands run PowerShell, before any VM boots.
+func checkScriptsFor(osType string, checks []vmCheck) error {
+	if osType != cloud.OSTypeWindows {
+		return nil
+	}
+	for _, ch := range checks {
+		if strings.HasPrefix(strings.TrimSpace(ch.script), "#!") {
+			return fmt.Errorf("test_vm: check %s is a shell script (%s) but the image is Windows, whose run commands run PowerShell: give Windows images PowerShell checks (lib/capz.star's windows_smoke_checks)", ch.name, strings.SplitN(strings.TrimSpace(ch.script), "\n", 2)[0])
+		}
+	}
+	return nil
+}
+
 // imageSecurity is the security type a VM of the definition needs.
 func imageSecurity(ds *starlarkstruct.Struct) string {
 	if ds == nil {
@@ -231,6 +270,13 @@ func testVMImpl(c *Call) (starlark.Value, error) {
 		return nil, fmt.Errorf("test_vm: security_type %q: use TrustedLaunch or ConfidentialVM (or leave it unset)", security)
 	}
 	location := c.String("location", attrString(img, "location"))
+	osType, err := c.testVMOSType(img, ds)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkScriptsFor(osType, checks); err != nil {
+		return nil, err
+	}
 	scansFail := c.Bool("scans_fail", true)
 	rgName, vmName := testVMNames(c.Run.Info.ID, imageID)
 	ctx, p := c.Ctx(), c.Run.Provider
@@ -245,7 +291,7 @@ func testVMImpl(c *Call) (starlark.Value, error) {
 	if err := c.AddCleanup("delete_resource_group", "delete resource group "+rgName+" (test VM)", map[string]any{"name": rgName}); err != nil {
 		return nil, err
 	}
-	results, err := c.runChecks(ctx, rgName, vmName, location, imageID, security, ds, reports, checks)
+	results, err := c.runChecks(ctx, rgName, vmName, location, imageID, security, osType, ds, reports, checks)
 	if errors.Is(err, cloud.ErrCrash) {
 		return nil, err // the process "died": nothing more runs
 	}
@@ -332,13 +378,13 @@ func (r checkResult) describe() string {
 }
 
 // runChecks creates the VM and runs every check in it.
-func (c *Call) runChecks(ctx context.Context, rg, vmName, location, imageID, security string, ds, reports *starlarkstruct.Struct, checks []vmCheck) ([]checkResult, error) {
+func (c *Call) runChecks(ctx context.Context, rg, vmName, location, imageID, security, osType string, ds, reports *starlarkstruct.Struct, checks []vmCheck) ([]checkResult, error) {
 	p := c.Run.Provider
 	// A managed image (ds nil) is generalized.
 	specialized := ds != nil && strings.EqualFold(attrString(ds, "os_state"), cloud.OSStateSpecialized)
 	vm := cloud.VM{
 		Name: vmName, ResourceGroup: rg, Location: location, Size: c.String("size", DefaultTestVMSize), ImageID: imageID,
-		SecurityType: security, Specialized: specialized, Tags: c.temporaryTags(),
+		SecurityType: security, Specialized: specialized, OSType: osType, Tags: c.temporaryTags(),
 	}
 	if _, err := p.CreateVM(ctx, vm); err != nil {
 		return nil, fmt.Errorf("test_vm: create VM %s from %s in %s: %w", vmName, imageID, location, err)

@@ -22,6 +22,10 @@ type VM struct {
 	// Specialized says the image is Specialized (a confidential VM image):
 	// Azure then refuses an OS profile, so the VM gets no admin account.
 	Specialized bool `json:"specialized,omitempty"`
+	// OSType is the image's, Linux ("") or Windows: a Windows VM gets a
+	// windowsConfiguration and an admin password (generated, never kept),
+	// and its run commands run PowerShell.
+	OSType string `json:"os_type,omitempty"`
 	// OSDiskName is the managed OS disk the platform made (read-only).
 	OSDiskName string `json:"os_disk_name,omitempty"`
 	// ProvisioningState is Azure's provisioningState (read-only).

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"go.starlark.net/starlark"
 
@@ -47,6 +49,9 @@ type Config struct {
 	// Programs, when set, caches compiled workflows and libraries across
 	// runs (nil: every pass compiles what it loads).
 	Programs *Programs
+	// StopAt stops the apply pass at the workflow's gate(name = StopAt)
+	// (see builtins' gate); "" goes past every gate.
+	StopAt string
 }
 
 // Target is where a run happens. Validate, when set, is a dry-run copy of
@@ -71,6 +76,12 @@ type Result struct {
 	// Crashed reports an injected crash (cloud.ErrCrash): like a dead
 	// process, it left the journal as it was and ran no cleanup.
 	Crashed bool
+	// Stopped is the gate the run stopped at (Config.StopAt), "" when it
+	// did not stop: it ran no cleanup, its journal holds them for the
+	// attempt that continues past the gate.
+	Stopped string
+	// Gates are the gates the pass reached.
+	Gates []string
 }
 
 // Run runs the workflow file (workspace-relative or absolute) against
@@ -79,11 +90,24 @@ func Run(ctx context.Context, file string, cfg Config, target Target) *Result {
 	if target.Validate != nil {
 		quiet := cfg
 		quiet.Reporter, quiet.Faults = nil, nil
-		if res := execPass(ctx, "validate", file, quiet, target.Validate); res.Err != nil {
+		res := execPass(ctx, "validate", file, quiet, target.Validate)
+		if res.Err == nil && cfg.StopAt != "" && !slices.Contains(res.Gates, cfg.StopAt) {
+			// Else the run would go through and publish what the gate
+			// was to hold back for an approval.
+			res.Err = &Error{Msg: fmt.Sprintf("--stop-at %s: %s reaches no gate(name = %q) (gates reached: %s): add the gate where the run is to stop, or drop --stop-at", cfg.StopAt, file, cfg.StopAt, gateList(res.Gates))}
+		}
+		if res.Err != nil {
 			return res
 		}
 	}
 	return execPass(ctx, "apply", file, cfg, target.Apply)
+}
+
+func gateList(gates []string) string {
+	if len(gates) == 0 {
+		return "none"
+	}
+	return strings.Join(gates, ", ")
 }
 
 // Plan runs the workflow once against p, a dry-run copy of the target:
@@ -120,7 +144,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	run := &builtins.Run{
 		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars, Registry: cfg.Registry,
 		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: prog.static.names, Faults: cfg.Faults,
-		Packer: cfg.Packer, TempDir: cfg.TempDir,
+		Packer: cfg.Packer, TempDir: cfg.TempDir, StopAt: cfg.StopAt,
 	}
 	if pass == "apply" {
 		run.ArtifactsDir = cfg.ArtifactsDir
@@ -152,9 +176,15 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	if err == nil && !cfg.AnyVars {
 		err = checkVars(run, cfg.Vars)
 	}
-	res.Steps, res.Outputs, res.Params, res.Artifacts = run.Steps(), run.Outputs(), run.Params(), run.Artifacts()
+	res.Steps, res.Outputs, res.Params, res.Artifacts, res.Gates = run.Steps(), run.Outputs(), run.Params(), run.Artifacts(), run.Gates()
 	if errors.Is(err, cloud.ErrCrash) {
 		res.Crashed, res.Err = true, renderError(err, cfg.Workspace)
+		return res
+	}
+	if gate := builtins.StoppedAt(err); gate != "" {
+		// Not the workflow's end: the temporaries stay for the attempt
+		// that goes past the gate, which restores the cleanups.
+		res.Stopped = gate
 		return res
 	}
 	var errs []error
@@ -180,6 +210,7 @@ func runCleanups(ctx context.Context, run *builtins.Run, ld *loader, maxSteps ui
 	}
 	run.Ctx = context.WithoutCancel(ctx)
 	th := newThread("cleanup", run, ld, maxSteps)
+	builtins.MarkPastGate(th) // the workflow's end is past its gates
 	for _, c := range cleanups {
 		if run.Journal != nil && run.Journal.CleanupDone(c.ID) {
 			continue

@@ -9,12 +9,17 @@ import (
 // the steps it makes live. Lookups are by step key (builtin plus canonical
 // arguments), so a changed workflow resumes as far as its calls are
 // unchanged: once a call misses while journaled steps are left unused, the
-// workflow has diverged and every later call runs live.
+// workflow has diverged and every later call runs live. A run that stopped
+// at a gate (StatusStopped) never diverges: every branch journaled its steps
+// up to the gate, and a miss is a call past it, made while other parallel()
+// branches still replay theirs.
 type Replayer struct {
 	mu       sync.Mutex
 	steps    map[string][]*Step
 	unused   int
 	diverged bool
+	// pastGate: an attempt stopped at a gate (see above).
+	pastGate bool
 	done     map[string]bool
 	pending  []Cleanup
 	sink     *File
@@ -44,6 +49,8 @@ func NewReplayer(records []Record, sink *File) *Replayer {
 			}
 		case TypeCleanupDone:
 			r.done[rec.CleanupID] = true
+		case TypeEnd:
+			r.pastGate = r.pastGate || rec.Status == StatusStopped
 		}
 	}
 	r.pending = PendingCleanups(records)
@@ -122,6 +129,10 @@ func stoppedEarly(records []Record) bool {
 // Pending are the cleanups earlier attempts registered and never ran.
 func (r *Replayer) Pending() []Cleanup { return r.pending }
 
+// PastGate reports whether an earlier attempt stopped at a gate: every
+// call before the gate is journaled, so one that is not was changed.
+func (r *Replayer) PastGate() bool { return r.pastGate }
+
 // RecordCleanup journals a cleanup the moment it is registered.
 func (r *Replayer) RecordCleanup(c Cleanup) error {
 	if r.sink == nil {
@@ -139,7 +150,7 @@ func (r *Replayer) Lookup(key string) (*Step, bool) {
 	}
 	q := r.steps[key]
 	if len(q) == 0 {
-		if r.unused > 0 {
+		if r.unused > 0 && !r.pastGate {
 			r.diverged = true
 		}
 		return nil, false

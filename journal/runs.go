@@ -27,6 +27,9 @@ const (
 	// CorruptError): listed with its file and line, never resumed or
 	// cleaned up from, since what it registered is not known.
 	StatusCorrupt = "corrupt"
+	// StatusStopped is a run that ended at its --stop-at gate (gate()):
+	// waiting for an approval; continuing it goes past the gate.
+	StatusStopped = "stopped"
 )
 
 // Summary describes one run from its journal.
@@ -42,8 +45,8 @@ type Summary struct {
 	// Warning is set for a journal read unverified (records without
 	// checksums, written by an older imgflow).
 	Warning string `json:"warning,omitempty"`
-	// Resumable is true for failed, cancelled and interrupted runs,
-	// except a run cancelled while validating with no journaled steps.
+	// Resumable is true for failed, cancelled, interrupted and stopped
+	// runs, except a run cancelled while validating with no journaled steps.
 	Resumable bool `json:"resumable"`
 	// Outputs and Artifacts are those of the attempt that ended last
 	// (none while it runs or when it died).
@@ -157,7 +160,7 @@ func summarize(p parsed, running bool) Summary {
 		// earlier attempts can still be resumed, with corrected input.
 		s.Status = StatusFailed
 	}
-	s.Resumable = s.Status == StatusFailed || s.Status == StatusCancelled || s.Status == StatusInterrupted
+	s.Resumable = s.Status == StatusFailed || s.Status == StatusCancelled || s.Status == StatusInterrupted || s.Status == StatusStopped
 	if s.Status == StatusCancelled && endPass == "validate" && s.Steps == 0 {
 		s.Resumable = false // cancelled before any change: nothing to resume
 	}

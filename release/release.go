@@ -46,6 +46,10 @@ type Release struct {
 	// before its jobs publish (approval("name") in the file): imgflow ci
 	// gates the jobs on it. "" is no approval.
 	Approval string
+	// ApprovalGate is the workflows' gate() the approval sits at
+	// (approval(…, gate = "promote")): imgflow ci runs each job up to it,
+	// then continues the job past it once approved. "" gates whole jobs.
+	ApprovalGate string
 	// Checkouts are the repositories the jobs build from (checkout() in
 	// the file): imgflow ci clones each into the workspace before the
 	// jobs plan or run.
@@ -257,6 +261,9 @@ func LoadVars(ctx context.Context, ws *builtins.Workspace, file string, vars map
 	return r, nil
 }
 
+// gateRE is what builtins' gate() accepts as a name.
+var gateRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
+
 // collector is job()'s state while a release file executes.
 type collector struct {
 	ws        *builtins.Workspace
@@ -265,14 +272,22 @@ type collector struct {
 	vars      map[string]string
 }
 
-// approval implements approval(environment): the CI environment (GitHub
-// environment with required reviewers, Azure Pipelines environment with
-// an approval check) the release's jobs wait on.
+// approval implements approval(environment, *, gate = ""): the CI
+// environment (GitHub environment with required reviewers, Azure
+// Pipelines environment with an approval check) the release's jobs wait
+// on, before they start or, with gate, at the workflows' gate(name = gate).
 func (c *collector) approval(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var env string
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "environment", &env); err != nil {
+	var env, gate string
+	if len(args) > 1 {
+		return nil, fmt.Errorf("approval: gate is a keyword argument: approval(ENVIRONMENT, gate = \"promote\")")
+	}
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "environment", &env, "gate?", &gate); err != nil {
 		return nil, err
 	}
+	if gate != "" && !gateRE.MatchString(gate) {
+		return nil, fmt.Errorf("approval: gate %q: the name of the workflows' gate(name = …), lowercase letters, digits, '-' and '_', e.g. \"promote\"", gate)
+	}
+	c.release.ApprovalGate = gate
 	if !envNameRE.MatchString(env) {
 		return nil, fmt.Errorf("approval: environment %q: use letters, digits, '-', '_' and '.', e.g. \"image-promotion-approval\"", env)
 	}

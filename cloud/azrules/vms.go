@@ -31,3 +31,65 @@ func CheckVMImageLocation(id, imageID, imageLocation, location string) error {
 	}
 	return nil
 }
+
+// MaxWindowsComputerName is how long a Windows VM's
+// osProfile.computerName may be (NetBIOS); Linux allows 64.
+const MaxWindowsComputerName = 15
+
+// CheckVMOSProfile refuses VM id's osProfile for an image of osType as ARM
+// does: a Windows image takes windowsConfiguration and an admin password
+// of 8 to 123 characters with three of lower case, upper case, digit and
+// other (no control characters), and a computer name of at most 15
+// characters; a Linux image takes no windowsConfiguration
+// (VirtualMachine_Create_WindowsVmWithPatchSettingModeOfManual and
+// VirtualMachine_Create_WithSshAuthentication in the Compute REST
+// examples).
+func CheckVMOSProfile(id, osType, computerName, password string, linuxConfig, windowsConfig bool) error {
+	if !strings.EqualFold(osType, cloud.OSTypeWindows) {
+		if windowsConfig {
+			return InvalidParameter(id, "Parameter 'osProfile.windowsConfiguration' is not allowed for a Linux image.")
+		}
+		return nil
+	}
+	if linuxConfig {
+		return InvalidParameter(id, "Parameter 'osProfile.linuxConfiguration' is not allowed for a Windows image.")
+	}
+	if password == "" {
+		return InvalidParameter(id, "Required parameter 'adminPassword' is missing (null).")
+	}
+	if !windowsPasswordOK(password) {
+		return InvalidParameter(id, "The supplied password must be between 8-123 characters long and must satisfy at least 3 of password complexity requirements from the following: 1) Contains an uppercase character 2) Contains a lowercase character 3) Contains a numeric digit 4) Contains a special character 5) Control characters are not allowed")
+	}
+	if len(computerName) > MaxWindowsComputerName || strings.Trim(computerName, "0123456789") == "" {
+		return InvalidParameter(id, "Windows computer name cannot be more than 15 characters long, be entirely numeric, or contain the following characters: ` ~ ! @ # $ %% ^ & * ( ) = + _ [ ] { } \\ | ; : . ' \" , < > / ?.")
+	}
+	return nil
+}
+
+func windowsPasswordOK(pw string) bool {
+	if len(pw) < 8 || len(pw) > 123 {
+		return false
+	}
+	var lower, upper, digit, other bool
+	for _, r := range pw {
+		switch {
+		case r < 0x20 || r == 0x7f:
+			return false
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= '0' && r <= '9':
+			digit = true
+		default:
+			other = true
+		}
+	}
+	n := 0
+	for _, b := range []bool{lower, upper, digit, other} {
+		if b {
+			n++
+		}
+	}
+	return n >= 3
+}

@@ -19,3 +19,16 @@ func TestVMRules(t *testing.T) {
 	assert.ErrorContains(t, CheckVMImageLocation("vm", "img", "westus", "eastus"), "a VM in eastus cannot use it")
 	assert.NoError(t, CheckVMImageLocation("vm", "img", "eastus", "EastUS"))
 }
+
+func TestVMOSProfileRules(t *testing.T) {
+	win := cloud.OSTypeWindows
+	assert.NoError(t, CheckVMOSProfile("vm", win, "testvm-01234", "Abcdefg1!xyz", false, true))
+	assert.ErrorContains(t, CheckVMOSProfile("vm", win, "testvm-01234", "Abcdefg1!xyz", true, false), "linuxConfiguration' is not allowed for a Windows image")
+	assert.ErrorContains(t, CheckVMOSProfile("vm", win, "testvm-01234", "", false, true), "Required parameter 'adminPassword'")
+	assert.ErrorContains(t, CheckVMOSProfile("vm", win, "testvm-01234", "abcdefghijkl", false, true), "3 of password complexity requirements")
+	assert.ErrorContains(t, CheckVMOSProfile("vm", win, "testvm-01234", "Abcdefg1\x01xyz", false, true), "3 of password complexity requirements")
+	assert.ErrorContains(t, CheckVMOSProfile("vm", win, "testvm-0123456789", "Abcdefg1!xyz", false, true), "cannot be more than 15 characters")
+	assert.ErrorContains(t, CheckVMOSProfile("vm", win, "12345", "Abcdefg1!xyz", false, true), "entirely numeric")
+	assert.NoError(t, CheckVMOSProfile("vm", cloud.OSTypeLinux, "testvm-0123456789-long-linux-name", "", true, false))
+	assert.ErrorContains(t, CheckVMOSProfile("vm", cloud.OSTypeLinux, "vm", "", false, true), "windowsConfiguration' is not allowed for a Linux image")
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -116,4 +117,25 @@ func TestGrantDuration(t *testing.T) {
 	assert.Equal(t, 5120*time.Second+30*time.Minute, grantDuration(time.Hour, 100*gib))
 	assert.Equal(t, maxGrantDuration, grantDuration(time.Hour, 8<<40), "capped")
 	assert.Equal(t, grantMargin, grantDuration(0, 0), "nothing asked: the margin")
+}
+
+// Each Windows test VM gets a fresh admin password Azure accepts, and a
+// computer name within Windows' 15 characters.
+func TestWindowsVMPasswordsAreFreshAndAccepted(t *testing.T) {
+	seen := map[string]bool{}
+	for range 200 {
+		pw, err := windowsPassword()
+		require.NoError(t, err)
+		require.NoError(t, azrules.CheckVMOSProfile("vm", cloud.OSTypeWindows, windowsComputerName("testvm-0123456789"), pw, false, true), "password %d", len(seen))
+		assert.False(t, seen[pw], "a password came twice")
+		seen[pw] = true
+	}
+	assert.Equal(t, "stvm-0123456789", windowsComputerName("testvm-0123456789"))
+	body, err := vmBody(cloud.VM{Name: "testvm-0123456789", ImageID: "img", Size: "Standard_D2s_v3", OSType: cloud.OSTypeWindows}, "eastus", "subnet")
+	require.NoError(t, err)
+	op := body.Properties.OSProfile
+	assert.Nil(t, op.LinuxConfiguration)
+	require.NotNil(t, op.WindowsConfiguration)
+	assert.True(t, *op.WindowsConfiguration.ProvisionVMAgent)
+	assert.NotEmpty(t, *op.AdminPassword)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // test_vm's VMs. The network interface is made by the VM itself
@@ -143,7 +144,19 @@ func vmBody(in cloud.VM, loc, subnet string) (armcompute.VirtualMachine, error) 
 	default:
 		return armcompute.VirtualMachine{}, fmt.Errorf("security type %q: use %s or %s", in.SecurityType, SecurityTrustedLaunch, SecurityConfidentialVM)
 	}
-	if !in.Specialized {
+	if !in.Specialized && strings.EqualFold(in.OSType, cloud.OSTypeWindows) {
+		pw, err := windowsPassword()
+		if err != nil {
+			return armcompute.VirtualMachine{}, err
+		}
+		props.OSProfile = &armcompute.OSProfile{
+			ComputerName:  to(windowsComputerName(in.Name)),
+			AdminUsername: to(adminUser),
+			AdminPassword: to(pw),
+			// Updates would restart the VM under its checks.
+			WindowsConfiguration: &armcompute.WindowsConfiguration{ProvisionVMAgent: to(true), EnableAutomaticUpdates: to(false)},
+		}
+	} else if !in.Specialized {
 		key, err := sshPublicKey()
 		if err != nil {
 			return armcompute.VirtualMachine{}, err
@@ -168,6 +181,39 @@ func computerName(vm string) string {
 		return vm[:64]
 	}
 	return vm
+}
+
+// windowsComputerName is a Windows VM's host name: at most 15 characters
+// (azrules.MaxWindowsComputerName); test_vm's names end in their hash.
+func windowsComputerName(vm string) string {
+	if len(vm) > azrules.MaxWindowsComputerName {
+		return vm[len(vm)-azrules.MaxWindowsComputerName:]
+	}
+	return vm
+}
+
+// windowsPassword is a fresh admin password for a Windows VM, as Azure
+// wants it (azrules.CheckVMOSProfile): 32 random characters with at least
+// one of each class. Nobody logs in (run commands go through the agent):
+// it is sent in the PUT and dropped, never printed, journaled or kept.
+func windowsPassword() (string, error) {
+	classes := []string{"abcdefghijkmnopqrstuvwxyz", "ABCDEFGHJKLMNPQRSTUVWXYZ", "23456789", "-_.+!#%"}
+	all := strings.Join(classes, "")
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return "", fmt.Errorf("generate the VM's admin password: %w", err)
+	}
+	pw := make([]byte, len(buf))
+	for i, b := range buf {
+		set := all
+		if i < len(classes) {
+			set = classes[i] // the first of each class, at a random place below
+		}
+		pw[i] = set[int(b)%len(set)]
+	}
+	j := int(buf[0]) % len(pw)
+	pw[0], pw[j] = pw[j], pw[0]
+	return string(pw), nil
 }
 
 // sshPublicKey is a fresh ed25519 public key in OpenSSH's authorized_keys
@@ -208,6 +254,9 @@ func vmOut(v *armcompute.VirtualMachine, rg, name string) *cloud.VM {
 		}
 		if sp.OSDisk != nil {
 			out.OSDiskName = deref(sp.OSDisk.Name)
+			if strOf(sp.OSDisk.OSType) == cloud.OSTypeWindows {
+				out.OSType = cloud.OSTypeWindows
+			}
 		}
 	}
 	if sec := props.SecurityProfile; sec != nil {

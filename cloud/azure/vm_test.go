@@ -19,10 +19,16 @@ import (
 // record, as a simulated packer build writes it.
 func (w *world) guestVersion(sa *cloud.StorageAccount, c string, g *cloud.GuestContent) *cloud.ImageVersion {
 	w.t.Helper()
+	return w.guestVersionOf(sa, c, g, "def", cloud.OSTypeLinux)
+}
+
+// guestVersionOf is guestVersion in definition def of osType.
+func (w *world) guestVersionOf(sa *cloud.StorageAccount, c string, g *cloud.GuestContent, def, osType string) *cloud.ImageVersion {
+	w.t.Helper()
 	_, _, err := cloud.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
 	require.NoError(w.t, err)
-	_, _, err = cloud.EnsureImageDefinition(w.ctx, w.p, cloud.ImageDefinition{Name: "def", ResourceGroup: "rg", Gallery: "gal",
-		Publisher: "imgflow", Offer: "test", SKU: "def", OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized,
+	_, _, err = cloud.EnsureImageDefinition(w.ctx, w.p, cloud.ImageDefinition{Name: def, ResourceGroup: "rg", Gallery: "gal",
+		Publisher: "imgflow", Offer: "test", SKU: def, OSType: osType, OSState: cloud.OSStateGeneralized,
 		HyperVGeneration: cloud.HyperVGenV2}, time.Now())
 	require.NoError(w.t, err)
 	img := makeVHD(w.t, 4<<20, 512, 0)
@@ -36,9 +42,9 @@ func (w *world) guestVersion(sa *cloud.StorageAccount, c string, g *cloud.GuestC
 	img.ranges = nil // all of it
 	img.content, err = os.ReadFile(img.path)
 	require.NoError(w.t, err)
-	r := ref(sa, c, "guest.vhd")
+	r := ref(sa, c, def+"-guest.vhd")
 	w.upload(img, r)
-	v, _, err := cloud.EnsureImageVersion(w.ctx, w.p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "def",
+	v, _, err := cloud.EnsureImageVersion(w.ctx, w.p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: def,
 		Source: cloud.ImageSource{Kind: cloud.SourceVHD, URI: r.URL(), StorageAccountID: sa.ID}}, time.Now())
 	require.NoError(w.t, err)
 	return v
@@ -130,4 +136,32 @@ func TestVMRulesOnTheFake(t *testing.T) {
 	_, err = w.p.CreateVM(w.ctx, cloud.VM{Name: "vm", ResourceGroup: "imgflow-testvm-2", Location: loc, Size: "Standard_D2ds_v5",
 		ImageID: cloud.ImageVersionID(w.f.SubscriptionID(), "rg", "gal", "def", "9.9.9")})
 	assert.True(t, cloud.IsNotFound(err), "%v", err)
+}
+
+// A VM of a Windows image gets a Windows OS profile (windowsConfiguration,
+// a generated admin password, a computer name of at most 15 characters),
+// which the fake accepts as ARM does
+// (VirtualMachine_Create_WindowsVmWithPatchSettingModeOfManual); the Linux
+// profile a Linux VM gets is refused for it. Its run commands carry
+// PowerShell, which the fake evaluates from the guest-checks comment.
+func TestAWindowsVMOnTheFake(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	sa, c := w.base("imgflowtest")
+	kubelet := `c:\k\kubelet.exe`
+	v := w.guestVersionOf(sa, c, &cloud.GuestContent{Files: map[string]cloud.GuestFile{kubelet: {Mode: "0755"}}}, "win", cloud.OSTypeWindows)
+	_, err := w.p.CreateResourceGroup(w.ctx, cloud.ResourceGroup{Name: "imgflow-testvm-3", Location: loc})
+	require.NoError(t, err)
+
+	_, err = w.p.CreateVM(w.ctx, cloud.VM{Name: "testvm-0123456789", ResourceGroup: "imgflow-testvm-3", Location: loc, Size: "Standard_D2s_v3", ImageID: v.ID})
+	assert.ErrorContains(t, err, "linuxConfiguration' is not allowed for a Windows image", "a Linux OS profile for a Windows image")
+
+	vm, err := w.p.CreateVM(w.ctx, cloud.VM{Name: "testvm-0123456789", ResourceGroup: "imgflow-testvm-3", Location: loc, Size: "Standard_D2s_v3", ImageID: v.ID, OSType: cloud.OSTypeWindows})
+	require.NoError(t, err)
+	assert.Equal(t, cloud.OSTypeWindows, vm.OSType)
+
+	script := "# imgflow check kubelet\n# imgflow-guest-checks: [{\"kind\":\"file_exists\",\"path\":\"c:\\\\k\\\\kubelet.exe\"}]\nif (-not (Test-Path -LiteralPath 'c:\\k\\kubelet.exe')) { exit 1 }\n"
+	res, err := w.p.RunCommand(w.ctx, "imgflow-testvm-3", vm.Name, cloud.RunCommand{Name: "kubelet", Script: script, Timeout: time.Minute})
+	require.NoError(t, err)
+	assert.True(t, res.Passed(), "%+v", res)
+	assert.Equal(t, kubelet+": present\n", res.Output)
 }

@@ -72,7 +72,11 @@ type azStrategy struct {
 }
 
 type azStep struct {
-	Checkout    string            `yaml:"checkout,omitempty"`
+	Checkout string `yaml:"checkout,omitempty"`
+	// Download and Artifact: a pipeline artifact of this run
+	// (download: current).
+	Download    string            `yaml:"download,omitempty"`
+	Artifact    string            `yaml:"artifact,omitempty"`
 	Task        string            `yaml:"task,omitempty"`
 	Script      string            `yaml:"script,omitempty"`
 	DisplayName string            `yaml:"displayName"`
@@ -117,20 +121,50 @@ func azurePipeline(rel *release.Release, o ciOptions) ([]byte, error) {
 		matrix[azureMatrixKey(j.ID)] = map[string]string{"JOB_ID": j.ID, "JOB_ARGS": jobCommandArgs(j)}
 	}
 	buildAfter := "plan"
-	if rel.Approval != "" {
+	gated := rel.Approval != "" && rel.ApprovalGate != ""
+	if rel.Approval != "" && !gated {
 		d := azDeployment{Deployment: "approve", DisplayName: "approval in " + rel.Approval, Environment: rel.Approval, TimeoutInMinutes: 5, Pool: pool}
 		d.Strategy.RunOnce.Deploy.Steps = []azStep{{Script: "echo \"approved in environment " + rel.Approval + "\"", DisplayName: "approved"}}
 		p.Stages = append(p.Stages, azStage{Stage: "approve", DisplayName: "approve the release in " + rel.Approval, DependsOn: "plan", Jobs: []any{d}})
 		buildAfter = "approve"
 	}
+	// $(JOB_ARGS) is replaced in the script's text, so its quoting holds.
+	buildSteps := append(azureSetup(o, true, rel.Checkouts), cli("imgflow run $(JOB_ID)", runCommand(rel, o.target, "$(JOB_ARGS)", "$JOB_ID", journal)))
+	last := "build"
+	var promoteStage *azStage
+	if gated {
+		// As image-builder's build, test, approve_promotion and promote
+		// jobs: each job runs up to the workflow's gate (built and
+		// smoke-tested) and publishes its artifacts for the reviewers; the
+		// promote stage's deployment jobs, one per job, wait for the
+		// environment's approval (checked once for the stage), then
+		// continue each job's run from its journal past the gate.
+		dir := "$(Build.ArtifactStagingDirectory)/tested"
+		buildSteps[len(buildSteps)-1] = cli("imgflow run $(JOB_ID)", "mkdir -p \""+dir+"\"\n"+runCommand(rel, o.target, "$(JOB_ARGS)", "$JOB_ID", journal)+" --stop-at "+rel.ApprovalGate+" --artifacts \""+dir+"\"")
+		buildSteps = append(buildSteps, azStep{Task: "PublishPipelineArtifact@1", DisplayName: "publish what was tested",
+			Inputs: map[string]string{"targetPath": dir, "artifact": "tested-$(JOB_ID)"}})
+		var promote []any
+		for _, j := range rel.Jobs {
+			d := azDeployment{Deployment: rel.ApprovalGate + "_" + azureMatrixKey(j.ID), DisplayName: rel.ApprovalGate + " " + j.ID, Environment: rel.Approval, TimeoutInMinutes: 360, Pool: pool}
+			downloaded := "$(Pipeline.Workspace)/tested-" + j.ID
+			d.Strategy.RunOnce.Deploy.Steps = append(azureSetup(o, true, rel.Checkouts),
+				azStep{Download: "current", Artifact: "tested-" + j.ID, DisplayName: "download what was tested"},
+				cli("imgflow run --continue "+j.ID, runCommand(rel, o.target, jobCommandArgs(j), j.ID, journal)+" --artifacts \""+downloaded+"\""))
+			promote = append(promote, d)
+		}
+		promoteStage = &azStage{Stage: rel.ApprovalGate, DisplayName: rel.ApprovalGate + " after the approval in " + rel.Approval, DependsOn: "build", Jobs: promote}
+		last = rel.ApprovalGate
+	}
 	p.Stages = append(p.Stages, azStage{Stage: "build", DisplayName: "build the jobs of " + rel.File, DependsOn: buildAfter, Jobs: []any{azJob{
 		Job: "build", DisplayName: "imgflow run", TimeoutInMinutes: 360, Pool: pool,
 		Strategy: &azStrategy{MaxParallel: o.maxParallel, Matrix: matrix},
-		// $(JOB_ARGS) is replaced in the script's text, so its quoting holds.
-		Steps: append(azureSetup(o, true, rel.Checkouts), cli("imgflow run $(JOB_ID)", runCommand(rel, o.target, "$(JOB_ARGS)", "$JOB_ID", journal))),
+		Steps:    buildSteps,
 	}}})
+	if promoteStage != nil {
+		p.Stages = append(p.Stages, *promoteStage)
+	}
 	junit := "$(Build.ArtifactStagingDirectory)/release-" + rel.Name + ".xml"
-	p.Stages = append(p.Stages, azStage{Stage: "summary", DisplayName: "summary of " + rel.File, DependsOn: "build", Condition: "always()", Jobs: []any{azJob{
+	p.Stages = append(p.Stages, azStage{Stage: "summary", DisplayName: "summary of " + rel.File, DependsOn: last, Condition: "always()", Jobs: []any{azJob{
 		Job: "summary", DisplayName: "imgflow runs --release", TimeoutInMinutes: 15, Pool: pool,
 		Steps: append(azureSetup(o, false, nil),
 			cli("imgflow runs --release", summaryCommand(rel, journal, junit)),

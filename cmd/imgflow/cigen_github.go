@@ -30,6 +30,7 @@ type ghJobs struct {
 	Plan    ghJob  `yaml:"plan"`
 	Approve *ghJob `yaml:"approve,omitempty"`
 	Build   ghJob  `yaml:"build"`
+	Promote *ghJob `yaml:"promote,omitempty"`
 	Summary ghJob  `yaml:"summary"`
 }
 
@@ -59,11 +60,13 @@ type ghMatrixEntry struct {
 }
 
 type ghStep struct {
-	Name string            `yaml:"name"`
-	If   string            `yaml:"if,omitempty"`
-	Uses string            `yaml:"uses,omitempty"`
-	With map[string]string `yaml:"with,omitempty"`
-	Run  string            `yaml:"run,omitempty"`
+	Name string `yaml:"name"`
+	If   string `yaml:"if,omitempty"`
+	// ContinueOnError: a job whose run wrote no artifact uploaded none.
+	ContinueOnError bool              `yaml:"continue-on-error,omitempty"`
+	Uses            string            `yaml:"uses,omitempty"`
+	With            map[string]string `yaml:"with,omitempty"`
+	Run             string            `yaml:"run,omitempty"`
 }
 
 // githubWorkflow renders the release's GitHub Actions workflow.
@@ -93,13 +96,18 @@ func githubWorkflow(rel *release.Release, o ciOptions) ([]byte, error) {
 	for _, j := range rel.Jobs {
 		build.Strategy.Matrix.Include = append(build.Strategy.Matrix.Include, ghMatrixEntry{Job: j.ID, Args: jobCommandArgs(j)})
 	}
-	if rel.Approval != "" {
+	last := "build"
+	switch {
+	case rel.Approval != "" && rel.ApprovalGate != "":
+		w.Jobs.Promote = githubPromote(rel, o, &build, journal, secrets)
+		last = "promote"
+	case rel.Approval != "":
 		w.Jobs.Approve = githubApproval(rel.Approval)
 		build.Needs = "approve"
 	}
 	w.Jobs.Build = build
 	junit := "release-" + rel.Name + ".xml"
-	w.Jobs.Summary = ghJob{Name: "summary", Needs: "build", If: "${{ always() }}", RunsOn: "ubuntu-latest", TimeoutMinutes: 15,
+	w.Jobs.Summary = ghJob{Name: "summary", Needs: last, If: "${{ always() }}", RunsOn: "ubuntu-latest", TimeoutMinutes: 15,
 		Steps: append(githubSetup(o, false, nil),
 			ghStep{Name: "imgflow runs --release", Run: summaryCommand(rel, journal, junit)},
 			ghStep{Name: "upload the JUnit report", If: "${{ always() }}", Uses: "actions/upload-artifact@v4",
@@ -141,4 +149,28 @@ func githubSetup(o ciOptions, packer bool, checkouts []release.Checkout) []ghSte
 func githubApproval(environment string) *ghJob {
 	return &ghJob{Name: "approve", Needs: "plan", RunsOn: "ubuntu-latest", TimeoutMinutes: 5, Environment: environment,
 		Steps: []ghStep{{Name: "approved", Run: "echo \"approved in environment " + environment + "\""}}}
+}
+
+// githubPromote splits each job at the release's approval gate, as
+// image-builder's build, test, approve_promotion and promote jobs: the
+// build job runs up to the workflow's gate (built and smoke-tested) and
+// uploads its artifacts for the reviewers; the promote job, in the
+// environment whose required reviewers approve it, continues the same run
+// from its journal past the gate. It needs every build job: a release
+// promotes when all its images passed.
+func githubPromote(rel *release.Release, o ciOptions, build *ghJob, journal string, secrets map[string]string) *ghJob {
+	dir := "artifacts/${{ matrix.job }}"
+	run := &build.Steps[len(build.Steps)-1]
+	run.Run = "mkdir -p " + dir + "\n" + runCommand(rel, o.target, "${{ matrix.args }}", "${{ matrix.job }}", journal) + " --stop-at " + rel.ApprovalGate + " --artifacts " + dir
+	build.Steps = append(build.Steps, ghStep{Name: "upload what was tested", Uses: "actions/upload-artifact@v4",
+		With: map[string]string{"name": "tested-${{ matrix.job }}", "path": dir, "if-no-files-found": "ignore"}})
+	steps := append(githubSetup(o, true, rel.Checkouts),
+		ghStep{Name: "download what was tested", Uses: "actions/download-artifact@v4", ContinueOnError: true, With: map[string]string{"name": "tested-${{ matrix.job }}", "path": dir}},
+		ghStep{Name: "imgflow run --continue (" + rel.ApprovalGate + ")", Run: runCommand(rel, o.target, "${{ matrix.args }}", "${{ matrix.job }}", journal) + " --artifacts " + dir},
+		ghStep{Name: "upload what was published", Uses: "actions/upload-artifact@v4",
+			With: map[string]string{"name": "published-${{ matrix.job }}", "path": dir, "if-no-files-found": "ignore"}},
+	)
+	strategy := *build.Strategy
+	return &ghJob{Name: rel.ApprovalGate + " ${{ matrix.job }}", Needs: "build", RunsOn: "ubuntu-latest", TimeoutMinutes: 360,
+		Environment: rel.Approval, Env: secrets, Strategy: &strategy, Steps: steps}
 }

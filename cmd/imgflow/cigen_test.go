@@ -143,13 +143,15 @@ var (
 	azDeploymentKeys = set("deployment", "displayName", "dependsOn", "condition", "continueOnError", "timeoutInMinutes", "cancelTimeoutInMinutes", "variables", "pool", "environment", "strategy", "workspace", "container", "services", "templateContext")
 	azRunOnceKeys    = set("preDeploy", "deploy", "routeTraffic", "postRouteTraffic", "on")
 	azStepKinds      = set("task", "script", "bash", "pwsh", "powershell", "checkout", "download", "downloadBuild", "getPackage", "publish", "template", "reviewApp")
-	azStepKeys       = set("task", "script", "bash", "pwsh", "powershell", "checkout", "inputs", "displayName", "name", "condition", "continueOnError", "enabled", "env", "timeoutInMinutes", "retryCountOnTaskFailure", "target", "workingDirectory", "failOnStderr")
+	azStepKeys       = set("task", "script", "bash", "pwsh", "powershell", "checkout", "download", "artifact", "patterns", "inputs", "displayName", "name", "condition", "continueOnError", "enabled", "env", "timeoutInMinutes", "retryCountOnTaskFailure", "target", "workingDirectory", "failOnStderr")
 	// azTaskInputs are the inputs each task takes, the required ones first
 	// (the tasks' task.json).
 	azTaskInputs = map[string]struct{ required, optional []string }{
 		"AzureCLI@2":           {[]string{"azureSubscription", "scriptType", "scriptLocation"}, []string{"inlineScript", "scriptPath", "arguments", "addSpnToEnvironment", "useGlobalConfig", "workingDirectory", "failOnStandardError", "powerShellErrorActionPreference", "visibleAzLogin"}},
 		"PublishTestResults@2": {[]string{"testResultsFiles"}, []string{"testResultsFormat", "searchFolder", "mergeTestResults", "failTaskOnFailedTests", "failTaskOnMissingResultsFile", "testRunTitle", "buildPlatform", "buildConfiguration", "publishRunAttachments"}},
 		"GoTool@0":             {[]string{"version"}, []string{"goPath", "goBin", "goDownloadUrl"}},
+		// targetPath's alias is path, artifact's artifactName.
+		"PublishPipelineArtifact@1": {[]string{"targetPath"}, []string{"artifact", "publishLocation", "fileSharePath", "parallel", "parallelCount", "properties"}},
 	}
 )
 
@@ -390,37 +392,83 @@ func TestCIRefusesWhatIsNotARelease(t *testing.T) {
 	assert.Contains(t, res.stderr, "ci takes an engine (github or azure-pipelines)")
 }
 
-// releases/capz.star asks for approval("image-promotion-approval"): the
-// jobs that build and promote wait on that environment's reviewers, after
-// the plan, on both engines.
-func TestCIGatesTheJobsOnTheReleasesApproval(t *testing.T) {
+// releases/capz.star asks for approval("image-promotion-approval", gate =
+// "promote"): as image-builder's workflow, each job builds and tests up to
+// the workflow's gate in the build job, which waits on no one; the promote
+// job, which needs the build job, runs in the environment whose reviewers
+// approve it and continues the same journal past the gate.
+func TestCIGatesThePromotionOnTheReleasesApproval(t *testing.T) {
 	capz := filepath.Join(repoRoot(t), "releases", "capz.star")
 	gh := generated(t, "github", capz)
 	var w map[string]any
 	require.NoError(t, yaml.Unmarshal([]byte(gh), &w))
 	jobs := asMap(w["jobs"])
-	approve := asMap(jobs["approve"])
-	assert.Equal(t, "image-promotion-approval", approve["environment"])
-	assert.Equal(t, "plan", approve["needs"])
-	assert.Equal(t, "approve", asMap(jobs["build"])["needs"], "the jobs that publish wait on the approval")
+	assert.NotContains(t, jobs, "approve", "no approval before the build")
+	build, promote := asMap(jobs["build"]), asMap(jobs["promote"])
+	require.NotNil(t, promote, "a promote job")
+	assert.Equal(t, "plan", build["needs"])
+	assert.NotContains(t, build, "environment", "the build job waits on no approval")
+	assert.Equal(t, "build", promote["needs"], "the promote job runs after every build job")
+	assert.Equal(t, "image-promotion-approval", promote["environment"], "the promote job waits on the environment's reviewers")
+	assert.Equal(t, "promote", asMap(jobs["summary"])["needs"])
+	assert.Equal(t, asMap(build["strategy"])["matrix"], asMap(promote["strategy"])["matrix"], "a promote job per build job")
+	buildRun, promoteRun := stepRunning(t, build, "imgflow run "), stepRunning(t, promote, "imgflow run ")
+	journalOf := regexp.MustCompile(`--journal "[^"]+"`)
+	assert.Contains(t, buildRun, "--continue --stop-at promote")
+	assert.NotContains(t, promoteRun, "--stop-at")
+	assert.Contains(t, promoteRun, "--continue")
+	assert.Equal(t, journalOf.FindString(buildRun), journalOf.FindString(promoteRun), "the promote job continues the build job's run")
+	assert.Equal(t, "tested-${{ matrix.job }}", stepUsing(t, build, "actions/upload-artifact@v4")["with"].(map[string]any)["name"])
+	assert.Equal(t, "tested-${{ matrix.job }}", stepUsing(t, promote, "actions/download-artifact@v4")["with"].(map[string]any)["name"])
 
 	az := generated(t, "azure-pipelines", capz)
 	var p map[string]any
 	require.NoError(t, yaml.Unmarshal([]byte(az), &p))
 	var order []string
-	var deployment map[string]any
+	var deployments []any
 	for _, s := range asList(p["stages"]) {
 		stage := asMap(s)
 		order = append(order, fmt.Sprintf("%v<-%v", stage["stage"], stage["dependsOn"]))
-		if stage["stage"] == "approve" {
-			deployment = asMap(asList(stage["jobs"])[0])
+		if stage["stage"] == "promote" {
+			deployments = asList(stage["jobs"])
 		}
 	}
-	assert.Equal(t, []string{"plan<-<nil>", "approve<-plan", "build<-approve", "summary<-build"}, order)
-	require.NotNil(t, deployment)
-	assert.Equal(t, "image-promotion-approval", deployment["environment"], "a deployment job: the environment's approval check runs first")
+	assert.Equal(t, []string{"plan<-<nil>", "build<-plan", "promote<-build", "summary<-promote"}, order)
+	require.Len(t, deployments, 13, "a deployment job per release job")
+	for _, d := range deployments {
+		assert.Equal(t, "image-promotion-approval", asMap(d)["environment"], "a deployment job: the environment's approval check runs first")
+	}
+	assert.Contains(t, az, "--continue --stop-at promote")
+	assert.Contains(t, az, "download: current")
 	assert.Empty(t, checkAzurePipeline(p))
 
-	// A release without approval() has no approve job.
-	assert.NotContains(t, generated(t, "github", filepath.Join(repoRoot(t), "releases", "flatcar.star")), "approve:")
+	// A release without approval() has neither.
+	flatcar := generated(t, "github", filepath.Join(repoRoot(t), "releases", "flatcar.star"))
+	assert.NotContains(t, flatcar, "approve:")
+	assert.NotContains(t, flatcar, "promote:")
+	assert.NotContains(t, flatcar, "--stop-at")
+}
+
+// stepRunning returns the run script of job's step whose script contains s.
+func stepRunning(t *testing.T, job map[string]any, s string) string {
+	t.Helper()
+	for _, st := range asList(job["steps"]) {
+		if run, _ := asMap(st)["run"].(string); strings.Contains(run, s) {
+			return run
+		}
+	}
+	t.Fatalf("no step runs %q", s)
+	return ""
+}
+
+// stepUsing returns job's step that uses action.
+func stepUsing(t *testing.T, job map[string]any, action string) map[string]any {
+	t.Helper()
+	for _, st := range asList(job["steps"]) {
+		if asMap(st)["uses"] == action {
+			return asMap(st)
+		}
+	}
+	t.Fatalf("no step uses %s", action)
+	return nil
 }

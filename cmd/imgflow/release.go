@@ -98,7 +98,7 @@ func continuedRun(ctx context.Context, store journal.Store, workflow string) (st
 // runRelease runs the jobs of a release side by side (at most jobs at
 // once) on one target, each continuing the latest run of its journal
 // location, then prints the release's summary. It fails when a job fails.
-func runRelease(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target, rel *release.Release, jobs int, maxSteps uint64) error {
+func runRelease(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target, rel *release.Release, jobs int, maxSteps uint64, stopAt string) error {
 	if jobs < 1 {
 		jobs = 1
 	}
@@ -130,7 +130,7 @@ func runRelease(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target
 				return
 			}
 			defer func() { <-sem }()
-			if err := runJob(ctx, e, ws, tgt, reg, rel, j, maxSteps); err != nil {
+			if err := runJob(ctx, e, ws, tgt, reg, rel, j, maxSteps, stopAt); err != nil {
 				e.errorf("[%s] %v", j.ID, err)
 			}
 		}()
@@ -150,7 +150,7 @@ func runRelease(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target
 // runJob runs one job of a release in its journal location: the run a
 // journal already holds continues (its finished steps replay), else a new
 // one starts.
-func runJob(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target, reg *builtins.Registry, rel *release.Release, j *release.Job, maxSteps uint64) error {
+func runJob(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target, reg *builtins.Registry, rel *release.Release, j *release.Job, maxSteps uint64, stopAt string) error {
 	store, err := tgt.journalsAt(jobJournal(tgt.runsDir, rel.Name, j.ID))
 	if err != nil {
 		return err
@@ -173,13 +173,16 @@ func runJob(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target, re
 	}
 	fmt.Fprintf(e.stdout, "%s%s %s %s\n", rep.prefix, verb, file, rep.dim(fmt.Sprintf("(run %s)", info.ID)))
 	res := interp.Run(ctx, "//"+file, interp.Config{
-		Workspace: ws, Registry: reg, Vars: vars, Info: info, MaxSteps: maxSteps, Reporter: rep, Journal: jf, Packer: tgt.packer,
+		Workspace: ws, Registry: reg, Vars: vars, Info: info, MaxSteps: maxSteps, Reporter: rep, Journal: jf, Packer: tgt.packer, StopAt: stopAt,
 	}, interp.Target{Apply: tgt.provider, Validate: tgt.dryRun()})
 	if err := endJournal(ctx, jf, res); err != nil {
 		return err
 	}
 	if res.Err != nil {
 		return fmt.Errorf("%s: job %s: %w", j.Pos, j.ID, res.Err)
+	}
+	if res.Stopped != "" {
+		fmt.Fprintf(e.stdout, "%sstopped at gate %s: run the release again without --stop-at to go past it\n", rep.prefix, res.Stopped)
 	}
 	for _, o := range res.Outputs {
 		fmt.Fprintf(e.stdout, "%s%s = %s\n", rep.prefix, o.Name, jsonText(o.Value))

@@ -117,7 +117,7 @@ func BenchmarkRunFlatcarReleaseJ4(b *testing.B) {
 		tgt := slowLocalTarget(b)
 		defer tgt.close()
 		start := time.Now()
-		if err := runRelease(context.Background(), e, ws, tgt, r, 4, 0); err != nil {
+		if err := runRelease(context.Background(), e, ws, tgt, r, 4, 0, ""); err != nil {
 			b.Fatal(err)
 		}
 		return time.Since(start)

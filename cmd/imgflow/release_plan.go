@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -130,7 +131,13 @@ func planJobs(ctx context.Context, ws *builtins.Workspace, tgt *target, rel *rel
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			cfg := interp.Config{Workspace: ws, Registry: reg, Vars: j.StarlarkVars(), Info: newPlanInfo(), Reporter: prints, PackerValidator: validator}
-			results[i] = interp.Plan(ctx, "//"+j.Workflow, cfg, tgt.dryRun())
+			res := interp.Plan(ctx, "//"+j.Workflow, cfg, tgt.dryRun())
+			if gate := rel.ApprovalGate; res.Err == nil && gate != "" && !slices.Contains(res.Gates, gate) {
+				// Its CI job would run --stop-at the gate and fail there:
+				// found by the plan job, before any job builds.
+				res.Err = fmt.Errorf("%s reaches no gate(name = %q), where the release's approval(%q, gate = %q) waits: add it before the job publishes", j.Workflow, gate, rel.Approval, gate)
+			}
+			results[i] = res
 		}()
 	}
 	wg.Wait()

@@ -25,12 +25,14 @@ type ReleaseSummary struct {
 	Release string       `json:"release"`
 	File    string       `json:"file"`
 	Jobs    []JobSummary `json:"jobs"`
-	// Succeeded, Failed and NotRun count the jobs; Failed counts every
-	// job that ran and did not succeed (failed, cancelled, interrupted,
-	// invalid, running).
+	// Succeeded, Failed, NotRun and Stopped count the jobs; Failed
+	// counts every job that ran and did not succeed (failed, cancelled,
+	// interrupted, invalid, running); Stopped those waiting at their
+	// --stop-at gate (an approval).
 	Succeeded int `json:"succeeded"`
 	Failed    int `json:"failed"`
 	NotRun    int `json:"not_run"`
+	Stopped   int `json:"stopped"`
 }
 
 // JobSummary is one job of a ReleaseSummary: the latest run in its
@@ -90,6 +92,8 @@ func summarizeRelease(ctx context.Context, rel *release.Release, base string, op
 			sum.Succeeded++
 		case jobNotRun:
 			sum.NotRun++
+		case journal.StatusStopped:
+			sum.Stopped++
 		default:
 			sum.Failed++
 		}
@@ -124,7 +128,11 @@ func summarizeJob(ctx context.Context, j *release.Job, location string, open fun
 // writeReleaseSummary prints the summary as text: a table of the jobs,
 // then each job's outputs and each failure.
 func writeReleaseSummary(w io.Writer, sum *ReleaseSummary) {
-	fmt.Fprintf(w, "release %s (%s): %d succeeded, %d failed, %d not run\n", sum.Release, sum.File, sum.Succeeded, sum.Failed, sum.NotRun)
+	fmt.Fprintf(w, "release %s (%s): %d succeeded, %d failed, %d not run", sum.Release, sum.File, sum.Succeeded, sum.Failed, sum.NotRun)
+	if sum.Stopped > 0 {
+		fmt.Fprintf(w, ", %d stopped at their gate", sum.Stopped)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "JOB\tSTATUS\tATTEMPTS\tDURATION\tSTEPS\tRUN")
 	for _, j := range sum.Jobs {

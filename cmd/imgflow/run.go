@@ -37,6 +37,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	maxMemory := addMaxMemory(fs)
 	jobs := fs.Int("j", 1, "with several workflow files, how many run at once")
 	exportOutputs := fs.Bool("export-outputs", false, "set the outputs as pipeline variables (Azure Pipelines, GitHub Actions)")
+	stopAt := fs.String("stop-at", "", "stop the run at the workflow's gate(name = `NAME`), e.g. promote: what comes after it waits for --resume/--continue without --stop-at (a CI job's approval)")
 	continueRun := fs.Bool("continue", false, "continue the latest run in --journal (its finished steps replay, nothing is redone) or start one when there is none: the command of a CI job that may be retried on another agent")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -101,7 +102,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 		tgt.runsDir = shared.journal // a directory or a container URL (journal.OpenStore)
 	}
 	if rel != nil {
-		return runRelease(ctx, e, ws, tgt, rel, *jobs, *maxSteps)
+		return runRelease(ctx, e, ws, tgt, rel, *jobs, *maxSteps, *stopAt)
 	}
 	if len(pos) > 1 {
 		return runMany(ctx, e, ws, tgt, pos, values, *jobs, *maxSteps)
@@ -153,7 +154,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	defer os.RemoveAll(builtins.RunTempDir(info.ID))
 	res := interp.Run(ctx, "//"+file, interp.Config{
 		Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: info, MaxSteps: *maxSteps, Reporter: reporter, Journal: j, Packer: tgt.packer,
-		ArtifactsDir: artifactsDir, TempDir: builtins.RunTempDir(info.ID),
+		ArtifactsDir: artifactsDir, TempDir: builtins.RunTempDir(info.ID), StopAt: *stopAt,
 	}, interp.Target{Apply: tgt.provider, Validate: tgt.dryRun()})
 	logCI.endGroup(e.stdout)
 	if err := endJournal(ctx, j, res); err != nil {
@@ -181,6 +182,9 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 			return exitCode(sig.exitCode())
 		}
 		return exitCode(1)
+	}
+	if res.Stopped != "" && !asJSON {
+		fmt.Fprintf(e.stdout, "run %s stopped at gate %s (--stop-at): continue it past the gate with: imgflow run --resume %s\n", info.ID, res.Stopped, info.ID)
 	}
 	if !asJSON {
 		rep.printOutputs(res.Outputs)
@@ -296,6 +300,8 @@ func endJournal(ctx context.Context, j *journal.File, res *interp.Result) error 
 		rec.Artifacts = append(rec.Artifacts, journal.Artifact{Name: a.Name, Path: a.Path, Size: a.Size, SHA256: a.SHA256})
 	}
 	switch sig := cancelledBy(ctx); {
+	case res.Err == nil && res.Stopped != "":
+		rec.Status, rec.Error = journal.StatusStopped, "stopped at gate "+res.Stopped+" (--stop-at)"
 	case res.Err != nil && sig != nil:
 		rec.Status, rec.Error = journal.StatusCancelled, sig.Error()
 	case res.Err != nil && res.Pass == "validate":

@@ -42,7 +42,11 @@ func (p *prepared) guestContent() (*cloud.GuestContent, error) {
 			}
 		case "ansible":
 			if vars := p.imageBuilderVars(prov); vars != nil {
-				if err := p.recordImageBuilderNode(g, vars); err != nil {
+				record := p.recordImageBuilderNode
+				if windowsPlaybook(prov) {
+					record = recordImageBuilderWindows
+				}
+				if err := record(g, vars); err != nil {
 					return nil, err
 				}
 			}

@@ -37,8 +37,19 @@ import (
 // the symlinks in /usr/bin, Flatcar's /opt/bin layout, the other roles
 // (node, providers, sysprep, custom roles) and the goss tests.
 
-// imageBuilderPlaybook is the playbook of image-builder's node roles.
-const imageBuilderPlaybook = "node.yml"
+// imageBuilderPlaybook is the playbook of image-builder's node roles;
+// imageBuilderWindowsPlaybook its Windows one (ansible/windows).
+const (
+	imageBuilderPlaybook        = "node.yml"
+	imageBuilderWindowsPlaybook = "node_windows.yml"
+)
+
+// windowsPlaybook reports whether an ansible provisioner runs
+// image-builder's Windows playbook.
+func windowsPlaybook(prov map[string]any) bool {
+	playbook, _ := prov["playbook_file"].(string)
+	return path.Base(playbook) == imageBuilderWindowsPlaybook
+}
 
 // debianFamily are image-builder's distributions ansible reports as
 // os_family Debian: their kubernetes role installs debs.
@@ -48,7 +59,7 @@ var debianFamily = map[string]bool{"ubuntu": true, "debian": true}
 // image-builder's node playbook, or nil when it runs another playbook.
 func (p *prepared) imageBuilderVars(prov map[string]any) map[string]string {
 	playbook, _ := prov["playbook_file"].(string)
-	if path.Base(playbook) != imageBuilderPlaybook {
+	if path.Base(playbook) != imageBuilderPlaybook && !windowsPlaybook(prov) {
 		return nil
 	}
 	args, _ := prov["extra_arguments"].([]any)
@@ -183,3 +194,36 @@ func orDefault(s, def string) string {
 	}
 	return s
 }
+
+// WindowsContainerdService is the registry key of the containerd service
+// (containerd.exe --register-service), which the simulated Windows build
+// records as a file: the local target's stand-in for the service a
+// Windows check finds running.
+const WindowsContainerdService = `HKLM:\SYSTEM\CurrentControlSet\Services\containerd`
+
+// recordImageBuilderWindows adds what the Windows playbook's kubernetes
+// and runtimes roles install: kubeadm.exe, kubelet.exe, kubectl.exe and
+// kube-log-runner.exe in kubernetes_install_path (c:\k, from its
+// kubernetes_base_url at kubernetes_semver), and containerd unpacked into
+// Program Files with its config and registered as a service.
+func recordImageBuilderWindows(g *cloud.GuestContent, vars map[string]string) error {
+	dir := strings.TrimRight(orDefault(vars["kubernetes_install_path"], `c:\k`), `\`)
+	version := strings.TrimPrefix(vars["kubernetes_semver"], "v")
+	for _, bin := range []string{"kubeadm", "kubelet", "kubectl", "kube-log-runner"} {
+		g.Files[dir+`\`+bin+".exe"] = cloud.GuestFile{Mode: "0755"}
+		if bin != "kube-log-runner" {
+			g.Packages[bin] = version
+		}
+	}
+	if v := vars["containerd_version"]; v != "" {
+		g.Packages["containerd"] = strings.TrimPrefix(v, "v")
+		for _, f := range []string{"containerd.exe", "ctr.exe", "containerd-shim-runhcs-v1.exe", "config.toml"} {
+			g.Files[WindowsContainerdDir+`\`+f] = cloud.GuestFile{Mode: "0755"}
+		}
+		g.Files[WindowsContainerdService] = cloud.GuestFile{Mode: "0644"}
+	}
+	return nil
+}
+
+// WindowsContainerdDir is where the runtimes role unpacks containerd.
+const WindowsContainerdDir = `C:\Program Files\containerd`

@@ -109,3 +109,18 @@ func TestImageBuilderUnknownSourceTypeFailsTheBuild(t *testing.T) {
 	_, err = p.guestContent()
 	assert.ErrorContains(t, err, `kubernetes_source_type "git": the kubernetes role installs from "pkg" or "http"`)
 }
+
+// The Windows template's playbook (ansible/windows/node_windows.yml)
+// installs kubeadm.exe, kubelet.exe, kubectl.exe and kube-log-runner.exe
+// in kubernetes_install_path and containerd in Program Files, registered
+// as a service: what capz's Windows smoke test checks.
+func TestImageBuilderWindowsBuildRecordsWhereTheWindowsRolesInstall(t *testing.T) {
+	g := &cloud.GuestContent{Files: map[string]cloud.GuestFile{}, Packages: map[string]string{}}
+	require.NoError(t, recordImageBuilderWindows(g, map[string]string{"kubernetes_semver": "v1.33.1", "kubernetes_install_path": `c:\k`, "containerd_version": "2.1.4"}))
+	assert.Equal(t, map[string]string{"kubeadm": "1.33.1", "kubelet": "1.33.1", "kubectl": "1.33.1", "containerd": "2.1.4"}, g.Packages)
+	for _, f := range []string{`c:\k\kubeadm.exe`, `c:\k\kubelet.exe`, `c:\k\kubectl.exe`, `c:\k\kube-log-runner.exe`, WindowsContainerdDir + `\containerd.exe`, WindowsContainerdService} {
+		assert.Contains(t, g.Files, f)
+	}
+	assert.True(t, windowsPlaybook(map[string]any{"playbook_file": "ansible/windows/node_windows.yml"}))
+	assert.False(t, windowsPlaybook(map[string]any{"playbook_file": "ansible/node.yml"}))
+}

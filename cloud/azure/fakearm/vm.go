@@ -132,6 +132,11 @@ func (f *Fake) putVM(rg, name string, in armcompute.VirtualMachine) (armcompute.
 	case !strings.EqualFold(src.osState, cloud.OSStateSpecialized) && p.OSProfile == nil:
 		return armcompute.VirtualMachine{}, 0, invalidParameter("Required parameter 'osProfile' is missing (null).")
 	}
+	if op := p.OSProfile; op != nil {
+		if err := armError(azrules.CheckVMOSProfile(id, src.osType, deref(op.ComputerName), deref(op.AdminPassword), op.LinuxConfiguration != nil, op.WindowsConfiguration != nil)); err != nil {
+			return armcompute.VirtualMachine{}, 0, err
+		}
+	}
 	if err := f.checkVMNetwork(p.NetworkProfile); err != nil {
 		return armcompute.VirtualMachine{}, 0, err
 	}
