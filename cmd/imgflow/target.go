@@ -43,6 +43,8 @@ type targetFlags struct {
 	subscription string
 	// storageAuth is --storage-auth: aad, key or auto (Azure only).
 	storageAuth string
+	// credential is --credential (Azure only).
+	credential string
 	// readOnly opens the local target for display (plan): its state
 	// directory is left as it is.
 	readOnly bool
@@ -50,6 +52,9 @@ type targetFlags struct {
 
 // envStorageAuth sets the default of --storage-auth.
 const envStorageAuth = "IMGFLOW_AZURE_STORAGE_AUTH"
+
+// envCredential sets the default of --credential.
+const envCredential = "IMGFLOW_AZURE_CREDENTIAL"
 
 // openTarget connects to the chosen target. The Azure target checks its
 // credential and subscription here, before any workflow step runs.
@@ -70,8 +75,12 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		if err != nil {
 			return nil, fmt.Errorf("--storage-auth: %w", err)
 		}
+		kind, err := azure.ParseCredentialKind(f.credential)
+		if err != nil {
+			return nil, fmt.Errorf("--credential: %w", err)
+		}
 		printer := e.progressPrinter()
-		p, err := azure.FromEnvironment(ctx, f.subscription, &azure.Options{
+		p, err := azure.Connect(ctx, f.subscription, azure.Login{Credential: kind}, &azure.Options{
 			Log:         func(msg string) { fmt.Fprintln(e.stderr, msg) },
 			Transfers:   printer,
 			Waits:       printer,
