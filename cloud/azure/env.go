@@ -47,6 +47,9 @@ const credentialCheckTimeout = 30 * time.Second
 type Login struct {
 	// Credential is --credential (default auto).
 	Credential CredentialKind
+	// Cloud is --cloud (default AzurePublic); Options.Cloud wins when
+	// set.
+	Cloud Cloud
 }
 
 // FromEnvironment builds the provider of a run against a real
@@ -82,13 +85,13 @@ func Connect(ctx context.Context, subscription string, login Login, opts *Option
 		return nil, errors.New("azure: no subscription: pass --subscription <id> or set " + EnvSubscription)
 	}
 	o.SubscriptionID = sub
+	if o.Cloud.Name == "" {
+		o.Cloud = login.Cloud
+	}
 	if ep := os.Getenv(EnvARMEndpoint); ep != "" {
 		applyTestEndpoint(&o, ep)
 	} else {
-		var client azcore.ClientOptions
-		if o.ARM != nil {
-			client.Cloud = o.ARM.Cloud
-		}
+		client := azcore.ClientOptions{Cloud: withCloud(o.ARM, o.Cloud).Cloud}
 		cred, err := NewCredential(CredentialOptions{Kind: login.Credential, Client: client})
 		if err != nil {
 			return nil, fmt.Errorf("azure: no credential: %w\nlog in with `az login`, or set AZURE_CLIENT_ID/AZURE_TENANT_ID with a secret, certificate or workload identity, or run where a managed identity is available (--credential chooses; see README, The Azure target)", err)
@@ -98,7 +101,7 @@ func Connect(ctx context.Context, subscription string, login Login, opts *Option
 			o.Log(credentialLine(cred))
 		}
 	}
-	if err := checkToken(ctx, o.Credential, o.ARM); err != nil {
+	if err := checkToken(ctx, o.Credential, withCloud(o.ARM, o.Cloud)); err != nil {
 		return nil, err
 	}
 	p, err := New(ctx, o)

@@ -13,7 +13,8 @@ import (
 var (
 	dirFlags    = []string{"root", "state", "stubs", "journal", "artifacts"}
 	choiceFlags = map[string]string{"target": "local azure", "output": "text json", "storage-auth": "aad key auto",
-		"credential": "auto github-oidc azure-pipelines workload-identity managed-identity cli default"}
+		"credential": "auto github-oidc azure-pipelines workload-identity managed-identity cli default",
+		"cloud":      "AzurePublic AzureUSGovernment AzureChina"}
 	// noValueFlags take a value that cannot be completed.
 	noValueFlags = []string{"resume", "max-steps", "max-memory", "warnings", "subscription", "older-than", "j"}
 )
