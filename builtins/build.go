@@ -253,6 +253,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		}
 	}
 	c.warnUnset(tpl, tplRel, checked, secrets)
+	c.warnAzureAuth(tpl, tplRel, checked, env, c.Strings("only"), secrets)
 	if err := checkNoSecretInNames(tpl, checked, env, c.Value("vars"), c.Value("env")); err != nil {
 		return nil, fail(err)
 	}

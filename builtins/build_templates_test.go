@@ -63,6 +63,8 @@ func TestImageBuildersStockVarFilesBuildFlatcar(t *testing.T) {
 	printed := f.rep.text()
 	assert.Contains(t, printed, "warning: packer_build testdata/packer/imagebuilder/azure/packer.json: distro_name: used at post-processors[0].custom_data.os_name but neither declared")
 	assert.NotContains(t, printed, "epel_rpm_gpg_key", "references inside var-file values render as \"\" without a word")
+	assert.Contains(t, printed, "warning: packer_build testdata/packer/imagebuilder/azure/packer.json: build sig-flatcar-gen2: packer authenticates with the Azure CLI (use_azure_cli_auth)",
+		"USE_AZURE_CLI_AUTH=True: packer's login cannot outlive a CI job's federated token")
 
 	before := f.state()
 	again := f.mustRun(file, nil)

@@ -113,9 +113,20 @@ type BlobRef struct {
 	Endpoint string `json:"endpoint,omitempty"`
 }
 
+// PublicStorageSuffix is the storage endpoint suffix of Azure's public
+// cloud; sovereign clouds have their own (cloud/azure.Cloud).
+const PublicStorageSuffix = "core.windows.net"
+
+// BlobEndpointIn is an account's blob endpoint in the cloud whose storage
+// suffix is suffix (core.windows.net, core.usgovcloudapi.net, …): the one
+// place the host is spelt.
+func BlobEndpointIn(account, suffix string) string {
+	return "https://" + account + ".blob." + suffix
+}
+
 // DefaultBlobEndpoint is the public-cloud blob endpoint of an account.
 func DefaultBlobEndpoint(account string) string {
-	return "https://" + account + ".blob.core.windows.net"
+	return BlobEndpointIn(account, PublicStorageSuffix)
 }
 
 // URL is the blob's URL without any query (no SAS).

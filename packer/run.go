@@ -45,6 +45,10 @@ type Runner struct {
 	// entries win). CHECKPOINT_DISABLE=1 is set unless Env overrides it, so
 	// packer does not phone home for version checks.
 	Env []string
+	// CloudEnvironment, when set, is the Azure cloud's packer name
+	// (Public, USGovernment, China) given to templates that declare
+	// cloud_environment_name and leave it unset (image-builder's).
+	CloudEnvironment string
 	// KillGrace is how long packer gets to stop after SIGINT before the
 	// process group is killed. Default DefaultKillGrace.
 	KillGrace time.Duration
@@ -179,6 +183,7 @@ func (r *Runner) Build(ctx context.Context, req BuildRequest) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 	}
+	req = r.withCloudEnvironment(req)
 	env := r.environ(req)
 	p, err := prepare(req, envMap(env), true)
 	if err != nil {

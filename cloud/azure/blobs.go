@@ -35,14 +35,14 @@ const (
 )
 
 // blobEndpoint is the blob service URL of an account: Options.BlobEndpoint,
-// else what ARM reported for it, else the public-cloud default.
+// else the cloud's (Options.Cloud).
 func (p *Provider) blobEndpoint(account string) string {
 	if p.opts.BlobEndpoint != nil {
 		if ep := p.opts.BlobEndpoint(account); ep != "" {
 			return strings.TrimRight(ep, "/")
 		}
 	}
-	return cloud.DefaultBlobEndpoint(account)
+	return p.opts.Cloud.BlobEndpoint(account)
 }
 
 // resolve fills the endpoint of a blob reference.

@@ -13,7 +13,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	azcloud "github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armsubscriptions"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
@@ -44,19 +43,36 @@ const (
 // before a workflow runs.
 const credentialCheckTimeout = 30 * time.Second
 
+// Login says how FromEnvironment authenticates.
+type Login struct {
+	// Credential is --credential (default auto).
+	Credential CredentialKind
+	// Cloud is --cloud (default AzurePublic); Options.Cloud wins when
+	// set.
+	Cloud Cloud
+}
+
 // FromEnvironment builds the provider of a run against a real
-// subscription: the subscription is the argument or AZURE_SUBSCRIPTION_ID,
-// the credential azidentity's DefaultAzureCredential (environment,
-// workload identity, managed identity, Azure CLI…). It checks, before any
-// workflow step, that the credential gets a token and that the
-// subscription exists and is enabled, and fails with what to do
+// subscription with the credential auto chooses; see Connect.
+func FromEnvironment(ctx context.Context, subscription string, opts *Options) (*Provider, error) {
+	return Connect(ctx, subscription, Login{}, opts)
+}
+
+// Connect builds the provider of a run against a real subscription: the
+// subscription is the argument or AZURE_SUBSCRIPTION_ID, the credential
+// the one login names (NewCredential; auto: a federated credential that
+// refreshes in GitHub Actions and Azure Pipelines, else
+// DefaultAzureCredential). It says on Options.Log which credential it
+// uses and, when that one may not outlive a long run, why. It checks,
+// before any workflow step, that the credential gets a token and that
+// the subscription exists and is enabled, and fails with what to do
 // otherwise. opts may carry Progress, Log, OnPoller and tuning; its
 // SubscriptionID and Credential are filled here.
 //
 // When IMGFLOW_AZURE_ARM_ENDPOINT is set (tests only) the provider talks
 // to that fake ARM endpoint over HTTP with a static token; see
 // EnvARMEndpoint, EnvBlobEndpoint and EnvStorageKey.
-func FromEnvironment(ctx context.Context, subscription string, opts *Options) (*Provider, error) {
+func Connect(ctx context.Context, subscription string, login Login, opts *Options) (*Provider, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -69,16 +85,23 @@ func FromEnvironment(ctx context.Context, subscription string, opts *Options) (*
 		return nil, errors.New("azure: no subscription: pass --subscription <id> or set " + EnvSubscription)
 	}
 	o.SubscriptionID = sub
+	if o.Cloud.Name == "" {
+		o.Cloud = login.Cloud
+	}
 	if ep := os.Getenv(EnvARMEndpoint); ep != "" {
 		applyTestEndpoint(&o, ep)
 	} else {
-		cred, err := azidentity.NewDefaultAzureCredential(nil)
+		client := azcore.ClientOptions{Cloud: withCloud(o.ARM, o.Cloud).Cloud}
+		cred, err := NewCredential(CredentialOptions{Kind: login.Credential, Client: client})
 		if err != nil {
-			return nil, fmt.Errorf("azure: no credential: %w\nlog in with `az login`, or set AZURE_CLIENT_ID/AZURE_TENANT_ID with a secret, certificate or workload identity, or run where a managed identity is available", err)
+			return nil, fmt.Errorf("azure: no credential: %w\nlog in with `az login`, or set AZURE_CLIENT_ID/AZURE_TENANT_ID with a secret, certificate or workload identity, or run where a managed identity is available (--credential chooses; see README, The Azure target)", err)
 		}
 		o.Credential = cred
+		if o.Log != nil {
+			o.Log(credentialLine(cred))
+		}
 	}
-	if err := checkToken(ctx, o.Credential, o.ARM); err != nil {
+	if err := checkToken(ctx, o.Credential, withCloud(o.ARM, o.Cloud)); err != nil {
 		return nil, err
 	}
 	p, err := New(ctx, o)
@@ -89,6 +112,18 @@ func FromEnvironment(ctx context.Context, subscription string, opts *Options) (*
 		return nil, err
 	}
 	return p, nil
+}
+
+// credentialLine says which credential a run uses.
+func credentialLine(c *Credential) string {
+	line := "azure: credential " + string(c.Kind)
+	if c.Refreshes {
+		line += " (gets a new token whenever one expires)"
+	}
+	if c.Note != "" {
+		line += ": " + c.Note
+	}
+	return line
 }
 
 // applyTestEndpoint points the options at a fake ARM (and optionally

@@ -87,6 +87,10 @@ type Options struct {
 	// BlobRef carries no endpoint. Default https://<account>.blob.core.windows.net;
 	// Azurite: http://127.0.0.1:<port>/<account>.
 	BlobEndpoint func(account string) string
+	// Cloud is the Azure cloud (--cloud; default AzurePublic): the ARM
+	// endpoint, token audience and authority unless ARM names a cloud,
+	// and the default blob endpoints.
+	Cloud Cloud
 	// StorageKey returns an account's shared key (emulators, tests). When
 	// set, blob calls use it unless StorageAuth is StorageAuthAAD.
 	StorageKey func(account string) (string, error)
@@ -187,7 +191,7 @@ func New(_ context.Context, opts Options) (*Provider, error) {
 	if _, err := ParseStorageAuth(string(opts.StorageAuth)); err != nil {
 		return nil, fmt.Errorf("azure: %w", err)
 	}
-	armOpts := withRetryDefaults(opts.ARM)
+	armOpts := withRetryDefaults(withCloud(opts.ARM, opts.Cloud))
 	armOpts.Transport = redactTransport{next: orDefault(armOpts.Transport)}
 	blobOpts := azblob.ClientOptions{}
 	if opts.Blob != nil {

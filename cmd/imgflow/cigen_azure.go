@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/release"
 )
 
@@ -96,6 +97,12 @@ func azurePipeline(rel *release.Release, o ciOptions) ([]byte, error) {
 	for _, s := range rel.Secrets() {
 		env[secretEnv(s)] = fmt.Sprintf("$(%s)", secretEnv(s)) // secret variables must be mapped
 	}
+	// imgflow's azure-pipelines credential asks the service connection
+	// for a new OIDC token whenever its Azure token expires (the CLI
+	// login cannot): it needs the System.AccessToken mapped, and the
+	// connection's ids, which AzureCLI@2 sets (AZURESUBSCRIPTION_*).
+	env[envCredential] = string(azure.CredentialAzurePipelines)
+	env["SYSTEM_ACCESSTOKEN"] = "$(System.AccessToken)"
 	cli := func(name, script string) azStep {
 		return azStep{Task: "AzureCLI@2", DisplayName: name, Env: env, Inputs: map[string]string{
 			"azureSubscription": "${{ parameters.serviceConnection }}",

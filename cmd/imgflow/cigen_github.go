@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/release"
 )
 
@@ -79,12 +80,17 @@ func githubWorkflow(rel *release.Release, o ciOptions) ([]byte, error) {
 	w := ghWorkflow{
 		Name: "release " + rel.Name,
 		On:   map[string]any{"workflow_dispatch": map[string]any{}},
-		// id-token: write lets azure/login exchange the job's OIDC token.
+		// id-token: write lets azure/login and imgflow's github-oidc
+		// credential ask for the job's OIDC token: imgflow asks anew
+		// whenever its Azure token expires, which the CLI login cannot.
 		Permissions: map[string]string{"contents": "read", "id-token": "write"},
 		Concurrency: ghConcurrency{Group: "imgflow-release-" + rel.Name},
 		Env: map[string]string{
 			o.journalVar:            fmt.Sprintf("${{ vars.%s }}", o.journalVar),
 			"AZURE_SUBSCRIPTION_ID": "${{ vars.AZURE_SUBSCRIPTION_ID }}",
+			"AZURE_CLIENT_ID":       "${{ vars.AZURE_CLIENT_ID }}",
+			"AZURE_TENANT_ID":       "${{ vars.AZURE_TENANT_ID }}",
+			envCredential:           string(azure.CredentialGitHubOIDC),
 		},
 	}
 	w.Jobs.Plan = ghJob{Name: "plan", RunsOn: "ubuntu-latest", TimeoutMinutes: 30, Env: secrets,

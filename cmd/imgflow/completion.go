@@ -12,7 +12,9 @@ import (
 // Flags whose values are not files (by the flag's name, without dashes).
 var (
 	dirFlags    = []string{"root", "state", "stubs", "journal", "artifacts"}
-	choiceFlags = map[string]string{"target": "local azure", "output": "text json", "storage-auth": "aad key auto"}
+	choiceFlags = map[string]string{"target": "local azure", "output": "text json", "storage-auth": "aad key auto",
+		"credential": "auto github-oidc azure-pipelines workload-identity managed-identity cli default",
+		"cloud":      "AzurePublic AzureUSGovernment AzureChina"}
 	// noValueFlags take a value that cannot be completed.
 	noValueFlags = []string{"resume", "max-steps", "max-memory", "warnings", "subscription", "older-than", "j"}
 )

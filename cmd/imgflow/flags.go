@@ -107,12 +107,16 @@ func (s *sharedFlags) addState(fs *commandFlags) {
 }
 
 // addTarget declares --target and the flags that reach the Azure target
-// (--subscription, --storage-auth).
+// (--subscription, --storage-auth, --credential, --cloud).
 func (s *sharedFlags) addTarget(fs *commandFlags) {
 	fs.StringVar(&s.target.name, "target", "local", "the `target` where the resources are: local (simulated, under --state) or azure")
 	fs.StringVar(&s.target.subscription, "subscription", "", "Azure subscription `id` (default $AZURE_SUBSCRIPTION_ID)")
 	fs.StringVar(&s.target.storageAuth, "storage-auth", os.Getenv(envStorageAuth),
 		"how blob calls authenticate on the Azure target, a `mode`: aad (a blob data role), key (the account key from ListKeys) or auto: aad, else the key (default auto; $"+envStorageAuth+")")
+	fs.StringVar(&s.target.cloud, "cloud", os.Getenv(envCloud),
+		"the Azure `cloud` of the Azure target: AzurePublic, AzureUSGovernment or AzureChina (also public, usgov, china, AzureUSGovernmentCloud, …): its ARM endpoint, token audience, sign-in authority and storage suffix (default AzurePublic; $"+envCloud+")")
+	fs.StringVar(&s.target.credential, "credential", os.Getenv(envCredential),
+		"the Azure target's `credential`: github-oidc or azure-pipelines (a CI job's federated token, fetched anew whenever a token expires), workload-identity, managed-identity, cli, default (DefaultAzureCredential) or auto: the CI job's federated credential when its variables are set, else default (default auto; $"+envCredential+")")
 }
 
 // addJournal declares --journal.

@@ -191,7 +191,7 @@ func runsStore(ctx context.Context, e *env, shared sharedFlags, location string)
 		return nil, err
 	}
 	flags := shared.target
-	flags.name, flags.storageAuth = "azure", os.Getenv(envStorageAuth)
+	flags.name, flags.storageAuth, flags.credential, flags.cloud = "azure", os.Getenv(envStorageAuth), os.Getenv(envCredential), os.Getenv(envCloud)
 	tgt, err := openTarget(ctx, e, ws, flags)
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", location, err)

@@ -70,7 +70,7 @@ func TestABadFlagPointsToHelp(t *testing.T) {
 // A shared flag is declared once: every command that takes it describes
 // it with the same sentence and default.
 func TestSharedFlagsMeanTheSameEverywhere(t *testing.T) {
-	shared := []string{"root", "state", "target", "subscription", "storage-auth", "journal", "output", "var", "vars-file"}
+	shared := []string{"root", "state", "target", "subscription", "storage-auth", "credential", "cloud", "journal", "output", "var", "vars-file"}
 	takenBy := map[string][]string{}
 	seen := map[string]*flag.Flag{}
 	for _, c := range commands() {

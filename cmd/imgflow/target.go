@@ -43,6 +43,10 @@ type targetFlags struct {
 	subscription string
 	// storageAuth is --storage-auth: aad, key or auto (Azure only).
 	storageAuth string
+	// credential is --credential (Azure only).
+	credential string
+	// cloud is --cloud (Azure only).
+	cloud string
 	// readOnly opens the local target for display (plan): its state
 	// directory is left as it is.
 	readOnly bool
@@ -50,6 +54,12 @@ type targetFlags struct {
 
 // envStorageAuth sets the default of --storage-auth.
 const envStorageAuth = "IMGFLOW_AZURE_STORAGE_AUTH"
+
+// envCredential sets the default of --credential.
+const envCredential = "IMGFLOW_AZURE_CREDENTIAL"
+
+// envCloud sets the default of --cloud.
+const envCloud = "IMGFLOW_AZURE_CLOUD"
 
 // openTarget connects to the chosen target. The Azure target checks its
 // credential and subscription here, before any workflow step runs.
@@ -70,8 +80,16 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		if err != nil {
 			return nil, fmt.Errorf("--storage-auth: %w", err)
 		}
+		kind, err := azure.ParseCredentialKind(f.credential)
+		if err != nil {
+			return nil, fmt.Errorf("--credential: %w", err)
+		}
+		azCloud, err := azure.ParseCloud(f.cloud)
+		if err != nil {
+			return nil, fmt.Errorf("--cloud: %w", err)
+		}
 		printer := e.progressPrinter()
-		p, err := azure.FromEnvironment(ctx, f.subscription, &azure.Options{
+		p, err := azure.Connect(ctx, f.subscription, azure.Login{Credential: kind, Cloud: azCloud}, &azure.Options{
 			Log:         func(msg string) { fmt.Fprintln(e.stderr, msg) },
 			Transfers:   printer,
 			Waits:       printer,
@@ -81,7 +99,7 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 			return nil, err
 		}
 		t := &target{name: f.name, provider: p, runsDir: runs, stateDir: f.stateDir,
-			packer: &packer.Runner{Stdout: e.stdout, Prefix: "[packer] "}, close: func() error { return nil }}
+			packer: &packer.Runner{Stdout: e.stdout, Prefix: "[packer] ", CloudEnvironment: azCloud.PackerName}, close: func() error { return nil }}
 		if os.Getenv(envSimulatePacker) == "simulate" {
 			t.packer = nil // packer_build simulated against the target (tests)
 		}
