@@ -25,9 +25,10 @@ const fiveMinutes = 5 * time.Minute
 // read of it and a definition's status poll with Retry-After 5 min (the fake's clock runs
 // 10000 times faster) and answers 409 AnotherOperationInProgress to
 // writes of the gallery, a definition and the community sharing: the run
-// completes, every fault answered, the waits shown as progress.
+// completes, every fault answered, the waits shown as progress. Long
+// operations answer Retry-After 30 s, lists page.
 func TestWorkflowSurvivesThrottlingAndConflicts(t *testing.T) {
-	w := newWorld(t, fakearm.Options{Speedup: 10000, LROPolls: 1}, nil)
+	w := newWorld(t, fakearm.Options{Speedup: 10000, LROPolls: 1, PollRetryAfter: 30 * time.Second}, nil)
 	throttle := func(api, method string, polls bool) {
 		w.f.Inject(fakearm.Fault{API: api, Method: method, Polls: polls, Status: http.StatusTooManyRequests, Code: "TooManyRequests",
 			Message: "The request is being throttled as the limit has been reached for operation type - Write.", RetryAfter: fiveMinutes})

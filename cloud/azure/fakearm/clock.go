@@ -2,6 +2,8 @@ package fakearm
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -59,4 +61,19 @@ func (f *Fake) throttleHeld(fl *Fault) *Fault {
 	c.RetryAfter = left * f.speedup()
 	c.Message = "The request is being throttled: retried before the Retry-After passed. " + fl.Message
 	return &c
+}
+
+// setPollRetryAfter sets the Retry-After of a long operation's answer
+// (Options.PollRetryAfter): in whole seconds of the fake's clock, and in
+// retry-after-ms of real time, which the SDK's poller reads first, so a
+// client waits what the fake's clock says.
+func (f *Fake) setPollRetryAfter(h http.Header) {
+	d := f.opts.PollRetryAfter
+	if d <= 0 {
+		return
+	}
+	h.Set("Retry-After", fmt.Sprint(int((d+time.Second-1)/time.Second)))
+	if f.speedup() > 1 {
+		h.Set("retry-after-ms", fmt.Sprint(max(1, (d/f.speedup()).Milliseconds())))
+	}
 }

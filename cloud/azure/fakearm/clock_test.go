@@ -45,3 +45,28 @@ func TestThrottleHeldUntilRetryAfter(t *testing.T) {
 	defer cancel()
 	assert.ErrorIs(t, srv.Sleep(ctx, 5*time.Minute), context.DeadlineExceeded, "a wait past the deadline fails at once")
 }
+
+// TestLongOperationRetryAfter: with PollRetryAfter, the accepted answer of
+// a long operation and its status answers while in progress say when to
+// poll again (ARM RPC, async API reference: Retry-After on 201/202 and
+// on in-progress status), in seconds of the fake's clock and in
+// retry-after-ms of real time; the final status has none.
+func TestLongOperationRetryAfter(t *testing.T) {
+	srv := fakearm.NewServer(t, fakearm.Options{PollRetryAfter: 10 * time.Second, Speedup: 10000, LROPolls: 1})
+	base := srv.URL + "/subscriptions/" + srv.SubscriptionID() + "/resourcegroups/rg"
+	status, _, body := call(t, http.MethodPut, base+"?api-version=2022-09-01", []byte(`{"location":"westus"}`))
+	require.Equal(t, http.StatusCreated, status, "%s", body)
+	status, h, body := call(t, http.MethodPut, base+"/providers/Microsoft.Compute/galleries/g?api-version=2025-03-03", []byte(`{"location":"westus","properties":{}}`))
+	require.Equal(t, http.StatusCreated, status, "%s", body)
+	assert.Equal(t, "10", h.Get("Retry-After"))
+	assert.Equal(t, "1", h.Get("retry-after-ms"))
+	async := h.Get("Azure-AsyncOperation")
+	require.NotEmpty(t, async)
+	status, h, body = call(t, http.MethodGet, async, nil)
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, string(body), `"InProgress"`)
+	assert.Equal(t, "10", h.Get("Retry-After"))
+	_, h, body = call(t, http.MethodGet, async, nil)
+	assert.Contains(t, string(body), `"Succeeded"`)
+	assert.Empty(t, h.Get("Retry-After"))
+}

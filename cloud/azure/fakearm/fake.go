@@ -90,6 +90,13 @@ type Options struct {
 	// Marketplace replaces the marketplace's images and their versions
 	// (default cloud.SimulatedMarketplace), the same in every region.
 	Marketplace map[cloud.MarketplaceImage][]string
+	// PollRetryAfter, when set, is the Retry-After (on the fake's clock)
+	// of a long operation's accepted answer and of its status answers
+	// while in progress, as ARM sends (see clock.go).
+	PollRetryAfter time.Duration
+	// PageSize is how many items a page of a list holds (default
+	// DefaultPageSize; see paging.go).
+	PageSize int
 	// Speedup makes the fake's clock run faster than real time (default
 	// 1): a fault's Retry-After holds its throttle for RetryAfter/Speedup,
 	// and Sleep waits d/Speedup (see clock.go).
@@ -496,6 +503,9 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 	}
 	if displaysLocation(client) && !strings.Contains(strings.ToLower(path), "/microsoft.network/") {
 		resp = f.displayLocations(resp)
+	}
+	if req.Method == http.MethodGet {
+		resp = f.page(req, api, resp)
 	}
 	record(api, false, resp)
 	return resp, nil
