@@ -27,6 +27,7 @@ type contractCase struct {
 		Method     string          `json:"method"`
 		Path       string          `json:"path"`
 		APIVersion string          `json:"apiVersion"`
+		Query      string          `json:"query"`
 		Body       json.RawMessage `json:"body"`
 	} `json:"request"`
 	Response   expectation  `json:"response"`
@@ -92,7 +93,11 @@ func runContract(t *testing.T, srv *fakearm.Server, c contractCase) {
 	path := strings.ReplaceAll(c.Request.Path, "{subscriptionId}", srv.SubscriptionID())
 	resURL := srv.URL + path + "?api-version=" + c.Request.APIVersion
 	reqBody := bytes.ReplaceAll(c.Request.Body, []byte("{subscriptionId}"), []byte(srv.SubscriptionID()))
-	status, h, body := call(t, c.Request.Method, resURL, reqBody)
+	reqURL := resURL
+	if c.Request.Query != "" {
+		reqURL += "&" + c.Request.Query
+	}
+	status, h, body := call(t, c.Request.Method, reqURL, reqBody)
 	check(t, "first answer", c.Response, status, h, body)
 	async, loc := h.Get("Azure-AsyncOperation"), h.Get("Location")
 	if c.InProgress != nil {
@@ -199,6 +204,11 @@ func check(t *testing.T, what string, want expectation, status int, h http.Heade
 		return
 	}
 	var got map[string]any
+	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
+		// A JSON array answer (VirtualMachineImages_List) is checked as
+		// {"value": […]}.
+		body = append(append([]byte(`{"value":`), body...), '}')
+	}
 	require.NoError(t, json.Unmarshal(body, &got), "%s: %s", what, body)
 	if want.Body != nil {
 		if diff := subset(want.Body, any(got), "$"); diff != "" {
