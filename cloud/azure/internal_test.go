@@ -124,3 +124,15 @@ func TestPrefixOfPublicName(t *testing.T) {
 	assert.Empty(t, prefixOfPublicName("GalleryPublicName"))
 	assert.Empty(t, prefixOfPublicName("flatcar-not-a-guid-at-all-not-a-guid-at-al"))
 }
+
+// TestConfidentialDisksAreStandardSSD: a ConfidentialVM test VM's OS disk
+// and a ConfidentialVM disk are Standard SSD, as in the REST spec's
+// confidential VM example; others stay Standard HDD.
+func TestConfidentialDisksAreStandardSSD(t *testing.T) {
+	for st, want := range map[string]string{"": "Standard_LRS", SecurityTrustedLaunch: "Standard_LRS", SecurityConfidentialVM: "StandardSSD_LRS"} {
+		assert.Equal(t, want, diskSKUFor(st), st)
+		body, err := vmBody(cloud.VM{Name: "vm", Size: "Standard_DC2as_v5", ImageID: "/img", SecurityType: st}, "westeurope", "/subnet")
+		require.NoError(t, err)
+		assert.Equal(t, want, string(*body.Properties.StorageProfile.OSDisk.ManagedDisk.StorageAccountType), st)
+	}
+}
