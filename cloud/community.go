@@ -13,7 +13,9 @@ import "strings"
 // property that cannot change (409 PropertyChangeNotAllowed). The public
 // name is derived from the prefix, so the prefix is refused the same way;
 // publisher URI, contact and EULA may change (Update-AzGallery and
-// `az sig update` set them on an existing gallery).
+// `az sig update` set them on an existing gallery). An old prefix of ""
+// is one the read did not show (a public gallery's GET may answer only
+// its publicNames): nothing to compare.
 func CheckCommunityProfileChange(id string, old, next *CommunityInfo) *Error {
 	switch {
 	case next == nil:
@@ -21,7 +23,7 @@ func CheckCommunityProfileChange(id string, old, next *CommunityInfo) *Error {
 	case old == nil:
 		return Conflict(CodePropertyChangeNotAllowed, id,
 			"Changing property 'sharingProfile.permissions' from 'Private' to 'Community' is not allowed: an existing private gallery cannot be converted to a community gallery.")
-	case !strings.EqualFold(old.PublicNamePrefix, next.PublicNamePrefix):
+	case old.PublicNamePrefix != "" && !strings.EqualFold(old.PublicNamePrefix, next.PublicNamePrefix):
 		return Conflict(CodePropertyChangeNotAllowed, id,
 			"Changing property 'sharingProfile.communityGalleryInfo.publicNamePrefix' from '%s' to '%s' is not allowed.", old.PublicNamePrefix, next.PublicNamePrefix)
 	}
@@ -29,7 +31,7 @@ func CheckCommunityProfileChange(id string, old, next *CommunityInfo) *Error {
 }
 
 // UpdateCommunityProfile returns old with next's updatable fields, keeping
-// old's prefix (which CheckCommunityProfileChange allows only in another
+// old's prefix when known (which CheckCommunityProfileChange allows only in another
 // case); next nil keeps old.
 func UpdateCommunityProfile(old, next *CommunityInfo) *CommunityInfo {
 	if next == nil {
@@ -40,7 +42,7 @@ func UpdateCommunityProfile(old, next *CommunityInfo) *CommunityInfo {
 		return &c
 	}
 	c := *next
-	if old != nil {
+	if old != nil && old.PublicNamePrefix != "" {
 		c.PublicNamePrefix = old.PublicNamePrefix
 	}
 	return &c

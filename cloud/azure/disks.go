@@ -62,7 +62,7 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, d cloud.Disk)
 	body := armcompute.Disk{
 		Location:   to(loc),
 		Tags:       tagsIn(d.Tags),
-		SKU:        &armcompute.DiskSKU{Name: to(armcompute.DiskStorageAccountTypesStandardLRS)},
+		SKU:        &armcompute.DiskSKU{Name: to(armcompute.DiskStorageAccountTypes(diskSKUFor(d.SecurityType)))},
 		Properties: props,
 	}
 	poller, err := p.disks.BeginCreateOrUpdate(ctx, d.ResourceGroup, d.Name, body, nil)
@@ -73,6 +73,21 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, d cloud.Disk)
 		return nil, opError("create disk", d.Name, azErr(err, id))
 	}
 	return p.GetDisk(ctx, d.ResourceGroup, d.Name)
+}
+
+// diskSKUFor is the storage type of a managed disk imgflow makes (a
+// test VM's OS disk, a disk exported from a version): Standard HDD, but
+// Standard SSD for ConfidentialVM, the type of every confidential VM disk
+// in the REST spec examples (ComputeRP 2025-04-01
+// VirtualMachine_Create_WithSecurityTypeConfidentialVM.json: osDisk
+// managedDisk storageAccountType StandardSSD_LRS with a
+// securityEncryptionType), so that no Azure disk rule on confidential
+// disks can refuse it.
+func diskSKUFor(securityType string) string {
+	if strings.EqualFold(securityType, SecurityConfidentialVM) {
+		return string(armcompute.DiskStorageAccountTypesStandardSSDLRS)
+	}
+	return string(armcompute.DiskStorageAccountTypesStandardLRS)
 }
 
 func diskSecurityType(s string) *armcompute.DiskSecurityTypes {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+	"github.com/google/uuid"
 
 	"github.com/imgflow/imgflow/cloud"
 )
@@ -118,22 +119,44 @@ func (p *Provider) galleryOut(ctx context.Context, g *armcompute.Gallery, rg str
 	out.Description = deref(props.Description)
 	if sp := props.SharingProfile; sp != nil && sp.CommunityGalleryInfo != nil && strOf(sp.Permissions) != string(armcompute.GallerySharingPermissionTypesPrivate) {
 		ci := sp.CommunityGalleryInfo
-		if deref(ci.PublicNamePrefix) != "" {
-			out.Community = &cloud.CommunityInfo{
-				PublicNamePrefix: deref(ci.PublicNamePrefix),
-				PublisherURI:     deref(ci.PublisherURI),
-				PublisherContact: deref(ci.PublisherContact),
-				EULA:             deref(ci.Eula),
-			}
-		}
 		out.CommunityEnabled = deref(ci.CommunityGalleryEnabled)
 		for _, n := range ci.PublicNames {
 			if n != nil && *n != "" {
 				out.PublicNames = append(out.PublicNames, *n)
 			}
 		}
+		// A community gallery's GET answers its publicNames and no
+		// publicNamePrefix once it is public (GalleryRP 2025-03-03
+		// CommunityGallery_Get.json): permissions or public names make
+		// it one, and the prefix is read back from the public name.
+		community := strings.EqualFold(strOf(sp.Permissions), string(armcompute.GallerySharingPermissionTypesCommunity))
+		prefix := deref(ci.PublicNamePrefix)
+		if prefix == "" && len(out.PublicNames) > 0 {
+			prefix = prefixOfPublicName(out.PublicNames[0])
+		}
+		if community || prefix != "" || len(out.PublicNames) > 0 {
+			out.Community = &cloud.CommunityInfo{
+				PublicNamePrefix: prefix,
+				PublisherURI:     deref(ci.PublisherURI),
+				PublisherContact: deref(ci.PublisherContact),
+				EULA:             deref(ci.Eula),
+			}
+		}
 	}
 	return out
+}
+
+// prefixOfPublicName is the prefix a public name was made of: Azure
+// appends "-" and a GUID to publicNamePrefix ("" when name has no GUID).
+func prefixOfPublicName(name string) string {
+	const guidLen = 36
+	if len(name) <= guidLen+1 || name[len(name)-guidLen-1] != '-' {
+		return ""
+	}
+	if _, err := uuid.Parse(name[len(name)-guidLen:]); err != nil {
+		return ""
+	}
+	return name[:len(name)-guidLen-1]
 }
 
 // ListImageDefinitions implements cloud.Provider, sorted by name.

@@ -91,6 +91,10 @@ func TestCommunityGalleryWireShape(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Created, outcome)
 	assert.Regexp(t, `^flatcar-[0-9a-f-]{36}$`, g.PublicName())
+	// Read back as ARM answers it (publicNames, no prefix), the gallery is
+	// the same community gallery.
+	require.NotNil(t, g.Community, "a public community gallery read back as private")
+	assert.Equal(t, info, *g.Community)
 	shares := rec.to(http.MethodPost, "/galleries/flatcar/share")
 	require.Len(t, shares, 1)
 	assert.Equal(t, map[string]any{"operationType": "EnableCommunity"}, shares[0].body)

@@ -64,6 +64,7 @@ func newWorld(t *testing.T, fopts fakearm.Options, mod func(*azure.Options)) *wo
 		PollFrequency:  time.Millisecond,
 		Blob:           &azblob.ClientOptions{},
 		Log:            w.log,
+		Sleep:          w.f.Sleep,
 	}
 	opts.Blob.PerCallPolicies = []policy.Policy{countPolicy{w}}
 	opts.Blob.Retry = policy.RetryOptions{RetryDelay: 5 * time.Millisecond, MaxRetryDelay: 50 * time.Millisecond}

@@ -139,3 +139,22 @@ func TestWindowsVMPasswordsAreFreshAndAccepted(t *testing.T) {
 	assert.True(t, *op.WindowsConfiguration.ProvisionVMAgent)
 	assert.NotEmpty(t, *op.AdminPassword)
 }
+
+func TestPrefixOfPublicName(t *testing.T) {
+	assert.Equal(t, "flatcar", prefixOfPublicName("flatcar-23485951-527a-48d6-9d11-6931ff0afc2e"))
+	assert.Equal(t, "flatcar-capi", prefixOfPublicName("flatcar-capi-ea790d66-1c3a-4c43-9b2e-5d7c4a0e1f22"))
+	assert.Empty(t, prefixOfPublicName("GalleryPublicName"))
+	assert.Empty(t, prefixOfPublicName("flatcar-not-a-guid-at-all-not-a-guid-at-al"))
+}
+
+// TestConfidentialDisksAreStandardSSD: a ConfidentialVM test VM's OS disk
+// and a ConfidentialVM disk are Standard SSD, as in the REST spec's
+// confidential VM example; others stay Standard HDD.
+func TestConfidentialDisksAreStandardSSD(t *testing.T) {
+	for st, want := range map[string]string{"": "Standard_LRS", SecurityTrustedLaunch: "Standard_LRS", SecurityConfidentialVM: "StandardSSD_LRS"} {
+		assert.Equal(t, want, diskSKUFor(st), st)
+		body, err := vmBody(cloud.VM{Name: "vm", Size: "Standard_DC2as_v5", ImageID: "/img", SecurityType: st}, "westeurope", "/subnet")
+		require.NoError(t, err)
+		assert.Equal(t, want, string(*body.Properties.StorageProfile.OSDisk.ManagedDisk.StorageAccountType), st)
+	}
+}

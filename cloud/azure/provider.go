@@ -5,7 +5,8 @@
 // Operations are primitives with Azure's own semantics; the idempotent
 // ensure logic lives in package cloud. Long operations go through the SDK
 // pollers, 429 and 5xx answers are retried by the SDK retry policy
-// (honouring Retry-After), and every error is a *cloud.Error carrying
+// (honouring Retry-After), longer throttling and ARM's transient 409s by
+// waitPolicy (retry.go), and every error is a *cloud.Error carrying
 // Azure's status and error code, wrapped with the operation and resource.
 // SAS query strings never reach an error or a log line.
 package azure
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -128,6 +130,11 @@ type Options struct {
 	CopyMode CopyMode
 	// Parallel bounds concurrent page transfers (default 8).
 	Parallel int
+	// Sleep waits out a throttled (429 Retry-After) or transiently
+	// conflicting (409) ARM answer before the retry, failing at once when
+	// the context would end first (default SleepFor, real time; tests
+	// pass a shortened clock, fakearm's Fake.Sleep).
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Provider is the Azure target. It is safe for concurrent use.
@@ -191,6 +198,9 @@ func New(_ context.Context, opts Options) (*Provider, error) {
 	if _, err := ParseStorageAuth(string(opts.StorageAuth)); err != nil {
 		return nil, fmt.Errorf("azure: %w", err)
 	}
+	if opts.Sleep == nil {
+		opts.Sleep = SleepFor
+	}
 	armOpts := withRetryDefaults(withCloud(opts.ARM, opts.Cloud))
 	armOpts.Transport = redactTransport{next: orDefault(armOpts.Transport)}
 	blobOpts := azblob.ClientOptions{}
@@ -201,6 +211,7 @@ func New(_ context.Context, opts Options) (*Provider, error) {
 	opts.Blob = &blobOpts
 	p := &Provider{opts: opts, sub: opts.SubscriptionID, cred: opts.Credential, blobCreds: map[string]*azblob.SharedKeyCredential{},
 		accountGroups: map[string]string{}, accountAuth: map[string]*azblob.SharedKeyCredential{}, grants: map[string]*diskGrant{}}
+	armOpts.PerCallPolicies = append(slices.Clip(armOpts.PerCallPolicies), waitPolicy{sleep: opts.Sleep, log: p.logf})
 	cf, err := armcompute.NewClientFactory(p.sub, p.cred, armOpts)
 	if err != nil {
 		return nil, fmt.Errorf("azure: compute clients: %w", err)

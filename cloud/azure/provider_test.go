@@ -93,17 +93,6 @@ func TestRetriesExhausted(t *testing.T) {
 	assert.Equal(t, 1+azure.DefaultMaxRetries, n, "one try and six retries")
 }
 
-func TestRetryAfterBeyondCapIsNotWaited(t *testing.T) {
-	w := newWorld(t, fakearm.Options{}, nil)
-	w.base("imgflowtest")
-	w.f.Inject(fakearm.Fault{API: "GalleriesClient.Get", Status: http.StatusTooManyRequests, Code: "TooManyRequests", RetryAfter: 10 * time.Minute})
-	start := time.Now()
-	_, err := w.p.GetGallery(w.ctx, "rg", "gal")
-	require.Error(t, err)
-	assert.True(t, cloud.HasCode(err, "TooManyRequests"), "%v", err)
-	assert.Less(t, time.Since(start), 5*time.Second)
-}
-
 func TestInjectedConflict(t *testing.T) {
 	w := newWorld(t, fakearm.Options{}, nil)
 	w.base("imgflowtest")

@@ -111,7 +111,7 @@ func vmBody(in cloud.VM, loc, subnet string) (armcompute.VirtualMachine, error) 
 		Name:         to(cloud.VMOSDiskName(in.Name)),
 		CreateOption: to(armcompute.DiskCreateOptionTypesFromImage),
 		DeleteOption: to(armcompute.DiskDeleteOptionTypesDelete),
-		ManagedDisk:  &armcompute.ManagedDiskParameters{StorageAccountType: to(armcompute.StorageAccountTypesStandardLRS)},
+		ManagedDisk:  &armcompute.ManagedDiskParameters{StorageAccountType: to(armcompute.StorageAccountTypes(diskSKUFor(in.SecurityType)))},
 	}
 	props := &armcompute.VirtualMachineProperties{
 		HardwareProfile: &armcompute.HardwareProfile{VMSize: to(armcompute.VirtualMachineSizeTypes(in.Size))},

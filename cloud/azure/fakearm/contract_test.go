@@ -2,6 +2,7 @@ package fakearm_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,8 +28,21 @@ type contractCase struct {
 		Method     string          `json:"method"`
 		Path       string          `json:"path"`
 		APIVersion string          `json:"apiVersion"`
+		Query      string          `json:"query"`
 		Body       json.RawMessage `json:"body"`
 	} `json:"request"`
+	// Inject are faults the fake answers this request with (a 429 with
+	// Retry-After, a 409); Retry is the answer to the same request sent
+	// again once the Retry-After passed on the fake's clock.
+	Inject []struct {
+		API               string `json:"api"`
+		Method            string `json:"method"`
+		Status            int    `json:"status"`
+		Code              string `json:"code"`
+		Message           string `json:"message"`
+		RetryAfterSeconds int    `json:"retryAfterSeconds"`
+	} `json:"inject"`
+	Retry      *expectation `json:"retry"`
 	Response   expectation  `json:"response"`
 	InProgress *expectation `json:"inProgress"`
 	Final      *expectation `json:"final"`
@@ -54,7 +68,7 @@ const contractDir = "../../../testdata/azure/contract"
 // status, the long-operation headers, the first body, the operation's
 // status answers until it ends, and the final body.
 func TestContract(t *testing.T) {
-	srv := fakearm.NewServer(t, fakearm.Options{ReplicationDelay: 300 * time.Millisecond})
+	srv := fakearm.NewServer(t, fakearm.Options{ReplicationDelay: 300 * time.Millisecond, Speedup: 100000})
 	runContractDir(t, srv, contractDir)
 	// ARM matches path segments without case.
 	gallery := "/subscriptions/" + srv.SubscriptionID() + "/resourceGroups/myResourceGroup/providers/Microsoft.Compute/galleries/myGalleryName"
@@ -92,8 +106,23 @@ func runContract(t *testing.T, srv *fakearm.Server, c contractCase) {
 	path := strings.ReplaceAll(c.Request.Path, "{subscriptionId}", srv.SubscriptionID())
 	resURL := srv.URL + path + "?api-version=" + c.Request.APIVersion
 	reqBody := bytes.ReplaceAll(c.Request.Body, []byte("{subscriptionId}"), []byte(srv.SubscriptionID()))
-	status, h, body := call(t, c.Request.Method, resURL, reqBody)
+	reqURL := resURL
+	if c.Request.Query != "" {
+		reqURL += "&" + c.Request.Query
+	}
+	var wait time.Duration
+	for _, fl := range c.Inject {
+		d := time.Duration(fl.RetryAfterSeconds) * time.Second
+		srv.Inject(fakearm.Fault{API: fl.API, Method: fl.Method, Status: fl.Status, Code: fl.Code, Message: fl.Message, RetryAfter: d})
+		wait = max(wait, d)
+	}
+	status, h, body := call(t, c.Request.Method, reqURL, reqBody)
 	check(t, "first answer", c.Response, status, h, body)
+	if c.Retry != nil {
+		require.NoError(t, srv.Sleep(context.Background(), wait))
+		status, h, body = call(t, c.Request.Method, reqURL, reqBody)
+		check(t, "answer to the retry", *c.Retry, status, h, body)
+	}
 	async, loc := h.Get("Azure-AsyncOperation"), h.Get("Location")
 	if c.InProgress != nil {
 		status, h, body = call(t, http.MethodGet, resURL+"&"+c.InProgress.Query, nil)
@@ -199,6 +228,11 @@ func check(t *testing.T, what string, want expectation, status int, h http.Heade
 		return
 	}
 	var got map[string]any
+	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
+		// A JSON array answer (VirtualMachineImages_List) is checked as
+		// {"value": […]}.
+		body = append(append([]byte(`{"value":`), body...), '}')
+	}
 	require.NoError(t, json.Unmarshal(body, &got), "%s: %s", what, body)
 	if want.Body != nil {
 		if diff := subset(want.Body, any(got), "$"); diff != "" {

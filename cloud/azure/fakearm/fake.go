@@ -14,7 +14,8 @@
 // compute answers locations as display names ("West Europe"); paths
 // match without case. Faults can be injected: any status with
 // Retry-After answered before the request reaches the handler (429 then
-// success after the SDK's retry, 409, 500…), a long operation failing on
+// success after the client's retry, 409, 500…; a retry before the
+// Retry-After passed on the fake's clock is throttled again, clock.go), a long operation failing on
 // its last poll (with or without an error object), and a replication
 // region ending Failed.
 //
@@ -89,6 +90,17 @@ type Options struct {
 	// Marketplace replaces the marketplace's images and their versions
 	// (default cloud.SimulatedMarketplace), the same in every region.
 	Marketplace map[cloud.MarketplaceImage][]string
+	// PollRetryAfter, when set, is the Retry-After (on the fake's clock)
+	// of a long operation's accepted answer and of its status answers
+	// while in progress, as ARM sends (see clock.go).
+	PollRetryAfter time.Duration
+	// PageSize is how many items a page of a list holds (default
+	// DefaultPageSize; see paging.go).
+	PageSize int
+	// Speedup makes the fake's clock run faster than real time (default
+	// 1): a fault's Retry-After holds its throttle for RetryAfter/Speedup,
+	// and Sleep waits d/Speedup (see clock.go).
+	Speedup int
 }
 
 // Fake is the fake ARM. It is safe for concurrent use.
@@ -254,6 +266,10 @@ type Fault struct {
 	// BodyPolling (with LRO) answers the PUT without Azure-AsyncOperation,
 	// so clients poll the resource's provisioningState (ARM's third form).
 	BodyPolling bool
+
+	// until is the end of the Retry-After the fault last sent, on the
+	// real clock: matching requests before it are throttled again.
+	until time.Time
 }
 
 // Inject adds a fault. Faults are matched in the order they were added.
@@ -324,7 +340,11 @@ func (f *Fake) matchFault(api, method, path string, poll bool, lro bool) *Fault 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, fl := range f.faults {
-		if fl.Times == 0 || fl.LRO != lro {
+		if fl.LRO != lro {
+			continue
+		}
+		held := f.throttleHeld(fl)
+		if fl.Times == 0 && held == nil {
 			continue
 		}
 		if fl.API != "" && !strings.EqualFold(fl.API, api) {
@@ -339,9 +359,13 @@ func (f *Fake) matchFault(api, method, path string, poll bool, lro bool) *Fault 
 		if poll && !fl.Polls && !lro {
 			continue
 		}
+		if held != nil {
+			return held
+		}
 		if fl.Times > 0 {
 			fl.Times--
 		}
+		f.holdThrottle(fl)
 		c := *fl
 		return &c
 	}
@@ -479,6 +503,9 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 	}
 	if displaysLocation(client) && !strings.Contains(strings.ToLower(path), "/microsoft.network/") {
 		resp = f.displayLocations(resp)
+	}
+	if req.Method == http.MethodGet {
+		resp = f.page(req, api, resp)
 	}
 	record(api, false, resp)
 	return resp, nil

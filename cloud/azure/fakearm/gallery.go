@@ -53,14 +53,20 @@ func communityEnabled(g *armcompute.Gallery) bool {
 	return ci != nil && deref(ci.CommunityGalleryEnabled)
 }
 
-// galleryOut is the answer for a gallery; the community public names only
-// come with $expand=SharingProfile/Groups, as in Azure.
-func galleryOut(g *armcompute.Gallery, expand bool) armcompute.Gallery {
+// galleryOut is the answer for a gallery. A read (GET, list) of a public
+// community gallery answers its publicNames and communityGalleryEnabled
+// but no publicNamePrefix, with or without $expand (GalleryRP 2025-03-03
+// CommunityGallery_Get.json); a PUT echoes the profile it was given
+// (CommunityGallery_Create.json).
+func galleryOut(g *armcompute.Gallery, read bool) armcompute.Gallery {
 	out := clone(*g)
-	if !expand {
-		if ci := communityInfo(&out); ci != nil {
-			ci.PublicNames = nil
-		}
+	ci := communityInfo(&out)
+	switch {
+	case ci == nil:
+	case !read:
+		ci.PublicNames = nil
+	case deref(ci.CommunityGalleryEnabled):
+		ci.PublicNamePrefix = nil
 	}
 	return out
 }
@@ -69,7 +75,7 @@ func (f *Fake) galleriesNewListPager(_ *armcompute.GalleriesClientListOptions) (
 	return list(f, "", func() (armcompute.GalleriesClientListResponse, *Error) {
 		var page armcompute.GalleriesClientListResponse
 		for _, k := range sortedIDs(f.galleries, "") {
-			g := galleryOut(f.galleries[k], false)
+			g := galleryOut(f.galleries[k], true)
 			page.Value = append(page.Value, &g)
 		}
 		return page, nil
@@ -82,8 +88,7 @@ func (f *Fake) galleriesGet(ctx context.Context, rg, name string, opts *armcompu
 		if err != nil {
 			return armcompute.GalleriesClientGetResponse{}, err
 		}
-		expand := opts != nil && opts.Expand != nil && strings.EqualFold(string(*opts.Expand), string(armcompute.GalleryExpandParamsSharingProfileGroups))
-		return armcompute.GalleriesClientGetResponse{Gallery: galleryOut(g, expand)}, nil
+		return armcompute.GalleriesClientGetResponse{Gallery: galleryOut(g, true)}, nil
 	})
 }
 

@@ -173,6 +173,7 @@ func (f *Fake) answerLRO(req *http.Request, api string, final *http.Response, ex
 	if form.location {
 		h.Set(headerLocation, opURL+"&"+monitorParam+"=true")
 	}
+	f.setPollRetryAfter(h)
 	var out []byte
 	if form.echo {
 		out = body
@@ -292,6 +293,7 @@ func (f *Fake) answerPoll(req *http.Request, op *operation) *http.Response {
 		switch {
 		case status == statusInProgress:
 			h = http.Header{headerLocation: {req.URL.String()}}
+			f.setPollRetryAfter(h)
 			return respond(req, http.StatusAccepted, h, nil)
 		case status == statusFailed && failure != nil:
 			e := *failure
@@ -310,7 +312,9 @@ func (f *Fake) answerPoll(req *http.Request, op *operation) *http.Response {
 		return respond(req, http.StatusOK, h, opCopy.result)
 	}
 	doc := map[string]any{"name": op.id, "status": status, "startTime": opCopy.started.Format(time.RFC3339Nano)}
-	if status != statusInProgress {
+	if status == statusInProgress {
+		f.setPollRetryAfter(h)
+	} else {
 		doc["endTime"] = opCopy.ended.Format(time.RFC3339Nano)
 	}
 	if failure != nil {

@@ -158,10 +158,10 @@ func (f *Fake) render(v *version, expand bool) armcompute.GalleryImageVersion {
 					agg = armcompute.AggregatedReplicationStateInProgress
 				}
 			}
-			r := &armcompute.RegionalReplicationStatus{Region: to(f.regions.DisplayName(t.Name)), State: to(st.state), Progress: to(int32(st.progress))}
-			if st.details != "" {
-				r.Details = to(st.details)
-			}
+			// Every region has its details, "" unless it failed
+			// (GalleryImageVersion_Get_WithReplicationStatus.json).
+			r := &armcompute.RegionalReplicationStatus{Region: to(f.regions.DisplayName(t.Name)), State: to(st.state), Progress: to(int32(st.progress)),
+				Details: to(st.details)}
 			rs.Summary = append(rs.Summary, r)
 		}
 		rs.AggregatedState = to(agg)
