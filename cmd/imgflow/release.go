@@ -87,7 +87,7 @@ func continuedRun(ctx context.Context, store journal.Store, workflow string) (st
 	}
 	r := runs[0]
 	switch {
-	case r.Status == journal.StatusInvalid || r.Status == journal.StatusUnreadable:
+	case r.Status == journal.StatusInvalid || r.Status == journal.StatusUnreadable || r.Status == journal.StatusNotStarted:
 		return "", nil
 	case r.Workflow != workflow:
 		return "", fmt.Errorf("--continue: the journal %s holds runs of %s, not %s: give each job a --journal of its own", store, r.Workflow, workflow)
