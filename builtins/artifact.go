@@ -83,10 +83,18 @@ func artifactImpl(c *Call) (starlark.Value, error) {
 	return makeStruct("artifact", fields{"name": name, "path": path, "size": a.Size, "sha256": a.SHA256}), nil
 }
 
-// writeArtifact writes data to path through a temporary file, so a crash
-// leaves no half-written artifact. A file already there is kept when it
-// holds data and refused otherwise.
+// writeArtifact writes data to path through a file that has no name
+// until it is complete, so neither a crash nor a kill leaves a
+// half-written artifact or a temporary file. A file already there is kept
+// when it holds data and refused otherwise.
 func writeArtifact(path string, data []byte) error {
+	return writeArtifactFile(path, data, nil)
+}
+
+// writeArtifactFile is writeArtifact; beforeLink, when not nil, runs once
+// the data is written, before the file gets path (tests look at the
+// directory then).
+func writeArtifactFile(path string, data []byte, beforeLink func()) error {
 	if old, err := os.ReadFile(path); err == nil {
 		if bytes.Equal(old, data) {
 			return nil
@@ -99,11 +107,28 @@ func writeArtifact(path string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	if done, err := writeUnnamed(dir, path, data, beforeLink); done {
+		return err
+	}
+	// No unnamed files here: a temporary one, renamed (a kill in between
+	// leaves it, named .NAME.*).
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(f.Name()) // gone after the rename; removes it on failure
+	if err := writeAll(f, data); err != nil {
+		return err
+	}
+	if beforeLink != nil {
+		beforeLink()
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// writeAll writes data to f, makes it world-readable (an artifact is for
+// others) and closes it.
+func writeAll(f *os.File, data []byte) error {
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err
@@ -112,10 +137,7 @@ func writeArtifact(path string, data []byte) error {
 		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return f.Close()
 }
 
 // artifactBytes is a string's bytes, or a JSON-like value as indented JSON

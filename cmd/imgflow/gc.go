@@ -83,6 +83,11 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 			e.errorf("%v", err)
 		}
 	}
+	if !*dryRun {
+		for _, dir := range sweepPlanTempDirs(*olderThan) {
+			fmt.Fprintf(e.stdout, "removed %s (a plan that did not finish)\n", dir)
+		}
+	}
 	if d, ok := store.(journal.Dir); ok && !*dryRun {
 		// Journals a crash left half-made, before their header was in
 		// place: no run, nothing to clean.
