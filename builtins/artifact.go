@@ -13,6 +13,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // Artifact is a file a run wrote for the steps after it (publishing info,
@@ -43,7 +45,7 @@ func registerArtifacts(r *Registry) {
 				"`imgflow run --artifacts DIR`, by default `.imgflow/artifacts/<run id>/`. The run lists its artifacts after its outputs, " +
 				"in `--output json` and in `imgflow runs --output json`. Nothing is written in the validation pass or a plan (`path` is then None, as in `imgflow test`, which writes no files). " +
 				"An existing file with the same content is left as it is (a resumed run writes the same files); one with other content " +
-				"is never overwritten: the run fails naming it. A secret() cannot be written.",
+				"is never overwritten: the run fails naming it. A secret() cannot be written; a SAS signature, URL password or secret value in the content is redacted.",
 			Example: `artifact("vhd-publishing-info.json", content = {"vhd_url": exported.url, "os_name": "Linux"})`,
 			Impl:    artifactImpl,
 		},
@@ -63,6 +65,10 @@ func artifactImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("artifact %s: %w", name, err)
 	}
+	// What a check printed or a URL may carry a SAS signature, a URL
+	// password or a secret()'s value: an artifact is published, so they
+	// go, as from every output.
+	data = []byte(redact.Text(string(data), redact.SecretValues(os.Environ())))
 	sum := sha256.Sum256(data)
 	a := Artifact{Name: name, Size: len(data), SHA256: hex.EncodeToString(sum[:]), Pos: c.Pos()}
 	if dir := c.Run.ArtifactsDir; dir != "" && !c.Run.Validating {
