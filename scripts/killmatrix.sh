@@ -74,7 +74,7 @@ kill_after_record() {
 	done
 }
 
-ok=0 bad=0 unresumable=0 leaked=0 secrets=0 interrupted=0
+ok=0 bad=0 unresumable=0 leaked=0 secrets=0 interrupted=0 recs=0
 # KILLMATRIX_UNTIL (seconds since the epoch): start no trial after it.
 until=${KILLMATRIX_UNTIL:-0}
 # KILLMATRIX_KEEP (a directory): the logs of trials with a finding go there.
@@ -94,7 +94,7 @@ for ((i = 0; i < trials; i++)); do
 	pid=$!
 	case $sig in
 	REC)
-		n=$((1 + (i / ${#cells[@]} / 2) % records))
+		n=$((1 + recs % records)) recs=$((recs + 1))
 		sig=REC$n
 		kill_after_record $pid "$dir/state/runs" $n
 		;;
