@@ -13,6 +13,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // Artifact is a file a run wrote for the steps after it (publishing info,
@@ -43,7 +45,7 @@ func registerArtifacts(r *Registry) {
 				"`imgflow run --artifacts DIR`, by default `.imgflow/artifacts/<run id>/`. The run lists its artifacts after its outputs, " +
 				"in `--output json` and in `imgflow runs --output json`. Nothing is written in the validation pass or a plan (`path` is then None, as in `imgflow test`, which writes no files). " +
 				"An existing file with the same content is left as it is (a resumed run writes the same files); one with other content " +
-				"is never overwritten: the run fails naming it. A secret() cannot be written.",
+				"is never overwritten: the run fails naming it. A secret() cannot be written; a SAS signature, URL password or secret value in the content is redacted.",
 			Example: `artifact("vhd-publishing-info.json", content = {"vhd_url": exported.url, "os_name": "Linux"})`,
 			Impl:    artifactImpl,
 		},
@@ -63,6 +65,10 @@ func artifactImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("artifact %s: %w", name, err)
 	}
+	// What a check printed or a URL may carry a SAS signature, a URL
+	// password or a secret()'s value: an artifact is published, so they
+	// go, as from every output.
+	data = []byte(redact.Text(string(data), redact.SecretValues(os.Environ())))
 	sum := sha256.Sum256(data)
 	a := Artifact{Name: name, Size: len(data), SHA256: hex.EncodeToString(sum[:]), Pos: c.Pos()}
 	if dir := c.Run.ArtifactsDir; dir != "" && !c.Run.Validating {
@@ -83,10 +89,18 @@ func artifactImpl(c *Call) (starlark.Value, error) {
 	return makeStruct("artifact", fields{"name": name, "path": path, "size": a.Size, "sha256": a.SHA256}), nil
 }
 
-// writeArtifact writes data to path through a temporary file, so a crash
-// leaves no half-written artifact. A file already there is kept when it
-// holds data and refused otherwise.
+// writeArtifact writes data to path through a file that has no name
+// until it is complete, so neither a crash nor a kill leaves a
+// half-written artifact or a temporary file. A file already there is kept
+// when it holds data and refused otherwise.
 func writeArtifact(path string, data []byte) error {
+	return writeArtifactFile(path, data, nil)
+}
+
+// writeArtifactFile is writeArtifact; beforeLink, when not nil, runs once
+// the data is written, before the file gets path (tests look at the
+// directory then).
+func writeArtifactFile(path string, data []byte, beforeLink func()) error {
 	if old, err := os.ReadFile(path); err == nil {
 		if bytes.Equal(old, data) {
 			return nil
@@ -99,11 +113,28 @@ func writeArtifact(path string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	if done, err := writeUnnamed(dir, path, data, beforeLink); done {
+		return err
+	}
+	// No unnamed files here: a temporary one, renamed (a kill in between
+	// leaves it, named .NAME.*).
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(f.Name()) // gone after the rename; removes it on failure
+	if err := writeAll(f, data); err != nil {
+		return err
+	}
+	if beforeLink != nil {
+		beforeLink()
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// writeAll writes data to f, makes it world-readable (an artifact is for
+// others) and closes it.
+func writeAll(f *os.File, data []byte) error {
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err
@@ -112,10 +143,7 @@ func writeArtifact(path string, data []byte) error {
 		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return f.Close()
 }
 
 // artifactBytes is a string's bytes, or a JSON-like value as indented JSON

@@ -104,3 +104,25 @@ func dirNames(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// An artifact is published: a SAS signature, a URL password or a
+// secret()'s value in its content (what a check printed, a URL) is
+// redacted, in the file and its checksum.
+func TestArtifactContentIsRedacted(t *testing.T) {
+	t.Setenv("IMGFLOW_SECRET_PLANTED", "planted-artifact-secret")
+	s := newSnippetSandbox(t)
+	s.artifacts = t.TempDir()
+	res := s.mustRun(`
+artifact("scan.txt", content = "fetched https://a.blob.core.windows.net/c/x.tgz?sv=1&sig=PLANTEDSIG from https://u:PLANTEDPW@mirror.example.org/x; token planted-artifact-secret\n")
+artifact("info.json", content = {"url": "https://a.blob.core.windows.net/c/y.vhd?sv=1&sig=PLANTEDSIG"})
+`, nil)
+	scan, err := os.ReadFile(filepath.Join(s.artifacts, "scan.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "fetched https://a.blob.core.windows.net/c/x.tgz?<redacted> from https://u:<redacted>@mirror.example.org/x; token <secret>\n", string(scan))
+	info, err := os.ReadFile(filepath.Join(s.artifacts, "info.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(info), `"url": "https://a.blob.core.windows.net/c/y.vhd?<redacted>"`)
+	require.Len(t, res.Artifacts, 2)
+	sum := sha256.Sum256(scan)
+	assert.Equal(t, hex.EncodeToString(sum[:]), res.Artifacts[0].SHA256, "the checksum is of the file written")
+}

@@ -353,7 +353,7 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	req := packer.BuildRequest{
 		TemplatePath: tplPath, Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
 		Only: c.Strings("only"), WorkDir: workDir, Mirrors: cwdAbs, Env: env, SensitiveEnv: sensitiveEnv,
-		PluginConfigs: plugins,
+		PluginConfigs: plugins, TempDir: buildDir, // the var-file too: a killed run's goes with the run's dir
 	}
 	if err := c.validatePacker(ctx, req); err != nil {
 		return nil, scrub(err)

@@ -7,6 +7,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/packer"
 )
 
@@ -21,13 +22,11 @@ var packerNameKeys = []string{
 }
 
 // checkNoSecretInNames refuses a build whose rendered configuration puts
-// a secret()'s value into a resource name or tag, before anything is
-// created (the validation pass runs it too).
+// a secret()'s value, a SAS signature or a URL's password into a resource
+// name or tag, before anything is created (the validation pass runs it
+// too).
 func checkNoSecretInNames(tpl *packer.Template, values, env map[string]string, vs ...starlark.Value) error {
 	named := secretsByName(vs...)
-	if len(named) == 0 {
-		return nil
-	}
 	builds, err := tpl.Render(values, env)
 	if err != nil {
 		return nil // the checks before and packer's own report it
@@ -42,6 +41,9 @@ func checkNoSecretInNames(tpl *packer.Template, values, env map[string]string, v
 			}
 			for _, name := range secretsIn(fmt.Sprint(v), named) {
 				problems = append(problems, fmt.Sprintf("%s.%s is made from secret(%q)", build, key, name))
+			}
+			if redact.HasCredential(fmt.Sprint(v)) {
+				problems = append(problems, fmt.Sprintf("%s.%s carries a SAS signature or a URL password (%s)", build, key, redact.SAS(fmt.Sprint(v))))
 			}
 		}
 	}

@@ -81,7 +81,8 @@ func registerCore(r *Registry) {
 			Returns: "None",
 			Doc: "Registers `fn` to run when the workflow ends, newest first, on success, failure and cancel. A failing cleanup " +
 				"fails the run. A resumed run runs the cleanups its earlier attempts did not; `imgflow gc` can finish only " +
-				"those that name what they delete (`deletes`), as lib/temporary.star's do.",
+				"those that name what they delete (`deletes`), as lib/temporary.star's do. A run cancelled by a signal keeps " +
+				"what those delete (a later step may use it): its resume deletes it when it ends, or `imgflow gc`.",
 			Example: `cleanup(lambda: delete(build.managed_image), deletes = build.managed_image)`,
 			Impl:    cleanupImpl,
 		},
@@ -289,12 +290,14 @@ func cleanupImpl(c *Call) (starlark.Value, error) {
 	// parallel() branch, the position and how often that branch registered
 	// there) lets it run once, whatever order branches run in.
 	id := c.Run.starlarkCleanupID(branchPath(c.Thread) + c.Pos())
+	kept := ""
 	if res := c.Value("deletes"); res != nil && res != starlark.None {
 		kind, args, what, err := deletionOf(res)
 		if err != nil {
 			return nil, fmt.Errorf("cleanup: deletes: %w", err)
 		}
 		if c.Run.Journal != nil {
+			kept = what
 			spec := journal.Cleanup{ID: id, Kind: kind, Name: "delete " + what, Pos: c.Pos(), Args: args}
 			if err := c.Run.Journal.RecordCleanup(spec); err != nil {
 				return nil, fmt.Errorf("cleanup: %w", err)
@@ -302,9 +305,10 @@ func cleanupImpl(c *Call) (starlark.Value, error) {
 		}
 	}
 	c.Run.PushCleanup(Cleanup{
-		ID:   id,
-		Name: fn.Name(),
-		Pos:  c.Pos(),
+		ID:                  id,
+		Name:                fn.Name(),
+		Pos:                 c.Pos(),
+		KeepWhenInterrupted: kept,
 		Fn: func(_ context.Context, thread *starlark.Thread) error {
 			_, err := starlark.Call(thread, fn, nil, nil)
 			return err

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 
 	"go.starlark.net/starlark"
 
@@ -166,11 +167,24 @@ func (c *Call) stepKeyOrPos() string {
 	return c.Spec.Name + "@" + c.Pos()
 }
 
+// keptWhenInterrupted is what a journaled cleanup of the workflow's own
+// cleanup() (an id of starlarkCleanupID) deletes, restored on resume: kept
+// again if this attempt is interrupted too. "" for a builtin's cleanup.
+func keptWhenInterrupted(spec journal.Cleanup) string {
+	if !strings.HasPrefix(spec.ID, starlarkCleanupPrefix) {
+		return ""
+	}
+	return strings.TrimPrefix(spec.Name, "delete ")
+}
+
 // cleanupFromSpec turns a journaled cleanup into a runnable one.
 func (r *Run) cleanupFromSpec(spec journal.Cleanup) Cleanup {
 	fn := r.Registry.cleanupKinds[spec.Kind]
 	return Cleanup{
 		ID: spec.ID, Name: spec.Name, Pos: spec.Pos,
+		// A workflow's cleanup() (an id of starlarkCleanupID), restored
+		// on resume: kept again if this attempt is interrupted too.
+		KeepWhenInterrupted: keptWhenInterrupted(spec),
 		Fn: func(ctx context.Context, _ *starlark.Thread) error {
 			if fn == nil {
 				return fmt.Errorf("unknown cleanup kind %q in the journal", spec.Kind)

@@ -93,6 +93,13 @@ type Cleanup struct {
 	// Fn runs on the workflow's main thread with a context that is still
 	// live even when the run was cancelled.
 	Fn func(ctx context.Context, thread *starlark.Thread) error
+	// KeepWhenInterrupted, when not "", is the resource the workflow's
+	// own cleanup() of a journaled deletion (temporary()) deletes. Later
+	// steps of the run may use it (a staging version a promotion copies),
+	// so a run cancelled by a signal, which says "resume it with…", keeps
+	// it: the resume runs the cleanup when it ends, gc when the run is
+	// abandoned.
+	KeepWhenInterrupted string
 }
 
 // Run is the state of one execution of a workflow: what builtins need
@@ -303,6 +310,9 @@ func (r *Run) Locations(ctx context.Context) ([]cloud.Location, error) {
 	return locs, nil
 }
 
+// starlarkCleanupPrefix starts the id of a workflow's cleanup().
+const starlarkCleanupPrefix = "cleanup@"
+
 func (r *Run) starlarkCleanupID(pos string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -311,5 +321,5 @@ func (r *Run) starlarkCleanupID(pos string) string {
 	}
 	n := r.cleanupCount[pos]
 	r.cleanupCount[pos]++
-	return fmt.Sprintf("cleanup@%s#%d", pos, n)
+	return fmt.Sprintf("%s%s#%d", starlarkCleanupPrefix, pos, n)
 }

@@ -329,7 +329,7 @@ func TestSecretInAResourceNameOrTagIsRefused(t *testing.T) {
 			require.Error(t, res.Err)
 			msg := res.Err.Error()
 			assert.Contains(t, msg, want)
-			assert.Contains(t, msg, "testdata/build/secret_in_name.star:23:")
+			assert.Contains(t, msg, "testdata/build/secret_in_name.star:26:")
 			assert.NotContains(t, msg, "s3cr3tname")
 			data, err := json.Marshal([]any{res.Steps, f.rep.text()})
 			require.NoError(t, err)

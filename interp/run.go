@@ -200,7 +200,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 
 // runCleanups runs the registered cleanups newest first on a fresh thread
 // whose context survives cancellation of the run, so Ctrl-C still cleans
-// up. Every failure is reported. An injected crash stops them where it
+// up, except the deletions a resume needs undone (KeepWhenInterrupted). Every failure is reported. An injected crash stops them where it
 // happens, as a dead process would: the journal keeps the rest for the
 // resume.
 func runCleanups(ctx context.Context, run *builtins.Run, ld *loader, maxSteps uint64) (errs []error, crashed bool) {
@@ -208,11 +208,20 @@ func runCleanups(ctx context.Context, run *builtins.Run, ld *loader, maxSteps ui
 	if len(cleanups) == 0 {
 		return nil, false
 	}
+	interrupted := ctx.Err() != nil
 	run.Ctx = context.WithoutCancel(ctx)
 	th := newThread("cleanup", run, ld, maxSteps)
 	builtins.MarkPastGate(th) // the workflow's end is past its gates
 	for _, c := range cleanups {
 		if run.Journal != nil && run.Journal.CleanupDone(c.ID) {
+			continue
+		}
+		if interrupted && c.KeepWhenInterrupted != "" {
+			// What a resume needs stays: the journal keeps the deletion
+			// for the resume's end, or gc.
+			if run.Reporter != nil {
+				run.Reporter.Print(c.Pos, fmt.Sprintf("kept for the resume: %s (the resumed run deletes it when it ends, imgflow gc if the run is abandoned)", c.KeepWhenInterrupted))
+			}
 			continue
 		}
 		if err := c.Fn(run.Ctx, th); err != nil {

@@ -265,7 +265,7 @@ func (s *AzureStore) Open(ctx context.Context, runID string) (*File, error) {
 		return fail(err)
 	}
 	if len(p.records) == 0 {
-		return fail(fmt.Errorf("journal %s has no complete record: the journal was torn while its run started", shown))
+		return fail(&NotStartedError{Path: shown, RunID: runID})
 	}
 	w.size = int64(len(data))
 	if props.BlobCommittedBlockCount != nil {

@@ -169,7 +169,14 @@ func (w fileWriter) write(line []byte) error {
 
 func (w fileWriter) close() error { return w.f.Close() }
 
-// createFile starts a journal file in dir.
+// halfMadeSuffix ends the name of a journal file being created.
+const halfMadeSuffix = ".jsonl.new"
+
+// createFile starts a journal file in dir. The header is written and
+// synced in a temporary file that is then linked to the journal's name,
+// so a crash never leaves a journal with a torn header: either there is
+// no journal (nothing had started) or it has its complete header. A crash
+// before the link leaves the temporary file, which gc sweeps.
 func createFile(dir string, header Record, noFsync bool) (*File, error) {
 	if header.RunID == "" {
 		return nil, errors.New("journal: run id is empty")
@@ -178,10 +185,15 @@ func createFile(dir string, header Record, noFsync bool) (*File, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	path := Path(dir, header.RunID)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if _, err := os.Lstat(path); err == nil {
+		return nil, fmt.Errorf("journal: create %s: %w", path, os.ErrExist)
+	}
+	f, err := os.CreateTemp(dir, "."+header.RunID+".*"+halfMadeSuffix)
 	if err != nil {
 		return nil, fmt.Errorf("journal: create %s: %w", path, err)
 	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // the journal is its link under path
 	if err := lock(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
@@ -192,7 +204,31 @@ func createFile(dir string, header Record, noFsync bool) (*File, error) {
 		j.Close()
 		return nil, err
 	}
+	// Link fails when path exists: a run id is never taken twice.
+	if err := os.Link(tmp, path); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("journal: create %s: %w", path, err)
+	}
+	if !noFsync {
+		if err := syncDir(dir); err != nil {
+			j.Close()
+			return nil, fmt.Errorf("journal: create %s: %w", path, err)
+		}
+	}
 	return j, nil
+}
+
+// syncDir makes the entries of dir durable (a journal's new name).
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
 }
 
 // openFile opens a journal file in dir, locking it.
@@ -225,7 +261,7 @@ func openFile(dir, runID string, noFsync bool) (*File, error) {
 	}
 	if len(p.records) == 0 {
 		f.Close()
-		return nil, fmt.Errorf("journal %s has no complete record: the journal was torn while its run started", path)
+		return nil, &NotStartedError{Path: path, RunID: runID}
 	}
 	return &File{path: path, w: fileWriter{f, noFsync}, records: p.records, unverified: p.unverified}, nil
 }

@@ -218,7 +218,7 @@ func TestListReportsInvalidAndUnreadableRuns(t *testing.T) {
 	assert.False(t, byID["refused"].Resumable, "nothing was changed: fix the input and run again")
 	assert.Equal(t, StatusFailed, byID["retried"].Status, "earlier attempts made steps: resumable with corrected input")
 	assert.True(t, byID["retried"].Resumable)
-	assert.Equal(t, StatusUnreadable, byID["torn"].Status)
+	assert.Equal(t, StatusNotStarted, byID["torn"].Status)
 	assert.Contains(t, byID["torn"].Error, "no complete record")
 	assert.False(t, byID["torn"].Resumable)
 }

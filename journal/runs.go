@@ -19,10 +19,13 @@ const (
 	// StatusInvalid is a run refused by its validation pass before any
 	// change: there is nothing to resume, the input must be fixed.
 	StatusInvalid = "invalid"
-	// StatusUnreadable is a journal that cannot be read (no complete
-	// record, a read error): listed with the reason, never resumed or
-	// cleaned up.
+	// StatusUnreadable is a journal that cannot be read (a read error):
+	// listed with the reason, never resumed or cleaned up.
 	StatusUnreadable = "unreadable"
+	// StatusNotStarted is a journal whose only record, the run's header,
+	// was torn (an incomplete last line, see NotStartedError): the run
+	// had started nothing. Not resumable, run again; gc removes it.
+	StatusNotStarted = "not-started"
 	// StatusCorrupt is a journal with a line that cannot be trusted (see
 	// CorruptError): listed with its file and line, never resumed or
 	// cleaned up from, since what it registered is not known.
@@ -101,18 +104,18 @@ func sortSummaries(out []Summary) {
 }
 
 // unreadable describes a journal named name whose records could not be
-// read (err nil: it holds no complete record, e.g. torn by a crash during
-// its first write; a CorruptError: StatusCorrupt).
+// read (err nil: it holds no complete record, its header was torn by a
+// crash during its first write: StatusNotStarted; a CorruptError:
+// StatusCorrupt).
 func unreadable(name string, err error) Summary {
-	reason := "no complete record: the journal was torn while its run started"
-	status := StatusUnreadable
-	if err != nil {
-		reason = err.Error()
+	id := strings.TrimSuffix(name, ".jsonl")
+	switch {
+	case err == nil:
+		return Summary{RunID: id, Status: StatusNotStarted, Error: notStartedReason}
+	case IsCorrupt(err):
+		return Summary{RunID: id, Status: StatusCorrupt, Error: err.Error()}
 	}
-	if IsCorrupt(err) {
-		status = StatusCorrupt
-	}
-	return Summary{RunID: strings.TrimSuffix(name, ".jsonl"), Status: status, Error: reason}
+	return Summary{RunID: id, Status: StatusUnreadable, Error: err.Error()}
 }
 
 // UnverifiedWarning is why a journal without checksums is read as it is.

@@ -260,7 +260,7 @@ func TestRealPackerSignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			vars, dir := realVars(t, map[string]string{"sleep": "60"})
-			vf, stop, err := writeVarFile(vars)
+			vf, stop, err := writeVarFile(vars, "")
 			require.NoError(t, err)
 			defer stop()
 			tpl, err := filepath.Abs(nullFileTemplate)

@@ -75,6 +75,10 @@ type BuildRequest struct {
 	// WorkDir is packer's working directory (relative paths inside the
 	// template resolve against it). Default: the current directory.
 	WorkDir string
+	// TempDir is where the var-file of Vars is served (a run's own
+	// temporary directory, which resume and gc remove). Default:
+	// os.TempDir().
+	TempDir string
 	// Mirrors, when WorkDir is a build's own directory made by
 	// MirrorWorkDir, is the directory it mirrors (the checkout): what
 	// WorkDir holds besides the build's own output. Informational, for
@@ -203,6 +207,7 @@ type prepared struct {
 	workDir  string
 	// mirrors is BuildRequest.Mirrors: the directory workDir mirrors.
 	mirrors string
+	tempDir string // BuildRequest.TempDir
 	secrets []string
 	env     []string // packer's whole environment
 	// onTemporaryGroup is BuildRequest.OnTemporaryResourceGroup.
@@ -223,7 +228,7 @@ func prepare(req BuildRequest, env map[string]string, check bool) (*prepared, er
 	if req.TemplatePath == "" {
 		return nil, errors.New("packer build: no template path")
 	}
-	p := &prepared{vars: req.Vars, only: req.Only, workDir: req.WorkDir, mirrors: req.Mirrors, onTemporaryGroup: req.OnTemporaryResourceGroup}
+	p := &prepared{vars: req.Vars, only: req.Only, workDir: req.WorkDir, mirrors: req.Mirrors, tempDir: req.TempDir, onTemporaryGroup: req.OnTemporaryResourceGroup}
 	p.template = ResolvePath(req.WorkDir, req.TemplatePath)
 	for _, f := range req.PluginConfigs {
 		file := ResolvePath(req.WorkDir, f)
@@ -374,13 +379,14 @@ func ReadVarFile(path string) (map[string]string, error) {
 }
 
 // writeVarFile gives vars (a map of JSON values) to packer as a var-file
-// (see serveVarFile) and returns its path and how to remove it.
-func writeVarFile[V any](vars map[string]V) (string, func(), error) {
+// in dir ("" = os.TempDir(), see serveVarFile) and returns its path and
+// how to remove it.
+func writeVarFile[V any](vars map[string]V, dir string) (string, func(), error) {
 	data, err := json.MarshalIndent(vars, "", "  ")
 	if err != nil {
 		return "", nil, fmt.Errorf("encode var-file: %w", err)
 	}
-	return serveVarFile(append(data, '\n'))
+	return serveVarFile(append(data, '\n'), dir)
 }
 
 // run executes a prepared build.

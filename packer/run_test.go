@@ -74,8 +74,9 @@ func assertNoSecret(t *testing.T, where string, s string) {
 
 func TestBuildFakeVHD(t *testing.T) {
 	f := newFake(t, "vhd", "FAKE_PACKER_ECHO_VAR=client_secret")
+	runDir := t.TempDir()
 	res, err := f.runner.Build(context.Background(), BuildRequest{
-		TemplatePath: azureVHDTemplate, Vars: azureVars(), Only: []string{"azure-arm"},
+		TemplatePath: azureVHDTemplate, Vars: azureVars(), Only: []string{"azure-arm"}, TempDir: runDir,
 	})
 	require.NoError(t, err)
 
@@ -118,6 +119,10 @@ func TestBuildFakeVHD(t *testing.T) {
 	require.NotEmpty(t, varFile)
 	assert.Contains(t, args, "-var-file="+varFile)
 	assert.NoFileExists(t, varFile, "var-file removed after the build")
+	assert.True(t, strings.HasPrefix(varFile, runDir+string(filepath.Separator)), "the var-file %s is in the run's temporary dir %s, which gc removes after a kill", varFile, runDir)
+	entries, err := os.ReadDir(runDir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing left in the run's dir")
 	tplAbs, _ := filepath.Abs(azureVHDTemplate)
 	last := len(args) - 1
 	for strings.HasPrefix(args[last], "varfile-mode ") {
@@ -339,7 +344,7 @@ func TestVersionFake(t *testing.T) {
 }
 
 func TestWriteVarFile(t *testing.T) {
-	path, stop, err := writeVarFile(map[string]string{"b": secret, "a": "x,y\n\"z\""})
+	path, stop, err := writeVarFile(map[string]string{"b": secret, "a": "x,y\n\"z\""}, "")
 	require.NoError(t, err)
 	defer stop()
 	st, err := os.Stat(path)

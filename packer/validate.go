@@ -181,7 +181,7 @@ func appendBuildArgs(args []string, p *prepared) ([]string, func(), error) {
 		if err != nil {
 			return nil, cleanup, err
 		}
-		vf, stop, err := writeVarFile(values)
+		vf, stop, err := writeVarFile(values, p.tempDir)
 		if err != nil {
 			return nil, cleanup, err
 		}

@@ -8,9 +8,9 @@ import (
 )
 
 // serveVarFile writes data to a 0600 temporary file where there are no
-// named pipes; stop removes it.
-func serveVarFile(data []byte) (string, func(), error) {
-	f, err := os.CreateTemp("", "imgflow-packer-vars-*.json")
+// named pipes, in dir ("" = os.TempDir()); stop removes it.
+func serveVarFile(data []byte, dir string) (string, func(), error) {
+	f, err := os.CreateTemp(dir, "imgflow-packer-vars-*.json")
 	if err != nil {
 		return "", nil, fmt.Errorf("create var-file: %w", err)
 	}

@@ -16,7 +16,7 @@ import (
 // the values, no file on disk holds them, and stop leaves nothing behind.
 func TestTheVarFileIsAPipeThatHoldsNoSecretOnDisk(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
-	vf, stop, err := writeVarFile(map[string]string{"ua_token": secret})
+	vf, stop, err := writeVarFile(map[string]string{"ua_token": secret}, "")
 	require.NoError(t, err)
 	info, err := os.Lstat(vf)
 	require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestTheVarFileIsAPipeThatHoldsNoSecretOnDisk(t *testing.T) {
 
 // Stopping a pipe nobody opened returns.
 func TestAnUnreadVarFileStops(t *testing.T) {
-	_, stop, err := writeVarFile(map[string]string{"a": "b"})
+	_, stop, err := writeVarFile(map[string]string{"a": "b"}, "")
 	require.NoError(t, err)
 	stop()
 }

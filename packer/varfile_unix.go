@@ -17,9 +17,9 @@ import (
 // process gets a pipe of its own): the pipe serves one open, since a
 // writer that opened again before that reader closed would add a second
 // copy to its stream. stop ends serving and removes the pipe and its
-// private directory.
-func serveVarFile(data []byte) (path string, stop func(), err error) {
-	dir, err := os.MkdirTemp("", "imgflow-packer-vars-")
+// private directory, made in parent ("" = os.TempDir()).
+func serveVarFile(data []byte, parent string) (path string, stop func(), err error) {
+	dir, err := os.MkdirTemp(parent, "imgflow-packer-vars-")
 	if err != nil {
 		return "", nil, fmt.Errorf("create var-file: %w", err)
 	}

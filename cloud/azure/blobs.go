@@ -268,7 +268,24 @@ func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
 	if err != nil {
 		return opError("delete blob", shown(full), err)
 	}
-	_, err = pc.Delete(ctx, &blob.DeleteOptions{DeleteSnapshots: to(blob.DeleteSnapshotsOptionTypeInclude)})
+	// An upload killed while it wrote leaves its lease (resume.go) for up
+	// to writeLeaseSeconds: a resumed run deleting what it staged waits
+	// it out, as a resumed upload does.
+	deadline := time.Now().Add((writeLeaseSeconds + 5) * time.Second)
+	for waited := false; ; waited = true {
+		_, err = pc.Delete(ctx, &blob.DeleteOptions{DeleteSnapshots: to(blob.DeleteSnapshotsOptionTypeInclude)})
+		if !leaseHeld(err) || time.Now().After(deadline) {
+			break
+		}
+		if !waited {
+			p.logf("%s: a lease is on the blob; waiting for it to end to delete the blob (the lease of a killed upload ends within %d s)", shown(full), writeLeaseSeconds)
+		}
+		select {
+		case <-ctx.Done():
+			return opError("delete blob", shown(full), ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
 	return opError("delete blob", shown(full), blobErr(err, shown(full)))
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -161,4 +162,25 @@ func TestCopyBlockBlob(t *testing.T) {
 	assert.Equal(t, cloud.BlobTypeBlock, b.Type)
 	assert.Equal(t, hex.EncodeToString(sum[:]), b.MD5)
 	assert.True(t, equalBytes(data, w.read(ref(sa, c, "copy.txt"))))
+}
+
+// A blob an upload killed mid-write still leases (for up to 15 s) is
+// deleted once the lease ends: a resumed run deleting what the killed
+// attempt staged does not fail with LeaseIdMissing.
+func TestDeleteBlobWaitsOutAKilledWritersLease(t *testing.T) {
+	w := newWorld(t, fakearm.Options{}, nil)
+	sa, c := w.base("imgflowtest")
+	cred, err := azblob.NewSharedKeyCredential(sa.Name, azuritetest.DevKey)
+	require.NoError(t, err)
+	client, err := azblob.NewClientWithSharedKeyCredential(sa.BlobEndpoint, cred, nil)
+	require.NoError(t, err)
+	_, err = client.UploadBuffer(context.Background(), c, "staged.vhd", []byte("staged"), nil)
+	require.NoError(t, err)
+	lc, err := lease.NewBlobClient(client.ServiceClient().NewContainerClient(c).NewBlobClient("staged.vhd"), nil)
+	require.NoError(t, err)
+	_, err = lc.AcquireLease(context.Background(), 15, nil)
+	require.NoError(t, err)
+	require.NoError(t, w.p.DeleteBlob(w.ctx, ref(sa, c, "staged.vhd")))
+	_, err = client.ServiceClient().NewContainerClient(c).NewBlobClient("staged.vhd").GetProperties(context.Background(), nil)
+	assert.Error(t, err, "the blob is gone")
 }

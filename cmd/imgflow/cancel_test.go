@@ -61,6 +61,25 @@ if started.output:
     spin()
 `
 
+// temporaryThenSpinWorkflow registers the deletion of a temporary
+// resource (as temporary() does) that a later step would use, then spins
+// in the apply pass only.
+const temporaryThenSpinWorkflow = `
+def spin():
+    x = 0
+    for i in range(1000000000):
+        x = i
+    return x
+
+rg = resource_group("rg-keep", location = "westeurope")
+g = gallery("keep_gallery", resource_group = rg)
+staging = image_definition(g, name = "staging-def", publisher = "p", offer = "o", sku = "s", os_type = "Linux")
+cleanup(lambda: delete(staging), deletes = staging)
+started = command(["echo", "spinning"])
+if started.output:
+    spin()
+`
+
 // applyGrowWorkflow holds ever more memory in the apply pass only.
 const applyGrowWorkflow = `
 def grow():
@@ -270,6 +289,26 @@ func TestSignalsCancelARun(t *testing.T) {
 		assert.Equal(t, "cancelled", summary["status"])
 		assert.Equal(t, true, summary["resumable"])
 		assert.EqualValues(t, 2, summary["steps"], "the resource group and the command are journaled")
+	})
+
+	// A resource the workflow deletes when it ends (temporary()) may be
+	// what its later steps use: a cancelled run keeps it so that "resume
+	// it with" holds; gc deletes it once the run is abandoned.
+	t.Run("SIGTERM keeps what the resume needs", func(t *testing.T) {
+		root, file := workspaceWith(t, temporaryThenSpinWorkflow)
+		state := t.TempDir()
+		res := runUntilSignalled(t, bin, root, state, file, "spinning", syscall.SIGTERM)
+		assert.Equal(t, 143, res.code, res.stderr)
+		assert.Contains(t, res.stderr, "resume it with: imgflow run --resume "+res.runID)
+		assert.Contains(t, res.stdout+res.stderr, "kept for the resume: ")
+		st := imgflow(t, "state", "--state", state, "--output", "json")
+		require.Equal(t, 0, st.code, st.String())
+		assert.Contains(t, st.stdout, "staging-def", "the cancelled run kept the staging definition")
+
+		gc := imgflow(t, "gc", "--root", root, "--state", state, "--older-than", "0s")
+		require.Equal(t, 0, gc.code, gc.String())
+		st = imgflow(t, "state", "--state", state, "--output", "json")
+		assert.NotContains(t, st.stdout, "staging-def", "gc deletes it once the run is abandoned")
 	})
 
 	// The first signal cancels the run, whose cleanup then spins; the

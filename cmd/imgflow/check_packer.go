@@ -34,8 +34,14 @@ func planCell(ctx context.Context, ws *builtins.Workspace, rel string, cell chec
 		return nil, err
 	}
 	defer cloud.Close()
+	info := newPlanInfo()
+	tmp, removeTmp, err := planTempDir(info)
+	if err != nil {
+		return nil, err
+	}
+	defer removeTmp()
 	res := interp.Plan(ctx, "//"+rel, interp.Config{
-		Workspace: ws, Registry: builtins.NewRegistry(), Info: newPlanInfo(), PackerValidator: v, Vars: cell.vars,
+		Workspace: ws, Registry: builtins.NewRegistry(), Info: info, PackerValidator: v, Vars: cell.vars, TempDir: tmp,
 	}, overlay.New(cloud))
 	if res.Err == nil {
 		return &cellPlan{}, nil

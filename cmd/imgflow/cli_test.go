@@ -531,9 +531,14 @@ func TestRunsListsInvalidAndUnreadableRuns(t *testing.T) {
 	require.Equal(t, 0, runs.code, runs.String())
 	assert.Regexp(t, `testdata/cli/params\.star\s+invalid\s+0`, runs.stdout)
 	assert.NotContains(t, runs.stdout, "resumable")
-	assert.Regexp(t, `20260101-000000-torn\s+-\s+unreadable\s+0\s+-\s+no complete record`, runs.stdout)
+	assert.Regexp(t, `20260101-000000-torn\s+-\s+not-started\s+0\s+-\s+no complete record.*run the workflow again`, runs.stdout)
+
+	resume := imgflow(t, "run", "--root", repoRoot(t), "--state", state, "--resume", "20260101-000000-torn")
+	require.Equal(t, 1, resume.code, resume.String())
+	assert.Contains(t, resume.stderr, "run 20260101-000000-torn had not started")
 
 	gc := imgflow(t, "gc", "--root", repoRoot(t), "--state", state, "--older-than", "0s")
 	require.Equal(t, 0, gc.code, gc.String())
-	assert.Contains(t, gc.stderr, "warning: run 20260101-000000-torn: journal unreadable")
+	assert.Contains(t, gc.stdout, "removed the journal of run 20260101-000000-torn, which had not started")
+	assert.NoFileExists(t, filepath.Join(state, "runs", "20260101-000000-torn.jsonl"))
 }

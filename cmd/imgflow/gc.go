@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/imgflow/imgflow/builtins"
@@ -60,10 +59,10 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 			e.errorf("run %s: %s\nits cleanups are not all known, so none is run: check the resources of run %s by hand, then move the journal aside", r.RunID, r.Error, r.RunID)
 			unread++
 			continue
-		case r.Status == journal.StatusUnreadable && strings.HasPrefix(r.Error, "no complete record"):
+		case r.Status == journal.StatusNotStarted:
 			// Torn in its first write: the header comes before any
-			// cleanup, so there is none to run.
-			e.warnf("run %s: journal unreadable (%s): it holds no cleanup", r.RunID, r.Error)
+			// change, so there is nothing to clean but the journal.
+			discardNotStarted(ctx, e, store, r.RunID, *dryRun)
 			continue
 		case r.Status == journal.StatusUnreadable:
 			e.errorf("run %s: journal unreadable (%s): its cleanups, if any, are not known; check its resources by hand", r.RunID, r.Error)
@@ -84,6 +83,18 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 			e.errorf("%v", err)
 		}
 	}
+	if !*dryRun {
+		for _, dir := range sweepPlanTempDirs(*olderThan) {
+			fmt.Fprintf(e.stdout, "removed %s (a plan that did not finish)\n", dir)
+		}
+	}
+	if d, ok := store.(journal.Dir); ok && !*dryRun {
+		// Journals a crash left half-made, before their header was in
+		// place: no run, nothing to clean.
+		if _, err := journal.SweepHalfMade(string(d)); err != nil {
+			e.warnf("%v", err)
+		}
+	}
 	verb := "cleaned"
 	if *dryRun {
 		verb = "would clean"
@@ -97,6 +108,26 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 		return exitCode(1)
 	}
 	return nil
+}
+
+// discardNotStarted removes the journal of a run that had not started
+// (its header torn) and its temporary files, saying so.
+func discardNotStarted(ctx context.Context, e *env, store journal.Store, runID string, dryRun bool) {
+	d, ok := store.(journal.Discarder)
+	if !ok {
+		e.warnf("run %s had not started: its journal holds no complete record and no cleanup; remove it by hand", runID)
+		return
+	}
+	removeRunTempDir(e, runID, dryRun)
+	if dryRun {
+		fmt.Fprintf(e.stdout, "would remove the journal of run %s, which had not started\n", runID)
+		return
+	}
+	if err := d.DiscardNotStarted(ctx, runID); err != nil {
+		e.warnf("run %s had not started: %v", runID, err)
+		return
+	}
+	fmt.Fprintf(e.stdout, "removed the journal of run %s, which had not started (its header was torn by a crash)\n", runID)
 }
 
 // keep says why a run's leftovers must stay ("" when they may go).

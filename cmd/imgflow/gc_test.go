@@ -164,3 +164,26 @@ func TestGCDeletesTheTemporariesOfAKilledRun(t *testing.T) {
 	_, err = p.GetBlob(context.Background(), ref)
 	assert.True(t, cloud.IsNotFound(err), "gc deleted the blob: %v", err)
 }
+
+// The temporary directory of a plan that was killed (its packer builds'
+// directories) is removed by gc; a running plan's, recently written, is
+// not.
+func TestGCRemovesTheTemporaryDirOfAKilledPlan(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	info := newPlanInfo()
+	old, _, err := planTempDir(info)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(old, "imgflow-build-1", "cwd"), 0o755))
+	past := time.Now().Add(-2 * time.Hour)
+	require.NoError(t, os.Chtimes(old, past, past))
+	running, removeRunning, err := planTempDir(info)
+	require.NoError(t, err)
+	defer removeRunning()
+	assert.Regexp(t, `imgflow-run-\d{8}-plan-\d+$`, old)
+
+	gc := imgflow(t, "gc", "--root", repoRoot(t), "--state", t.TempDir(), "--older-than", "1h")
+	require.Equal(t, 0, gc.code, gc.String())
+	assert.Contains(t, gc.stdout, "removed "+old+" (a plan that did not finish)")
+	assert.NoDirExists(t, old)
+	assert.DirExists(t, running)
+}

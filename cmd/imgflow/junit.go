@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/interp/startest"
 )
 
@@ -66,6 +67,10 @@ func writeJUnit(path string, files []string, results []startest.Result, start ti
 
 func junitXML(files []string, results []startest.Result, start time.Time) ([]byte, error) {
 	doc := junitSuites{Name: "imgflow test"}
+	// A test's failures quote what it saw (a check's output, a URL): the
+	// report is a file CI keeps and shows, so SAS signatures, URL
+	// passwords and secret() values go.
+	secrets := redact.SecretValues(os.Environ())
 	var total time.Duration
 	for _, file := range files {
 		suite := junitSuite{Name: file, Timestamp: start.UTC().Format("2006-01-02T15:04:05")}
@@ -76,8 +81,8 @@ func junitXML(files []string, results []startest.Result, start time.Time) ([]byt
 			}
 			c := junitCase{Name: r.Name, Classname: junitClassname(file), Time: seconds(r.Duration)}
 			if !r.Passed() {
-				text := strings.Join(r.Failures, "\n\n")
-				p := &junitProblem{Message: failureMessage(r.Failures[0]), Text: text}
+				text := redact.Text(strings.Join(r.Failures, "\n\n"), secrets)
+				p := &junitProblem{Message: redact.Text(failureMessage(r.Failures[0]), secrets), Text: text}
 				if r.Name == "<load>" {
 					p.Type = "LoadError"
 					c.Error = p

@@ -93,8 +93,14 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if rel != nil {
 		return planRelease(ctx, e, ws, tgt, rel, asJSON, packerValidator(*noPackerValidate))
 	}
-	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: newPlanInfo(),
-		PackerValidator: packerValidator(*noPackerValidate)}
+	info := newPlanInfo()
+	tmp, removeTmp, err := planTempDir(info)
+	if err != nil {
+		return err
+	}
+	defer removeTmp()
+	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: info,
+		PackerValidator: packerValidator(*noPackerValidate), TempDir: tmp}
 	logCI := detectCI()
 	if !asJSON {
 		rep := newConsoleReporter(e)

@@ -5,9 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/interp/startest"
 )
 
 // plantedSAS is a made-up SAS URL whose signature must never leave imgflow.
@@ -20,6 +23,9 @@ func assertNoPlantedSecret(t *testing.T, dir string, secrets ...string) {
 	require.NoError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
+		}
+		if info, err := d.Info(); err != nil || info.Size() > 64<<20 {
+			return err // a disk's data (sparse, GiBs): not a record
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -62,4 +68,21 @@ func TestErrorsNeverEchoAPlantedSASOrSecret(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "test_quotes_a_sas")
 	assert.NotContains(t, string(data), "PLANTEDSIGNATURE")
+}
+
+// A test's failure quoting a SAS, a URL password or a secret()'s value
+// (a check's output it compared) is redacted in the JUnit report.
+func TestJUnitReportIsRedacted(t *testing.T) {
+	const secretValue = "planted-junit-secret"
+	t.Setenv("IMGFLOW_SECRET_PLANTED", secretValue)
+	failure := "check cis printed: fetched " + plantedSAS + " from https://u:PLANTEDPW@mirror.example.org/x with " + secretValue
+	data, err := junitXML([]string{"workflows/x_test.star"}, []startest.Result{
+		{File: "workflows/x_test.star", Name: "test_scan", Failures: []string{failure}},
+	}, time.Now())
+	require.NoError(t, err)
+	out := string(data)
+	assert.Contains(t, out, "disk.vhd?&lt;redacted&gt;")
+	for _, s := range []string{"PLANTEDSIGNATURE", "PLANTEDPW", secretValue} {
+		assert.NotContains(t, out, s)
+	}
 }

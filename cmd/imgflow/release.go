@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -87,7 +88,7 @@ func continuedRun(ctx context.Context, store journal.Store, workflow string) (st
 	}
 	r := runs[0]
 	switch {
-	case r.Status == journal.StatusInvalid || r.Status == journal.StatusUnreadable:
+	case r.Status == journal.StatusInvalid || r.Status == journal.StatusUnreadable || r.Status == journal.StatusNotStarted:
 		return "", nil
 	case r.Workflow != workflow:
 		return "", fmt.Errorf("--continue: the journal %s holds runs of %s, not %s: give each job a --journal of its own", store, r.Workflow, workflow)
@@ -172,8 +173,11 @@ func runJob(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target, re
 		verb = "imgflow run --continue"
 	}
 	fmt.Fprintf(e.stdout, "%s%s %s %s\n", rep.prefix, verb, file, rep.dim(fmt.Sprintf("(run %s)", info.ID)))
+	// What a killed job left there, imgflow gc removes.
+	defer os.RemoveAll(builtins.RunTempDir(info.ID))
 	res := interp.Run(ctx, "//"+file, interp.Config{
 		Workspace: ws, Registry: reg, Vars: vars, Info: info, MaxSteps: maxSteps, Reporter: rep, Journal: jf, Packer: tgt.packer, StopAt: stopAt,
+		TempDir: builtins.RunTempDir(info.ID),
 	}, interp.Target{Apply: tgt.provider, Validate: tgt.dryRun()})
 	if err := endJournal(ctx, jf, res); err != nil {
 		return err

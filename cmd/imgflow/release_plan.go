@@ -130,7 +130,12 @@ func planJobs(ctx context.Context, ws *builtins.Workspace, tgt *target, rel *rel
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			cfg := interp.Config{Workspace: ws, Registry: reg, Vars: j.StarlarkVars(), Info: newPlanInfo(), Reporter: prints, PackerValidator: validator}
+			info := newPlanInfo()
+			cfg := interp.Config{Workspace: ws, Registry: reg, Vars: j.StarlarkVars(), Info: info, Reporter: prints, PackerValidator: validator}
+			if tmp, removeTmp, err := planTempDir(info); err == nil {
+				defer removeTmp()
+				cfg.TempDir = tmp
+			}
 			res := interp.Plan(ctx, "//"+j.Workflow, cfg, tgt.dryRun())
 			if gate := rel.ApprovalGate; res.Err == nil && gate != "" && !slices.Contains(res.Gates, gate) {
 				// Its CI job would run --stop-at the gate and fail there:
