@@ -66,6 +66,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	// packer builds stage OS disks in (the emulator's subscription is the
 	// fake's default).
 	defaults := append(azuritetest.DefaultAccounts(), azuritetest.StagingAccounts(fakearm.DefaultSubscriptionID)...)
+	defaults = append(defaults, azuritetest.WorkflowAccounts(fakearm.DefaultSubscriptionID)...)
 	accounts := fs.String("accounts", strings.Join(defaults, ","), "storage account names Azurite serves (workflows may only use these)")
 	fs.StringVar(&c.data, "data", "", "Azurite's data directory, kept after exit (default: a temporary directory, removed)")
 	fs.BoolVar(&c.background, "background", false, "start in the background: print the environment and "+EnvEmulatorPID+" once ready, then return: eval \"$(imgflow-emulator --background)\", and kill $"+EnvEmulatorPID+" stops it")
