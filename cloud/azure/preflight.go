@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 
 	"github.com/imgflow/imgflow/cloud"
@@ -80,13 +81,18 @@ func (p *Provider) BlobAuth(string) cloud.BlobAuthMode {
 	return cloud.BlobAuthEither
 }
 
+// rawARM is the ARM pipeline (credential, retry, redaction) for the
+// calls no SDK client of the target makes: the fake ARM serves them apart
+// from its SDK operations (fakearm's preflight.go).
+type rawARM struct{ c *arm.Client }
+
 // armCall sends one request through the ARM pipeline (credential, retry,
 // redaction) and decodes the 200 answer into out. pathOrURL is a path on
 // the ARM endpoint or a whole nextLink.
 func (p *Provider) armCall(ctx context.Context, method, pathOrURL, apiVersion string, body, out any) error {
 	url := pathOrURL
 	if !strings.HasPrefix(url, "http") {
-		url = runtime.JoinPaths(p.raw.Endpoint(), pathOrURL)
+		url = runtime.JoinPaths(p.raw.c.Endpoint(), pathOrURL)
 	}
 	req, err := runtime.NewRequest(ctx, method, url)
 	if err != nil {
@@ -103,7 +109,7 @@ func (p *Provider) armCall(ctx context.Context, method, pathOrURL, apiVersion st
 			return err
 		}
 	}
-	resp, err := p.raw.Pipeline().Do(req)
+	resp, err := p.raw.c.Pipeline().Do(req)
 	if err != nil {
 		return err
 	}
@@ -111,4 +117,39 @@ func (p *Provider) armCall(ctx context.Context, method, pathOrURL, apiVersion st
 		return runtime.NewResponseError(resp)
 	}
 	return runtime.UnmarshalAsJSON(resp, out)
+}
+
+// resourcesAPIVersion is the Providers_Get API version of the REST specs'
+// example (Microsoft.Resources GetProvider.json, 2021-04-01).
+const resourcesAPIVersion = "2021-04-01"
+
+// markVersionRegions sets NoImageVersions on the physical locations the
+// Microsoft.Compute provider does not list for galleries/images/versions
+// (GET /subscriptions/{id}/providers/Microsoft.Compute; its locations are
+// display names).
+func (p *Provider) markVersionRegions(ctx context.Context, locs []cloud.Location) error {
+	var prov struct {
+		ResourceTypes []struct {
+			ResourceType string   `json:"resourceType"`
+			Locations    []string `json:"locations"`
+		} `json:"resourceTypes"`
+	}
+	path := "/subscriptions/" + p.sub + "/providers/Microsoft.Compute"
+	if err := p.armCall(ctx, http.MethodGet, path, resourcesAPIVersion, nil, &prov); err != nil {
+		return opError("read the regions of gallery image versions in subscription", p.sub, azErr(err, path))
+	}
+	for _, rt := range prov.ResourceTypes {
+		if !strings.EqualFold(rt.ResourceType, "galleries/images/versions") {
+			continue
+		}
+		offered := map[string]bool{}
+		for _, l := range rt.Locations {
+			offered[foldLocation(l)] = true
+		}
+		for i := range locs {
+			l := &locs[i]
+			l.NoImageVersions = l.RegionType == cloud.RegionTypePhysical && !offered[foldLocation(l.Name)] && !offered[foldLocation(l.DisplayName)]
+		}
+	}
+	return nil
 }

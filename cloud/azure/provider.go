@@ -149,7 +149,7 @@ type Provider struct {
 	vms       *armcompute.VirtualMachinesClient
 	runs      *armcompute.VirtualMachineRunCommandsClient
 	generic   *armresources.Client // test_vm's virtual network (no armnetwork dependency)
-	raw       *arm.Client          // ARM calls without an SDK client of ours (preflight.go)
+	raw       rawARM               // ARM calls without an SDK client of ours (preflight.go)
 
 	locMu     sync.Mutex
 	locations []cloud.Location
@@ -226,7 +226,7 @@ func New(_ context.Context, opts Options) (*Provider, error) {
 		return nil, fmt.Errorf("azure: storage clients: %w", err)
 	}
 	p.accounts = sf.NewAccountsClient()
-	if p.raw, err = arm.NewClient("imgflow", "v1.0.0", p.cred, armOpts); err != nil {
+	if p.raw.c, err = arm.NewClient("imgflow", "v1.0.0", p.cred, armOpts); err != nil {
 		return nil, fmt.Errorf("azure: ARM client: %w", err)
 	}
 	if p.subs, err = armsubscriptions.NewClient(p.cred, armOpts); err != nil {

@@ -51,3 +51,33 @@ func TestAzurePlanPassesItsChecksWithEveryRight(t *testing.T) {
 		"--var", "version=4152.2.3", "--var", "vhd=//testdata/flatcar/flatcar-linux-test-amd64.vhd")
 	require.Equal(t, 0, res.code, res.String())
 }
+
+// regions() and the image version's target regions use only the regions
+// where the subscription can create gallery image versions (the
+// Microsoft.Compute provider's locations of galleries/images/versions):
+// one it cannot use drops out of regions(), and a version's own region
+// there is refused before any change, naming it and the usable ones.
+func TestAzurePlanUsesOnlyRegionsWithImageVersions(t *testing.T) {
+	srv := azureTarget(t)
+	root := repoRoot(t)
+	plan := func() cliResult {
+		return imgflow(t, "plan", "--root", root, "--state", t.TempDir(), "--target", "azure",
+			filepath.Join(root, "workflows", "flatcar.star"),
+			"--var", "version=4152.2.3", "--var", "vhd=//testdata/flatcar/flatcar-linux-test-amd64.vhd")
+	}
+	res := plan()
+	require.Equal(t, 0, res.code, res.String())
+	assert.Regexp(t, `image_version\s+flatcar/flatcar-stable-amd64/4152\.2\.3 in 46 region\(s\)`, res.stdout)
+
+	srv.WithholdImageVersions("northeurope")
+	res = plan()
+	require.Equal(t, 0, res.code, res.String())
+	assert.Regexp(t, `image_version\s+flatcar/flatcar-stable-amd64/4152\.2\.3 in 45 region\(s\)`, res.stdout, "regions() leaves northeurope out")
+
+	srv.WithholdImageVersions("westeurope")
+	res = plan()
+	require.Equal(t, 1, res.code, res.String())
+	assert.Contains(t, res.stderr, `invalid target region "westeurope": is not a region where this subscription can create gallery image versions`)
+	assert.Regexp(t, `available: [a-z0-9, ]*eastus`, res.stderr)
+	assert.NotRegexp(t, `available: [^\n]*northeurope`, res.stderr)
+}

@@ -15,6 +15,24 @@ import (
 type preflightState struct {
 	taken map[string]bool // lower(name)
 	perms []cloud.Permission
+	// noVersions are regions (canonical names) the Microsoft.Compute
+	// provider does not list for galleries/images/versions.
+	noVersions map[string]bool
+}
+
+// WithholdImageVersions makes the subscription unable to create gallery
+// image versions in regions (names or display names), as restricted
+// regions are until the subscription is enabled for them: the provider's
+// resource-type locations leave them out.
+func (f *Fake) WithholdImageVersions(regions ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pre.noVersions == nil {
+		f.pre.noVersions = map[string]bool{}
+	}
+	for _, r := range regions {
+		f.pre.noVersions[f.regions.Canonical(r)] = true
+	}
 }
 
 // TakeStorageAccountName makes name someone else's: checkNameAvailability
@@ -54,6 +72,8 @@ func (f *Fake) preflightAnswer(req *http.Request) (resp *http.Response, ok bool)
 		return jsonResponse(req, f.checkName(in.Name)), true
 	case req.Method == http.MethodGet && strings.HasSuffix(path, "/providers/microsoft.authorization/permissions"):
 		return jsonResponse(req, f.permissions()), true
+	case req.Method == http.MethodGet && path == strings.ToLower("/subscriptions/"+f.sub+"/providers/Microsoft.Compute"):
+		return jsonResponse(req, f.computeProvider()), true
 	}
 	return nil, false
 }
@@ -101,6 +121,38 @@ func (f *Fake) permissions() map[string]any {
 	return map[string]any{"value": value}
 }
 
+// computeProvider answers Providers_Get for Microsoft.Compute as the
+// specs' example does (Microsoft.Resources GetProvider.json, api-version
+// 2021-04-01): namespace, registrationState and resourceTypes, each with
+// its locations as display names. Only the gallery types are listed.
+func (f *Fake) computeProvider() map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var all, versions []string
+	for _, l := range f.locations {
+		if l.RegionType != cloud.RegionTypePhysical {
+			continue
+		}
+		name := l.DisplayName
+		if name == "" {
+			name = l.Name
+		}
+		all = append(all, name)
+		if !f.pre.noVersions[l.Name] {
+			versions = append(versions, name)
+		}
+	}
+	types := []map[string]any{}
+	for _, t := range []struct {
+		typ  string
+		locs []string
+	}{{"galleries", all}, {"galleries/images", all}, {"galleries/images/versions", versions}} {
+		types = append(types, map[string]any{"resourceType": t.typ, "locations": t.locs, "apiVersions": []string{"2025-03-03"}})
+	}
+	return map[string]any{"id": "/subscriptions/" + f.sub + "/providers/Microsoft.Compute", "namespace": "Microsoft.Compute",
+		"registrationState": "Registered", "resourceTypes": types}
+}
+
 func jsonResponse(req *http.Request, v any) *http.Response {
 	body, _ := json.Marshal(v)
 	h := http.Header{}
@@ -112,5 +164,6 @@ func jsonResponse(req *http.Request, v any) *http.Response {
 func isPreflightPath(r *http.Request) bool {
 	path := strings.ToLower(r.URL.Path)
 	return strings.HasSuffix(path, "/providers/microsoft.storage/checknameavailability") ||
-		strings.HasSuffix(path, "/providers/microsoft.authorization/permissions")
+		strings.HasSuffix(path, "/providers/microsoft.authorization/permissions") ||
+		(r.Method == http.MethodGet && strings.HasSuffix(path, "/providers/microsoft.compute"))
 }
