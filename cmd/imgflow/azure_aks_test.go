@@ -106,7 +106,7 @@ func TestGen2FailedCaptureRegionIsNamedAndFailsTheRun(t *testing.T) {
 	require.NotEqual(t, 0, res.code, res.String())
 	// packer waits for publishing, which fails with the region.
 	assert.Contains(t, res.stderr, "failed to replicate to eastus (Replication failed: disk quota exceeded)")
-	assert.Contains(t, res.stderr, "called from workflows/gen2.star:27:18")
+	assert.Contains(t, res.stderr, "called from workflows/gen2.star:28:18")
 	assert.NotContains(t, res.stdout, "sig_to_vhd", "nothing runs after the failed build")
 	assert.NotContains(t, res.stdout+res.stderr, "sig=")
 }
