@@ -140,7 +140,7 @@ func registerGallery(r *Registry) {
 			Name: "regions", Effect: Reads,
 			Params:  []Param{{Name: "exclude", Kind: KindLocationList, Default: "[]", Doc: "region names to leave out"}},
 			Returns: "sorted list of region names",
-			Doc:     "Lists the subscription's physical regions (logical geographies such as `europe` dropped), sorted, minus `exclude`.",
+			Doc:     "Lists the subscription's physical regions where it can create gallery image versions (logical geographies such as `europe`, and regions the Microsoft.Compute provider does not offer image versions in, dropped), sorted, minus `exclude`.",
 			Example: `targets = regions(exclude = ["polandcentral", "eastus2euap"])`,
 			Impl:    regionsImpl,
 		},
@@ -409,7 +409,7 @@ func regionsImpl(c *Call) (starlark.Value, error) {
 	}
 	var names []string
 	for _, l := range locs {
-		if l.RegionType == cloud.RegionTypePhysical && !exclude[strings.ToLower(l.Name)] {
+		if l.RegionType == cloud.RegionTypePhysical && !l.NoImageVersions && !exclude[strings.ToLower(l.Name)] {
 			names = append(names, l.Name)
 		}
 	}

@@ -34,6 +34,19 @@ func registerStorage(r *Registry) {
 			Impl:    storageAccountImpl,
 		},
 		&Spec{
+			Name: "storage_account_name", Effect: Pure,
+			Params: []Param{
+				{Name: "prefix", Kind: KindString, Doc: "1–16 lowercase letters and digits, e.g. `aksvhdclassic`"},
+			},
+			Returns: "string: `prefix` and 8 hex digits, 3–24 lowercase letters and digits",
+			Doc: "A storage account name of this subscription: `prefix` followed by a stable hash of the subscription id. " +
+				"Storage account names are global across Azure, so a fixed name may be taken by another subscription (the run would fail at its PUT with StorageAccountAlreadyTaken, after other resources were made); " +
+				"this one is the same on every run in one subscription and differs between subscriptions. Use it as the default of a param, so a subscription that owns an account of another name sets that. " +
+				"The local target, whose accounts are not global, hashes a fixed id, so every state directory gets the same name.",
+			Example: `classic = param("classic_storage_account", default = storage_account_name(prefix = "aksvhdclassic"))`,
+			Impl:    storageAccountNameImpl,
+		},
+		&Spec{
 			Name: "blob", Positional: 1, Effect: Pure,
 			Params: []Param{
 				{Name: "account", Kind: kindAccount, Doc: "the storage_account() or its name"},
@@ -110,6 +123,24 @@ func storageAccountImpl(c *Call) (starlark.Value, error) {
 	}
 	c.Report(outcome, sa.Name+" in "+sa.Location)
 	return makeStruct("storage_account", fields{"id": sa.ID, "name": sa.Name, "resource_group": sa.ResourceGroup, "location": sa.Location, "blob_endpoint": sa.BlobEndpoint}), nil
+}
+
+// localSubscriptionSeed is what storage_account_name hashes on the local
+// target, whose subscription id is random per state directory, and where
+// no target is open (a test file or the docs loading a library), so those
+// see the local target's names.
+const localSubscriptionSeed = "local"
+
+func storageAccountNameImpl(c *Call) (starlark.Value, error) {
+	sub := localSubscriptionSeed
+	if p := c.Run.Provider; p != nil && p.Target() != "local" {
+		sub = p.SubscriptionID()
+	}
+	name, err := cloud.SubscriptionStorageAccountName(sub, c.String("prefix", ""))
+	if err != nil {
+		return nil, fmt.Errorf("storage_account_name: %w", err)
+	}
+	return starlark.String(name), nil
 }
 
 func blobImpl(c *Call) (starlark.Value, error) {

@@ -54,6 +54,13 @@ type Location struct {
 	RegionType string `json:"region_type"`
 	// Category is Recommended, Other or Extended.
 	Category string `json:"category"`
+	// NoImageVersions marks a physical region where the subscription
+	// cannot create gallery image versions: the Microsoft.Compute
+	// provider does not list it for galleries/images/versions (restricted
+	// regions such as jioindiawest need an opt-in). Replication there
+	// fails the version, so regions() leaves it out and a target region
+	// there is refused before any change.
+	NoImageVersions bool `json:"no_image_versions,omitempty"`
 }
 
 // ResourceGroup is an Azure resource group.

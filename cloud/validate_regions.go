@@ -133,8 +133,25 @@ func checkKnownRegion(name string, byName map[string]Location, known []Location)
 		return invalid("target region", name,
 			fmt.Sprintf("has region type %q; only Physical regions can hold image replicas", loc.RegionType),
 			"use a physical region, e.g. westeurope")
+	case loc.NoImageVersions:
+		return invalid("target region", name,
+			"is not a region where this subscription can create gallery image versions (the Microsoft.Compute provider does not offer galleries/images/versions there)",
+			"remove it, or have the subscription enabled for it; available: "+strings.Join(VersionRegions(known), ", "))
 	}
 	return nil
+}
+
+// VersionRegions are the physical regions of known where gallery image
+// versions can be created, sorted.
+func VersionRegions(known []Location) []string {
+	var out []string
+	for _, l := range known {
+		if l.RegionType == RegionTypePhysical && !l.NoImageVersions {
+			out = append(out, l.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func orList(s []string) string {

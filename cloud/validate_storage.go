@@ -1,6 +1,8 @@
 package cloud
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -88,4 +90,33 @@ func ValidateVHDBlobName(name string) error {
 		return invalid("blob name", name, "does not end with .vhd, as a VHD page blob's name should", "e.g. "+name+".vhd")
 	}
 	return nil
+}
+
+// StorageAccountHashLen is how many hex digits of the subscription's hash
+// SubscriptionStorageAccountName appends to its prefix; a prefix may then
+// have up to 24 − StorageAccountHashLen characters.
+const StorageAccountHashLen = 8
+
+// SubscriptionStorageAccountName is prefix followed by the first
+// StorageAccountHashLen hex digits of the SHA-256 of the subscription id
+// (lower-cased). Storage account names are global across Azure, so a fixed
+// name ("aksvhdclassic") may belong to another subscription; this one is
+// the same on every run in one subscription and differs between them.
+// The prefix is checked: 1–16 lowercase letters and digits.
+func SubscriptionStorageAccountName(subscription, prefix string) (string, error) {
+	const field = "storage account name prefix"
+	maxPrefix := 24 - StorageAccountHashLen
+	if n := utf8.RuneCountInString(prefix); n < 1 || n > maxPrefix {
+		return "", invalid(field, prefix, fmt.Sprintf("is %d characters long; it must be 1–%d (%d hex digits of the subscription follow)", n, maxPrefix, StorageAccountHashLen), "e.g. aksvhd")
+	}
+	if bad := badRunes(prefix, isLowerAlnum); len(bad) > 0 {
+		return "", invalid(field, prefix, fmt.Sprintf("contains %s (allowed: lowercase letters and digits)", quoteRunes(bad)), "e.g. "+strings.ToLower(strings.Map(func(r rune) rune {
+			if isASCIIAlnum(r) {
+				return r
+			}
+			return -1
+		}, prefix)))
+	}
+	sum := sha256.Sum256([]byte(strings.ToLower(subscription)))
+	return prefix + hex.EncodeToString(sum[:])[:StorageAccountHashLen], nil
 }

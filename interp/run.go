@@ -96,7 +96,7 @@ func Run(ctx context.Context, file string, cfg Config, target Target) *Result {
 			// was to hold back for an approval.
 			res.Err = &Error{Msg: fmt.Sprintf("--stop-at %s: %s reaches no gate(name = %q) (gates reached: %s): add the gate where the run is to stop, or drop --stop-at", cfg.StopAt, file, cfg.StopAt, gateList(res.Gates))}
 		}
-		if res.Err != nil {
+		if res.Err != nil || preflight(ctx, target.Validate, res, cfg.Vars) {
 			return res
 		}
 	}
@@ -115,7 +115,11 @@ func gateList(gates []string) string {
 // each step with what it would do (created / exists / updated).
 func Plan(ctx context.Context, file string, cfg Config, p cloud.Provider) *Result {
 	cfg.Faults = nil
-	return execPass(ctx, "plan", file, cfg, p)
+	res := execPass(ctx, "plan", file, cfg, p)
+	if res.Err == nil {
+		preflight(ctx, p, res, cfg.Vars)
+	}
+	return res
 }
 
 // execPass executes the workflow once against p, then its cleanups.

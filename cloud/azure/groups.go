@@ -40,6 +40,9 @@ func (p *Provider) ListLocations(ctx context.Context) ([]cloud.Location, error) 
 			out = append(out, loc)
 		}
 	}
+	if err := p.markVersionRegions(ctx, out); err != nil {
+		return nil, err
+	}
 	idx := make(map[string]string, 2*len(out))
 	for _, l := range out {
 		idx[foldLocation(l.Name)] = l.Name

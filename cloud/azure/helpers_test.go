@@ -25,7 +25,11 @@ import (
 	"github.com/imgflow/imgflow/vhd"
 )
 
-func TestMain(m *testing.M) { azuritetest.Main(m) }
+// TestMain serves, besides the default accounts, the workflows' storage
+// accounts in the fake's subscription (storage_account_name defaults).
+func TestMain(m *testing.M) {
+	azuritetest.Main(m, azuritetest.WorkflowAccounts(fakearm.DefaultSubscriptionID)...)
+}
 
 const loc = "westeurope"
 

@@ -156,6 +156,7 @@ type Provider struct {
 	vms       *armcompute.VirtualMachinesClient
 	runs      *armcompute.VirtualMachineRunCommandsClient
 	generic   *armresources.Client // test_vm's virtual network (no armnetwork dependency)
+	raw       rawARM               // ARM calls without an SDK client of ours (preflight.go)
 
 	locMu     sync.Mutex
 	locations []cloud.Location
@@ -236,6 +237,9 @@ func New(_ context.Context, opts Options) (*Provider, error) {
 		return nil, fmt.Errorf("azure: storage clients: %w", err)
 	}
 	p.accounts = sf.NewAccountsClient()
+	if p.raw.c, err = arm.NewClient("imgflow", "v1.0.0", p.cred, armOpts); err != nil {
+		return nil, fmt.Errorf("azure: ARM client: %w", err)
+	}
 	if p.subs, err = armsubscriptions.NewClient(p.cred, armOpts); err != nil {
 		return nil, fmt.Errorf("azure: subscription client: %w", err)
 	}

@@ -540,7 +540,9 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAcc
 			return nil, azrules.LocationChanged(old.ID, old.Name, rg.Name, old.Location, loc)
 		}
 		sa = *old
-	} else if p.overlayAccount(in.Name) == nil && p.baseAccountAnswers(ctx, in.Name) {
+	} else if _, asks := p.base.(cloud.Preflighter); !asks && p.overlayAccount(in.Name) == nil && p.baseAccountAnswers(ctx, in.Name) {
+		// A base that can ask Storage (checkNameAvailability) has the
+		// name checked by Preflight instead, with every other problem.
 		return nil, taken
 	}
 	sa.Tags = in.Tags

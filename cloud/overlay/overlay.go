@@ -25,35 +25,28 @@ import (
 )
 
 // Change is one write the overlay recorded, in call order.
-type Change struct {
-	// Op is create, update or delete.
-	Op string `json:"op"`
-	// Kind is what was written: resource_group, gallery, …
-	Kind string `json:"kind"`
-	// ID is the ARM id of the resource, or the URL of a container or blob.
-	ID string `json:"id"`
-}
+type Change = cloud.Change
 
 // Change operations.
 const (
-	OpCreate = "create"
-	OpUpdate = "update"
-	OpDelete = "delete"
+	OpCreate = cloud.OpCreate
+	OpUpdate = cloud.OpUpdate
+	OpDelete = cloud.OpDelete
 )
 
 // Change kinds.
 const (
-	KindResourceGroup    = "resource_group"
-	KindGallery          = "gallery"
-	KindCommunitySharing = "community_sharing"
-	KindImageDefinition  = "image_definition"
-	KindImageVersion     = "image_version"
-	KindManagedImage     = "managed_image"
-	KindStorageAccount   = "storage_account"
-	KindDisk             = "disk"
-	KindDiskAccess       = "disk_access"
-	KindContainer        = "container"
-	KindBlob             = "blob"
+	KindResourceGroup    = cloud.KindResourceGroup
+	KindGallery          = cloud.KindGallery
+	KindCommunitySharing = cloud.KindCommunitySharing
+	KindImageDefinition  = cloud.KindImageDefinition
+	KindImageVersion     = cloud.KindImageVersion
+	KindManagedImage     = cloud.KindManagedImage
+	KindStorageAccount   = cloud.KindStorageAccount
+	KindDisk             = cloud.KindDisk
+	KindDiskAccess       = cloud.KindDiskAccess
+	KindContainer        = cloud.KindContainer
+	KindBlob             = cloud.KindBlob
 )
 
 // Provider is the overlay over a base provider. It is safe for concurrent

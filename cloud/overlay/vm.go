@@ -11,8 +11,8 @@ import (
 
 // Change kinds of test_vm's operations.
 const (
-	KindVM         = "vm"
-	KindRunCommand = "run_command"
+	KindVM         = cloud.KindVM
+	KindRunCommand = cloud.KindRunCommand
 )
 
 const tVM = "Microsoft.Compute/virtualMachines"

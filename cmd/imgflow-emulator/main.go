@@ -32,6 +32,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
+	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
@@ -53,6 +54,10 @@ type config struct {
 	accounts          []string
 	data              string
 	background        bool
+	// denyActions are actions the caller lacks (the permissions API lists
+	// "*" with these as notActions); takenNames are storage account names
+	// someone else has. Both for trying the validation pass's checks.
+	denyActions, takenNames []string
 }
 
 func parse(args []string, stderr io.Writer) (config, error) {
@@ -66,7 +71,10 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	// packer builds stage OS disks in (the emulator's subscription is the
 	// fake's default).
 	defaults := append(azuritetest.DefaultAccounts(), azuritetest.StagingAccounts(fakearm.DefaultSubscriptionID)...)
+	defaults = append(defaults, azuritetest.WorkflowAccounts(fakearm.DefaultSubscriptionID)...)
 	accounts := fs.String("accounts", strings.Join(defaults, ","), "storage account names Azurite serves (workflows may only use these)")
+	deny := fs.String("deny-actions", "", "comma-separated ARM actions the caller may not perform, e.g. Microsoft.Compute/galleries/share/action (default: everything allowed)")
+	taken := fs.String("taken-storage-names", "", "comma-separated storage account names another subscription has (checkNameAvailability answers AlreadyExists)")
 	fs.StringVar(&c.data, "data", "", "Azurite's data directory, kept after exit (default: a temporary directory, removed)")
 	fs.BoolVar(&c.background, "background", false, "start in the background: print the environment and "+EnvEmulatorPID+" once ready, then return: eval \"$(imgflow-emulator --background)\", and kill $"+EnvEmulatorPID+" stops it")
 	if err := fs.Parse(args); err != nil {
@@ -75,6 +83,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	c.denyActions, c.takenNames = splitList(*deny), splitList(*taken)
 	for _, a := range strings.Split(*accounts, ",") {
 		if a = strings.TrimSpace(a); a != "" {
 			c.accounts = append(c.accounts, a)
@@ -117,6 +126,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	endpoint := func(account string) string { return blobURL + "/" + account }
 	fake := fakearm.New(fakearm.Options{Blob: &fakearm.BlobBackend{Endpoint: endpoint, Key: azuritetest.Key,
 		Options: &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{fakearm.InternalPolicy()}}}}})
+	for _, name := range c.takenNames {
+		fake.TakeStorageAccountName(name)
+	}
+	if len(c.denyActions) > 0 {
+		fake.SetPermissions(cloud.Permission{Actions: []string{"*"}, NotActions: c.denyActions, DataActions: []string{"*"}})
+	}
 	gate, err := fake.BlobGate(az.url)
 	if err != nil {
 		return err
@@ -156,4 +171,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	_ = srv.Shutdown(sctx)
 	_ = blobSrv.Shutdown(sctx)
 	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

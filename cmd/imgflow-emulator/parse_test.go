@@ -21,6 +21,7 @@ func TestDefaultAccountsCoverTheWorkflowsBuilds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Subset(t, c.accounts, azuritetest.DefaultAccounts())
 	assert.Subset(t, c.accounts, azuritetest.StagingAccounts(fakearm.DefaultSubscriptionID))
+	assert.Subset(t, c.accounts, azuritetest.WorkflowAccounts(fakearm.DefaultSubscriptionID), "the workflows' default storage accounts in the emulator's subscription")
 
 	c, err = parse([]string{"--accounts", "a, b"}, io.Discard)
 	require.NoError(t, err)

@@ -41,7 +41,7 @@ func gen2OnAzure(t *testing.T, state string, extra ...string) cliResult {
 // disk in (see TestMain).
 func seedAKSStorage(t *testing.T) {
 	t.Helper()
-	seedStorage(t, "aks-vhd-build", "eastus", "aksvhdclassic", localsim.StagingAccount(fakearm.DefaultSubscriptionID, "aks-vhd-build"))
+	seedStorage(t, "aks-vhd-build", "eastus", fakeAccount(t, "aksvhdclassic"), localsim.StagingAccount(fakearm.DefaultSubscriptionID, "aks-vhd-build"))
 }
 
 func TestGen2RunsEndToEndOnTheAzureTarget(t *testing.T) {
@@ -60,8 +60,8 @@ func TestGen2RunsEndToEndOnTheAzureTarget(t *testing.T) {
 	assert.NotContains(t, res.stdout+res.stderr, "sig=", "a SAS signature was printed")
 	// The disk export's copy reports its progress on stderr, in lines
 	// (no terminal here): its size first, its rate at the end.
-	assert.Regexp(t, `(?m)^copy \S+ to \S+/aksvhdclassic/vhds/1\.\S+\.vhd.*: 1\.00 GiB to transfer$`, res.stderr)
-	assert.Regexp(t, `(?m)^copy \S+ to \S+/aksvhdclassic/vhds/1\.\S+\.vhd.*: 1\.00 GiB in \S+$`, res.stderr)
+	assert.Regexp(t, `(?m)^copy \S+ to \S+/aksvhdclassic[0-9a-f]{8}/vhds/1\.\S+\.vhd.*: 1\.00 GiB to transfer$`, res.stderr)
+	assert.Regexp(t, `(?m)^copy \S+ to \S+/aksvhdclassic[0-9a-f]{8}/vhds/1\.\S+\.vhd.*: 1\.00 GiB in \S+$`, res.stderr)
 
 	data, err := os.ReadFile(outputs)
 	require.NoError(t, err)
@@ -69,7 +69,7 @@ func TestGen2RunsEndToEndOnTheAzureTarget(t *testing.T) {
 	var out map[string]any
 	require.NoError(t, json.Unmarshal(data, &out))
 	vhdURL, _ := out["vhd_url"].(string)
-	require.Regexp(t, `/aksvhdclassic/vhds/1\.[0-9]+\.[0-9]+\.vhd$`, vhdURL, "the classic account, as Azurite serves it")
+	require.Regexp(t, `/aksvhdclassic[0-9a-f]{8}/vhds/1\.[0-9]+\.[0-9]+\.vhd$`, vhdURL, "the classic account, as Azurite serves it")
 	assert.Equal(t, "V2", out["hyperv_generation"])
 	assert.Contains(t, out["captured_sig_resource_id"], "/galleries/PackerSigGalleryEastUS/images/2204gen2containerd/versions/")
 
@@ -106,7 +106,7 @@ func TestGen2FailedCaptureRegionIsNamedAndFailsTheRun(t *testing.T) {
 	require.NotEqual(t, 0, res.code, res.String())
 	// packer waits for publishing, which fails with the region.
 	assert.Contains(t, res.stderr, "failed to replicate to eastus (Replication failed: disk quota exceeded)")
-	assert.Contains(t, res.stderr, "called from workflows/gen2.star:27:18")
+	assert.Contains(t, res.stderr, "called from workflows/gen2.star:28:18")
 	assert.NotContains(t, res.stdout, "sig_to_vhd", "nothing runs after the failed build")
 	assert.NotContains(t, res.stdout+res.stderr, "sig=")
 }

@@ -43,7 +43,16 @@ func azureTarget(t *testing.T) *fakearm.Server {
 // elsewhere.
 func seedFlatcarStorage(t *testing.T) {
 	t.Helper()
-	seedStorage(t, "flatcar", "westeurope", "flatcar0001")
+	seedStorage(t, "flatcar", "westeurope", fakeAccount(t, "flatcar"))
+}
+
+// fakeAccount is the default name of a workflow's storage account in the
+// fake's subscription (storage_account_name(prefix = prefix)).
+func fakeAccount(t *testing.T, prefix string) string {
+	t.Helper()
+	name, err := cloud.SubscriptionStorageAccountName(fakearm.DefaultSubscriptionID, prefix)
+	require.NoError(t, err)
+	return name
 }
 
 // seedStorage creates, in the fake ARM, a resource group and storage
@@ -108,8 +117,9 @@ func TestPlanOnTheAzureTargetCreatesAnAccountNobodyHas(t *testing.T) {
 		"--var", "version=4152.2.3", "--var", "vhd=//testdata/flatcar/flatcar-linux-test-amd64.vhd")
 	require.Equal(t, 0, res.code, res.String())
 	assert.NotContains(t, res.stdout+res.stderr, "StorageAccountAlreadyTaken")
-	assert.Regexp(t, `storage_account\s+flatcar0001 in westeurope create`, res.stdout)
-	assert.False(t, srv.HasStorageAccount("flatcar0001"), "a plan creates nothing")
+	account := fakeAccount(t, "flatcar")
+	assert.Regexp(t, `storage_account\s+`+account+` in westeurope create`, res.stdout)
+	assert.False(t, srv.HasStorageAccount(account), "a plan creates nothing")
 }
 
 // assertNothingChanged checks that no step of a run's output was created

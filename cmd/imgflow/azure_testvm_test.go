@@ -134,7 +134,7 @@ func assertScanReports(t *testing.T, dir, vm string) {
 	require.NoError(t, err)
 	for _, check := range []string{"trivy", "trivy-images", "cis"} {
 		for _, stream := range []string{".stdout", ".stderr"} {
-			_, err := p.GetBlob(context.Background(), cloud.BlobRef{Account: "aksvhdclassic", Container: "imgflow-testvm", Name: vm + "/" + check + stream})
+			_, err := p.GetBlob(context.Background(), cloud.BlobRef{Account: fakeAccount(t, "aksvhdclassic"), Container: "imgflow-testvm", Name: vm + "/" + check + stream})
 			assert.True(t, cloud.IsNotFound(err), "the %s blob of %s is deleted once read: %v", stream, check, err)
 		}
 	}

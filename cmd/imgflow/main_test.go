@@ -28,7 +28,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv(cacheDirEnv, cache)
-	code := azuritetest.Run(m, azuritetest.StagingAccounts(fakearm.DefaultSubscriptionID)...)
+	accounts := append(azuritetest.StagingAccounts(fakearm.DefaultSubscriptionID), azuritetest.WorkflowAccounts(fakearm.DefaultSubscriptionID)...)
+	code := azuritetest.Run(m, accounts...)
 	_ = os.RemoveAll(cache)
 	os.Exit(code)
 }

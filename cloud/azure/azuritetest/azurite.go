@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/internal/testtool"
 	"github.com/imgflow/imgflow/packer/localsim"
 )
@@ -59,6 +60,22 @@ func StagingAccounts(subscription string) []string {
 	var out []string
 	for _, rg := range []string{"aks-vhd-build", "cluster-api-gallery", "flatcar-image-gallery-staging"} {
 		out = append(out, localsim.StagingAccount(subscription, rg))
+	}
+	return out
+}
+
+// WorkflowAccounts are the storage accounts the repository's workflows
+// use by default in subscription: lib/aks.star's and lib/flatcar.star's
+// storage_account_name() prefixes with the subscription's hash (names are
+// global across Azure, so the defaults are the subscription's own).
+func WorkflowAccounts(subscription string) []string {
+	var out []string
+	for _, prefix := range []string{"aksvhdbuild", "aksvhdclassic", "flatcar"} {
+		name, err := cloud.SubscriptionStorageAccountName(subscription, prefix)
+		if err != nil {
+			panic(err) // the prefixes above are valid
+		}
+		out = append(out, name)
 	}
 	return out
 }

@@ -138,6 +138,7 @@ type Fake struct {
 	pageFail    map[string]*Error      // lower(request path) → list failure
 	failRegions map[string]string      // region → details
 	requests    []Request
+	pre         preflightState // preflight.go
 
 	compute   *computefake.ServerFactoryTransport
 	resources *resourcesfake.ServerFactoryTransport
@@ -418,6 +419,10 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 		f.mu.Lock()
 		f.requests = append(f.requests, Request{Method: req.Method, Path: req.URL.Path, API: api, Status: resp.StatusCode, Poll: poll})
 		f.mu.Unlock()
+	}
+	if resp, ok := f.preflightAnswer(req); ok {
+		record("", false, resp)
+		return resp, nil
 	}
 	if req.Method == http.MethodGet {
 		if op := f.operationFor(req.URL.Path); op != nil {

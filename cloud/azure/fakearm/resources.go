@@ -198,7 +198,7 @@ func (f *Fake) putAccount(ctx context.Context, rg, name string, in armstorage.Ac
 		return nil, err
 	}
 	id := cloud.StorageAccountID(f.sub, deref(g.Name), name)
-	if other := f.findAccount(name); other != nil && !strings.EqualFold(deref(other.ID), id) {
+	if other := f.findAccount(name); (other != nil && !strings.EqualFold(deref(other.ID), id)) || (other == nil && f.nameTaken(name)) {
 		return nil, newErr(http.StatusConflict, cloud.CodeStorageAccountAlreadyTaken, "The storage account named %s is already taken.", name)
 	}
 	want := deref(in.Location)

@@ -136,7 +136,7 @@ func (f *Fake) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		path := r.URL.Path
 		api, _ := apiFor(r.Method, path)
-		if api == "" && (r.Method != http.MethodGet || f.operationFor(path) == nil) {
+		if api == "" && !isPreflightPath(r) && (r.Method != http.MethodGet || f.operationFor(path) == nil) {
 			writeResp(w, (&Error{Status: http.StatusNotFound, Code: "InvalidResourceType",
 				Message: "fakearm: no operation for " + r.Method + " " + path}).response(r, nil))
 			return
