@@ -68,19 +68,26 @@ func TestAzureDryRunStorageAccountNames(t *testing.T) {
 	_, err = base.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "mine", Location: conformance.Location})
 	require.NoError(t, err)
 
+	// The Azure target asks Storage (checkNameAvailability) in the
+	// preflight after the dry run, which lists every problem at once.
 	dry := overlay.New(base)
 	_, err = dry.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "mine", Location: conformance.Location})
 	require.NoError(t, err)
 	_, err = dry.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "imgflowconf2", ResourceGroup: "mine", Location: conformance.Location})
+	require.NoError(t, err, "the dry run records the create; the preflight judges the name")
+	err = dry.Preflight(ctx)
+	require.Error(t, err, "the subscription holds imgflowconf2 in group owner")
+	assert.Contains(t, err.Error(), "imgflowconf2")
+	assert.Contains(t, err.Error(), "cannot be created")
 	var ce *cloud.Error
-	require.ErrorAs(t, err, &ce, "the subscription holds imgflowconf2 in group owner")
-	assert.Equal(t, cloud.CodeStorageAccountAlreadyTaken, ce.Code)
 
 	sa, err := dry.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "imgflowtest2", ResourceGroup: "mine", Location: conformance.Location})
 	require.NoError(t, err, "Azurite serves imgflowtest2, but nobody created it")
 	assert.Equal(t, "mine", sa.ResourceGroup)
-	_, err = dry.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "imgflowconf2", ResourceGroup: "owner", Location: conformance.Location})
+	again := overlay.New(base)
+	_, err = again.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "imgflowconf2", ResourceGroup: "owner", Location: conformance.Location})
 	require.NoError(t, err, "the owner's group may update its own account")
+	require.NoError(t, again.Preflight(ctx), "an update is no new name")
 
 	_, err = base.GetStorageAccount(ctx, "mine", "imgflowtest2")
 	require.ErrorAs(t, err, &ce, "the dry run created nothing")
