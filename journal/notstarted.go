@@ -93,8 +93,14 @@ func SweepHalfMade(dir string) ([]string, error) {
 		}
 		path := filepath.Join(dir, e.Name())
 		info, err := e.Info()
-		if err != nil || time.Since(info.ModTime()) < time.Minute || held(path) {
-			continue // being created now
+		if err != nil || held(path) {
+			continue // being created now: its creator holds the lock
+		}
+		if info.Size() == 0 && time.Since(info.ModTime()) < time.Minute {
+			// Between CreateTemp and lock a new file is empty and not yet
+			// held; once it holds a byte its creator has locked it, so an
+			// unheld one with content is abandoned, whatever its age.
+			continue
 		}
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			return removed, err

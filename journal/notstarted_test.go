@@ -69,11 +69,14 @@ func TestCreateNeverShowsATornHeader(t *testing.T) {
 	_, err = Create(dir, header("r1"))
 	assert.ErrorIs(t, err, os.ErrExist, "a run id is never taken twice")
 
-	// What a crash between the temporary file and the link leaves.
+	// What a crash between the temporary file and the link leaves: gc
+	// right after the kill removes it (its content says its creator had
+	// locked it, and nobody holds it now), while an empty one, maybe
+	// between CreateTemp and lock, waits a minute.
 	half := filepath.Join(dir, ".r2.123"+halfMadeSuffix)
 	require.NoError(t, os.WriteFile(half, []byte(`{"type":"ru`), 0o600))
-	old := time.Now().Add(-time.Hour)
-	require.NoError(t, os.Chtimes(half, old, old))
+	empty := filepath.Join(dir, ".r3.456"+halfMadeSuffix)
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
 	runs, err := List(dir)
 	require.NoError(t, err)
 	assert.Len(t, runs, 1, "a half-made journal is no run")
@@ -81,4 +84,10 @@ func TestCreateNeverShowsATornHeader(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{".r2.123" + halfMadeSuffix}, removed)
 	assert.NoFileExists(t, half)
+	assert.FileExists(t, empty, "an empty one may be being created")
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(empty, old, old))
+	removed, err = SweepHalfMade(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{".r3.456" + halfMadeSuffix}, removed)
 }
