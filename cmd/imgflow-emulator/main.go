@@ -126,6 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	endpoint := func(account string) string { return blobURL + "/" + account }
 	fake := fakearm.New(fakearm.Options{Blob: &fakearm.BlobBackend{Endpoint: endpoint, Key: azuritetest.Key,
 		Options: &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{PerCallPolicies: []policy.Policy{fakearm.InternalPolicy()}}}}})
+	fake.ServeOnlyAccounts(c.accounts...)
 	for _, name := range c.takenNames {
 		fake.TakeStorageAccountName(name)
 	}

@@ -2,8 +2,10 @@ package fakearm
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
@@ -18,6 +20,37 @@ type preflightState struct {
 	// noVersions are regions (canonical names) the Microsoft.Compute
 	// provider does not list for galleries/images/versions.
 	noVersions map[string]bool
+	// served are the accounts the blob backend has (lower(name)); nil:
+	// any. Not Azure's rule but the emulator's: Azurite serves a fixed
+	// list, so another name would be created and then unreachable.
+	served map[string]bool
+}
+
+// ServeOnlyAccounts says the blob backend serves only these accounts (the
+// emulator's Azurite --accounts): checkNameAvailability answers any other
+// name unavailable and a PUT of it fails, both naming the flag to restart
+// with, so a run is refused by its validation pass before any change.
+func (f *Fake) ServeOnlyAccounts(names ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pre.served = map[string]bool{}
+	for _, n := range names {
+		f.pre.served[strings.ToLower(n)] = true
+	}
+}
+
+// unservedMessage says why the emulator cannot hold an account, "" when
+// it can. f.mu is held.
+func (f *Fake) unservedMessage(name string) string {
+	if f.pre.served == nil || f.pre.served[strings.ToLower(name)] {
+		return ""
+	}
+	names := make([]string, 0, len(f.pre.served))
+	for n := range f.pre.served {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("The emulator's Azurite serves no storage account named %s: restart imgflow-emulator with --accounts %s,%s, or use one of those.", name, strings.Join(names, ","), name)
 }
 
 // WithholdImageVersions makes the subscription unable to create gallery
@@ -89,6 +122,9 @@ func (f *Fake) checkName(name string) map[string]any {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if msg := f.unservedMessage(name); msg != "" && f.findAccount(name) == nil {
+		return map[string]any{"nameAvailable": false, "reason": "AccountNameInvalid", "message": msg}
+	}
 	if f.nameTaken(name) || f.findAccount(name) != nil {
 		return map[string]any{"nameAvailable": false, "reason": "AlreadyExists",
 			"message": "The storage account named " + name + " is already taken."}

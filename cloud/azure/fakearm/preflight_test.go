@@ -45,6 +45,22 @@ func TestCheckNameAvailabilityAnswersAsStorage(t *testing.T) {
 	assert.Equal(t, "AccountNameInvalid", bad["reason"])
 }
 
+// An emulator whose Azurite serves a fixed list refuses other names in
+// checkNameAvailability, naming the flag, so the validation pass stops
+// the run before any change.
+func TestCheckNameAvailabilityRefusesAnAccountTheBlobBackendLacks(t *testing.T) {
+	f := fakearm.New(fakearm.Options{})
+	f.ServeOnlyAccounts("served1", "served2")
+	path := "/subscriptions/" + f.SubscriptionID() + "/providers/Microsoft.Storage/checkNameAvailability?api-version=2025-01-01"
+	check := func(name string) map[string]any {
+		return preflightCall(t, f, http.MethodPost, path, `{"name":"`+name+`","type":"Microsoft.Storage/storageAccounts"}`)
+	}
+	assert.Equal(t, map[string]any{"nameAvailable": true}, check("served2"))
+	other := check("elsewhere")
+	assert.Equal(t, false, other["nameAvailable"])
+	assert.Equal(t, "The emulator's Azurite serves no storage account named elsewhere: restart imgflow-emulator with --accounts served1,served2,elsewhere, or use one of those.", other["message"])
+}
+
 // Permissions are everything by default, else what the test set; the
 // Compute provider lists gallery versions where they are not withheld.
 func TestPermissionsAndVersionRegions(t *testing.T) {

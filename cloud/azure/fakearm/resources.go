@@ -201,6 +201,9 @@ func (f *Fake) putAccount(ctx context.Context, rg, name string, in armstorage.Ac
 	if other := f.findAccount(name); (other != nil && !strings.EqualFold(deref(other.ID), id)) || (other == nil && f.nameTaken(name)) {
 		return nil, newErr(http.StatusConflict, cloud.CodeStorageAccountAlreadyTaken, "The storage account named %s is already taken.", name)
 	}
+	if msg := f.unservedMessage(name); msg != "" {
+		return nil, newErr(http.StatusBadRequest, "AccountNameInvalid", "%s", msg)
+	}
 	want := deref(in.Location)
 	if want == "" {
 		want = deref(g.Location)
