@@ -4,54 +4,38 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"go.starlark.net/starlark"
 )
 
 // buildInput is a file packer_build places in the build's own directory:
 // what a pipeline downloads into its working directory before packer runs
 // (AgentBaker's Kata UVM image), without writing into cwd.
 type buildInput struct {
-	dest    string // relative to cwd, as the template reads it
-	rel     string // the workspace file, as the workflow names it
-	abs     string
-	present bool
+	dest string // relative to cwd, as the template reads it
+	rel  string // the workspace file, as the workflow names it
+	abs  string
 }
 
 // inputs reads packer_build's inputs dict: {path relative to cwd:
 // workspace file}. Each file must exist, in a plan too: inputs are the
 // user's files, there before the run.
 func (c *Call) inputs() ([]buildInput, error) {
-	d, _ := c.Value("inputs").(*starlark.Dict)
-	if d == nil {
-		return nil, nil
+	dests, err := cwdPathDict(c.Value("inputs"), "inputs", `a workspace file, e.g. {"kata-containers.img": "//downloads/kata-containers.img"}`)
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
 	}
 	var out []buildInput
-	var errs []error
-	for _, kv := range d.Items() {
-		k, kok := kv[0].(starlark.String)
-		src, vok := kv[1].(starlark.String)
-		if !kok || !vok || string(src) == "" {
-			errs = append(errs, fmt.Errorf("inputs[%s]: want a path relative to cwd mapped to a workspace file, e.g. {\"kata-containers.img\": \"//downloads/kata-containers.img\"}", kv[0]))
-			continue
-		}
-		dest := path.Clean(string(k))
-		if path.IsAbs(dest) || dest == "." || dest == ".." || strings.HasPrefix(dest, "../") {
-			errs = append(errs, fmt.Errorf("inputs[%s]: want a path inside cwd, as the template's file provisioner reads it", k))
-			continue
-		}
-		rel, abs, err := c.resolve(string(src))
+	for dest, src := range dests {
+		rel, abs, err := c.resolve(src)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("inputs[%s]: %w", k, err))
+			errs = append(errs, fmt.Errorf("inputs[%q]: %w", dest, err))
 			continue
 		}
-		info, err := os.Stat(abs)
-		if err != nil || info.IsDir() {
-			errs = append(errs, fmt.Errorf("inputs[%s]: %s is not a file in the workspace", k, rel))
+		if info, err := os.Stat(abs); err != nil || info.IsDir() {
+			errs = append(errs, fmt.Errorf("inputs[%q]: %s is not a file in the workspace", dest, rel))
 			continue
 		}
 		out = append(out, buildInput{dest: dest, rel: rel, abs: abs})

@@ -17,6 +17,13 @@ import (
 // generatedSources reads packer_build's generated dict: upload sources,
 // relative to cwd, mapped to the step that makes them.
 func generatedSources(v starlark.Value) (map[string]string, error) {
+	return cwdPathDict(v, "generated", `the step that makes it, e.g. {"vhdbuilder/lister/bin/lister": "make -f packer.mk build-lister-binary"}`)
+}
+
+// cwdPathDict reads a packer_build dict whose keys are paths inside cwd,
+// as the template's file provisioners name them, and whose values are
+// non-empty strings (want says what they are), keyed by the clean path.
+func cwdPathDict(v starlark.Value, param, want string) (map[string]string, error) {
 	out := map[string]string{}
 	d, _ := v.(*starlark.Dict)
 	if d == nil {
@@ -25,17 +32,17 @@ func generatedSources(v starlark.Value) (map[string]string, error) {
 	var errs []error
 	for _, kv := range d.Items() {
 		k, kok := kv[0].(starlark.String)
-		step, vok := kv[1].(starlark.String)
-		if !kok || !vok || string(step) == "" {
-			errs = append(errs, fmt.Errorf("generated[%s]: want a path relative to cwd mapped to the step that makes it, e.g. {\"vhdbuilder/lister/bin/lister\": \"make -f packer.mk build-lister-binary\"}", kv[0]))
+		val, vok := kv[1].(starlark.String)
+		if !kok || !vok || string(val) == "" {
+			errs = append(errs, fmt.Errorf("%s[%s]: want a path relative to cwd mapped to %s", param, kv[0], want))
 			continue
 		}
 		p := path.Clean(string(k))
 		if path.IsAbs(p) || p == "." || p == ".." || strings.HasPrefix(p, "../") {
-			errs = append(errs, fmt.Errorf("generated[%s]: want a path inside cwd, as the template's file provisioner writes it", k))
+			errs = append(errs, fmt.Errorf("%s[%s]: want a path inside cwd, as the template's file provisioner names it", param, k))
 			continue
 		}
-		out[p] = string(step)
+		out[p] = string(val)
 	}
 	return out, errors.Join(errs...)
 }
