@@ -81,13 +81,6 @@ func WithLatency(p Provider, latency map[string]time.Duration) Provider {
 		if !ok || d <= 0 {
 			return nil
 		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return Sleep(ctx, d)
 	}})
 }

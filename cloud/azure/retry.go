@@ -11,6 +11,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+
+	"github.com/imgflow/imgflow/cloud"
 )
 
 // The SDK's retry policy (azcore runtime/policy_retry.go) gives up on a
@@ -96,28 +98,8 @@ func (w waitPolicy) Do(req *policy.Request) (*http.Response, error) {
 	}
 }
 
-// SleepFor waits d, or returns at once with context.DeadlineExceeded when
-// ctx would end first, or ctx's error when it ends while waiting. It is
-// the default Options.Sleep.
-func SleepFor(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-		return context.DeadlineExceeded
-	}
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// SleepFor is the default Options.Sleep: cloud.Sleep, on the real clock.
+func SleepFor(ctx context.Context, d time.Duration) error { return cloud.Sleep(ctx, d) }
 
 // retryAfter reads ARM's retry headers: retry-after-ms, x-ms-retry-after-ms,
 // then Retry-After in seconds or as an HTTP date.

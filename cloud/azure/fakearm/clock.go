@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/imgflow/imgflow/cloud"
 )
 
 // The fake's clock. ARM keeps throttling a client that retries before
@@ -18,27 +20,10 @@ import (
 func (f *Fake) speedup() time.Duration { return time.Duration(max(1, f.opts.Speedup)) }
 
 // Sleep waits d of the fake's time (d/Speedup of real time). Like
-// azure.SleepFor, it fails at once with context.DeadlineExceeded when
+// cloud.Sleep, it fails at once with context.DeadlineExceeded when
 // ctx would end first (on the real clock).
 func (f *Fake) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	wall := d / f.speedup()
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wall {
-		return context.DeadlineExceeded
-	}
-	if wall <= 0 {
-		return nil
-	}
-	t := time.NewTimer(wall)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return cloud.Sleep(ctx, d/f.speedup())
 }
 
 // holdThrottle starts the Retry-After window of a fault that answered
