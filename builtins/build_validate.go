@@ -157,7 +157,7 @@ func (c *Call) validatePacker(ctx context.Context, req packer.BuildRequest) erro
 	if v == nil || !c.Run.dryRun() {
 		return nil
 	}
-	err := v.Validate(context.WithValue(ctx, runInfoKey{}, c.Run.Info), req)
+	err := v.Validate(context.WithValue(ctx, runInfoKey{}, planOf{info: c.Run.Info, subscription: c.Run.Provider.SubscriptionID()}), req)
 	var nv *packer.NotValidatedError
 	switch {
 	case err == nil:

@@ -56,14 +56,25 @@ func (v *validateCached) validateStaged(ctx context.Context, req packer.BuildReq
 	}
 	defer func() { <-v.slots }()
 	var volatile []string
-	if info, ok := ctx.Value(runInfoKey{}).(RunInfo); ok {
-		volatile = []string{info.ID, strconv.FormatInt(info.Time.Unix(), 10), info.Time.UTC().Format("2006-01-02T15:04:05Z")}
+	if p, ok := ctx.Value(runInfoKey{}).(planOf); ok {
+		info := p.info
+		volatile = []string{info.ID, strconv.FormatInt(info.Time.Unix(), 10), info.Time.UTC().Format("2006-01-02T15:04:05Z"), p.subscription}
 	}
 	_, err := v.cache.Validate(ctx, v.r, req, stable, volatile)
 	return err
 }
 
-// runInfoKey carries, in a validation's context, the RunInfo of the plan:
+// runInfoKey carries, in a validation's context, the plan's planOf:
 // values made of it (a captured version 1.<timestamp>.<n>) are new at
 // every plan, and the cache takes them by their shape.
 type runInfoKey struct{}
+
+// planOf is what is new at every plan: its RunInfo and the target's
+// subscription, which the local simulation draws anew for each plan of a
+// state directory no run has written yet (a fresh checkout's). packer
+// validate never calls Azure, so which subscription it is cannot change
+// the verdict; it stays in the key as the place it appears.
+type planOf struct {
+	info         RunInfo
+	subscription string
+}

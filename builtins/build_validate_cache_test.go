@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/packer"
 )
 
@@ -69,4 +71,24 @@ func TestPlanWithAValidatedBuildInTheCacheRunsNoPacker(t *testing.T) {
 		require.NoError(t, f.plan(vhdMarketplaceStar, builtins.PackerValidateOnce(builtins.PackerValidateCached(runner, cache))).Err)
 	}
 	assert.Equal(t, 1, packerRuns(t, calls))
+}
+
+func TestPlansOfTargetsWithNewSubscriptionsShareTheCachedVerdict(t *testing.T) {
+	runner, calls := countingFakePacker(t, "vhd")
+	cache, err := packer.OpenValidateCache(filepath.Join(t.TempDir(), "cache"))
+	require.NoError(t, err)
+	subs := map[string]bool{}
+	for range 3 {
+		// A local target no run has written draws a new subscription at
+		// every plan; the build's subscription_id var is that one.
+		f := newBuildFixture(t)
+		p, err := local.NewMemory(local.Options{Now: func() time.Time { return snippetTime }})
+		require.NoError(t, err)
+		t.Cleanup(func() { assert.NoError(t, p.Close()) })
+		f.cloud, f.apply = p, p
+		subs[p.SubscriptionID()] = true
+		require.NoError(t, f.plan(vhdMarketplaceStar, builtins.PackerValidateOnce(builtins.PackerValidateCached(runner, cache))).Err)
+	}
+	require.Len(t, subs, 3)
+	assert.Equal(t, 1, packerRuns(t, calls), "packer validate never calls Azure: the subscription cannot change its verdict")
 }

@@ -192,6 +192,9 @@ func (r *Runner) writeValidateInputs(w io.Writer, req BuildRequest, stable map[s
 	if err != nil {
 		return err
 	}
+	// In the order of what the key records: a volatile value's place in
+	// the raw order is new at every plan too.
+	slices.SortStableFunc(refs, func(a, b string) int { return strings.Compare(rep.Replace(a), rep.Replace(b)) })
 	roots := []string{ResolvePath(req.WorkDir, "."), filepath.Dir(tplPath)}
 	for _, s := range refs {
 		writeReference(line, ResolvePath(req.WorkDir, s), roots, stable, sums)
