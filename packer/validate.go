@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // ValidateError is a `packer validate` that found the build invalid. Its
@@ -45,6 +46,9 @@ type NotValidatedError struct {
 	Template string
 	// Reason says what is missing and how to get it.
 	Reason string
+	// ranPacker: packer ran and refused only what its bundled plugin
+	// lacks, a verdict worth caching (the others cost no packer run).
+	ranPacker bool
 }
 
 func (e *NotValidatedError) Error() string {
@@ -114,7 +118,7 @@ func (r *Runner) Validate(ctx context.Context, req BuildRequest) error {
 		// The bundled azure plugin 1.x validated what it knows; the keys
 		// it refused are 2.x's, which only `packer init` of the config
 		// brings: those are checked by imgflow's model only.
-		return &NotValidatedError{Template: p.template, Reason: fmt.Sprintf(
+		return &NotValidatedError{Template: p.template, ranPacker: true, Reason: fmt.Sprintf(
 			"needs azure plugin 2.x (%s): the azure plugin 1.x bundled with packer knows every key but %s; packer init %s installs 2.x",
 			plugin2, strings.Join(keys, ", "), plugin2)}
 	}
@@ -143,9 +147,11 @@ func (p *prepared) azurePlugin2Config() string {
 // packer may wrap after the colon; prepareHeaderRE the lines around a
 // list of such errors.
 var (
-	unknownKeyRE     = regexp.MustCompile(`unknown configuration key:\s*'"([^"]+)"'`)
-	prepareHeaderRE  = regexp.MustCompile(`Error: Failed to prepare build: "[^"]*"|\d+ error(s|\(s\))? occurred:`)
-	errorListNoiseRE = regexp.MustCompile(`^[\s*]*$`)
+	unknownKeyRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`unknown configuration key:\s*'"([^"]+)"'`) })
+	prepareHeaderRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`Error: Failed to prepare build: "[^"]*"|\d+ error(s|\(s\))? occurred:`)
+	})
+	errorListNoiseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\s*]*$`) })
 )
 
 // unknownKeysOnly returns the keys packer's error lines refuse as unknown
@@ -153,13 +159,13 @@ var (
 func unknownKeysOnly(lines []string) []string {
 	text := strings.Join(lines, "\n")
 	var keys []string
-	for _, m := range unknownKeyRE.FindAllStringSubmatch(text, -1) {
+	for _, m := range unknownKeyRE().FindAllStringSubmatch(text, -1) {
 		if !slices.Contains(keys, m[1]) {
 			keys = append(keys, m[1])
 		}
 	}
-	rest := prepareHeaderRE.ReplaceAllString(unknownKeyRE.ReplaceAllString(text, ""), "")
-	if !errorListNoiseRE.MatchString(rest) {
+	rest := prepareHeaderRE().ReplaceAllString(unknownKeyRE().ReplaceAllString(text, ""), "")
+	if !errorListNoiseRE().MatchString(rest) {
 		return nil
 	}
 	return keys

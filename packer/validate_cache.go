@@ -34,6 +34,9 @@ type validateCacheEntry struct {
 	ExitCode int      `json:"exit_code,omitempty"`
 	Errors   []string `json:"errors,omitempty"`
 	Output   []string `json:"output,omitempty"`
+	// NotValidated is the reason of a *NotValidatedError packer's run
+	// gave (a template for azure plugin 2.x).
+	NotValidated string `json:"not_validated,omitempty"`
 }
 
 // OpenValidateCache opens the cache in dir, creating dir (0700) and its key
@@ -66,9 +69,10 @@ func OpenValidateCache(dir string) (*ValidateCache, error) {
 func (c *ValidateCache) Dir() string { return c.dir }
 
 // Validate returns the stored verdict on req, or runs r.Validate and
-// stores its verdict when it is one (valid, or a *ValidateError; not a
-// cancellation, a missing variable or a template packer cannot validate
-// here, which cost nothing to find again). A stored failure is returned
+// stores its verdict when it is one (valid, a *ValidateError, or the
+// *NotValidatedError of a run that refused only azure plugin 2.x's keys;
+// not a cancellation, a missing variable or a template packer is not run
+// for, which cost nothing to find again). A stored failure is returned
 // as the *ValidateError packer's run gave. ran reports whether packer
 // ran. stable and volatile are as for writeValidateInputs. When the inputs cannot be
 // read (an unreadable file), the build is validated without the cache.
@@ -82,14 +86,20 @@ func (c *ValidateCache) Validate(ctx context.Context, r *Runner, req BuildReques
 		if e.Valid {
 			return false, nil
 		}
+		if e.NotValidated != "" {
+			return false, &NotValidatedError{Template: ResolvePath(req.WorkDir, req.TemplatePath), Reason: e.NotValidated}
+		}
 		return false, &ValidateError{Template: ResolvePath(req.WorkDir, req.TemplatePath), ExitCode: e.ExitCode, Errors: e.Errors, Output: e.Output}
 	}
 	err = r.Validate(ctx, req)
 	var ve *ValidateError
+	var nv *NotValidatedError
 	switch {
 	case ctx.Err() != nil:
 	case err == nil:
 		c.store(name, validateCacheEntry{Valid: true})
+	case errors.As(err, &nv) && nv.ranPacker:
+		c.store(name, validateCacheEntry{NotValidated: nv.Reason})
 	case errors.As(err, &ve) && ve.cause == nil:
 		c.store(name, validateCacheEntry{ExitCode: ve.ExitCode, Errors: ve.Errors, Output: ve.Output})
 	}

@@ -5,6 +5,7 @@ package packer
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -83,4 +84,39 @@ func TestRealPackerValidateKeepsOtherErrorsOfAPlugin2Build(t *testing.T) {
 	err := realRunner(&testutil.SyncBuffer{}).Validate(context.Background(), BuildRequest{TemplatePath: "cvm.json", WorkDir: dir, PluginConfigs: []string{"packer-plugin.pkr.hcl"}})
 	var ve *ValidateError
 	require.ErrorAs(t, err, &ve, "a list for vm_size is an error whatever the plugin")
+}
+
+// packer's refusal of only azure plugin 2.x's keys is a verdict like any
+// other: the next plan takes it from the cache instead of running packer
+// (a second of CPU per template, at every plan of AgentBaker's CVM jobs).
+func TestRealPackerPlugin2VerdictIsCached(t *testing.T) {
+	requirePacker(t)
+	real, err := exec.LookPath("packer")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cvm.json"), []byte(plugin2CVMTemplate), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "packer-plugin.pkr.hcl"), []byte(azure2Config), 0o644))
+	bin := t.TempDir()
+	calls := filepath.Join(bin, "calls")
+	wrapper := filepath.Join(bin, "packer")
+	require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\necho \"$1\" >>'"+calls+"'\nexec '"+real+"' \"$@\"\n"), 0o755))
+	r := realRunner(&testutil.SyncBuffer{})
+	r.Binary = wrapper
+	cache, err := OpenValidateCache(filepath.Join(t.TempDir(), "cache"))
+	require.NoError(t, err)
+	req := BuildRequest{TemplatePath: "cvm.json", WorkDir: dir, PluginConfigs: []string{"packer-plugin.pkr.hcl"}}
+
+	var errs [2]error
+	var ran [2]bool
+	for i := range errs {
+		ran[i], errs[i] = cache.Validate(context.Background(), r, req, nil, nil)
+		var nv *NotValidatedError
+		require.ErrorAs(t, errs[i], &nv)
+		assert.Contains(t, nv.Reason, "security_type")
+	}
+	assert.Equal(t, [2]bool{true, false}, ran, "the second verdict comes from the cache")
+	assert.Equal(t, errs[0].Error(), errs[1].Error())
+	data, err := os.ReadFile(calls)
+	require.NoError(t, err)
+	assert.Equal(t, "validate\n", string(data), "packer ran once")
 }
