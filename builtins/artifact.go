@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"sync"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -30,7 +31,7 @@ type Artifact struct {
 }
 
 // artifactNameRE is a plain file name: no directories, nothing hidden.
-var artifactNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var artifactNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
 
 func registerArtifacts(r *Registry) {
 	r.add("Artifacts",
@@ -54,7 +55,7 @@ func registerArtifacts(r *Registry) {
 
 func artifactImpl(c *Call) (starlark.Value, error) {
 	name := c.String("name", "")
-	if !artifactNameRE.MatchString(name) {
+	if !artifactNameRE().MatchString(name) {
 		return nil, fmt.Errorf("artifact: invalid name %q: use a file name of letters, digits, '.', '-' and '_', e.g. %q", name, "release-notes.txt")
 	}
 	content := c.Value("content")

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.starlark.net/starlark"
 
@@ -14,14 +15,14 @@ import (
 
 // envNameRE is a portable environment variable name (POSIX's, which is
 // also what packer's {{env}} can be given).
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // packerEnv converts packer_build's env dict: names are environment
 // variable names, values strings or secrets (revealed, and named in the
 // second result so they are redacted).
 func packerEnv(v starlark.Value) (map[string]string, []string, error) {
 	return stringOrSecretDict(v, "env", func(name string) error {
-		if !envNameRE.MatchString(name) {
+		if !envNameRE().MatchString(name) {
 			return errors.New(`is not an environment variable name (letters, digits and _, not starting with a digit, e.g. "PACKER_BUILD_LOCATION")`)
 		}
 		return nil

@@ -125,7 +125,7 @@ func envVars(what string, v starlark.Value) ([]envVar, error) {
 	var errs []error
 	for _, kv := range d.Items() {
 		k, ok := kv[0].(starlark.String)
-		if !ok || !secretNameRE.MatchString(string(k)) {
+		if !ok || !secretNameRE().MatchString(string(k)) {
 			errs = append(errs, fmt.Errorf("%s key %s is not a variable name (letters, digits, _)", what, kv[0]))
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -127,11 +128,11 @@ func registerCore(r *Registry) {
 	)
 }
 
-var paramNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+var paramNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
 
 func paramImpl(c *Call) (starlark.Value, error) {
 	name := c.String("name", "")
-	if !paramNameRE.MatchString(name) {
+	if !paramNameRE().MatchString(name) {
 		return nil, fmt.Errorf("param: invalid name %q: use lowercase letters, digits and '_', starting with a letter (e.g. %q)", name, "flatcar_version")
 	}
 	if m := loadingModule(c.Thread); m != "" {
@@ -269,7 +270,7 @@ func contains(list []string, s string) bool {
 
 func outputImpl(c *Call) (starlark.Value, error) {
 	name := c.String("name", "")
-	if !paramNameRE.MatchString(name) {
+	if !paramNameRE().MatchString(name) {
 		return nil, fmt.Errorf("output: invalid name %q: use lowercase letters, digits and '_'", name)
 	}
 	if containsSecret(c.Value("value")) {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.starlark.net/starlark"
 )
@@ -48,8 +49,8 @@ type cseEntry struct {
 }
 
 var (
-	pathVariableRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
-	hotfixKeyRE    = regexp.MustCompile(`^[a-z][A-Za-z0-9]*$`)
+	pathVariableRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`) })
+	hotfixKeyRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][A-Za-z0-9]*$`) })
 )
 
 func stageCSEModulesSpec() *Spec {
@@ -144,13 +145,13 @@ func checkCSEManifest(m *cseManifest, dir string) error {
 		switch {
 		case e.PathVariable == "":
 			p.add(name, "the entry lacks its path_variable (e.g. CSE_CONFIG_GPU_FILEPATH): the parent cannot be pointed at it")
-		case !pathVariableRE.MatchString(e.PathVariable):
+		case !pathVariableRE().MatchString(e.PathVariable):
 			p.add(name, "path_variable %q is not an upper-case shell variable name", e.PathVariable)
 		}
 		switch {
 		case e.HotfixKey == "":
 			p.add(name, "the entry lacks its hotfix_key (e.g. provisionConfigsGPU): it could not be hotfixed")
-		case !hotfixKeyRE.MatchString(e.HotfixKey):
+		case !hotfixKeyRE().MatchString(e.HotfixKey):
 			p.add(name, "hotfix_key %q is not a lowerCamelCase key", e.HotfixKey)
 		}
 		if e.RuntimeName == "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sync"
 
 	"go.starlark.net/starlark"
 )
@@ -18,7 +19,7 @@ import (
 // replays what was done and goes past the gate. Without --stop-at a gate
 // does nothing, so local runs go through as before.
 
-var gateNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
+var gateNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`) })
 
 // StopError is how a run stopped at its --stop-at gate unwinds: not a
 // failure. parallel() lets its other branches go on; the interpreter ends
@@ -57,7 +58,7 @@ func gateSpec() *Spec {
 
 func gateImpl(c *Call) (starlark.Value, error) {
 	name := c.String("name", "")
-	if !gateNameRE.MatchString(name) {
+	if !gateNameRE().MatchString(name) {
 		return nil, fmt.Errorf("gate: name %q: use lowercase letters, digits, '-' and '_', starting with a letter, e.g. \"promote\"", name)
 	}
 	c.Run.reachGate(name)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.starlark.net/starlark"
 
@@ -59,7 +60,7 @@ func (s *Secret) Hash() (uint32, error) {
 // reveal returns the value, for the builtins that hand it to a process.
 func (s *Secret) reveal() string { return s.value }
 
-var secretNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+var secretNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`) })
 
 // SecretEnvVar is the environment variable that holds the secret name.
 func SecretEnvVar(name string) string { return SecretEnvPrefix + strings.ToUpper(name) }
@@ -85,7 +86,7 @@ func registerSecret(r *Registry) {
 
 func secretImpl(c *Call) (starlark.Value, error) {
 	name := c.String("name", "")
-	if !secretNameRE.MatchString(name) {
+	if !secretNameRE().MatchString(name) {
 		return nil, fmt.Errorf("secret: invalid name %q: use letters, digits and '_', starting with a letter (e.g. \"ua_token\")", name)
 	}
 	env := SecretEnvVar(name)

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -87,7 +88,7 @@ type vmCheck struct {
 	secretEnv map[string]string
 }
 
-var checkNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$`)
+var checkNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$`) })
 
 // vmChecks reads and validates the checks argument.
 func (c *Call) vmChecks() ([]vmCheck, error) {
@@ -100,7 +101,7 @@ func (c *Call) vmChecks() ([]vmCheck, error) {
 	for i := 0; i < list.Len(); i++ {
 		s := list.Index(i).(*starlarkstruct.Struct)
 		ch := vmCheck{name: attrString(s, "name"), script: attrString(s, "script")}
-		if !checkNameRE.MatchString(ch.name) {
+		if !checkNameRE().MatchString(ch.name) {
 			return nil, fmt.Errorf("test_vm: checks[%d]: name %q: use 1 to 80 letters, digits, '-', '_' or '.', starting with a letter or digit", i, ch.name)
 		}
 		if seen[strings.ToLower(ch.name)] {

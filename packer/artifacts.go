@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/imgflow/imgflow/internal/redact"
 )
@@ -137,7 +138,9 @@ type AzureARMArtifact struct {
 	Extra map[string]string
 }
 
-var additionalDiskRE = regexp.MustCompile(`^(AdditionalDiskUri|AdditionalDiskUriReadOnlySas) \(datadisk-(\d+)\)$`)
+var additionalDiskRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(AdditionalDiskUri|AdditionalDiskUriReadOnlySas) \(datadisk-(\d+)\)$`)
+})
 
 // ParseAzureARMArtifact parses the String() of an azure-arm artifact (see
 // AzureARMArtifact for the format). SAS signatures are redacted.
@@ -190,7 +193,7 @@ func ParseAzureARMArtifact(s string) (*AzureARMArtifact, error) {
 		case "TemplateUriReadOnlySas":
 			a.TemplateURIReadOnlySAS = redact.SAS(val)
 		default:
-			if m := additionalDiskRE.FindStringSubmatch(key); m != nil {
+			if m := additionalDiskRE().FindStringSubmatch(key); m != nil {
 				n, _ := strconv.Atoi(m[2])
 				if n < 1 || n > 64 {
 					return nil, fmt.Errorf("azure-arm artifact: bad data disk number in %q", key)

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -55,7 +56,9 @@ func ParseLine(s string) (Line, error) {
 
 // buildRGRE matches the line the azure-arm builder prints when it creates
 // (or reuses) its build resource group: "==> NAME:  -> ResourceGroupName : 'rg'".
-var buildRGRE = regexp.MustCompile(`^==> ([^:]+):\s+-> ResourceGroupName\s*:\s*'([^']*)'`)
+var buildRGRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^==> ([^:]+):\s+-> ResourceGroupName\s*:\s*'([^']*)'`)
+})
 
 // The azure-arm builder's temporary resource group, as packer-plugin-azure
 // v1.4.0 (bundled with packer 1.9.5) says it: "Creating resource group
@@ -65,9 +68,13 @@ var buildRGRE = regexp.MustCompile(`^==> ([^:]+):\s+-> ResourceGroupName\s*:\s*'
 // async_resourcegroup_delete, "Not waiting for Resource Group delete as
 // requested by user. Resource Group Name is NAME".
 var (
-	creatingRGRE   = regexp.MustCompile(`(?m)^==> ([^:]+): Creating resource group \.\.\.`)
-	deletedRGRE    = regexp.MustCompile(`(?m)^==> ([^:]+): Resource group has been deleted\.`)
-	asyncDeleteRGE = regexp.MustCompile(`(?m)^==> ([^:]+):\s+Not waiting for Resource Group delete as requested by user\. Resource Group Name is (\S+)`)
+	creatingRGRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^==> ([^:]+): Creating resource group \.\.\.`) })
+	deletedRGRE  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^==> ([^:]+): Resource group has been deleted\.`)
+	})
+	asyncDeleteRGE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^==> ([^:]+):\s+Not waiting for Resource Group delete as requested by user\. Resource Group Name is (\S+)`)
+	})
 )
 
 // collector consumes packer's stdout line by line as it streams, prints ui
@@ -203,13 +210,13 @@ func (c *collector) handle(raw string) {
 // its ui say lines: the group it builds in, whether it created it, and
 // whether its cleanup deleted it.
 func (c *collector) resourceGroupLine(msg string) {
-	if m := creatingRGRE.FindStringSubmatch(msg); m != nil {
+	if m := creatingRGRE().FindStringSubmatch(msg); m != nil {
 		if c.creatingGroup == nil {
 			c.creatingGroup = map[string]bool{}
 		}
 		c.creatingGroup[c.build(m[1]).Name] = true
 	}
-	if m := buildRGRE.FindStringSubmatch(msg); m != nil {
+	if m := buildRGRE().FindStringSubmatch(msg); m != nil {
 		b := c.build(m[1])
 		if b.BuildResourceGroup == "" {
 			b.BuildResourceGroup = m[2]
@@ -222,12 +229,12 @@ func (c *collector) resourceGroupLine(msg string) {
 		}
 		delete(c.creatingGroup, b.Name)
 	}
-	if m := deletedRGRE.FindStringSubmatch(msg); m != nil {
+	if m := deletedRGRE().FindStringSubmatch(msg); m != nil {
 		if b := c.build(m[1]); b.TemporaryResourceGroup != "" {
 			b.TemporaryResourceGroupDeleted = true
 		}
 	}
-	if m := asyncDeleteRGE.FindStringSubmatch(msg); m != nil {
+	if m := asyncDeleteRGE().FindStringSubmatch(msg); m != nil {
 		if b := c.build(m[1]); b.TemporaryResourceGroup == m[2] {
 			b.TemporaryResourceGroupDeleted = true
 		}

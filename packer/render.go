@@ -257,13 +257,13 @@ func (r *renderer) renderString(s, path string, envOK bool) (string, error) {
 // packer to render ({{timestamp}}, {{.Path}}, …).
 func (r *renderer) renderAction(action, path string, envOK bool) (string, error) {
 	body := actionBody(action[2 : len(action)-2])
-	if idx := pureRefRE.FindStringSubmatchIndex(body); idx != nil {
+	if idx := pureRefRE().FindStringSubmatchIndex(body); idx != nil {
 		return r.lookup(body[idx[2]:idx[3]], refName(body, idx), path, envOK)
 	}
 	if body == "template_dir" && r.t.Path != "" {
 		return filepath.Dir(r.t.Path), nil
 	}
-	if !refRE.MatchString(body) {
+	if !refRE().MatchString(body) {
 		return action, nil // left for packer: {{timestamp}}, {{.Path}}, …
 	}
 	return r.evaluate(action, path, envOK)

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // AzurePluginSource is the azure plugin's source address in HCL2
@@ -15,7 +16,7 @@ const AzurePluginSource = "github.com/hashicorp/azure"
 // need `packer init`, which downloads it.
 const bundledAzurePluginMajor = 1
 
-var constraintRE = regexp.MustCompile(`^\s*(>=|>|=|~>|!=|<=|<)?\s*v?(\d+)`)
+var constraintRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(>=|>|=|~>|!=|<=|<)?\s*v?(\d+)`) })
 
 // NeedsAzurePlugin2 reports whether the template declares, in its
 // required_plugins, the azure plugin with a version constraint of 2 or
@@ -42,7 +43,7 @@ func needsAzurePlugin2(plugins map[string]Plugin) bool {
 // major version 2 or more at least.
 func constraintNeedsMajor2(constraint string) bool {
 	for _, part := range strings.Split(constraint, ",") {
-		m := constraintRE.FindStringSubmatch(part)
+		m := constraintRE().FindStringSubmatch(part)
 		if m == nil {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Reference kinds reported by UsedVariables.
@@ -30,9 +31,13 @@ type VarRef struct {
 // double-quoted name anywhere inside {{ … }}, with any spacing and the
 // optional trim markers ({{- … -}}).
 var (
-	refRE     = regexp.MustCompile("(?:^|[\\s(|])(user|env)\\s+(?:`([^`]*)`|\"((?:[^\"\\\\]|\\\\.)*)\")")
-	pureRefRE = regexp.MustCompile("^(user|env)\\s+(?:`([^`]*)`|\"((?:[^\"\\\\]|\\\\.)*)\")$")
-	identRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+	refRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("(?:^|[\\s(|])(user|env)\\s+(?:`([^`]*)`|\"((?:[^\"\\\\]|\\\\.)*)\")")
+	})
+	pureRefRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("^(user|env)\\s+(?:`([^`]*)`|\"((?:[^\"\\\\]|\\\\.)*)\")$")
+	})
+	identRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`) })
 )
 
 // actionBody strips the trim markers and spaces around an action's body.
@@ -77,7 +82,7 @@ func refsIn(s string) [][2]string {
 	var out [][2]string
 	for start, end := range actions(s) {
 		body := actionBody(s[start+2 : end-2])
-		for _, idx := range refRE.FindAllStringSubmatchIndex(body, -1) {
+		for _, idx := range refRE().FindAllStringSubmatchIndex(body, -1) {
 			out = append(out, [2]string{body[idx[2]:idx[3]], refName(body, idx)})
 		}
 	}
@@ -121,7 +126,7 @@ func walkStrings(v any, path string, fn func(path, s string)) {
 }
 
 func joinPath(base, key string) string {
-	if identRE.MatchString(key) {
+	if identRE().MatchString(key) {
 		if base == "" {
 			return key
 		}

@@ -7,15 +7,16 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // validID is what a job id may be: it names a journal prefix (a blob
 // name part), a GitHub Actions matrix value and, with - as _, an Azure
 // Pipelines matrix entry.
-var validID = regexp.MustCompile(`^[a-z][a-z0-9-]{0,99}$`)
+var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,99}$`) })
 
 func checkID(id string) error {
-	if !validID.MatchString(id) || strings.HasSuffix(id, "-") || strings.Contains(id, "--") {
+	if !validID().MatchString(id) || strings.HasSuffix(id, "-") || strings.Contains(id, "--") {
 		return fmt.Errorf("id %q: want lowercase letters, digits and single dashes, starting with a letter, at most 100 characters", id)
 	}
 	return nil

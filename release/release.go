@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -262,7 +263,7 @@ func LoadVars(ctx context.Context, ws *builtins.Workspace, file string, vars map
 }
 
 // gateRE is what builtins' gate() accepts as a name.
-var gateRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
+var gateRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`) })
 
 // collector is job()'s state while a release file executes.
 type collector struct {
@@ -284,11 +285,11 @@ func (c *collector) approval(_ *starlark.Thread, b *starlark.Builtin, args starl
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "environment", &env, "gate?", &gate); err != nil {
 		return nil, err
 	}
-	if gate != "" && !gateRE.MatchString(gate) {
+	if gate != "" && !gateRE().MatchString(gate) {
 		return nil, fmt.Errorf("approval: gate %q: the name of the workflows' gate(name = …), lowercase letters, digits, '-' and '_', e.g. \"promote\"", gate)
 	}
 	c.release.ApprovalGate = gate
-	if !envNameRE.MatchString(env) {
+	if !envNameRE().MatchString(env) {
 		return nil, fmt.Errorf("approval: environment %q: use letters, digits, '-', '_' and '.', e.g. \"image-promotion-approval\"", env)
 	}
 	if c.release.Approval != "" {
@@ -312,10 +313,10 @@ func (c *collector) checkout(_ *starlark.Thread, b *starlark.Builtin, args starl
 	if rel == dir || rel == "" || path.Clean(rel) != rel || rel == ".." || strings.HasPrefix(rel, "../") {
 		return nil, fmt.Errorf("checkout: path %q: a directory in the workspace, e.g. \"//third_party/AgentBaker\"", dir)
 	}
-	if !repoRE.MatchString(repo) {
+	if !repoRE().MatchString(repo) {
 		return nil, fmt.Errorf("checkout: repository %q: a GitHub repository owner/name, e.g. \"Azure/AgentBaker\"", repo)
 	}
-	if ref != "" && !refRE.MatchString(ref) {
+	if ref != "" && !refRE().MatchString(ref) {
 		return nil, fmt.Errorf("checkout: ref %q: a branch, tag or commit (letters, digits, '.', '_', '-', '/')", ref)
 	}
 	for _, co := range c.release.Checkouts {
@@ -328,11 +329,11 @@ func (c *collector) checkout(_ *starlark.Thread, b *starlark.Builtin, args starl
 }
 
 var (
-	repoRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-	refRE  = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_./-]{0,254}$`)
+	repoRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`) })
+	refRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_./-]{0,254}$`) })
 )
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$`)
+var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$`) })
 
 // varValue implements var(name, default): the --var given to the release
 // command, else default.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/imgflow/imgflow/builtins"
 )
@@ -70,7 +71,7 @@ func (c ciSystem) endGroup(w io.Writer) {
 }
 
 // posRE splits file:line:col.
-var posRE = regexp.MustCompile(`^(.+):(\d+):(\d+)$`)
+var posRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+):(\d+):(\d+)$`) })
 
 // annotateError prints the error as annotations the CI attaches to the
 // workflow file and line.

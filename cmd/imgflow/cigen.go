@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -138,10 +139,10 @@ func jobCommandArgs(j *release.Job) string {
 	return strings.Join(args, " ")
 }
 
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:=,@%+-]+$`)
+var shellSafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_./:=,@%+-]+$`) })
 
 func shellQuote(s string) string {
-	if shellSafe.MatchString(s) {
+	if shellSafe().MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

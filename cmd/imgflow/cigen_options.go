@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The values `imgflow ci` writes into the generated files' shell lines
@@ -15,11 +16,13 @@ var (
 	// A version `go install pkg@VERSION` takes: latest, a semantic
 	// version (pseudo-versions included), a commit hash or a branch or
 	// tag name; none starts with '-' or holds a shell character.
-	goModuleQuery = regexp.MustCompile(`^(latest|v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?|[0-9a-f]{7,40}|[A-Za-z0-9][A-Za-z0-9._/-]{0,99})$`)
+	goModuleQuery = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(latest|v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?|[0-9a-f]{7,40}|[A-Za-z0-9][A-Za-z0-9._/-]{0,99})$`)
+	})
 	// Go's version as actions/setup-go and GoTool take it: 1.26, 1.26.8, 1.27rc1.
-	goToolVersion = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+|rc[0-9]+|beta[0-9]+)?$`)
+	goToolVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+|rc[0-9]+|beta[0-9]+)?$`) })
 	// A packer release, as its download URL spells it: 1.9.5.
-	packerVersion = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
+	packerVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`) })
 )
 
 // ciTargets are the targets a generated job may plan and run on.
@@ -34,13 +37,13 @@ func (o ciOptions) validate() error {
 	if o.maxParallel < 0 {
 		errs = append(errs, fmt.Errorf("--max-parallel %d: want 0 (as many as the engine gives) or more", o.maxParallel))
 	}
-	if !goModuleQuery.MatchString(o.imgflowVersion) || strings.Contains(o.imgflowVersion, "..") {
+	if !goModuleQuery().MatchString(o.imgflowVersion) || strings.Contains(o.imgflowVersion, "..") {
 		errs = append(errs, fmt.Errorf("--imgflow-version %q: want a version go install takes: latest, a tag such as v1.4.0, or a commit hash", o.imgflowVersion))
 	}
-	if !goToolVersion.MatchString(o.goVersion) {
+	if !goToolVersion().MatchString(o.goVersion) {
 		errs = append(errs, fmt.Errorf("--go-version %q: want a Go release such as 1.26.8", o.goVersion))
 	}
-	if !packerVersion.MatchString(o.packerVersion) {
+	if !packerVersion().MatchString(o.packerVersion) {
 		errs = append(errs, fmt.Errorf("--packer-version %q: want a packer release such as 1.9.5", o.packerVersion))
 	}
 	if strings.TrimSpace(o.serviceConnection) == "" || strings.ContainsAny(o.serviceConnection, "\n\r$") {

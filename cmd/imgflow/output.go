@@ -112,7 +112,7 @@ func errorReports(err error) []ErrorReport {
 		var ie *interp.Error
 		if errors.As(err, &ie) {
 			rep.Pos = ie.Pos
-			if m := posRE.FindStringSubmatch(ie.Pos); m != nil {
+			if m := posRE().FindStringSubmatch(ie.Pos); m != nil {
 				rep.File = m[1]
 				rep.Line, _ = strconv.Atoi(m[2])
 				rep.Col, _ = strconv.Atoi(m[3])

@@ -147,3 +147,19 @@ func BenchmarkPlanGen2(b *testing.B) {
 		benchCLI(b, "plan", "--root", root, "--state", b.TempDir(), "--no-packer-validate", filepath.Join(root, "workflows", "gen2.star"))
 	}
 }
+
+// BenchmarkPlanGen2WithPackerValidate is `imgflow plan workflows/gen2.star`
+// with packer on PATH, warm: its builds' verdicts are in the cache, on a
+// state directory no run has written (a fresh checkout's).
+func BenchmarkPlanGen2WithPackerValidate(b *testing.B) {
+	packertest.Require(b)
+	b.Setenv(cacheDirEnv, b.TempDir())
+	root := benchRoot(b)
+	plan := func() {
+		benchCLI(b, "plan", "--root", root, "--state", b.TempDir(), filepath.Join(root, "workflows", "gen2.star"))
+	}
+	plan()
+	for b.Loop() {
+		plan()
+	}
+}

@@ -11,9 +11,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
-var hashRE = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+var hashRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`) })
 
 // ErrNotGit is returned for a directory that is not a git checkout.
 var ErrNotGit = errors.New("not a git checkout")
@@ -33,7 +34,7 @@ func Commit(dir string) (string, error) {
 	line := strings.TrimSpace(string(head))
 	ref, isRef := strings.CutPrefix(line, "ref: ")
 	if !isRef {
-		if hashRE.MatchString(line) {
+		if hashRE().MatchString(line) {
 			return line, nil
 		}
 		return "", fmt.Errorf("%s: HEAD holds %q, neither a commit nor a ref", dir, line)
@@ -49,7 +50,7 @@ func Commit(dir string) (string, error) {
 	}
 	for _, d := range []string{gitDir, common} {
 		if b, err := os.ReadFile(filepath.Join(d, filepath.FromSlash(ref))); err == nil {
-			if h := strings.TrimSpace(string(b)); hashRE.MatchString(h) {
+			if h := strings.TrimSpace(string(b)); hashRE().MatchString(h) {
 				return h, nil
 			}
 		}
@@ -92,7 +93,7 @@ func packedRef(path, ref string) string {
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		hash, name, ok := strings.Cut(s.Text(), " ")
-		if ok && name == ref && hashRE.MatchString(hash) {
+		if ok && name == ref && hashRE().MatchString(hash) {
 			return hash
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // SecretEnvPrefix starts the environment variables that hold secret()
@@ -25,13 +26,17 @@ const minSecretLen = 4
 
 var (
 	// A URL query carrying a signature: the whole query goes.
-	sasQuery = regexp.MustCompile(`(?i)\?([^\s"'<>]*?&)?sig(=|%3D)[^\s"'<>]*`)
+	sasQuery = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\?([^\s"'<>]*?&)?sig(=|%3D)[^\s"'<>]*`) })
 	// A signature parameter anywhere else (also URL-encoded).
-	sasParam = regexp.MustCompile(`(?i)(^|[?&\s"';]|%26|%3F)sig(=|%3D)[^&\s"'<>]*`)
+	sasParam = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(^|[?&\s"';]|%26|%3F)sig(=|%3D)[^&\s"'<>]*`) })
 	// A URL with a query, in a text.
-	urlWithQuery = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s"'<>?]*)\?[^\s"'<>]+`)
+	urlWithQuery = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^\s"'<>?]*)\?[^\s"'<>]+`)
+	})
 	// The password of a URL's userinfo: scheme://user:PASSWORD@host.
-	userinfoPassword = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@"'<>]*):[^/\s@"'<>]*@`)
+	userinfoPassword = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@"'<>]*):[^/\s@"'<>]*@`)
+	})
 )
 
 // SAS removes SAS signatures from s, a text that may quote URLs (an
@@ -48,8 +53,8 @@ func SAS(s string) string {
 	if !strings.Contains(strings.ToLower(s), "sig") {
 		return s
 	}
-	s = sasQuery.ReplaceAllString(s, "?<redacted>")
-	return sasParam.ReplaceAllString(s, "${1}sig=<redacted>")
+	s = sasQuery().ReplaceAllString(s, "?<redacted>")
+	return sasParam().ReplaceAllString(s, "${1}sig=<redacted>")
 }
 
 // UserinfoPassword replaces the password of every URL in s that carries
@@ -58,7 +63,7 @@ func UserinfoPassword(s string) string {
 	if !strings.Contains(s, "@") {
 		return s
 	}
-	return userinfoPassword.ReplaceAllString(s, "${1}:<redacted>@")
+	return userinfoPassword().ReplaceAllString(s, "${1}:<redacted>@")
 }
 
 // HasCredential reports whether s carries a SAS signature or a URL
@@ -84,7 +89,7 @@ func URLQueries(s string) string {
 	if !strings.Contains(s, "://") || !strings.Contains(s, "?") {
 		return UserinfoPassword(s)
 	}
-	return UserinfoPassword(urlWithQuery.ReplaceAllString(s, "${1}?<redacted>"))
+	return UserinfoPassword(urlWithQuery().ReplaceAllString(s, "${1}?<redacted>"))
 }
 
 // Values replaces every occurrence of each value in s with <secret>,

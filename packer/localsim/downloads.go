@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/imgflow/imgflow/packer"
 )
@@ -38,7 +39,9 @@ type Download struct {
 // a JSON template writes it ({{user `imgflow_downloads_dir`}}/NAME) and as
 // an HCL2 template does ("${var.imgflow_downloads_dir}/NAME", shown with
 // its quotes by packer.Template).
-var downloadVarRE = regexp.MustCompile("^(?:\\{\\{\\s*user\\s+`" + DownloadsDirVar + "`\\s*\\}\\}|\"\\$\\{var\\." + DownloadsDirVar + "\\})/([^\"]*)\"?$")
+var downloadVarRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^(?:\\{\\{\\s*user\\s+`" + DownloadsDirVar + "`\\s*\\}\\}|\"\\$\\{var\\." + DownloadsDirVar + "\\})/([^\"]*)\"?$")
+})
 
 // Downloads lists the template's download provisioners. A destination
 // relative to packer's working directory is accepted as packer accepts
@@ -79,7 +82,7 @@ func downloadName(src, dest string) (name string, viaVar bool, why string) {
 		base = "NAME"
 	}
 	instead := fmt.Sprintf("write a destination relative to packer's working directory, e.g. %q: packer_build gives every build a directory of its own and returns the file in downloads[%q], so nothing of yours is overwritten", base, base)
-	if m := downloadVarRE.FindStringSubmatch(dest); m != nil {
+	if m := downloadVarRE().FindStringSubmatch(dest); m != nil {
 		dest, viaVar = m[1], true
 	}
 	switch {

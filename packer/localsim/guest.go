@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/imgflow/imgflow/cloud"
 )
@@ -86,12 +87,14 @@ func unquoted(prov map[string]any) map[string]any {
 
 // varRef matches a reference to a template variable, in a JSON template
 // ({{user `name`}}) or an HCL2 one (${var.name}).
-var varRef = regexp.MustCompile("^(?:\\{\\{\\s*user\\s+`(\\w+)`\\s*\\}\\}|\\$\\{var\\.(\\w+)\\})")
+var varRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^(?:\\{\\{\\s*user\\s+`(\\w+)`\\s*\\}\\}|\\$\\{var\\.(\\w+)\\})")
+})
 
 // refValue is the variable value an expression starting with a reference
 // stands for, and the rest of the expression.
 func (p *prepared) refValue(expr string) (value, rest string, ok bool) {
-	m := varRef.FindStringSubmatch(expr)
+	m := varRef().FindStringSubmatch(expr)
 	if m == nil {
 		return "", expr, false
 	}
@@ -118,7 +121,7 @@ func (p *prepared) simulateUpload(g *cloud.GuestContent, prov map[string]any) er
 	src, _ := prov["source"].(string)
 	dest, _ := prov["destination"].(string)
 	staged, sub, ok := p.refValue(src)
-	m := varRef.FindStringSubmatch(src)
+	m := varRef().FindStringSubmatch(src)
 	if !ok || m[1]+m[2] != FilesDirVar || staged == "" || dest == "" || p.staged == nil {
 		return nil
 	}

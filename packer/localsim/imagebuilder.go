@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/imgflow/imgflow/cloud"
 )
@@ -80,7 +81,7 @@ func (p *prepared) imageBuilderVars(prov map[string]any) map[string]string {
 }
 
 // userRef matches a JSON template's {{user `name`}} reference.
-var userRef = regexp.MustCompile("\\{\\{\\s*user\\s+`(\\w+)`\\s*\\}\\}")
+var userRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\\{\\{\\s*user\\s+`(\\w+)`\\s*\\}\\}") })
 
 // expand renders the {{user}} references of s from the build's variables
 // (values, else the declared default), as packer renders a variable
@@ -89,8 +90,8 @@ func (p *prepared) expand(s string, depth int) string {
 	if depth > 8 {
 		return s
 	}
-	return userRef.ReplaceAllStringFunc(s, func(ref string) string {
-		name := userRef.FindStringSubmatch(ref)[1]
+	return userRef().ReplaceAllStringFunc(s, func(ref string) string {
+		name := userRef().FindStringSubmatch(ref)[1]
 		v, ok := p.values[name]
 		if !ok {
 			for _, d := range p.tpl.Declared() {
