@@ -16,9 +16,12 @@ LDFLAGS := -X main.version=$(VERSION)
 
 # Says what it does first: on a fresh machine the build compiles every
 # dependency (the Azure SDK among them) for minutes without a word.
+# A line every 30 s while go build runs: a first build is minutes of
+# silence otherwise.
 build:
 	@echo "building $(BIN) (go build; the first time compiles imgflow's dependencies: a few minutes on two cores)"
-	@$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/imgflow
+	@( while sleep 30; do echo "  still compiling $(BIN) ..."; done ) & ticker=$$!; \
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/imgflow; rc=$$?; kill $$ticker; exit $$rc
 
 # Puts imgflow on PATH: go install writes it to $(go env GOBIN), else
 # $(go env GOPATH)/bin, the directory to have on PATH.
@@ -38,7 +41,7 @@ run: build
 # for the generated GitHub workflows).
 deps:
 	@scripts/deps.sh
-	@echo "tools: $$(packer version) / $$(qemu-img --version | head -1)"
+	@echo "tools: $$(packer version 2>/dev/null || echo 'packer still building') / $$(qemu-img --version | head -1)"
 
 vet:
 	$(GO) vet ./...
@@ -73,8 +76,12 @@ TEST_TIMEOUTS ?= ./workflows=20m ./cloud/azure=15m ./cmd/imgflow=12m \
                  ./journal=5m ./builtins=5m ./cloud/conformance=5m \
                  ./cmd/imgflow-emulator=5m ./artifacts=5m
 TEST_JOBS     ?= 2
+# packer builds in the background from `deps` on (minutes on a fresh
+# machine); the packages whose tests run it wait for it, the others go first.
+PACKER_TESTS  := ./workflows ./cmd/imgflow ./packer
+test: export DEPS_PACKER = background
 test: deps fmt-check tidy-check vet build lint
-	GO=$(GO) scripts/gotest.sh -j $(TEST_JOBS) -t $(TEST_TIMEOUT) $(TEST_TIMEOUTS) -- -race -count=1
+	GO=$(GO) scripts/gotest.sh -j $(TEST_JOBS) -t $(TEST_TIMEOUT) -w 'scripts/packer.sh --wait' $(addprefix -a ,$(PACKER_TESTS)) $(TEST_TIMEOUTS) -- -race -count=1
 	$(BIN) test workflows
 	@echo "The conformance suite on the Azure target (fake ARM + Azurite), case by case:"
 	$(GO) test -count=1 -v -timeout $(TEST_TIMEOUT) -run '^TestAzure$$' ./cloud/conformance

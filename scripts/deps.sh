@@ -20,17 +20,13 @@ apt_install deps "${need_apt[@]}"
 # goes to .tools/azurite.
 npm_tool deps "$root/.tools/azurite" azurite 3.37.0 dist/src/blob/main.js
 
-# packer 1.9.5 (the last MPL release, azure builder bundled), built from
-# source with the Go toolchain into .tools/bin. Debian's packer 1.6.6 is too
-# old for today's templates (skip_create_image, security_type, HCL2). The
-# first build takes a few minutes on two cores; later runs find it.
-packer_version=1.9.5
-if ! "$root/.tools/bin/packer" version 2>/dev/null | grep -q "^Packer v$packer_version\$"; then
-	echo "deps: building packer $packer_version into .tools/bin (first time only, a few minutes)"
-	# Static and stripped, without paths: cgo and DWARF only cost link
-	# time here, and -trimpath compiles the standard library as the build
-	# tools below need it, once for both.
-	(cd "$root" && CGO_ENABLED=0 GOBIN="$root/.tools/bin" go install -trimpath -ldflags="-s -w" "github.com/hashicorp/packer@v$packer_version")
+# packer 1.9.5 into .tools/bin (scripts/packer.sh). DEPS_PACKER=background
+# (make test) starts its build and goes on: the Go tests that run packer
+# wait for it (scripts/gotest.sh -w), the others do not.
+if [ "${DEPS_PACKER:-}" = background ]; then
+	"$root/scripts/packer.sh" --background
+else
+	"$root/scripts/packer.sh"
 fi
 
 # actionlint, which checks the GitHub Actions workflows `imgflow ci github`

@@ -6,7 +6,7 @@
 # that passes its limit fails with the limit named, rather than the whole
 # run hanging silently until one global timeout.
 #
-#   scripts/gotest.sh [-j jobs] [-t default-timeout] [pkg=timeout …] [-- go test flags]
+#   scripts/gotest.sh [-j jobs] [-t default-timeout] [-w command -a pkg …] [pkg=timeout …] [-- go test flags]
 #
 # pkg=timeout pairs (./cloud/azure=12m) give packages their own limit and
 # run first, in the order given (slowest first keeps both jobs busy to the
@@ -14,19 +14,27 @@
 # test's -timeout: the test binary's run, not its compilation. Flags after
 # -- go to every go test (e.g. -race -count=1). A failed package's whole
 # -v output is printed; the exit status is 1 if any package failed.
+#
+# -w command runs (in the background, from the start) what the packages
+# named by -a need, e.g. `scripts/packer.sh --wait`: those start only
+# once it succeeded, the others go first; when it fails they fail with
+# its output.
 set -euo pipefail
 
 jobs=2
 default_timeout=5m
-declare -A limit=()
+declare -A limit=() gated=()
 order=()
+gate=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-j) jobs="$2"; shift 2 ;;
 	-t) default_timeout="$2"; shift 2 ;;
+	-w) gate="$2"; shift 2 ;;
+	-a) gated["$2"]=1; shift 2 ;;
 	--) shift; break ;;
 	*=*) limit["${1%%=*}"]="${1#*=}"; order+=("${1%%=*}"); shift ;;
-	*) echo "gotest.sh: unknown argument $1 (want -j N, -t DURATION, pkg=DURATION or --)" >&2; exit 2 ;;
+	*) echo "gotest.sh: unknown argument $1 (want -j N, -t DURATION, -w COMMAND, -a PKG, pkg=DURATION or --)" >&2; exit 2 ;;
 	esac
 done
 go_flags=("$@")
@@ -51,9 +59,22 @@ logs="$(mktemp -d)"
 declare -A started=() pid_pkg=()
 failed=()
 start_all=$SECONDS
+# The gate: "" none or passed, "running", "failed".
+gate_state=""
+gate_pid=""
+if [ -n "$gate" ] && [ ${#gated[@]} -gt 0 ]; then
+	(
+		code=0
+		bash -c "$gate" >"$logs/gate.log" 2>&1 || code=$?
+		echo "$code" >"$logs/gate.rc"
+	) &
+	gate_pid=$!
+	gate_state=running
+fi
 cleanup() {
 	# Interrupted: stop the go test runs this script started.
 	for pid in "${!pid_pkg[@]}"; do pkill -P "$pid" 2>/dev/null || true; done
+	[ -n "$gate_pid" ] && pkill -P "$gate_pid" 2>/dev/null || true
 	rm -rf "$logs"
 }
 trap cleanup EXIT
@@ -104,15 +125,53 @@ progress() {
 		cur="$({ grep -E '^=== (RUN|CONT)' "$(logfile "$pkg")" || true; } | tail -1 | awk '{print $3}')"
 		line+=" $pkg $(dur $((SECONDS - ${started[$pkg]})))/$(timeout_of "$pkg")${cur:+ in $cur};"
 	done
+	[ "$gate_state" = running ] && line+=" (${#pending[@]} waiting: $gate);"
 	echo "...   $(dur $now): ${#pid_pkg[@]} running:${line%;}"
 }
 
-next=0
+# gate_check notes the gate's end: its output once, and on failure the
+# gated packages fail.
+gate_check() {
+	[ "$gate_state" = running ] && [ -f "$logs/gate.rc" ] || return 0
+	wait "$gate_pid" || true
+	if [ "$(cat "$logs/gate.rc")" -eq 0 ]; then
+		gate_state=""
+		sed 's/^/      /' "$logs/gate.log"
+		echo "ok    $gate ($(dur $((SECONDS - start_all))))"
+	else
+		gate_state=failed
+		echo "FAIL  $gate, needed by ${!gated[*]}; its output:"
+		sed 's/^/    /' "$logs/gate.log"
+	fi
+}
+
+# pick prints the index in pending of the next package to start: the
+# first one not waiting for the gate; none (status 1) when all wait.
+pick() {
+	local i
+	for i in "${!pending[@]}"; do
+		if [ "$gate_state" != running ] || [ -z "${gated[${pending[$i]}]+x}" ]; then
+			echo "$i"
+			return 0
+		fi
+	done
+	return 1
+}
+
+pending=("${pkgs[@]}")
 last_progress=$SECONDS
-while [ $next -lt ${#pkgs[@]} ] || [ ${#pid_pkg[@]} -gt 0 ]; do
-	while [ $next -lt ${#pkgs[@]} ] && [ ${#pid_pkg[@]} -lt "$jobs" ]; do
-		launch "${pkgs[$next]}"
-		next=$((next + 1))
+while [ ${#pending[@]} -gt 0 ] || [ ${#pid_pkg[@]} -gt 0 ]; do
+	gate_check
+	while [ ${#pending[@]} -gt 0 ] && [ ${#pid_pkg[@]} -lt "$jobs" ] && i="$(pick)"; do
+		pkg="${pending[$i]}"
+		unset "pending[$i]"
+		pending=("${pending[@]}")
+		if [ "$gate_state" = failed ] && [ -n "${gated[$pkg]+x}" ]; then
+			failed+=("$pkg")
+			echo "FAIL  $pkg: not run, $gate failed (above)"
+			continue
+		fi
+		launch "$pkg"
 	done
 	# Reap whatever ended; poll once a second so progress lines keep time.
 	for pid in "${!pid_pkg[@]}"; do
@@ -123,11 +182,13 @@ while [ $next -lt ${#pkgs[@]} ] || [ ${#pid_pkg[@]} -gt 0 ]; do
 			finish "$pkg" "$(cat "$(rcfile "$pkg")")"
 		fi
 	done
-	if [ $((SECONDS - last_progress)) -ge "$every" ] && [ ${#pid_pkg[@]} -gt 0 ]; then
+	if [ $((SECONDS - last_progress)) -ge "$every" ] && { [ ${#pid_pkg[@]} -gt 0 ] || [ "$gate_state" = running ]; }; then
 		progress
 		last_progress=$SECONDS
 	fi
-	[ ${#pid_pkg[@]} -gt 0 ] && sleep 1
+	if [ ${#pid_pkg[@]} -gt 0 ] || [ "$gate_state" = running ]; then
+		sleep 1
+	fi
 done
 
 # failures prints, from a failed package's -v log, only the output of its
@@ -158,6 +219,10 @@ failures() {
 total=$(dur $((SECONDS - start_all)))
 if [ ${#failed[@]} -gt 0 ]; then
 	for pkg in "${failed[@]}"; do
+		if [ ! -f "$(logfile "$pkg")" ]; then
+			echo "FAIL  $pkg: not run, $gate failed"
+			continue
+		fi
 		echo "FAIL  $pkg, its failed tests:"
 		failures "$pkg"
 	done
