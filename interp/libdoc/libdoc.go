@@ -272,11 +272,41 @@ func Reference(mods []Module) string {
 		for _, f := range m.Funcs {
 			fmt.Fprintf(&b, "#### `%s`\n\n", f.Signature)
 			if f.Doc != "" {
-				b.WriteString(f.Doc + "\n\n")
+				b.WriteString(markdown(f.Doc) + "\n\n")
 			}
 		}
 	}
 	return b.String()
+}
+
+// markdown renders a docstring's Args: and Returns: sections (lucicfg's
+// layout: a section header, then entries indented under it) as Markdown:
+// a list of the arguments, each `name` first, and a Returns paragraph.
+// The rest is Markdown already.
+func markdown(doc string) string {
+	var out []string
+	section := ""
+	for _, line := range strings.Split(doc, "\n") {
+		switch {
+		case line == "Args:" || line == "Returns:":
+			section = strings.TrimSuffix(line, ":")
+			out = append(out, "**"+line+"**", "")
+			continue
+		case line == "" || !strings.HasPrefix(line, " "):
+			section = ""
+		}
+		text := strings.TrimSpace(line)
+		switch {
+		case section == "Args" && len(line)-len(strings.TrimLeft(line, " ")) <= 2:
+			name, desc, _ := strings.Cut(text, ":")
+			out = append(out, "- `"+name+"`:"+desc)
+		case section != "":
+			out = append(out, "  "+text)
+		default:
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // Splice replaces the generated library section of doc with ref.

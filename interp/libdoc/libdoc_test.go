@@ -106,6 +106,14 @@ img = struct(PREFIX = PREFIX, image_name = name)
 	assert.Equal(t, []string{"image_name"}, m.Constants, "without a reader, a loaded name is not followed")
 }
 
+func TestReferenceRendersArgsAndReturns(t *testing.T) {
+	ref := libdoc.Reference([]libdoc.Module{{Path: "lib/img.star", Name: "img", Funcs: []libdoc.Func{{
+		Signature: "img.name(*, channel, arch)",
+		Doc:       "The image name.\n\nArgs:\n  channel: the channel,\n    stable or beta.\n  arch: the architecture.\n\nReturns:\n  The name,\n  lower case.",
+	}}}})
+	assert.Contains(t, ref, "The image name.\n\n**Args:**\n\n- `channel`: the channel,\n  stable or beta.\n- `arch`: the architecture.\n\n**Returns:**\n\n  The name,\n  lower case.\n\n")
+}
+
 func TestSpliceNeedsTheMarkers(t *testing.T) {
 	_, err := libdoc.Splice("no markers", "x")
 	assert.Error(t, err)
