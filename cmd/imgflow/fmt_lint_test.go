@@ -195,6 +195,8 @@ X = 1
 	assert.Equal(t, 0, res.code, res.String())
 	assert.Contains(t, res.stdout, "* unknown-keyword")
 	assert.Contains(t, res.stdout, "  module-docstring")
+	assert.Contains(t, res.stdout, "* keyword-only")
+	assert.Contains(t, res.stdout, "  docstring-args")
 }
 
 func TestCheck(t *testing.T) {
