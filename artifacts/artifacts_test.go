@@ -178,7 +178,7 @@ func TestTemplatesUploadEveryCSEModuleWithTheParent(t *testing.T) {
 }
 
 // The AKS templates upload what packer_build stages and install it with
-// install-files.sh from the install list (aks.installs_var).
+// install-files.sh from the install list (installs_var, lib/aks/packer.star).
 func TestAKSTemplatesInstallTheStagedFiles(t *testing.T) {
 	for _, file := range templates(t) {
 		tpl := loadTemplate(t, file)
