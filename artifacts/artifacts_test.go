@@ -178,7 +178,7 @@ func TestTemplatesUploadEveryCSEModuleWithTheParent(t *testing.T) {
 }
 
 // The AKS templates upload what packer_build stages and install it with
-// install-files.sh from the install list (aks.installs_var).
+// install-files.sh from the install list (installs_var, lib/aks/packer.star).
 func TestAKSTemplatesInstallTheStagedFiles(t *testing.T) {
 	for _, file := range templates(t) {
 		tpl := loadTemplate(t, file)
@@ -226,17 +226,17 @@ func TestUbuntuTemplatesBuildThePinnedBCC(t *testing.T) {
 		assert.Equal(t, isUbuntu(tpl), found, "%s: install-bcc.sh is uploaded by the Ubuntu templates only", file)
 		if found {
 			ubuntu++
-			assert.True(t, tpl.Variables["bcc_version"].Required, "%s: the version comes from lib/aks.star, not a default", file)
+			assert.True(t, tpl.Variables["bcc_version"].Required, "%s: the version comes from lib/aks/packer.star, not a default", file)
 		}
 	}
 	// Each template is judged above on its own; a count here would fail
 	// whoever adds an Ubuntu variant, for no fault of theirs.
 	assert.NotZero(t, ubuntu, "no Ubuntu template found: the check above judged nothing")
 
-	// The pin lives in lib/aks.star.
+	// The pin lives in lib/aks/packer.star.
 	ws, err := builtins.NewWorkspace("..")
 	require.NoError(t, err)
-	globals, err := interp.ExecModule(context.Background(), interp.Config{Workspace: ws, Registry: builtins.NewRegistry()}, "//lib/aks.star", nil, nil)
+	globals, err := interp.ExecModule(context.Background(), interp.Config{Workspace: ws, Registry: builtins.NewRegistry()}, "//lib/aks/packer.star", nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, starlark.String("v0.29.0"), globals["BCC_VERSION"])
 }

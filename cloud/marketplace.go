@@ -67,7 +67,7 @@ func listOrNone(versions []string) string {
 
 // SimulatedMarketplace is the marketplace of the simulated targets (local,
 // and the fake ARM by default): the images the AKS workflows build from
-// (lib/aks.star's UBUNTU_IMAGES and AZURE_LINUX_IMAGES, and the images
+// (lib/aks/marketplace.star's _UBUNTU_IMAGES and _AZURE_LINUX_IMAGES, and the images
 // AgentBaker's release pipeline names) and image-builder's Azure targets
 // build from (Ubuntu 26.04, Windows Server), each with two
 // versions in the publishers' formats, the same in every region.

@@ -61,7 +61,7 @@ const (
 )
 
 // ImgflowWarnings are imgflow's own checks, all on by default.
-var ImgflowWarnings = []string{UnknownBuiltin, UndefinedName, UnknownKeyword, MissingArgument, Positional, LoadMissing, NoOutputs}
+var ImgflowWarnings = []string{UnknownBuiltin, UndefinedName, UnknownKeyword, MissingArgument, Positional, LoadMissing, NoOutputs, KeywordOnly}
 
 // BuildifierWarnings are the buildifier warnings on by default: those that
 // apply to plain Starlark (not Bazel's rules, attributes and labels) and
@@ -92,12 +92,7 @@ func DefaultWarnings() []string {
 }
 
 func isImgflowWarning(name string) bool {
-	for _, w := range ImgflowWarnings {
-		if w == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(ImgflowWarnings, name) || slices.Contains(OptionalWarnings, name)
 }
 
 func isBuildifierWarning(name string) bool {
@@ -308,6 +303,7 @@ func (l *Linter) source(rel string, src []byte) ([]Finding, []loadRef) {
 		}
 	}
 	c.outputs(f)
+	c.defs(f)
 	if bf != nil {
 		var enabled []string
 		for _, w := range l.Warnings {

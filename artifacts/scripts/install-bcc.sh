@@ -5,7 +5,7 @@
 # bcc-tools package instead).
 #
 #   BCC_VERSION   the tag to build, required; workflows pass
-#                 aks.BCC_VERSION, pinned in lib/aks.star
+#                 aks.BCC_VERSION, pinned in lib/aks/packer.star
 #
 # The tag is fetched with a shallow clone and built with at most eight
 # parallel make jobs (fewer when the VM has fewer cores). The log goes to
@@ -48,7 +48,7 @@ bcc_runtime_deps() {
 
 main() {
 	if [ -z "${BCC_VERSION:-}" ]; then
-		echo "install-bcc: BCC_VERSION is not set: pass the pinned tag (aks.BCC_VERSION in lib/aks.star)" >&2
+		echo "install-bcc: BCC_VERSION is not set: pass the pinned tag (aks.BCC_VERSION in lib/aks/packer.star)" >&2
 		exit 1
 	fi
 	exec > >(tee -a /var/log/bcc_installation.log) 2>&1

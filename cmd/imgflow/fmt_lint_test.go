@@ -51,6 +51,15 @@ func TestRepositoryWorkflowsAreFormattedAndLintClean(t *testing.T) {
 	assert.Equal(t, 0, res.code, res.String())
 }
 
+// lib/aks documents every argument and result of its public functions
+// (lint's optional docstring-args), as lucicfg's docstrings do.
+func TestAKSLibraryDocumentsEveryArgument(t *testing.T) {
+	inDir(t, repoRoot(t))
+	res := imgflow(t, "lint", "--warnings=+docstring-args", "lib/aks.star", "lib/aks")
+	assert.Equal(t, 0, res.code, res.String())
+	assert.Empty(t, res.stdout)
+}
+
 const uglyWorkflow = `"""An ill-formatted workflow."""
 
 rg = resource_group("rg", location = "westeurope")
@@ -186,6 +195,8 @@ X = 1
 	assert.Equal(t, 0, res.code, res.String())
 	assert.Contains(t, res.stdout, "* unknown-keyword")
 	assert.Contains(t, res.stdout, "  module-docstring")
+	assert.Contains(t, res.stdout, "* keyword-only")
+	assert.Contains(t, res.stdout, "  docstring-args")
 }
 
 func TestCheck(t *testing.T) {

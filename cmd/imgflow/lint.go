@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bazelbuild/buildtools/warn"
@@ -81,7 +82,7 @@ func printWarnings(e *env) {
 		defaults[w] = true
 	}
 	fmt.Fprintln(e.stdout, "imgflow:")
-	for _, w := range lint.ImgflowWarnings {
+	for _, w := range append(slices.Clone(lint.ImgflowWarnings), lint.OptionalWarnings...) {
 		fmt.Fprintf(e.stdout, "  %s %s\n", mark(defaults[w]), w)
 	}
 	fmt.Fprintln(e.stdout, "buildifier (https://github.com/bazelbuild/buildtools/blob/main/WARNINGS.md):")

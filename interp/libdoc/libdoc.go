@@ -5,7 +5,9 @@
 //
 // A module exports what a workflow can load: the fields of its struct named
 // after the file (lib/aks.star's `aks = struct(…)`), or, without one, its
-// public top-level functions (lib/temporary.star's temporary()).
+// public top-level functions (lib/temporary.star's temporary()). A struct
+// field may be a function the module loads (lib/aks.star re-exports those
+// of lib/aks/*.star): it is documented from the loaded module's def.
 package libdoc
 
 import (
@@ -46,9 +48,20 @@ type Func struct {
 	Doc       string
 }
 
-// ReadDir parses every *.star file of dir (not *_test.star), named
-// rel/<file> (rel is dir as the workspace names it, "lib").
+// Reader reads a module by the name load() gives it ("//lib/aks/naming.star").
+type Reader func(module string) ([]byte, error)
+
+// ReadDir parses every *.star file of dir (not *_test.star, not in
+// subdirectories), named rel/<file> (rel is dir as the workspace names it,
+// "lib"); the modules they load are read from the workspace dir is in.
 func ReadDir(dir, rel string) ([]Module, error) {
+	root := dir
+	for range strings.Split(path.Clean(rel), "/") {
+		root = filepath.Dir(root)
+	}
+	read := func(module string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(module, "//"))))
+	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.star"))
 	if err != nil {
 		return nil, err
@@ -63,7 +76,7 @@ func ReadDir(dir, rel string) ([]Module, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, err := Parse(path.Join(rel, filepath.Base(f)), src)
+		m, err := ParseWith(path.Join(rel, filepath.Base(f)), src, read)
 		if err != nil {
 			return nil, err
 		}
@@ -74,16 +87,28 @@ func ReadDir(dir, rel string) ([]Module, error) {
 
 // Parse documents one module from its source.
 func Parse(name string, src []byte) (Module, error) {
+	return ParseWith(name, src, nil)
+}
+
+// ParseWith is Parse with read for the workspace modules ("//…") the
+// module loads; with a nil read, loaded names are constants.
+func ParseWith(name string, src []byte, read Reader) (Module, error) {
 	f, err := interp.FileOptions().Parse(name, src, syntax.RetainComments)
 	if err != nil {
 		return Module{}, err
 	}
+	type origin struct{ module, name string }
+	loaded := map[string]origin{}
 	m := Module{Path: name, Name: strings.TrimSuffix(path.Base(name), ".star"), Doc: docstring(f.Stmts)}
 	defs := map[string]*syntax.DefStmt{}
 	var public []string
 	var exports *syntax.CallExpr
 	for _, st := range f.Stmts {
 		switch st := st.(type) {
+		case *syntax.LoadStmt:
+			for i, to := range st.To {
+				loaded[to.Name] = origin{st.ModuleName(), st.From[i].Name}
+			}
 		case *syntax.DefStmt:
 			defs[st.Name.Name] = st
 			if !strings.HasPrefix(st.Name.Name, "_") {
@@ -103,19 +128,60 @@ func Parse(name string, src []byte) (Module, error) {
 		}
 		return m, nil
 	}
+	mods := map[string]*parsed{}
 	for _, arg := range exports.Args {
 		kw, ok := arg.(*syntax.BinaryExpr)
 		if !ok || kw.Op != syntax.EQ {
 			continue
 		}
 		field := kw.X.(*syntax.Ident).Name
-		if id, ok := kw.Y.(*syntax.Ident); ok && defs[id.Name] != nil {
+		id, _ := kw.Y.(*syntax.Ident)
+		switch {
+		case id != nil && defs[id.Name] != nil:
 			m.Funcs = append(m.Funcs, function(m.Name+"."+field, defs[id.Name], src))
-		} else {
+		case id != nil && read != nil && strings.HasPrefix(loaded[id.Name].module, "//"):
+			from := loaded[id.Name]
+			p := mods[from.module]
+			if p == nil {
+				if p, err = parseDefs(from.module, read); err != nil {
+					return Module{}, fmt.Errorf("%s: %w", name, err)
+				}
+				mods[from.module] = p
+			}
+			if def := p.defs[from.name]; def != nil {
+				m.Funcs = append(m.Funcs, function(m.Name+"."+field, def, p.src))
+				continue
+			}
+			m.Constants = append(m.Constants, field)
+		default:
 			m.Constants = append(m.Constants, field)
 		}
 	}
 	return m, nil
+}
+
+// parsed is a loaded module's source and top-level defs.
+type parsed struct {
+	src  []byte
+	defs map[string]*syntax.DefStmt
+}
+
+func parseDefs(module string, read Reader) (*parsed, error) {
+	src, err := read(module)
+	if err != nil {
+		return nil, err
+	}
+	f, err := interp.FileOptions().Parse(strings.TrimPrefix(module, "//"), src, syntax.RetainComments)
+	if err != nil {
+		return nil, err
+	}
+	p := &parsed{src: src, defs: map[string]*syntax.DefStmt{}}
+	for _, st := range f.Stmts {
+		if def, ok := st.(*syntax.DefStmt); ok {
+			p.defs[def.Name.Name] = def
+		}
+	}
+	return p, nil
 }
 
 func isIdent(e syntax.Expr, name string) bool {
@@ -206,11 +272,41 @@ func Reference(mods []Module) string {
 		for _, f := range m.Funcs {
 			fmt.Fprintf(&b, "#### `%s`\n\n", f.Signature)
 			if f.Doc != "" {
-				b.WriteString(f.Doc + "\n\n")
+				b.WriteString(markdown(f.Doc) + "\n\n")
 			}
 		}
 	}
 	return b.String()
+}
+
+// markdown renders a docstring's Args: and Returns: sections (lucicfg's
+// layout: a section header, then entries indented under it) as Markdown:
+// a list of the arguments, each `name` first, and a Returns paragraph.
+// The rest is Markdown already.
+func markdown(doc string) string {
+	var out []string
+	section := ""
+	for _, line := range strings.Split(doc, "\n") {
+		switch {
+		case line == "Args:" || line == "Returns:":
+			section = strings.TrimSuffix(line, ":")
+			out = append(out, "**"+line+"**", "")
+			continue
+		case line == "" || !strings.HasPrefix(line, " "):
+			section = ""
+		}
+		text := strings.TrimSpace(line)
+		switch {
+		case section == "Args" && len(line)-len(strings.TrimLeft(line, " ")) <= 2:
+			name, desc, _ := strings.Cut(text, ":")
+			out = append(out, "- `"+name+"`:"+desc)
+		case section != "":
+			out = append(out, "  "+text)
+		default:
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // Splice replaces the generated library section of doc with ref.

@@ -68,6 +68,52 @@ def temporary(*resources):
 	assert.Empty(t, m.Constants)
 }
 
+func TestParseWithDocumentsTheFunctionsAFacadeLoads(t *testing.T) {
+	naming := `"""Naming."""
+
+PREFIX = "img"
+
+def image_name(*, channel, arch):
+    """The image name.
+
+    Args:
+      channel: the channel.
+      arch: the architecture.
+    """
+    return PREFIX
+`
+	var read []string
+	reader := func(module string) ([]byte, error) {
+		read = append(read, module)
+		require.Equal(t, "//lib/img/naming.star", module)
+		return []byte(naming), nil
+	}
+	m, err := libdoc.ParseWith("lib/img.star", []byte(`"""Images."""
+
+load("//lib/img/naming.star", "PREFIX", name = "image_name")
+
+img = struct(PREFIX = PREFIX, image_name = name)
+`), reader)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"PREFIX"}, m.Constants)
+	require.Len(t, m.Funcs, 1)
+	assert.Equal(t, "img.image_name(*, channel, arch)", m.Funcs[0].Signature)
+	assert.Equal(t, "The image name.\n\nArgs:\n  channel: the channel.\n  arch: the architecture.", m.Funcs[0].Doc)
+	assert.Equal(t, []string{"//lib/img/naming.star"}, read, "a loaded module is read once")
+
+	m, err = libdoc.Parse("lib/img.star", []byte("load(\"//lib/img/naming.star\", \"image_name\")\nimg = struct(image_name = image_name)\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"image_name"}, m.Constants, "without a reader, a loaded name is not followed")
+}
+
+func TestReferenceRendersArgsAndReturns(t *testing.T) {
+	ref := libdoc.Reference([]libdoc.Module{{Path: "lib/img.star", Name: "img", Funcs: []libdoc.Func{{
+		Signature: "img.name(*, channel, arch)",
+		Doc:       "The image name.\n\nArgs:\n  channel: the channel,\n    stable or beta.\n  arch: the architecture.\n\nReturns:\n  The name,\n  lower case.",
+	}}}})
+	assert.Contains(t, ref, "The image name.\n\n**Args:**\n\n- `channel`: the channel,\n  stable or beta.\n- `arch`: the architecture.\n\n**Returns:**\n\n  The name,\n  lower case.\n\n")
+}
+
 func TestSpliceNeedsTheMarkers(t *testing.T) {
 	_, err := libdoc.Splice("no markers", "x")
 	assert.Error(t, err)
