@@ -1,4 +1,4 @@
-package local
+package azsim
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 
 // GetManagedImage implements cloud.Provider.
 func (p *Provider) GetManagedImage(ctx context.Context, rgName, name string) (*cloud.ManagedImage, error) {
+	if err := p.load(p.loadImage(ctx, rgName, name)); err != nil {
+		return nil, err
+	}
 	var out cloud.ManagedImage
 	err := p.view(ctx, func(st *State) error {
 		img, err := p.lookupImage(st, rgName, name)
@@ -42,8 +45,12 @@ func (p *Provider) lookupImage(st *State, rgName, name string) (*cloud.ManagedIm
 // tags of an existing one (whose source cannot change). A new image
 // snapshots its source's content into its own data file.
 func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage) (*cloud.ManagedImage, error) {
+	if err := p.load(p.loadImage(ctx, in.ResourceGroup, in.Name), p.loadSource(ctx, in.Source)); err != nil {
+		return nil, err
+	}
 	var out cloud.ManagedImage
-	err := p.updateWithData(ctx, func(st *State) (*dataCopy, error) {
+	err := p.updateWithData(ctx, func(t *tx) (*dataCopy, error) {
+		st := t.st
 		rg, err := p.lookupRG(st, in.ResourceGroup)
 		if err != nil {
 			return nil, err
@@ -65,6 +72,7 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 				return nil, azrules.PropertyChange(img.ID, "source")
 			}
 			img.Tags = copyTags(in.Tags)
+			t.log(cloud.OpUpdate, cloud.KindManagedImage, img.ID)
 			out = copyImage(*img)
 			return nil, nil
 		}
@@ -75,7 +83,7 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 		}
 		switch in.Source.Kind {
 		case cloud.SourceVHD:
-			size, _, err := p.vhdBlob(st, in.Source.URI, id)
+			size, _, err := p.vhdBlob(ctx, st, in.Source.URI, id)
 			if err != nil {
 				return nil, err
 			}
@@ -103,6 +111,7 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 			return nil, err
 		}
 		rg.Images[key(in.Name)] = img
+		t.log(cloud.OpCreate, cloud.KindManagedImage, img.ID)
 		out = copyImage(*img)
 		return &dataCopy{id: id, src: src}, nil
 	})
@@ -115,13 +124,18 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 // DeleteManagedImage implements cloud.Provider; the image's data goes
 // with it.
 func (p *Provider) DeleteManagedImage(ctx context.Context, rgName, name string) error {
-	return p.updateRemoving(ctx, func(st *State) (string, error) {
-		img, err := p.lookupImage(st, rgName, name)
+	if err := p.load(p.loadImage(ctx, rgName, name)); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		img, err := p.lookupImage(t.st, rgName, name)
 		if err != nil {
-			return "", err
+			return err
 		}
-		delete(st.ResourceGroups[key(rgName)].Images, key(name))
-		return p.forgetData(img.ID), nil
+		delete(t.st.ResourceGroups[key(rgName)].Images, key(name))
+		t.remove(ResourceKey(img.ID))
+		t.log(cloud.OpDelete, cloud.KindManagedImage, img.ID)
+		return nil
 	})
 }
 

@@ -1,4 +1,4 @@
-package local
+package azsim
 
 import (
 	"context"
@@ -30,6 +30,9 @@ func (p *Provider) lookupGallery(st *State, rgName, name, childID string) (*Reso
 // ListGalleries implements cloud.Provider, sorted by name (unique per
 // subscription).
 func (p *Provider) ListGalleries(ctx context.Context) ([]cloud.Gallery, error) {
+	if err := p.load(p.loadGalleries(ctx)); err != nil {
+		return nil, err
+	}
 	var out []cloud.Gallery
 	err := p.view(ctx, func(st *State) error {
 		for _, rg := range st.ResourceGroups {
@@ -45,6 +48,9 @@ func (p *Provider) ListGalleries(ctx context.Context) ([]cloud.Gallery, error) {
 
 // GetGallery implements cloud.Provider.
 func (p *Provider) GetGallery(ctx context.Context, rg, name string) (*cloud.Gallery, error) {
+	if err := p.load(p.loadGallery(ctx, rg, name)); err != nil {
+		return nil, err
+	}
 	var out cloud.Gallery
 	err := p.view(ctx, func(st *State) error {
 		_, g, err := p.lookupGallery(st, rg, name, "")
@@ -65,8 +71,12 @@ func (p *Provider) GetGallery(ctx context.Context, rg, name string) (*cloud.Gall
 // tags and community publisher details. Whether it is public changes only
 // through ShareCommunity.
 func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.Gallery, error) {
+	if err := p.load(p.loadGalleries(ctx), p.loadGallery(ctx, in.ResourceGroup, in.Name)); err != nil {
+		return nil, err
+	}
 	var out cloud.Gallery
-	err := p.update(ctx, func(st *State) error {
+	err := p.update(ctx, func(t *tx) error {
+		st := t.st
 		rg, err := p.lookupRG(st, in.ResourceGroup)
 		if err != nil {
 			return err
@@ -100,6 +110,7 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 			}
 			rg.Galleries[key(in.Name)] = g
 		}
+		t.log(put(ok), cloud.KindGallery, g.ID)
 		g.Description = in.Description
 		g.Tags = copyTags(in.Tags)
 		g.Community = cloud.UpdateCommunityProfile(g.Community, in.Community)
@@ -115,9 +126,12 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 // ShareCommunity implements cloud.Provider: EnableCommunity. The public
 // name is generated once; enabling a public gallery again keeps it.
 func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cloud.Gallery, error) {
+	if err := p.load(p.loadDefinitions(ctx, rgName, name)); err != nil {
+		return nil, err
+	}
 	var out cloud.Gallery
-	err := p.update(ctx, func(st *State) error {
-		_, g, err := p.lookupGallery(st, rgName, name, "")
+	err := p.update(ctx, func(t *tx) error {
+		_, g, err := p.lookupGallery(t.st, rgName, name, "")
 		if err != nil {
 			return err
 		}
@@ -128,10 +142,11 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cl
 			out = copyGallery(g.Gallery)
 			return nil
 		}
-		guid, err := p.rand.guid()
+		guid, err := p.guid()
 		if err != nil {
 			return err
 		}
+		t.log(cloud.OpCreate, cloud.KindCommunitySharing, g.ID)
 		g.CommunityEnabled = true
 		g.PublicNames = []string{g.Community.PublicNamePrefix + "-" + guid}
 		out = copyGallery(g.Gallery)
@@ -147,3 +162,11 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cl
 // platform generates: a dry run (cloud/overlay, plan) cannot know it and
 // says so instead of inventing one.
 const PendingGUID = "<pending guid>"
+
+// guid is a GUID the platform generates, or in a dry run PendingGUID.
+func (p *Provider) guid() (string, error) {
+	if p.dryRun {
+		return PendingGUID, nil
+	}
+	return p.rand.guid()
+}

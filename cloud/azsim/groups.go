@@ -1,4 +1,4 @@
-package local
+package azsim
 
 import (
 	"context"
@@ -20,6 +20,9 @@ func (p *Provider) lookupRG(st *State, rg string) (*ResourceGroupState, error) {
 
 // GetResourceGroup implements cloud.Provider.
 func (p *Provider) GetResourceGroup(ctx context.Context, name string) (*cloud.ResourceGroup, error) {
+	if err := p.load(p.loadGroup(ctx, name)); err != nil {
+		return nil, err
+	}
 	var out cloud.ResourceGroup
 	err := p.view(ctx, func(st *State) error {
 		rg, err := p.lookupRG(st, name)
@@ -39,8 +42,12 @@ func (p *Provider) GetResourceGroup(ctx context.Context, name string) (*cloud.Re
 // CreateResourceGroup implements cloud.Provider: a PUT that creates the
 // group or updates its tags; the location of an existing group is fixed.
 func (p *Provider) CreateResourceGroup(ctx context.Context, in cloud.ResourceGroup) (*cloud.ResourceGroup, error) {
+	if err := p.load(p.loadGroup(ctx, in.Name)); err != nil {
+		return nil, err
+	}
 	var out cloud.ResourceGroup
-	err := p.update(ctx, func(st *State) error {
+	err := p.update(ctx, func(t *tx) error {
+		st := t.st
 		id := cloud.ResourceGroupID(st.SubscriptionID, in.Name)
 		loc, err := p.locIndex.Resolve(in.Location, "resourceGroups", id)
 		if err != nil {
@@ -63,6 +70,7 @@ func (p *Provider) CreateResourceGroup(ctx context.Context, in cloud.ResourceGro
 			}
 			st.ResourceGroups[key(in.Name)] = rg
 		}
+		t.log(put(ok), cloud.KindResourceGroup, rg.ID)
 		rg.Tags = copyTags(in.Tags)
 		out = rg.ResourceGroup
 		out.Tags = copyTags(out.Tags)
@@ -76,6 +84,9 @@ func (p *Provider) CreateResourceGroup(ctx context.Context, in cloud.ResourceGro
 
 // GetStorageAccount implements cloud.Provider.
 func (p *Provider) GetStorageAccount(ctx context.Context, rgName, name string) (*cloud.StorageAccount, error) {
+	if err := p.load(p.loadAccount(ctx, rgName, name)); err != nil {
+		return nil, err
+	}
 	var out cloud.StorageAccount
 	err := p.view(ctx, func(st *State) error {
 		rg, err := p.lookupRG(st, rgName)
@@ -100,8 +111,12 @@ func (p *Provider) GetStorageAccount(ctx context.Context, rgName, name string) (
 // CreateStorageAccount implements cloud.Provider. Account names are
 // global: one used by another resource group is taken.
 func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAccount) (*cloud.StorageAccount, error) {
+	if err := p.load(p.loadNewAccount(ctx, in.ResourceGroup, in.Name)); err != nil {
+		return nil, err
+	}
 	var out cloud.StorageAccount
-	err := p.update(ctx, func(st *State) error {
+	err := p.update(ctx, func(t *tx) error {
+		st := t.st
 		rg, err := p.lookupRG(st, in.ResourceGroup)
 		if err != nil {
 			return err
@@ -134,6 +149,7 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAcc
 			}
 			rg.StorageAccounts[key(in.Name)] = sa
 		}
+		t.log(put(ok), cloud.KindStorageAccount, sa.ID)
 		sa.Tags = copyTags(in.Tags)
 		out = sa.StorageAccount
 		out.Tags = copyTags(out.Tags)
@@ -148,4 +164,15 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAcc
 // sortedKeys returns a map's keys in order, for deterministic listings.
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// AccountGroup is the resource group of the storage account of that name
+// the state holds, "" when none (or its group is unknown).
+func (p *Provider) AccountGroup(name string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if rg, _ := p.st.findStorageAccount(name); rg != nil {
+		return rg.Name
+	}
+	return ""
 }

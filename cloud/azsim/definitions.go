@@ -1,4 +1,4 @@
-package local
+package azsim
 
 import (
 	"context"
@@ -33,6 +33,9 @@ func (p *Provider) lookupDefinition(st *State, rgName, gallery, name, childID st
 
 // ListImageDefinitions implements cloud.Provider, sorted by name.
 func (p *Provider) ListImageDefinitions(ctx context.Context, rgName, gallery string) ([]cloud.ImageDefinition, error) {
+	if err := p.load(p.loadDefinitions(ctx, rgName, gallery)); err != nil {
+		return nil, err
+	}
 	var out []cloud.ImageDefinition
 	err := p.view(ctx, func(st *State) error {
 		_, g, err := p.lookupGallery(st, rgName, gallery,
@@ -53,6 +56,9 @@ func (p *Provider) ListImageDefinitions(ctx context.Context, rgName, gallery str
 
 // GetImageDefinition implements cloud.Provider.
 func (p *Provider) GetImageDefinition(ctx context.Context, rgName, gallery, name string) (*cloud.ImageDefinition, error) {
+	if err := p.load(p.loadDefinition(ctx, rgName, gallery, name)); err != nil {
+		return nil, err
+	}
 	var out cloud.ImageDefinition
 	err := p.view(ctx, func(st *State) error {
 		_, _, d, err := p.lookupDefinition(st, rgName, gallery, name, "")
@@ -72,8 +78,12 @@ func (p *Provider) GetImageDefinition(ctx context.Context, rgName, gallery, name
 // definition or updating its mutable fields (description, end of life,
 // features, tags). Identity fields cannot change.
 func (p *Provider) CreateImageDefinition(ctx context.Context, in cloud.ImageDefinition) (*cloud.ImageDefinition, error) {
+	if err := p.load(p.loadDefinitions(ctx, in.ResourceGroup, in.Gallery)); err != nil {
+		return nil, err
+	}
 	var out cloud.ImageDefinition
-	err := p.update(ctx, func(st *State) error {
+	err := p.update(ctx, func(t *tx) error {
+		st := t.st
 		id := cloud.ImageDefinitionID(st.SubscriptionID, in.ResourceGroup, in.Gallery, in.Name)
 		rg, g, err := p.lookupGallery(st, in.ResourceGroup, in.Gallery, id)
 		if err != nil {
@@ -108,6 +118,7 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, in cloud.ImageDefi
 			}
 			g.Definitions[key(in.Name)] = d
 		}
+		t.log(put(ok), cloud.KindImageDefinition, d.ID)
 		d.Description = in.Description
 		d.EndOfLife = copyTime(in.EndOfLife)
 		d.Features = nil
@@ -127,8 +138,11 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, in cloud.ImageDefi
 // DeleteImageDefinition implements cloud.Provider; a definition still
 // holding versions cannot be deleted.
 func (p *Provider) DeleteImageDefinition(ctx context.Context, rgName, gallery, name string) error {
-	return p.update(ctx, func(st *State) error {
-		_, g, d, err := p.lookupDefinition(st, rgName, gallery, name, "")
+	if err := p.load(p.loadDefinition(ctx, rgName, gallery, name)); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		_, g, d, err := p.lookupDefinition(t.st, rgName, gallery, name, "")
 		if err != nil {
 			return err
 		}
@@ -138,6 +152,7 @@ func (p *Provider) DeleteImageDefinition(ctx context.Context, rgName, gallery, n
 				d.Name, len(d.Versions))
 		}
 		delete(g.Definitions, key(name))
+		t.log(cloud.OpDelete, cloud.KindImageDefinition, d.ID)
 		return nil
 	})
 }
