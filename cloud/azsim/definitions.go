@@ -6,6 +6,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 )
 
 // lookupDefinition returns the image definition; childID works as in
@@ -44,7 +45,7 @@ func (p *Provider) ListImageDefinitions(ctx context.Context, rgName, gallery str
 			return err
 		}
 		for _, k := range sortedKeys(g.Definitions) {
-			out = append(out, copyDefinition(g.Definitions[k].ImageDefinition))
+			out = append(out, deepcopy.Of(g.Definitions[k].ImageDefinition))
 		}
 		return nil
 	})
@@ -59,19 +60,13 @@ func (p *Provider) GetImageDefinition(ctx context.Context, rgName, gallery, name
 	if err := p.load(p.loadDefinition(ctx, rgName, gallery, name)); err != nil {
 		return nil, err
 	}
-	var out cloud.ImageDefinition
-	err := p.view(ctx, func(st *State) error {
+	return read(ctx, p, func(st *State) (*cloud.ImageDefinition, error) {
 		_, _, d, err := p.lookupDefinition(st, rgName, gallery, name, "")
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = copyDefinition(d.ImageDefinition)
-		return nil
+		return &d.ImageDefinition, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // CreateImageDefinition implements cloud.Provider: a PUT creating the
@@ -81,30 +76,29 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, in cloud.ImageDefi
 	if err := p.load(p.loadDefinitions(ctx, in.ResourceGroup, in.Gallery)); err != nil {
 		return nil, err
 	}
-	var out cloud.ImageDefinition
-	err := p.update(ctx, func(t *tx) error {
+	return write(ctx, p, func(t *tx) (*cloud.ImageDefinition, error) {
 		st := t.st
 		id := cloud.ImageDefinitionID(st.SubscriptionID, in.ResourceGroup, in.Gallery, in.Name)
 		rg, g, err := p.lookupGallery(st, in.ResourceGroup, in.Gallery, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		id = cloud.ImageDefinitionID(st.SubscriptionID, rg.Name, g.Name, in.Name)
 		if err := azrules.CheckGalleryRegion(p.locIndex, g.Location, in.Location, id, "image definitions"); err != nil {
-			return err
+			return nil, err
 		}
 		if err := azrules.CheckCommunityFeatures(id, g.Name, g.CommunityEnabled, in.Features); err != nil {
-			return err
+			return nil, err
 		}
 		azrules.DefinitionDefaults(&in)
 		d, ok := g.Definitions[key(in.Name)]
 		if ok {
 			if err := azrules.ImmutableDefinitionFields(&d.ImageDefinition, &in); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if err := azrules.UniqueIdentifier(id, g.Name, &in, definitionsOf(g)); err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
 			d = &DefinitionState{
@@ -125,14 +119,9 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, in cloud.ImageDefi
 		if len(in.Features) > 0 {
 			d.Features = maps.Clone(in.Features)
 		}
-		d.Tags = copyTags(in.Tags)
-		out = copyDefinition(d.ImageDefinition)
-		return nil
+		d.Tags = deepcopy.Of(in.Tags)
+		return &d.ImageDefinition, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // DeleteImageDefinition implements cloud.Provider; a definition still

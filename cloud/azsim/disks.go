@@ -13,6 +13,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -69,7 +70,7 @@ func (p *Provider) activeGrant(rg *ResourceGroupState, name string) *DiskGrantSt
 // diskOut is the disk as returned: a deep copy whose AccessGranted is
 // false once the grant expired.
 func (p *Provider) diskOut(rg *ResourceGroupState, d *cloud.Disk) cloud.Disk {
-	out := copyDisk(*d)
+	out := deepcopy.Of(*d)
 	out.AccessGranted = p.activeGrant(rg, d.Name) != nil
 	return out
 }
@@ -79,19 +80,14 @@ func (p *Provider) GetDisk(ctx context.Context, rgName, name string) (*cloud.Dis
 	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
 		return nil, err
 	}
-	var out cloud.Disk
-	err := p.view(ctx, func(st *State) error {
+	return read(ctx, p, func(st *State) (*cloud.Disk, error) {
 		rg, d, err := p.lookupDisk(st, rgName, name)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = p.diskOut(rg, d)
-		return nil
+		out := p.diskOut(rg, d)
+		return &out, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // CreateDiskFromImageVersion implements cloud.Provider: a PUT creating the
@@ -125,7 +121,7 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 			if err := azrules.CheckDiskUnchanged(d, loc, in.SourceImageVersionID, security); err != nil {
 				return nil, err
 			}
-			d.Tags = copyTags(in.Tags)
+			d.Tags = deepcopy.Of(in.Tags)
 			t.log(cloud.OpUpdate, cloud.KindDisk, d.ID)
 			out = p.diskOut(rg, d)
 			return nil, nil
@@ -155,7 +151,7 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 			HyperVGeneration: def.HyperVGeneration,
 			// An exported disk is a fixed VHD: the virtual size and a footer.
 			SizeBytes: v.SizeBytes + vhd.FooterSize,
-			Tags:      copyTags(in.Tags),
+			Tags:      deepcopy.Of(in.Tags),
 		}
 		rg.Disks[key(in.Name)] = d
 		t.log(cloud.OpCreate, cloud.KindDisk, d.ID)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 )
 
 // lookupGallery returns the gallery. A missing gallery is ResourceNotFound,
@@ -37,7 +38,7 @@ func (p *Provider) ListGalleries(ctx context.Context) ([]cloud.Gallery, error) {
 	err := p.view(ctx, func(st *State) error {
 		for _, rg := range st.ResourceGroups {
 			for _, g := range rg.Galleries {
-				out = append(out, copyGallery(g.Gallery))
+				out = append(out, deepcopy.Of(g.Gallery))
 			}
 		}
 		return nil
@@ -51,19 +52,13 @@ func (p *Provider) GetGallery(ctx context.Context, rg, name string) (*cloud.Gall
 	if err := p.load(p.loadGallery(ctx, rg, name)); err != nil {
 		return nil, err
 	}
-	var out cloud.Gallery
-	err := p.view(ctx, func(st *State) error {
+	return read(ctx, p, func(st *State) (*cloud.Gallery, error) {
 		_, g, err := p.lookupGallery(st, rg, name, "")
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = copyGallery(g.Gallery)
-		return nil
+		return &g.Gallery, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // CreateGallery implements cloud.Provider: a PUT creating the gallery (a
@@ -74,16 +69,15 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 	if err := p.load(p.loadGalleries(ctx), p.loadGallery(ctx, in.ResourceGroup, in.Name)); err != nil {
 		return nil, err
 	}
-	var out cloud.Gallery
-	err := p.update(ctx, func(t *tx) error {
+	return write(ctx, p, func(t *tx) (*cloud.Gallery, error) {
 		st := t.st
 		rg, err := p.lookupRG(st, in.ResourceGroup)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		id := cloud.GalleryID(st.SubscriptionID, rg.Name, in.Name)
 		if owner, _ := st.findGallery(in.Name); owner != nil && owner != rg {
-			return cloud.Conflict(cloud.CodeConflict, id,
+			return nil, cloud.Conflict(cloud.CodeConflict, id,
 				"The gallery name '%s' is not unique within the subscription '%s'. Please pick another gallery name. (It exists in resource group '%s'.)",
 				in.Name, st.SubscriptionID, owner.Name)
 		}
@@ -93,15 +87,15 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 		}
 		loc, err := p.locIndex.Resolve(want, "Microsoft.Compute/galleries", id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		g, ok := rg.Galleries[key(in.Name)]
 		if ok {
 			if g.Location != loc {
-				return azrules.LocationChanged(g.ID, g.Name, rg.Name, g.Location, loc)
+				return nil, azrules.LocationChanged(g.ID, g.Name, rg.Name, g.Location, loc)
 			}
 			if err := cloud.CheckCommunityProfileChange(g.ID, g.Community, in.Community); err != nil {
-				return err
+				return nil, err
 			}
 		} else {
 			g = &GalleryState{
@@ -112,15 +106,10 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 		}
 		t.log(put(ok), cloud.KindGallery, g.ID)
 		g.Description = in.Description
-		g.Tags = copyTags(in.Tags)
+		g.Tags = deepcopy.Of(in.Tags)
 		g.Community = cloud.UpdateCommunityProfile(g.Community, in.Community)
-		out = copyGallery(g.Gallery)
-		return nil
+		return &g.Gallery, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // ShareCommunity implements cloud.Provider: EnableCommunity. The public
@@ -139,7 +128,7 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cl
 			return err
 		}
 		if g.CommunityEnabled {
-			out = copyGallery(g.Gallery)
+			out = deepcopy.Of(g.Gallery)
 			return nil
 		}
 		guid, err := p.guid()
@@ -149,7 +138,7 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cl
 		t.log(cloud.OpCreate, cloud.KindCommunitySharing, g.ID)
 		g.CommunityEnabled = true
 		g.PublicNames = []string{g.Community.PublicNamePrefix + "-" + guid}
-		out = copyGallery(g.Gallery)
+		out = deepcopy.Of(g.Gallery)
 		return nil
 	})
 	if err != nil {

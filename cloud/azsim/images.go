@@ -6,6 +6,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 )
 
 // GetManagedImage implements cloud.Provider.
@@ -13,19 +14,13 @@ func (p *Provider) GetManagedImage(ctx context.Context, rgName, name string) (*c
 	if err := p.load(p.loadImage(ctx, rgName, name)); err != nil {
 		return nil, err
 	}
-	var out cloud.ManagedImage
-	err := p.view(ctx, func(st *State) error {
+	return read(ctx, p, func(st *State) (*cloud.ManagedImage, error) {
 		img, err := p.lookupImage(st, rgName, name)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = copyImage(*img)
-		return nil
+		return img, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 func (p *Provider) lookupImage(st *State, rgName, name string) (*cloud.ManagedImage, error) {
@@ -71,15 +66,15 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 			if !cloud.SameSource(img.Source, in.Source) {
 				return nil, azrules.PropertyChange(img.ID, "source")
 			}
-			img.Tags = copyTags(in.Tags)
+			img.Tags = deepcopy.Of(in.Tags)
 			t.log(cloud.OpUpdate, cloud.KindManagedImage, img.ID)
-			out = copyImage(*img)
+			out = deepcopy.Of(*img)
 			return nil, nil
 		}
 		img := &cloud.ManagedImage{
 			ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc,
 			OSType: in.OSType, HyperVGeneration: in.HyperVGeneration,
-			Source: in.Source, Tags: copyTags(in.Tags),
+			Source: in.Source, Tags: deepcopy.Of(in.Tags),
 		}
 		switch in.Source.Kind {
 		case cloud.SourceVHD:
@@ -112,7 +107,7 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 		}
 		rg.Images[key(in.Name)] = img
 		t.log(cloud.OpCreate, cloud.KindManagedImage, img.ID)
-		out = copyImage(*img)
+		out = deepcopy.Of(*img)
 		return &dataCopy{id: id, src: src}, nil
 	})
 	if err != nil {

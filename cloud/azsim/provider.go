@@ -302,3 +302,34 @@ func orDefault(s, def string) string {
 	}
 	return s
 }
+
+// read returns a copy of the resource fn finds in the state.
+func read[T any](ctx context.Context, p *Provider, fn func(st *State) (*T, error)) (*T, error) {
+	var out T
+	if err := p.view(ctx, func(st *State) error {
+		v, err := fn(st)
+		if err == nil {
+			out = deepcopy.Of(*v)
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// write runs fn as a change (update) and returns a copy of the resource
+// it leaves.
+func write[T any](ctx context.Context, p *Provider, fn func(t *tx) (*T, error)) (*T, error) {
+	var out T
+	if err := p.update(ctx, func(t *tx) error {
+		v, err := fn(t)
+		if err == nil {
+			out = deepcopy.Of(*v)
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -75,6 +75,7 @@ const (
 
 type readThrough struct {
 	base cloud.Provider
+	sub  string
 	data *baseData
 	// known are the ids (and blob keys) asked of the base, lowercased;
 	// guarded by Provider.mu.
@@ -83,7 +84,7 @@ type readThrough struct {
 }
 
 func newReadThrough(base cloud.Provider) *readThrough {
-	return &readThrough{base: base, known: map[string]bool{}, data: &baseData{base: base, refs: map[Key]baseRef{}}}
+	return &readThrough{base: base, sub: base.SubscriptionID(), known: map[string]bool{}, data: &baseData{base: base, refs: map[Key]baseRef{}}}
 }
 
 // fetch reads the resource id from the base unless the state holds it
@@ -121,7 +122,7 @@ func (p *Provider) groupFromBase(ctx context.Context, name string) (bool, error)
 	if err := p.loadLocations(ctx); err != nil {
 		return false, err
 	}
-	return fetch(ctx, p, cloud.ResourceGroupID(p.st.SubscriptionID, name),
+	return fetch(ctx, p, cloud.ResourceGroupID(p.rt.sub, name),
 		func(st *State) (bool, bool) {
 			rg := st.ResourceGroups[key(name)]
 			return rg != nil, rg != nil && rg.Base
@@ -180,7 +181,7 @@ func (p *Provider) galleryFromBase(ctx context.Context, rg, name string) (bool, 
 	if ok, err := p.groupFromBase(ctx, rg); !ok {
 		return false, err
 	}
-	return fetch(ctx, p, cloud.GalleryID(p.st.SubscriptionID, rg, name),
+	return fetch(ctx, p, cloud.GalleryID(p.rt.sub, rg, name),
 		func(st *State) (bool, bool) {
 			g := group(st, rg).Galleries[key(name)]
 			return g != nil, g != nil && g.Base
@@ -213,7 +214,7 @@ func (p *Provider) definitionFromBase(ctx context.Context, rg, gal, name string)
 	if ok, err := p.galleryFromBase(ctx, rg, gal); !ok {
 		return false, err
 	}
-	return fetch(ctx, p, cloud.ImageDefinitionID(p.st.SubscriptionID, rg, gal, name),
+	return fetch(ctx, p, cloud.ImageDefinitionID(p.rt.sub, rg, gal, name),
 		func(st *State) (bool, bool) {
 			d := gallery(st, rg, gal).Definitions[key(name)]
 			return d != nil, d != nil && d.Base
@@ -246,7 +247,7 @@ func (p *Provider) loadVersion(ctx context.Context, rg, gal, def, name string) e
 	if ok, err := p.definitionFromBase(ctx, rg, gal, def); !ok {
 		return err
 	}
-	_, err := fetch(ctx, p, cloud.ImageVersionID(p.st.SubscriptionID, rg, gal, def, name),
+	_, err := fetch(ctx, p, cloud.ImageVersionID(p.rt.sub, rg, gal, def, name),
 		func(st *State) (bool, bool) {
 			return definition(st, rg, gal, def).Versions[key(name)] != nil, true
 		},
@@ -261,7 +262,7 @@ func (p *Provider) loadImage(ctx context.Context, rg, name string) error {
 	if ok, err := p.groupFromBase(ctx, rg); !ok {
 		return err
 	}
-	_, err := fetch(ctx, p, cloud.ManagedImageID(p.st.SubscriptionID, rg, name),
+	_, err := fetch(ctx, p, cloud.ManagedImageID(p.rt.sub, rg, name),
 		func(st *State) (bool, bool) { return group(st, rg).Images[key(name)] != nil, true },
 		func() (*cloud.ManagedImage, error) { return p.rt.base.GetManagedImage(ctx, rg, name) },
 		func(st *State, v *cloud.ManagedImage) { group(st, rg).Images[key(name)] = v })
@@ -272,7 +273,7 @@ func (p *Provider) loadDisk(ctx context.Context, rg, name string) error {
 	if ok, err := p.groupFromBase(ctx, rg); !ok {
 		return err
 	}
-	_, err := fetch(ctx, p, cloud.DiskID(p.st.SubscriptionID, rg, name),
+	_, err := fetch(ctx, p, cloud.DiskID(p.rt.sub, rg, name),
 		func(st *State) (bool, bool) { return group(st, rg).Disks[key(name)] != nil, true },
 		func() (*cloud.Disk, error) { return p.rt.base.GetDisk(ctx, rg, name) },
 		func(st *State, v *cloud.Disk) { group(st, rg).Disks[key(name)] = v })
@@ -284,7 +285,7 @@ func (p *Provider) loadVM(ctx context.Context, rg, name string) error {
 	if ok, err := p.groupFromBase(ctx, rg); !ok {
 		return err
 	}
-	_, err := fetch(ctx, p, cloud.VMID(p.st.SubscriptionID, rg, name),
+	_, err := fetch(ctx, p, cloud.VMID(p.rt.sub, rg, name),
 		func(st *State) (bool, bool) { return group(st, rg).VMs[key(name)] != nil, true },
 		func() (*cloud.VM, error) { return p.rt.base.GetVM(ctx, rg, name) },
 		func(st *State, v *cloud.VM) {
@@ -305,7 +306,7 @@ func (p *Provider) loadAccount(ctx context.Context, rg, name string) error {
 	if ok, err := p.groupFromBase(ctx, rg); !ok {
 		return err
 	}
-	_, err := fetch(ctx, p, cloud.StorageAccountID(p.st.SubscriptionID, rg, name),
+	_, err := fetch(ctx, p, cloud.StorageAccountID(p.rt.sub, rg, name),
 		func(st *State) (bool, bool) { return group(st, rg).StorageAccounts[key(name)] != nil, true },
 		func() (*cloud.StorageAccount, error) { return p.rt.base.GetStorageAccount(ctx, rg, name) },
 		func(st *State, v *cloud.StorageAccount) {
@@ -357,7 +358,7 @@ func (p *Provider) loadSource(ctx context.Context, src cloud.ImageSource) error 
 // names.
 func (p *Provider) loadID(ctx context.Context, id string) error {
 	rid, err := cloud.ParseResourceID(id)
-	if p.rt == nil || err != nil || !strings.EqualFold(rid.Subscription, p.st.SubscriptionID) {
+	if p.rt == nil || err != nil || !strings.EqualFold(rid.Subscription, p.rt.sub) {
 		return nil
 	}
 	n := rid.Names

@@ -6,6 +6,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 )
 
 // lookupVersion returns an image version; missing parents are
@@ -29,19 +30,13 @@ func (p *Provider) GetImageVersion(ctx context.Context, rgName, gallery, def, na
 	if err := p.load(p.loadVersion(ctx, rgName, gallery, def, name)); err != nil {
 		return nil, err
 	}
-	var out cloud.ImageVersion
-	err := p.view(ctx, func(st *State) error {
+	return read(ctx, p, func(st *State) (*cloud.ImageVersion, error) {
 		_, _, v, err := p.lookupVersion(st, rgName, gallery, def, name)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = copyVersion(*v)
-		return nil
+		return v, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // CreateImageVersion implements cloud.Provider: a PUT. A new version is
@@ -93,9 +88,10 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 		if err := azrules.Publish(p.locIndex, v, in, true); err != nil {
 			return nil, err
 		}
+		v.EndOfLife = copyTime(v.EndOfLife)
 		d.Versions[key(in.Name)] = v
 		t.log(put(ok), cloud.KindImageVersion, v.ID)
-		out = copyVersion(*v)
+		out = deepcopy.Of(*v)
 		return data, nil
 	})
 	if err != nil {
@@ -111,29 +107,24 @@ func (p *Provider) UpdateImageVersion(ctx context.Context, in cloud.ImageVersion
 	if err := p.load(p.loadVersion(ctx, in.ResourceGroup, in.Gallery, in.Definition, in.Name)); err != nil {
 		return nil, err
 	}
-	var out cloud.ImageVersion
-	err := p.update(ctx, func(t *tx) error {
+	return write(ctx, p, func(t *tx) (*cloud.ImageVersion, error) {
 		g, _, v, err := p.lookupVersion(t.st, in.ResourceGroup, in.Gallery, in.Definition, in.Name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := azrules.CheckGalleryRegion(p.locIndex, g.Location, in.Location, v.ID, "image versions"); err != nil {
-			return err
+			return nil, err
 		}
 		if err := azrules.CheckVersionUnchanged(v, in.Source, in.StorageAccountType, false); err != nil {
-			return err
+			return nil, err
 		}
 		if err := azrules.Publish(p.locIndex, v, in, false); err != nil {
-			return err
+			return nil, err
 		}
+		v.EndOfLife = copyTime(v.EndOfLife)
 		t.log(cloud.OpUpdate, cloud.KindImageVersion, v.ID)
-		out = copyVersion(*v)
-		return nil
+		return v, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // DeleteImageVersion implements cloud.Provider; the version's data goes

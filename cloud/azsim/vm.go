@@ -8,6 +8,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -42,7 +43,7 @@ func (p *Provider) GetVM(ctx context.Context, rgName, name string) (*cloud.VM, e
 			return err
 		}
 		out = *vm
-		out.Tags = copyTags(vm.Tags)
+		out.Tags = deepcopy.Of(vm.Tags)
 		return nil
 	})
 	if err != nil {
@@ -72,7 +73,7 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 				return nil, azrules.PropertyChange(vm.ID, "storageProfile.imageReference")
 			}
 			out = *vm
-			out.Tags = copyTags(vm.Tags)
+			out.Tags = deepcopy.Of(vm.Tags)
 			return nil, nil
 		}
 		if err := azrules.CheckVMSize(id, in.Size); err != nil {
@@ -100,7 +101,7 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 		}
 		disk := &cloud.Disk{
 			ID: cloud.DiskID(st.SubscriptionID, rg.Name, diskName), Name: diskName, ResourceGroup: rg.Name, Location: loc,
-			SecurityType: security, HyperVGeneration: hyperV, SizeBytes: size, Tags: copyTags(in.Tags),
+			SecurityType: security, HyperVGeneration: hyperV, SizeBytes: size, Tags: deepcopy.Of(in.Tags),
 		}
 		if cloud.ImageIsGalleryVersion(in.ImageID) {
 			disk.SourceImageVersionID = in.ImageID
@@ -108,7 +109,7 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 		rg.Disks[key(diskName)] = disk
 		vm := &cloud.VM{
 			ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc, Size: in.Size, ImageID: in.ImageID,
-			SecurityType: security, OSDiskName: diskName, ProvisioningState: cloud.ProvisioningSucceeded, Tags: copyTags(in.Tags),
+			SecurityType: security, OSDiskName: diskName, ProvisioningState: cloud.ProvisioningSucceeded, Tags: deepcopy.Of(in.Tags),
 		}
 		if rg.VMs == nil {
 			rg.VMs = map[string]*cloud.VM{}
@@ -116,7 +117,7 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 		rg.VMs[key(in.Name)] = vm
 		t.log(cloud.OpCreate, cloud.KindVM, id)
 		out = *vm
-		out.Tags = copyTags(vm.Tags)
+		out.Tags = deepcopy.Of(vm.Tags)
 		return &dataCopy{id: disk.ID, src: src}, nil
 	})
 	if err != nil {
