@@ -77,7 +77,7 @@ func TestADeleteSavesTheStateBeforeRemovingTheData(t *testing.T) {
 			file := d.file(f)
 			require.FileExists(t, file)
 			var removing string
-			f.p.beforeDataRemoval = func(path string) error {
+			f.p.files.beforeRemoval = func(path string) error {
 				removing = path
 				return cloud.ErrCrash
 			}
@@ -123,10 +123,10 @@ func TestADeleteThatCannotSaveTheStateKeepsTheData(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			_, f := persistedFixture(t)
 			file := d.file(f)
-			saved := f.p.statePath
-			f.p.statePath = filepath.Join(t.TempDir(), "missing", "state.json")
+			saved := f.p.store.path
+			f.p.store.path = filepath.Join(t.TempDir(), "missing", "state.json")
 			err := d.delete(f)
-			f.p.statePath = saved
+			f.p.store.path = saved
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "write state")
 			assert.FileExists(t, file)

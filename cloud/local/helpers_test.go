@@ -3,8 +3,11 @@ package local
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,4 +140,16 @@ func vhdImage(size int, diskType uint32) []byte {
 	copy(data, "boot sector")
 	copy(data[size:], vhdFooter(uint64(size), diskType))
 	return data
+}
+
+// diskAccount is the SAS host label of a disk: md- and 12 characters of
+// the hash of its lowercased id.
+func diskAccount(id string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(id)))
+	return "md-" + hex.EncodeToString(sum[:])[:12]
+}
+
+func hashSig(sig string) string {
+	sum := sha256.Sum256([]byte(sig))
+	return hex.EncodeToString(sum[:])
 }

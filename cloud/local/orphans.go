@@ -10,12 +10,12 @@ import (
 // removeOrphanData removes the data files under the blob directory that no
 // blob, managed image, image version or disk of st refers to: those a
 // delete left when its process died between saving the state and removing
-// the file (see updateRemoving). Open runs it under the directory lock,
+// the file (see azsim's update). Open runs it under the directory lock,
 // so no other process is writing them.
 func (p *Provider) removeOrphanData(st *State) error {
 	keep := p.referencedData(st)
-	tmp := filepath.Join(p.blobDir, tmpDirName)
-	return filepath.WalkDir(p.blobDir, func(path string, d fs.DirEntry, err error) error {
+	tmp := filepath.Join(p.files.dir, tmpDirName)
+	return filepath.WalkDir(p.files.dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}

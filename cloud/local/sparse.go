@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azsim"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -22,7 +23,7 @@ func copySparse(ctx context.Context, dst *os.File, r io.ReaderAt, ranges []vhd.R
 		Parallel: par,
 		Buffers:  2 * par,
 		Fetch: func(_ context.Context, off int64, buf []byte) error {
-			if err := readFull(r, buf, off); err != nil {
+			if err := azsim.ReadFull(r, buf, off); err != nil {
 				return fmt.Errorf("read source at %d: %w", off, err)
 			}
 			return nil
@@ -49,17 +50,4 @@ func dataRanges(f *os.File, size int64) []vhd.Range {
 		return []vhd.Range{{Offset: 0, Length: size}}
 	}
 	return rs
-}
-
-// readFull reads len(b) bytes at off; a source ending early is an error
-// (io.ReaderAt may return io.EOF together with a full read).
-func readFull(r io.ReaderAt, b []byte, off int64) error {
-	n, err := r.ReadAt(b, off)
-	if n == len(b) {
-		return nil
-	}
-	if err == nil || err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return err
 }

@@ -77,7 +77,7 @@ func decodeStateFile(data []byte) (*State, error) {
 		return nil, err
 	}
 	// Decoding succeeded, but a null entry decodes to a nil pointer.
-	if s.hasNilEntry() {
+	if hasNilEntry(&s) {
 		if located := checkEntry(data, "", stateShape()); located != nil {
 			return nil, fmt.Errorf("%w: fix or remove that entry", located)
 		}
@@ -170,7 +170,7 @@ func describeJSON(raw json.RawMessage) string {
 
 // hasNilEntry reports whether a decoded state holds a nil entry, which a
 // null in the file decodes to.
-func (s *State) hasNilEntry() bool {
+func hasNilEntry(s *State) bool {
 	for _, rg := range s.ResourceGroups {
 		if rg == nil || hasNil(rg.Images) || hasNil(rg.Disks) || hasNil(rg.DiskGrants) {
 			return true

@@ -98,8 +98,8 @@ func (p *Provider) Preflight(ctx context.Context) error {
 // accountScope is the resource group of a storage account the dry run
 // holds, else the subscription.
 func (p *Provider) accountScope(account string) string {
-	if e := p.overlayAccount(account); e != nil {
-		return "/subscriptions/" + p.sub + "/resourceGroups/" + e.path[0].name
+	if rg := p.AccountGroup(account); rg != "" {
+		return "/subscriptions/" + p.sub + "/resourceGroups/" + rg
 	}
 	return "/subscriptions/" + p.sub
 }

@@ -1,4 +1,4 @@
-package local
+package azsim
 
 import (
 	"context"
@@ -6,23 +6,21 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 )
 
 // GetManagedImage implements cloud.Provider.
 func (p *Provider) GetManagedImage(ctx context.Context, rgName, name string) (*cloud.ManagedImage, error) {
-	var out cloud.ManagedImage
-	err := p.view(ctx, func(st *State) error {
-		img, err := p.lookupImage(st, rgName, name)
-		if err != nil {
-			return err
-		}
-		out = copyImage(*img)
-		return nil
-	})
-	if err != nil {
+	if err := p.load(p.loadImage(ctx, rgName, name)); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return read(ctx, p, func(st *State) (*cloud.ManagedImage, error) {
+		img, err := p.lookupImage(st, rgName, name)
+		if err != nil {
+			return nil, err
+		}
+		return img, nil
+	})
 }
 
 func (p *Provider) lookupImage(st *State, rgName, name string) (*cloud.ManagedImage, error) {
@@ -42,8 +40,12 @@ func (p *Provider) lookupImage(st *State, rgName, name string) (*cloud.ManagedIm
 // tags of an existing one (whose source cannot change). A new image
 // snapshots its source's content into its own data file.
 func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage) (*cloud.ManagedImage, error) {
+	if err := p.load(p.loadImage(ctx, in.ResourceGroup, in.Name), p.loadSource(ctx, in.Source)); err != nil {
+		return nil, err
+	}
 	var out cloud.ManagedImage
-	err := p.updateWithData(ctx, func(st *State) (*dataCopy, error) {
+	err := p.updateWithData(ctx, func(t *tx) (*dataCopy, error) {
+		st := t.st
 		rg, err := p.lookupRG(st, in.ResourceGroup)
 		if err != nil {
 			return nil, err
@@ -64,18 +66,19 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 			if !cloud.SameSource(img.Source, in.Source) {
 				return nil, azrules.PropertyChange(img.ID, "source")
 			}
-			img.Tags = copyTags(in.Tags)
-			out = copyImage(*img)
+			img.Tags = deepcopy.Of(in.Tags)
+			t.log(cloud.OpUpdate, cloud.KindManagedImage, img.ID)
+			out = deepcopy.Of(*img)
 			return nil, nil
 		}
 		img := &cloud.ManagedImage{
 			ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc,
 			OSType: in.OSType, HyperVGeneration: in.HyperVGeneration,
-			Source: in.Source, Tags: copyTags(in.Tags),
+			Source: in.Source, Tags: deepcopy.Of(in.Tags),
 		}
 		switch in.Source.Kind {
 		case cloud.SourceVHD:
-			size, _, err := p.vhdBlob(st, in.Source.URI, id)
+			size, _, err := p.vhdBlob(ctx, st, in.Source.URI, id)
 			if err != nil {
 				return nil, err
 			}
@@ -103,7 +106,8 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 			return nil, err
 		}
 		rg.Images[key(in.Name)] = img
-		out = copyImage(*img)
+		t.log(cloud.OpCreate, cloud.KindManagedImage, img.ID)
+		out = deepcopy.Of(*img)
 		return &dataCopy{id: id, src: src}, nil
 	})
 	if err != nil {
@@ -115,13 +119,18 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 // DeleteManagedImage implements cloud.Provider; the image's data goes
 // with it.
 func (p *Provider) DeleteManagedImage(ctx context.Context, rgName, name string) error {
-	return p.updateRemoving(ctx, func(st *State) (string, error) {
-		img, err := p.lookupImage(st, rgName, name)
+	if err := p.load(p.loadImage(ctx, rgName, name)); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		img, err := p.lookupImage(t.st, rgName, name)
 		if err != nil {
-			return "", err
+			return err
 		}
-		delete(st.ResourceGroups[key(rgName)].Images, key(name))
-		return p.forgetData(img.ID), nil
+		delete(t.st.ResourceGroups[key(rgName)].Images, key(name))
+		t.remove(ResourceKey(img.ID))
+		t.log(cloud.OpDelete, cloud.KindManagedImage, img.ID)
+		return nil
 	})
 }
 

@@ -1,19 +1,17 @@
-package local
+package azsim
 
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/imgflow/imgflow/cloud"
 )
 
-// stateFormat is the version of the state.json layout, so a later imgflow
+// StateFormat is the version of the state.json layout, so a later imgflow
 // can migrate or refuse an older file instead of misreading it.
-const stateFormat = 1
+const StateFormat = 1
 
 // State is the whole simulated subscription, as state.json holds it.
 //
@@ -31,6 +29,9 @@ type State struct {
 // ResourceGroupState is a resource group and everything in it.
 type ResourceGroupState struct {
 	cloud.ResourceGroup
+	// Base marks a resource read from the base target of a read-through
+	// (what is below it may be there too); never stored.
+	Base            bool                            `json:"-"`
 	Galleries       map[string]*GalleryState        `json:"galleries,omitempty"`
 	Images          map[string]*cloud.ManagedImage  `json:"images,omitempty"`
 	StorageAccounts map[string]*StorageAccountState `json:"storage_accounts,omitempty"`
@@ -60,24 +61,34 @@ type DiskGrantState struct {
 // GalleryState is a gallery and its image definitions.
 type GalleryState struct {
 	cloud.Gallery
+	// Base marks a resource read from the base target of a read-through
+	// (what is below it may be there too); never stored.
+	Base        bool                        `json:"-"`
 	Definitions map[string]*DefinitionState `json:"definitions,omitempty"`
 }
 
 // DefinitionState is an image definition and its versions.
 type DefinitionState struct {
 	cloud.ImageDefinition
+	// Base marks a resource read from the base target of a read-through
+	// (what is below it may be there too); never stored.
+	Base     bool                           `json:"-"`
 	Versions map[string]*cloud.ImageVersion `json:"versions,omitempty"`
 }
 
 // StorageAccountState is a storage account and its containers.
 type StorageAccountState struct {
 	cloud.StorageAccount
+	// Base marks a resource read from the base target of a read-through
+	// (what is below it may be there too); never stored.
+	Base       bool                       `json:"-"`
 	Containers map[string]*ContainerState `json:"containers,omitempty"`
 }
 
 // ContainerState is a blob container and the metadata of its blobs (the
 // data lives in files under the blob directory).
 type ContainerState struct {
+	Base    bool                  `json:"-"` // as ResourceGroupState.Base
 	Name    string                `json:"name"`
 	Created time.Time             `json:"created"`
 	Blobs   map[string]*BlobState `json:"blobs,omitempty"`
@@ -96,8 +107,9 @@ type BlobState struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
-func newState(sub string) *State {
-	return &State{Format: stateFormat, SubscriptionID: sub, ResourceGroups: map[string]*ResourceGroupState{}}
+// NewState is an empty subscription.
+func NewState(sub string) *State {
+	return &State{Format: StateFormat, SubscriptionID: sub, ResourceGroups: map[string]*ResourceGroupState{}}
 }
 
 // key is the map key of a case-insensitive Azure name.
@@ -111,7 +123,7 @@ func key(name string) string { return strings.ToLower(name) }
 func (s *State) clone() *State {
 	data, err := json.Marshal(s)
 	if err != nil {
-		panic(fmt.Sprintf("local: marshal state: %v", err)) // plain data: cannot fail
+		panic(fmt.Sprintf("azsim: marshal state: %v", err)) // plain data: cannot fail
 	}
 	return decodeState(data)
 }
@@ -119,14 +131,14 @@ func (s *State) clone() *State {
 func decodeState(data []byte) *State {
 	var out State
 	if err := json.Unmarshal(data, &out); err != nil {
-		panic(fmt.Sprintf("local: unmarshal state: %v", err))
+		panic(fmt.Sprintf("azsim: unmarshal state: %v", err))
 	}
-	out.normalize()
+	out.Normalize()
 	return &out
 }
 
-// normalize replaces nil maps by empty ones so lookups can insert freely.
-func (s *State) normalize() {
+// Normalize replaces nil maps by empty ones so lookups can insert freely.
+func (s *State) Normalize() {
 	if s.ResourceGroups == nil {
 		s.ResourceGroups = map[string]*ResourceGroupState{}
 	}
@@ -167,74 +179,6 @@ func (s *State) normalize() {
 			}
 		}
 	}
-}
-
-// loadState reads state.json; ok is false when the file does not exist.
-func loadState(path string) (st *State, ok bool, err error) {
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	s, err := decodeStateFile(data)
-	if err != nil {
-		return nil, false, fmt.Errorf("read %s: %w", path, err)
-	}
-	if s.Format > stateFormat {
-		return nil, false, fmt.Errorf("read %s: state format %d is newer than this imgflow supports (%d)", path, s.Format, stateFormat)
-	}
-	if s.SubscriptionID == "" {
-		return nil, false, fmt.Errorf("read %s: no subscription_id", path)
-	}
-	s.Format = stateFormat
-	s.normalize()
-	return s, true, nil
-}
-
-// saveState writes state.json atomically: a temp file in the same
-// directory, fsynced, renamed over the old one, then the directory fsynced
-// so the rename itself survives a crash.
-func saveState(path string, st *State) error {
-	data, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".state-*.json")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	// Some filesystems refuse fsync on a directory; the rename is done.
-	_ = d.Sync()
-	return nil
 }
 
 // findStorageAccount looks an account up by name in every resource group:

@@ -1,4 +1,4 @@
-package local
+package azsim
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 )
 
 // lookupDefinition returns the image definition; childID works as in
@@ -33,6 +34,9 @@ func (p *Provider) lookupDefinition(st *State, rgName, gallery, name, childID st
 
 // ListImageDefinitions implements cloud.Provider, sorted by name.
 func (p *Provider) ListImageDefinitions(ctx context.Context, rgName, gallery string) ([]cloud.ImageDefinition, error) {
+	if err := p.load(p.loadDefinitions(ctx, rgName, gallery)); err != nil {
+		return nil, err
+	}
 	var out []cloud.ImageDefinition
 	err := p.view(ctx, func(st *State) error {
 		_, g, err := p.lookupGallery(st, rgName, gallery,
@@ -41,7 +45,7 @@ func (p *Provider) ListImageDefinitions(ctx context.Context, rgName, gallery str
 			return err
 		}
 		for _, k := range sortedKeys(g.Definitions) {
-			out = append(out, copyDefinition(g.Definitions[k].ImageDefinition))
+			out = append(out, deepcopy.Of(g.Definitions[k].ImageDefinition))
 		}
 		return nil
 	})
@@ -53,48 +57,48 @@ func (p *Provider) ListImageDefinitions(ctx context.Context, rgName, gallery str
 
 // GetImageDefinition implements cloud.Provider.
 func (p *Provider) GetImageDefinition(ctx context.Context, rgName, gallery, name string) (*cloud.ImageDefinition, error) {
-	var out cloud.ImageDefinition
-	err := p.view(ctx, func(st *State) error {
-		_, _, d, err := p.lookupDefinition(st, rgName, gallery, name, "")
-		if err != nil {
-			return err
-		}
-		out = copyDefinition(d.ImageDefinition)
-		return nil
-	})
-	if err != nil {
+	if err := p.load(p.loadDefinition(ctx, rgName, gallery, name)); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return read(ctx, p, func(st *State) (*cloud.ImageDefinition, error) {
+		_, _, d, err := p.lookupDefinition(st, rgName, gallery, name, "")
+		if err != nil {
+			return nil, err
+		}
+		return &d.ImageDefinition, nil
+	})
 }
 
 // CreateImageDefinition implements cloud.Provider: a PUT creating the
 // definition or updating its mutable fields (description, end of life,
 // features, tags). Identity fields cannot change.
 func (p *Provider) CreateImageDefinition(ctx context.Context, in cloud.ImageDefinition) (*cloud.ImageDefinition, error) {
-	var out cloud.ImageDefinition
-	err := p.update(ctx, func(st *State) error {
+	if err := p.load(p.loadDefinitions(ctx, in.ResourceGroup, in.Gallery)); err != nil {
+		return nil, err
+	}
+	return write(ctx, p, func(t *tx) (*cloud.ImageDefinition, error) {
+		st := t.st
 		id := cloud.ImageDefinitionID(st.SubscriptionID, in.ResourceGroup, in.Gallery, in.Name)
 		rg, g, err := p.lookupGallery(st, in.ResourceGroup, in.Gallery, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		id = cloud.ImageDefinitionID(st.SubscriptionID, rg.Name, g.Name, in.Name)
 		if err := azrules.CheckGalleryRegion(p.locIndex, g.Location, in.Location, id, "image definitions"); err != nil {
-			return err
+			return nil, err
 		}
 		if err := azrules.CheckCommunityFeatures(id, g.Name, g.CommunityEnabled, in.Features); err != nil {
-			return err
+			return nil, err
 		}
 		azrules.DefinitionDefaults(&in)
 		d, ok := g.Definitions[key(in.Name)]
 		if ok {
 			if err := azrules.ImmutableDefinitionFields(&d.ImageDefinition, &in); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if err := azrules.UniqueIdentifier(id, g.Name, &in, definitionsOf(g)); err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
 			d = &DefinitionState{
@@ -108,27 +112,26 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, in cloud.ImageDefi
 			}
 			g.Definitions[key(in.Name)] = d
 		}
+		t.log(put(ok), cloud.KindImageDefinition, d.ID)
 		d.Description = in.Description
 		d.EndOfLife = copyTime(in.EndOfLife)
 		d.Features = nil
 		if len(in.Features) > 0 {
 			d.Features = maps.Clone(in.Features)
 		}
-		d.Tags = copyTags(in.Tags)
-		out = copyDefinition(d.ImageDefinition)
-		return nil
+		d.Tags = deepcopy.Of(in.Tags)
+		return &d.ImageDefinition, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // DeleteImageDefinition implements cloud.Provider; a definition still
 // holding versions cannot be deleted.
 func (p *Provider) DeleteImageDefinition(ctx context.Context, rgName, gallery, name string) error {
-	return p.update(ctx, func(st *State) error {
-		_, g, d, err := p.lookupDefinition(st, rgName, gallery, name, "")
+	if err := p.load(p.loadDefinition(ctx, rgName, gallery, name)); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		_, g, d, err := p.lookupDefinition(t.st, rgName, gallery, name, "")
 		if err != nil {
 			return err
 		}
@@ -138,6 +141,7 @@ func (p *Provider) DeleteImageDefinition(ctx context.Context, rgName, gallery, n
 				d.Name, len(d.Versions))
 		}
 		delete(g.Definitions, key(name))
+		t.log(cloud.OpDelete, cloud.KindImageDefinition, d.ID)
 		return nil
 	})
 }

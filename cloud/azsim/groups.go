@@ -1,4 +1,4 @@
-package local
+package azsim
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 )
 
 // lookupRG returns the resource group or ResourceGroupNotFound.
@@ -20,36 +21,35 @@ func (p *Provider) lookupRG(st *State, rg string) (*ResourceGroupState, error) {
 
 // GetResourceGroup implements cloud.Provider.
 func (p *Provider) GetResourceGroup(ctx context.Context, name string) (*cloud.ResourceGroup, error) {
-	var out cloud.ResourceGroup
-	err := p.view(ctx, func(st *State) error {
-		rg, err := p.lookupRG(st, name)
-		if err != nil {
-			return err
-		}
-		out = rg.ResourceGroup
-		out.Tags = copyTags(out.Tags)
-		return nil
-	})
-	if err != nil {
+	if err := p.load(p.loadGroup(ctx, name)); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return read(ctx, p, func(st *State) (*cloud.ResourceGroup, error) {
+		rg, err := p.lookupRG(st, name)
+		if err != nil {
+			return nil, err
+		}
+		return &rg.ResourceGroup, nil
+	})
 }
 
 // CreateResourceGroup implements cloud.Provider: a PUT that creates the
 // group or updates its tags; the location of an existing group is fixed.
 func (p *Provider) CreateResourceGroup(ctx context.Context, in cloud.ResourceGroup) (*cloud.ResourceGroup, error) {
-	var out cloud.ResourceGroup
-	err := p.update(ctx, func(st *State) error {
+	if err := p.load(p.loadGroup(ctx, in.Name)); err != nil {
+		return nil, err
+	}
+	return write(ctx, p, func(t *tx) (*cloud.ResourceGroup, error) {
+		st := t.st
 		id := cloud.ResourceGroupID(st.SubscriptionID, in.Name)
 		loc, err := p.locIndex.Resolve(in.Location, "resourceGroups", id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rg, ok := st.ResourceGroups[key(in.Name)]
 		if ok {
 			if rg.Location != loc {
-				return cloud.Conflict(cloud.CodeInvalidResourceGroupLocation, rg.ID,
+				return nil, cloud.Conflict(cloud.CodeInvalidResourceGroupLocation, rg.ID,
 					"Invalid resource group location '%s'. The Resource group already exists in location '%s'.", in.Location, rg.Location)
 			}
 		} else {
@@ -63,52 +63,46 @@ func (p *Provider) CreateResourceGroup(ctx context.Context, in cloud.ResourceGro
 			}
 			st.ResourceGroups[key(in.Name)] = rg
 		}
-		rg.Tags = copyTags(in.Tags)
-		out = rg.ResourceGroup
-		out.Tags = copyTags(out.Tags)
-		return nil
+		t.log(put(ok), cloud.KindResourceGroup, rg.ID)
+		rg.Tags = deepcopy.Of(in.Tags)
+		return &rg.ResourceGroup, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // GetStorageAccount implements cloud.Provider.
 func (p *Provider) GetStorageAccount(ctx context.Context, rgName, name string) (*cloud.StorageAccount, error) {
-	var out cloud.StorageAccount
-	err := p.view(ctx, func(st *State) error {
+	if err := p.load(p.loadAccount(ctx, rgName, name)); err != nil {
+		return nil, err
+	}
+	return read(ctx, p, func(st *State) (*cloud.StorageAccount, error) {
 		rg, err := p.lookupRG(st, rgName)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sa, ok := rg.StorageAccounts[key(name)]
 		if !ok {
-			return azrules.ResourceNotFound(cloud.StorageAccountID(st.SubscriptionID, rg.Name, name),
+			return nil, azrules.ResourceNotFound(cloud.StorageAccountID(st.SubscriptionID, rg.Name, name),
 				"Microsoft.Storage/storageAccounts", name, rg.Name)
 		}
-		out = sa.StorageAccount
-		out.Tags = copyTags(out.Tags)
-		return nil
+		return &sa.StorageAccount, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // CreateStorageAccount implements cloud.Provider. Account names are
 // global: one used by another resource group is taken.
 func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAccount) (*cloud.StorageAccount, error) {
-	var out cloud.StorageAccount
-	err := p.update(ctx, func(st *State) error {
+	if err := p.load(p.loadNewAccount(ctx, in.ResourceGroup, in.Name)); err != nil {
+		return nil, err
+	}
+	return write(ctx, p, func(t *tx) (*cloud.StorageAccount, error) {
+		st := t.st
 		rg, err := p.lookupRG(st, in.ResourceGroup)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		id := cloud.StorageAccountID(st.SubscriptionID, rg.Name, in.Name)
 		if owner, _ := st.findStorageAccount(in.Name); owner != nil && owner != rg {
-			return cloud.Conflict(cloud.CodeStorageAccountAlreadyTaken, id,
+			return nil, cloud.Conflict(cloud.CodeStorageAccountAlreadyTaken, id,
 				"The storage account named %s is already taken.", in.Name)
 		}
 		want := in.Location
@@ -117,12 +111,12 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAcc
 		}
 		loc, err := p.locIndex.Resolve(want, "Microsoft.Storage/storageAccounts", id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sa, ok := rg.StorageAccounts[key(in.Name)]
 		if ok {
 			if sa.Location != loc {
-				return azrules.LocationChanged(sa.ID, sa.Name, rg.Name, sa.Location, loc)
+				return nil, azrules.LocationChanged(sa.ID, sa.Name, rg.Name, sa.Location, loc)
 			}
 		} else {
 			sa = &StorageAccountState{
@@ -134,18 +128,24 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAcc
 			}
 			rg.StorageAccounts[key(in.Name)] = sa
 		}
-		sa.Tags = copyTags(in.Tags)
-		out = sa.StorageAccount
-		out.Tags = copyTags(out.Tags)
-		return nil
+		t.log(put(ok), cloud.KindStorageAccount, sa.ID)
+		sa.Tags = deepcopy.Of(in.Tags)
+		return &sa.StorageAccount, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // sortedKeys returns a map's keys in order, for deterministic listings.
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// AccountGroup is the resource group of the storage account of that name
+// the state holds, "" when none (or its group is unknown).
+func (p *Provider) AccountGroup(name string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if rg, _ := p.st.findStorageAccount(name); rg != nil {
+		return rg.Name
+	}
+	return ""
 }

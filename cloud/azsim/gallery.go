@@ -1,4 +1,4 @@
-package local
+package azsim
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 )
 
 // lookupGallery returns the gallery. A missing gallery is ResourceNotFound,
@@ -30,11 +31,14 @@ func (p *Provider) lookupGallery(st *State, rgName, name, childID string) (*Reso
 // ListGalleries implements cloud.Provider, sorted by name (unique per
 // subscription).
 func (p *Provider) ListGalleries(ctx context.Context) ([]cloud.Gallery, error) {
+	if err := p.load(p.loadGalleries(ctx)); err != nil {
+		return nil, err
+	}
 	var out []cloud.Gallery
 	err := p.view(ctx, func(st *State) error {
 		for _, rg := range st.ResourceGroups {
 			for _, g := range rg.Galleries {
-				out = append(out, copyGallery(g.Gallery))
+				out = append(out, deepcopy.Of(g.Gallery))
 			}
 		}
 		return nil
@@ -45,19 +49,16 @@ func (p *Provider) ListGalleries(ctx context.Context) ([]cloud.Gallery, error) {
 
 // GetGallery implements cloud.Provider.
 func (p *Provider) GetGallery(ctx context.Context, rg, name string) (*cloud.Gallery, error) {
-	var out cloud.Gallery
-	err := p.view(ctx, func(st *State) error {
-		_, g, err := p.lookupGallery(st, rg, name, "")
-		if err != nil {
-			return err
-		}
-		out = copyGallery(g.Gallery)
-		return nil
-	})
-	if err != nil {
+	if err := p.load(p.loadGallery(ctx, rg, name)); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return read(ctx, p, func(st *State) (*cloud.Gallery, error) {
+		_, g, err := p.lookupGallery(st, rg, name, "")
+		if err != nil {
+			return nil, err
+		}
+		return &g.Gallery, nil
+	})
 }
 
 // CreateGallery implements cloud.Provider: a PUT creating the gallery (a
@@ -65,15 +66,18 @@ func (p *Provider) GetGallery(ctx context.Context, rg, name string) (*cloud.Gall
 // tags and community publisher details. Whether it is public changes only
 // through ShareCommunity.
 func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.Gallery, error) {
-	var out cloud.Gallery
-	err := p.update(ctx, func(st *State) error {
+	if err := p.load(p.loadGalleries(ctx), p.loadGallery(ctx, in.ResourceGroup, in.Name)); err != nil {
+		return nil, err
+	}
+	return write(ctx, p, func(t *tx) (*cloud.Gallery, error) {
+		st := t.st
 		rg, err := p.lookupRG(st, in.ResourceGroup)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		id := cloud.GalleryID(st.SubscriptionID, rg.Name, in.Name)
 		if owner, _ := st.findGallery(in.Name); owner != nil && owner != rg {
-			return cloud.Conflict(cloud.CodeConflict, id,
+			return nil, cloud.Conflict(cloud.CodeConflict, id,
 				"The gallery name '%s' is not unique within the subscription '%s'. Please pick another gallery name. (It exists in resource group '%s'.)",
 				in.Name, st.SubscriptionID, owner.Name)
 		}
@@ -83,15 +87,15 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 		}
 		loc, err := p.locIndex.Resolve(want, "Microsoft.Compute/galleries", id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		g, ok := rg.Galleries[key(in.Name)]
 		if ok {
 			if g.Location != loc {
-				return azrules.LocationChanged(g.ID, g.Name, rg.Name, g.Location, loc)
+				return nil, azrules.LocationChanged(g.ID, g.Name, rg.Name, g.Location, loc)
 			}
 			if err := cloud.CheckCommunityProfileChange(g.ID, g.Community, in.Community); err != nil {
-				return err
+				return nil, err
 			}
 		} else {
 			g = &GalleryState{
@@ -100,24 +104,23 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 			}
 			rg.Galleries[key(in.Name)] = g
 		}
+		t.log(put(ok), cloud.KindGallery, g.ID)
 		g.Description = in.Description
-		g.Tags = copyTags(in.Tags)
+		g.Tags = deepcopy.Of(in.Tags)
 		g.Community = cloud.UpdateCommunityProfile(g.Community, in.Community)
-		out = copyGallery(g.Gallery)
-		return nil
+		return &g.Gallery, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // ShareCommunity implements cloud.Provider: EnableCommunity. The public
 // name is generated once; enabling a public gallery again keeps it.
 func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cloud.Gallery, error) {
+	if err := p.load(p.loadDefinitions(ctx, rgName, name)); err != nil {
+		return nil, err
+	}
 	var out cloud.Gallery
-	err := p.update(ctx, func(st *State) error {
-		_, g, err := p.lookupGallery(st, rgName, name, "")
+	err := p.update(ctx, func(t *tx) error {
+		_, g, err := p.lookupGallery(t.st, rgName, name, "")
 		if err != nil {
 			return err
 		}
@@ -125,16 +128,17 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cl
 			return err
 		}
 		if g.CommunityEnabled {
-			out = copyGallery(g.Gallery)
+			out = deepcopy.Of(g.Gallery)
 			return nil
 		}
-		guid, err := p.rand.guid()
+		guid, err := p.guid()
 		if err != nil {
 			return err
 		}
+		t.log(cloud.OpCreate, cloud.KindCommunitySharing, g.ID)
 		g.CommunityEnabled = true
 		g.PublicNames = []string{g.Community.PublicNamePrefix + "-" + guid}
-		out = copyGallery(g.Gallery)
+		out = deepcopy.Of(g.Gallery)
 		return nil
 	})
 	if err != nil {
@@ -147,3 +151,11 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cl
 // platform generates: a dry run (cloud/overlay, plan) cannot know it and
 // says so instead of inventing one.
 const PendingGUID = "<pending guid>"
+
+// guid is a GUID the platform generates, or in a dry run PendingGUID.
+func (p *Provider) guid() (string, error) {
+	if p.dryRun {
+		return PendingGUID, nil
+	}
+	return p.rand.guid()
+}

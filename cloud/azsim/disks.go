@@ -1,4 +1,4 @@
-package local
+package azsim
 
 import (
 	"context"
@@ -7,13 +7,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -28,6 +28,10 @@ const (
 	diskBlobName = "abcd"
 	// diskSASVersion is the sv of disk SAS URLs.
 	diskSASVersion = "2018-03-28"
+	// pendingAccount and pendingSig make the SAS URL of a dry run's grant,
+	// https://md-pending.blob.core.windows.net/<disk>/abcd?sig=<pending>.
+	pendingAccount = azrules.DiskAccountPrefix + "pending"
+	pendingSig     = "<pending>"
 )
 
 // diskAccount is the SAS host label of a disk: md- and 12 characters of
@@ -66,26 +70,24 @@ func (p *Provider) activeGrant(rg *ResourceGroupState, name string) *DiskGrantSt
 // diskOut is the disk as returned: a deep copy whose AccessGranted is
 // false once the grant expired.
 func (p *Provider) diskOut(rg *ResourceGroupState, d *cloud.Disk) cloud.Disk {
-	out := copyDisk(*d)
+	out := deepcopy.Of(*d)
 	out.AccessGranted = p.activeGrant(rg, d.Name) != nil
 	return out
 }
 
 // GetDisk implements cloud.Provider.
 func (p *Provider) GetDisk(ctx context.Context, rgName, name string) (*cloud.Disk, error) {
-	var out cloud.Disk
-	err := p.view(ctx, func(st *State) error {
-		rg, d, err := p.lookupDisk(st, rgName, name)
-		if err != nil {
-			return err
-		}
-		out = p.diskOut(rg, d)
-		return nil
-	})
-	if err != nil {
+	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return read(ctx, p, func(st *State) (*cloud.Disk, error) {
+		rg, d, err := p.lookupDisk(st, rgName, name)
+		if err != nil {
+			return nil, err
+		}
+		out := p.diskOut(rg, d)
+		return &out, nil
+	})
 }
 
 // CreateDiskFromImageVersion implements cloud.Provider: a PUT creating the
@@ -94,8 +96,12 @@ func (p *Provider) GetDisk(ctx context.Context, rgName, name string) (*cloud.Dis
 // generation. A PUT of an existing disk with the same source updates its
 // tags; another source is refused.
 func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk) (*cloud.Disk, error) {
+	if err := p.load(p.loadDisk(ctx, in.ResourceGroup, in.Name), p.loadID(ctx, in.SourceImageVersionID)); err != nil {
+		return nil, err
+	}
 	var out cloud.Disk
-	err := p.updateWithData(ctx, func(st *State) (*dataCopy, error) {
+	err := p.updateWithData(ctx, func(t *tx) (*dataCopy, error) {
+		st := t.st
 		rg, err := p.lookupRG(st, in.ResourceGroup)
 		if err != nil {
 			return nil, err
@@ -115,7 +121,8 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 			if err := azrules.CheckDiskUnchanged(d, loc, in.SourceImageVersionID, security); err != nil {
 				return nil, err
 			}
-			d.Tags = copyTags(in.Tags)
+			d.Tags = deepcopy.Of(in.Tags)
+			t.log(cloud.OpUpdate, cloud.KindDisk, d.ID)
 			out = p.diskOut(rg, d)
 			return nil, nil
 		}
@@ -144,9 +151,10 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 			HyperVGeneration: def.HyperVGeneration,
 			// An exported disk is a fixed VHD: the virtual size and a footer.
 			SizeBytes: v.SizeBytes + vhd.FooterSize,
-			Tags:      copyTags(in.Tags),
+			Tags:      deepcopy.Of(in.Tags),
 		}
 		rg.Disks[key(in.Name)] = d
+		t.log(cloud.OpCreate, cloud.KindDisk, d.ID)
 		out = p.diskOut(rg, d)
 		return &dataCopy{id: id, src: src}, nil
 	})
@@ -161,9 +169,12 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 // only the hash of its signature is kept. A disk with an open grant
 // cannot be granted again until it is revoked or expires.
 func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, duration time.Duration) (string, error) {
+	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
+		return "", err
+	}
 	var sas string
-	err := p.update(ctx, func(st *State) error {
-		rg, d, err := p.lookupDisk(st, rgName, name)
+	err := p.update(ctx, func(t *tx) error {
+		rg, d, err := p.lookupDisk(t.st, rgName, name)
 		if err != nil {
 			return err
 		}
@@ -173,28 +184,26 @@ func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, dur
 		if g := p.activeGrant(rg, d.Name); g != nil {
 			return azrules.GrantActive(d.ID, d.Name, &g.Expires)
 		}
-		container, err := p.randomAlnum(12)
-		if err != nil {
-			return err
-		}
-		si, err := p.rand.guid()
-		if err != nil {
-			return err
-		}
-		raw, err := p.rand.read(32)
-		if err != nil {
-			return err
-		}
-		sig := base64.RawURLEncoding.EncodeToString(raw)
 		now := p.stamp()
-		g := &DiskGrantState{
-			Account: diskAccount(d.ID), Container: container, SignedIdentifier: si,
-			SigSHA256: hashSig(sig), Granted: now, Expires: now.Add(duration),
+		g := &DiskGrantState{Account: diskAccount(d.ID), Granted: now, Expires: now.Add(duration)}
+		var sig string
+		if p.dryRun {
+			// Only the platform can sign: the URL says so, and this
+			// simulation reads it as the disk.
+			g.Account, g.Container, sig = pendingAccount, d.Name, pendingSig
+		} else if g.Container, g.SignedIdentifier, sig, err = p.signature(); err != nil {
+			return err
 		}
+		g.SigSHA256 = hashSig(sig)
 		rg.DiskGrants[key(d.Name)] = g
 		d.AccessGranted = true
+		t.log(cloud.OpCreate, cloud.KindDiskAccess, d.ID)
 		ref := cloud.BlobRef{Account: g.Account, Container: g.Container, Name: diskBlobName}
-		sas = fmt.Sprintf("%s?sv=%s&sr=b&si=%s&sig=%s", ref.URL(), diskSASVersion, si, sig)
+		if p.dryRun {
+			sas = ref.URL() + "?sig=" + sig
+		} else {
+			sas = fmt.Sprintf("%s?sv=%s&sr=b&si=%s&sig=%s", ref.URL(), diskSASVersion, g.SignedIdentifier, sig)
+		}
 		return nil
 	})
 	if err != nil {
@@ -206,13 +215,17 @@ func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, dur
 // RevokeDiskAccess implements cloud.Provider; revoking a disk without a
 // grant is fine.
 func (p *Provider) RevokeDiskAccess(ctx context.Context, rgName, name string) error {
-	return p.update(ctx, func(st *State) error {
-		rg, d, err := p.lookupDisk(st, rgName, name)
+	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		rg, d, err := p.lookupDisk(t.st, rgName, name)
 		if err != nil {
 			return err
 		}
 		delete(rg.DiskGrants, key(d.Name))
 		d.AccessGranted = false
+		t.log(cloud.OpDelete, cloud.KindDiskAccess, d.ID)
 		return nil
 	})
 }
@@ -220,17 +233,22 @@ func (p *Provider) RevokeDiskAccess(ctx context.Context, rgName, name string) er
 // DeleteDisk implements cloud.Provider. A disk with an open grant cannot
 // be deleted.
 func (p *Provider) DeleteDisk(ctx context.Context, rgName, name string) error {
-	return p.updateRemoving(ctx, func(st *State) (string, error) {
-		rg, d, err := p.lookupDisk(st, rgName, name)
+	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		rg, d, err := p.lookupDisk(t.st, rgName, name)
 		if err != nil {
-			return "", err
+			return err
 		}
 		if p.activeGrant(rg, d.Name) != nil {
-			return "", azrules.DeleteGranted(d.ID, d.Name)
+			return azrules.DeleteGranted(d.ID, d.Name)
 		}
 		delete(rg.DiskGrants, key(d.Name))
 		delete(rg.Disks, key(d.Name))
-		return p.forgetData(d.ID), nil
+		t.remove(ResourceKey(d.ID))
+		t.log(cloud.OpDelete, cloud.KindDisk, d.ID)
+		return nil
 	})
 }
 
@@ -254,7 +272,7 @@ func (p *Provider) grantedDisk(st *State, ref cloud.BlobRef, q url.Values) (*clo
 	var diskKey string
 	for _, r := range st.ResourceGroups {
 		for k, cand := range r.DiskGrants {
-			if strings.EqualFold(cand.Account, ref.Account) {
+			if strings.EqualFold(cand.Account, ref.Account) && strings.EqualFold(cand.Container, ref.Container) {
 				rg, g, diskKey = r, cand, k
 			}
 		}
@@ -265,19 +283,20 @@ func (p *Provider) grantedDisk(st *State, ref cloud.BlobRef, q url.Values) (*clo
 	if p.now().After(g.Expires) {
 		return nil, content{}, authenticationFailed(resource, fmt.Sprintf("The SAS expired at %s.", g.Expires.Format(time.RFC3339)))
 	}
+	// A dry run's URL is a placeholder: only the platform signs.
 	sig := q.Get("sig")
-	if sig == "" {
+	if sig == "" && !p.dryRun {
 		return nil, content{}, authenticationFailed(resource, "The SAS has no signature (sig).")
 	}
-	match := subtle.ConstantTimeCompare([]byte(hashSig(sig)), []byte(g.SigSHA256)) == 1
-	if !match || q.Get("si") != g.SignedIdentifier || ref.Container != g.Container || ref.Name != diskBlobName {
+	match := p.dryRun || subtle.ConstantTimeCompare([]byte(hashSig(sig)), []byte(g.SigSHA256)) == 1 && q.Get("si") == g.SignedIdentifier
+	if !match || ref.Container != g.Container || ref.Name != diskBlobName {
 		return nil, content{}, authenticationFailed(resource, "Signature did not match.")
 	}
 	d, ok := rg.Disks[diskKey]
 	if !ok {
 		return nil, content{}, authenticationFailed(resource, "No access is granted to this disk.")
 	}
-	return d, content{path: p.dataFile(d.ID), size: d.SizeBytes}, nil
+	return d, content{key: ResourceKey(d.ID), size: d.SizeBytes}, nil
 }
 
 // diskWriteRefused is the answer to a write through a disk URL: its SAS
@@ -289,25 +308,22 @@ func diskWriteRefused(ref cloud.BlobRef) error {
 
 const alnum = "abcdefghijklmnopqrstuvwxyz0123456789"
 
-// randomAlnum returns n random lowercase letters and digits from Rand.
-func (p *Provider) randomAlnum(n int) (string, error) {
-	b, err := p.rand.read(n)
+// signature makes a grant's random parts: its container (12 lowercase
+// letters and digits), signed identifier and signature.
+func (p *Provider) signature() (container, si, sig string, err error) {
+	b, err := p.rand.read(12)
 	if err != nil {
-		return "", err
+		return "", "", "", err
 	}
 	for i := range b {
 		b[i] = alnum[int(b[i])%len(alnum)]
 	}
-	return string(b), nil
-}
-
-// read returns n bytes of Rand.
-func (l *lockedReader) read(n int) ([]byte, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := make([]byte, n)
-	if _, err := io.ReadFull(l.r, b); err != nil {
-		return nil, fmt.Errorf("read random bytes: %w", err)
+	if si, err = p.rand.guid(); err != nil {
+		return "", "", "", err
 	}
-	return b, nil
+	raw, err := p.rand.read(32)
+	if err != nil {
+		return "", "", "", err
+	}
+	return string(b), si, base64.RawURLEncoding.EncodeToString(raw), nil
 }

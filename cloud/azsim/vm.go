@@ -1,13 +1,15 @@
-package local
+package azsim
 
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // Virtual machines. No guest boots: a VM is its state and its OS disk, a
@@ -31,6 +33,9 @@ func (p *Provider) lookupVM(st *State, rgName, name string) (*ResourceGroupState
 
 // GetVM implements cloud.Provider.
 func (p *Provider) GetVM(ctx context.Context, rgName, name string) (*cloud.VM, error) {
+	if err := p.load(p.loadVM(ctx, rgName, name)); err != nil {
+		return nil, err
+	}
 	var out cloud.VM
 	err := p.view(ctx, func(st *State) error {
 		_, vm, err := p.lookupVM(st, rgName, name)
@@ -38,7 +43,7 @@ func (p *Provider) GetVM(ctx context.Context, rgName, name string) (*cloud.VM, e
 			return err
 		}
 		out = *vm
-		out.Tags = copyTags(vm.Tags)
+		out.Tags = deepcopy.Of(vm.Tags)
 		return nil
 	})
 	if err != nil {
@@ -52,8 +57,12 @@ func (p *Provider) GetVM(ctx context.Context, rgName, name string) (*cloud.VM, e
 // image must be a gallery version replicated to the VM's location (by
 // default the group's) or a managed image there.
 func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error) {
+	if err := p.load(p.loadVM(ctx, in.ResourceGroup, in.Name), p.loadID(ctx, in.ImageID)); err != nil {
+		return nil, err
+	}
 	var out cloud.VM
-	err := p.updateWithData(ctx, func(st *State) (*dataCopy, error) {
+	err := p.updateWithData(ctx, func(t *tx) (*dataCopy, error) {
+		st := t.st
 		rg, err := p.lookupRG(st, in.ResourceGroup)
 		if err != nil {
 			return nil, err
@@ -64,7 +73,7 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 				return nil, azrules.PropertyChange(vm.ID, "storageProfile.imageReference")
 			}
 			out = *vm
-			out.Tags = copyTags(vm.Tags)
+			out.Tags = deepcopy.Of(vm.Tags)
 			return nil, nil
 		}
 		if err := azrules.CheckVMSize(id, in.Size); err != nil {
@@ -78,7 +87,7 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 		if err != nil {
 			return nil, err
 		}
-		src, hyperV, err := p.vmImage(st, in.ImageID, id, loc)
+		src, size, hyperV, err := p.vmImage(st, in.ImageID, id, loc)
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +101,7 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 		}
 		disk := &cloud.Disk{
 			ID: cloud.DiskID(st.SubscriptionID, rg.Name, diskName), Name: diskName, ResourceGroup: rg.Name, Location: loc,
-			SecurityType: security, HyperVGeneration: hyperV, SizeBytes: src.size, Tags: copyTags(in.Tags),
+			SecurityType: security, HyperVGeneration: hyperV, SizeBytes: size, Tags: deepcopy.Of(in.Tags),
 		}
 		if cloud.ImageIsGalleryVersion(in.ImageID) {
 			disk.SourceImageVersionID = in.ImageID
@@ -100,14 +109,15 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 		rg.Disks[key(diskName)] = disk
 		vm := &cloud.VM{
 			ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc, Size: in.Size, ImageID: in.ImageID,
-			SecurityType: security, OSDiskName: diskName, ProvisioningState: cloud.ProvisioningSucceeded, Tags: copyTags(in.Tags),
+			SecurityType: security, OSDiskName: diskName, ProvisioningState: cloud.ProvisioningSucceeded, Tags: deepcopy.Of(in.Tags),
 		}
 		if rg.VMs == nil {
 			rg.VMs = map[string]*cloud.VM{}
 		}
 		rg.VMs[key(in.Name)] = vm
+		t.log(cloud.OpCreate, cloud.KindVM, id)
 		out = *vm
-		out.Tags = copyTags(vm.Tags)
+		out.Tags = deepcopy.Of(vm.Tags)
 		return &dataCopy{id: disk.ID, src: src}, nil
 	})
 	if err != nil {
@@ -116,86 +126,86 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 	return &out, nil
 }
 
-// vmImage resolves a VM's image: its content and Hyper-V generation.
-func (p *Provider) vmImage(st *State, imageID, vmID, loc string) (content, string, error) {
+// vmImage resolves a VM's image: its content, the OS disk's size (the
+// image's fixed VHD) and Hyper-V generation.
+func (p *Provider) vmImage(st *State, imageID, vmID, loc string) (content, int64, string, error) {
 	if cloud.ImageIsGalleryVersion(imageID) {
 		def, v, err := p.versionByID(st, imageID, vmID)
 		if err != nil {
-			return content{}, "", err
+			return content{}, 0, "", err
 		}
 		if err := azrules.CheckDiskSource(vmID, v, def.HyperVGeneration, loc, ""); err != nil {
-			return content{}, "", err // the VM's OS disk is made from the version in loc
+			return content{}, 0, "", err // the VM's OS disk is made from the version in loc
 		}
 		c, err := p.resourceContent(st, v.ID, v.Source, 0)
-		return c, def.HyperVGeneration, err
+		return c, v.SizeBytes + vhd.FooterSize, def.HyperVGeneration, err
 	}
 	img, err := p.managedImageByID(st, imageID, vmID)
 	if err != nil {
-		return content{}, "", err
+		return content{}, 0, "", err
 	}
 	if err := azrules.CheckVMImageLocation(vmID, img.ID, img.Location, loc); err != nil {
-		return content{}, "", err
+		return content{}, 0, "", err
 	}
 	c, err := p.resourceContent(st, img.ID, img.Source, 0)
-	return c, img.HyperVGeneration, err
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
+	return c, img.SizeBytes + vhd.FooterSize, img.HyperVGeneration, err
 }
 
 // DeleteVM implements cloud.Provider: the VM and its OS disk.
 func (p *Provider) DeleteVM(ctx context.Context, rgName, name string) error {
-	return p.updateRemoving(ctx, func(st *State) (string, error) {
-		rg, vm, err := p.lookupVM(st, rgName, name)
+	if err := p.load(p.loadVM(ctx, rgName, name)); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		rg, vm, err := p.lookupVM(t.st, rgName, name)
 		if err != nil {
-			return "", err
+			return err
 		}
 		delete(rg.VMs, key(vm.Name))
-		d, ok := rg.Disks[key(vm.OSDiskName)]
-		if !ok {
-			return "", nil
+		t.log(cloud.OpDelete, cloud.KindVM, vm.ID)
+		if d, ok := rg.Disks[key(vm.OSDiskName)]; ok {
+			delete(rg.Disks, key(d.Name))
+			delete(rg.DiskGrants, key(d.Name))
+			t.remove(ResourceKey(d.ID))
 		}
-		delete(rg.Disks, key(d.Name))
-		delete(rg.DiskGrants, key(d.Name))
-		return p.forgetData(d.ID), nil
+		return nil
 	})
 }
 
 // DeleteResourceGroup implements cloud.Provider: the group and everything
 // in it, with their data files.
 func (p *Provider) DeleteResourceGroup(ctx context.Context, name string) error {
-	return p.updateRemovingAll(ctx, func(st *State) ([]string, error) {
-		rg, err := p.lookupRG(st, name)
+	if err := p.load(p.loadGroup(ctx, name)); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		rg, err := p.lookupRG(t.st, name)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		var files []string
 		for _, img := range rg.Images {
-			files = append(files, p.forgetData(img.ID))
+			t.remove(ResourceKey(img.ID))
 		}
 		for _, d := range rg.Disks {
-			files = append(files, p.forgetData(d.ID))
+			t.remove(ResourceKey(d.ID))
 		}
 		for _, g := range rg.Galleries {
 			for _, def := range g.Definitions {
 				for _, v := range def.Versions {
-					files = append(files, p.forgetData(v.ID))
+					t.remove(ResourceKey(v.ID))
 				}
 			}
 		}
 		for _, sa := range rg.StorageAccounts {
 			for container, c := range sa.Containers {
 				for blob := range c.Blobs {
-					files = append(files, p.blobFile(sa.Name, container, blob))
+					t.remove(BlobKey(sa.Name, container, blob))
 				}
 			}
 		}
-		delete(st.ResourceGroups, key(rg.Name))
-		return files, nil
+		delete(t.st.ResourceGroups, key(rg.Name))
+		t.log(cloud.OpDelete, cloud.KindResourceGroup, rg.ID)
+		return nil
 	})
 }
 
@@ -206,6 +216,9 @@ func (p *Provider) DeleteResourceGroup(ctx context.Context, name string) error {
 // command has output blobs, whose container must exist; the local target
 // keeps no append blobs, so the whole streams are returned directly.
 func (p *Provider) RunCommand(ctx context.Context, rgName, vmName string, cmd cloud.RunCommand) (*cloud.RunCommandResult, error) {
+	if err := p.load(p.loadVM(ctx, rgName, vmName), p.loadRef(ctx, cmd.OutputBlob), p.loadRef(ctx, cmd.ErrorBlob)); err != nil {
+		return nil, err
+	}
 	var disk content
 	var vmID string
 	err := p.view(ctx, func(st *State) error {
@@ -218,7 +231,7 @@ func (p *Provider) RunCommand(ctx context.Context, rgName, vmName string, cmd cl
 		if !ok {
 			return cloud.Conflict(cloud.CodeOperationNotAllowed, vm.ID, "The VM '%s' has no OS disk.", vm.Name)
 		}
-		disk = content{path: p.dataFile(d.ID), size: d.SizeBytes}
+		disk = content{key: ResourceKey(d.ID), size: d.SizeBytes}
 		for _, ref := range []*cloud.BlobRef{cmd.OutputBlob, cmd.ErrorBlob} {
 			if ref == nil {
 				continue
@@ -232,11 +245,19 @@ func (p *Provider) RunCommand(ctx context.Context, rgName, vmName string, cmd cl
 	if err != nil {
 		return nil, err
 	}
+	if p.dryRun {
+		return p.dryRunCommand(vmID, cmd)
+	}
 	if len(cmd.Simulated) == 0 && cmd.SimulatedScan == nil {
 		return nil, azrules.InvalidParameter(vmID+"/runCommands/"+cmd.Name,
 			"The local target runs no scripts: run command '%s' needs a simulated form (the check's local = [...]) to be evaluated against the image's recorded content.", cmd.Name)
 	}
-	g, err := readGuestContent(disk.path)
+	r, done, err := p.openContent(ctx, disk)
+	if err != nil {
+		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
+	}
+	defer done()
+	g, err := cloud.ReadGuestContent(io.NewSectionReader(r, 0, disk.size))
 	if err != nil {
 		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
 	}
@@ -253,12 +274,22 @@ func (p *Provider) RunCommand(ctx context.Context, rgName, vmName string, cmd cl
 	return res, nil
 }
 
-// readGuestContent reads the content record of a disk's data file.
-func readGuestContent(path string) (*cloud.GuestContent, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// dryRunCommand records the run command and answers without running it;
+// the simulated forms are checked all the same.
+func (p *Provider) dryRunCommand(vmID string, cmd cloud.RunCommand) (*cloud.RunCommandResult, error) {
+	id := vmID + "/runCommands/" + cmd.Name
+	for _, c := range cmd.Simulated {
+		if err := c.Validate(); err != nil {
+			return nil, azrules.InvalidParameter(id, "%v", err)
+		}
 	}
-	defer f.Close()
-	return cloud.ReadGuestContent(f)
+	if cmd.SimulatedScan != nil {
+		if err := cmd.SimulatedScan.Validate(); err != nil {
+			return nil, azrules.InvalidParameter(id, "%v", err)
+		}
+	}
+	p.mu.Lock()
+	p.changes = append(p.changes, cloud.Change{Op: cloud.OpCreate, Kind: cloud.KindRunCommand, ID: id})
+	p.mu.Unlock()
+	return &cloud.RunCommandResult{ExecutionState: cloud.RunSucceeded, Output: "(dry run: not run)\n"}, nil
 }

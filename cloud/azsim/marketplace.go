@@ -1,4 +1,4 @@
-package local
+package azsim
 
 import (
 	"context"
@@ -13,6 +13,9 @@ import (
 func (p *Provider) ListMarketplaceImageVersions(ctx context.Context, location string, img cloud.MarketplaceImage) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if p.rt != nil { // nothing in a workflow changes the marketplace
+		return p.rt.base.ListMarketplaceImageVersions(ctx, location, img)
 	}
 	loc, err := p.locIndex.Resolve(location, "Microsoft.Compute/virtualMachines", "")
 	if err != nil {

@@ -1,4 +1,4 @@
-package local
+package azsim
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/internal/deepcopy"
 )
 
 // lookupVersion returns an image version; missing parents are
@@ -26,19 +27,16 @@ func (p *Provider) lookupVersion(st *State, rgName, gallery, def, name string) (
 
 // GetImageVersion implements cloud.Provider.
 func (p *Provider) GetImageVersion(ctx context.Context, rgName, gallery, def, name string) (*cloud.ImageVersion, error) {
-	var out cloud.ImageVersion
-	err := p.view(ctx, func(st *State) error {
-		_, _, v, err := p.lookupVersion(st, rgName, gallery, def, name)
-		if err != nil {
-			return err
-		}
-		out = copyVersion(*v)
-		return nil
-	})
-	if err != nil {
+	if err := p.load(p.loadVersion(ctx, rgName, gallery, def, name)); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return read(ctx, p, func(st *State) (*cloud.ImageVersion, error) {
+		_, _, v, err := p.lookupVersion(st, rgName, gallery, def, name)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	})
 }
 
 // CreateImageVersion implements cloud.Provider: a PUT. A new version is
@@ -47,8 +45,12 @@ func (p *Provider) GetImageVersion(ctx context.Context, rgName, gallery, def, na
 // Replication completes at once. A new version snapshots its source's
 // content into its own data file (see updateWithData).
 func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion) (*cloud.ImageVersion, error) {
+	if err := p.load(p.loadVersion(ctx, in.ResourceGroup, in.Gallery, in.Definition, in.Name), p.loadSource(ctx, in.Source)); err != nil {
+		return nil, err
+	}
 	var out cloud.ImageVersion
-	err := p.updateWithData(ctx, func(st *State) (*dataCopy, error) {
+	err := p.updateWithData(ctx, func(t *tx) (*dataCopy, error) {
+		st := t.st
 		id := cloud.ImageVersionID(st.SubscriptionID, in.ResourceGroup, in.Gallery, in.Definition, in.Name)
 		rg, g, d, err := p.lookupDefinition(st, in.ResourceGroup, in.Gallery, in.Definition, id)
 		if err != nil {
@@ -68,7 +70,7 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 				return nil, err
 			}
 		} else {
-			size, err := azrules.CheckVersionSource(stateSources{p, st}, &d.ImageDefinition, in.Source, id)
+			size, err := azrules.CheckVersionSource(stateSources{ctx, p, st}, &d.ImageDefinition, in.Source, id)
 			if err != nil {
 				return nil, err
 			}
@@ -86,8 +88,10 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 		if err := azrules.Publish(p.locIndex, v, in, true); err != nil {
 			return nil, err
 		}
+		v.EndOfLife = copyTime(v.EndOfLife)
 		d.Versions[key(in.Name)] = v
-		out = copyVersion(*v)
+		t.log(put(ok), cloud.KindImageVersion, v.ID)
+		out = deepcopy.Of(*v)
 		return data, nil
 	})
 	if err != nil {
@@ -100,40 +104,44 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 // target regions, a zero replica count, and nil end of life or tags leave
 // the current value.
 func (p *Provider) UpdateImageVersion(ctx context.Context, in cloud.ImageVersion) (*cloud.ImageVersion, error) {
-	var out cloud.ImageVersion
-	err := p.update(ctx, func(st *State) error {
-		g, _, v, err := p.lookupVersion(st, in.ResourceGroup, in.Gallery, in.Definition, in.Name)
-		if err != nil {
-			return err
-		}
-		if err := azrules.CheckGalleryRegion(p.locIndex, g.Location, in.Location, v.ID, "image versions"); err != nil {
-			return err
-		}
-		if err := azrules.CheckVersionUnchanged(v, in.Source, in.StorageAccountType, false); err != nil {
-			return err
-		}
-		if err := azrules.Publish(p.locIndex, v, in, false); err != nil {
-			return err
-		}
-		out = copyVersion(*v)
-		return nil
-	})
-	if err != nil {
+	if err := p.load(p.loadVersion(ctx, in.ResourceGroup, in.Gallery, in.Definition, in.Name)); err != nil {
 		return nil, err
 	}
-	return &out, nil
+	return write(ctx, p, func(t *tx) (*cloud.ImageVersion, error) {
+		g, _, v, err := p.lookupVersion(t.st, in.ResourceGroup, in.Gallery, in.Definition, in.Name)
+		if err != nil {
+			return nil, err
+		}
+		if err := azrules.CheckGalleryRegion(p.locIndex, g.Location, in.Location, v.ID, "image versions"); err != nil {
+			return nil, err
+		}
+		if err := azrules.CheckVersionUnchanged(v, in.Source, in.StorageAccountType, false); err != nil {
+			return nil, err
+		}
+		if err := azrules.Publish(p.locIndex, v, in, false); err != nil {
+			return nil, err
+		}
+		v.EndOfLife = copyTime(v.EndOfLife)
+		t.log(cloud.OpUpdate, cloud.KindImageVersion, v.ID)
+		return v, nil
+	})
 }
 
 // DeleteImageVersion implements cloud.Provider; the version's data goes
 // with it (disks made from it keep their own copy).
 func (p *Provider) DeleteImageVersion(ctx context.Context, rgName, gallery, def, name string) error {
-	return p.updateRemoving(ctx, func(st *State) (string, error) {
-		_, d, v, err := p.lookupVersion(st, rgName, gallery, def, name)
+	if err := p.load(p.loadVersion(ctx, rgName, gallery, def, name)); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		_, d, v, err := p.lookupVersion(t.st, rgName, gallery, def, name)
 		if err != nil {
-			return "", err
+			return err
 		}
 		delete(d.Versions, key(name))
-		return p.forgetData(v.ID), nil
+		t.remove(ResourceKey(v.ID))
+		t.log(cloud.OpDelete, cloud.KindImageVersion, v.ID)
+		return nil
 	})
 }
 
@@ -175,8 +183,9 @@ func findVersion(st *State, rgName, gallery, def, name string) (*DefinitionState
 
 // stateSources finds image version sources in the state, under its lock.
 type stateSources struct {
-	p  *Provider
-	st *State
+	ctx context.Context
+	p   *Provider
+	st  *State
 }
 
 func (s stateSources) ManagedImage(id, resource string) (*cloud.ManagedImage, error) {
@@ -192,7 +201,7 @@ func (s stateSources) ImageVersion(id, resource string) (*cloud.ImageDefinition,
 }
 
 func (s stateSources) VHD(uri, resource string) (int64, cloud.BlobRef, error) {
-	return s.p.vhdBlob(s.st, uri, resource)
+	return s.p.vhdBlob(s.ctx, s.st, uri, resource)
 }
 
 func (s stateSources) StorageAccountExists(id string) (bool, error) {

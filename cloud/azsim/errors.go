@@ -1,4 +1,4 @@
-package local
+package azsim
 
 import "github.com/imgflow/imgflow/cloud"
 

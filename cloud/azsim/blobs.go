@@ -1,22 +1,21 @@
-package local
+package azsim
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
-	"os"
-	"path/filepath"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/internal/redact"
 )
 
-// Blob operations. Metadata lives in the state; data in one sparse file
-// per blob. Transfers write a temp file outside the lock and rename it
-// into place under the lock, so a multi-GiB upload does not block other
-// calls and a failed one leaves nothing behind.
+// Blob operations. Metadata lives in the state; content in Data.
+// Transfers are staged outside the lock and placed under it, so a
+// multi-GiB upload does not block other calls and a failed one leaves
+// nothing behind.
 
 const pageSize = 512
 
@@ -59,6 +58,9 @@ func blobInfo(ref cloud.BlobRef, sa *StorageAccountState, b *BlobState) *cloud.B
 // blob of the disk's size; its ref carries the SAS after the name (see
 // ReadBlob).
 func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob, error) {
+	if err := p.load(p.loadBlob(ctx, ref)); err != nil {
+		return nil, err
+	}
 	var out *cloud.Blob
 	err := p.view(ctx, func(st *State) error {
 		if azrules.IsDiskAccount(ref.Account) {
@@ -82,33 +84,38 @@ func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob,
 
 // SetBlobMetadata implements cloud.Provider.
 func (p *Provider) SetBlobMetadata(ctx context.Context, ref cloud.BlobRef, metadata map[string]string) error {
+	if err := p.load(p.loadBlob(ctx, ref)); err != nil {
+		return err
+	}
 	if azrules.IsDiskAccount(ref.Account) {
 		return diskWriteRefused(ref)
 	}
-	return p.update(ctx, func(st *State) error {
-		_, _, b, err := p.lookupBlob(st, ref)
+	return p.update(ctx, func(t *tx) error {
+		_, _, b, err := p.lookupBlob(t.st, ref)
 		if err != nil {
 			return err
 		}
 		b.Metadata = maps.Clone(metadata)
+		t.log(cloud.OpUpdate, cloud.KindBlob, ref.URL())
 		return nil
 	})
 }
 
 // EnsureContainer implements cloud.Provider.
 func (p *Provider) EnsureContainer(ctx context.Context, account, container string) error {
-	return p.update(ctx, func(st *State) error {
-		_, sa := st.findStorageAccount(account)
+	if err := p.load(p.loadBlob(ctx, cloud.BlobRef{Account: account, Container: container, Name: probeBlob})); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		_, sa := t.st.findStorageAccount(account)
 		if sa == nil {
 			return azrules.AccountNotFound(account, cloud.DefaultBlobEndpoint(account)+"/"+container)
 		}
 		if _, ok := sa.Containers[container]; ok {
 			return nil
 		}
-		if err := os.MkdirAll(filepath.Dir(p.blobFile(sa.Name, container, "x")), 0o755); err != nil {
-			return err
-		}
 		sa.Containers[container] = &ContainerState{Name: container, Created: p.stamp(), Blobs: map[string]*BlobState{}}
+		t.log(cloud.OpCreate, cloud.KindContainer, cloud.DefaultBlobEndpoint(account)+"/"+container)
 		return nil
 	})
 }
@@ -122,11 +129,14 @@ func (p *Provider) EnsureContainer(ctx context.Context, account, container strin
 // (whose URL() is the SAS URL); a ref without it, such as ParseBlobURL
 // gives, is refused with 403 AuthenticationFailed.
 func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, length int64) ([]byte, error) {
-	var f *os.File
-	var n int64
+	if err := p.load(p.loadBlob(ctx, ref)); err != nil {
+		return nil, err
+	}
+	var src content
 	resource := ref.URL()
+	var r io.ReaderAt
+	done := func() {}
 	err := p.view(ctx, func(st *State) error {
-		var src content
 		if azrules.IsDiskAccount(ref.Account) {
 			clean, q := splitDiskRef(ref)
 			resource = clean.URL() // never the SAS
@@ -140,7 +150,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 			if err != nil {
 				return err
 			}
-			src = content{path: p.blobFile(sa.Name, ref.Container, b.Name), size: b.Size}
+			src = content{key: BlobKey(sa.Name, ref.Container, b.Name), size: b.Size}
 		}
 		if offset < 0 || length < 0 {
 			return azrules.InvalidParameter(resource, "invalid range: offset %d, length %d", offset, length)
@@ -151,45 +161,60 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 		if offset >= src.size {
 			return invalidRange(resource)
 		}
-		n = min(length, src.size-offset)
-		// Opened under the lock: the open file keeps this content even
-		// if the blob is overwritten while we read.
+		// Opened under the lock: it keeps this content even if the blob
+		// is overwritten while we read.
 		var err error
-		f, err = os.Open(src.path)
+		r, done, err = p.openContent(ctx, src)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	buf := make([]byte, n)
-	if f == nil {
-		return buf, nil // an empty read opens nothing
+	defer done()
+	if r == nil {
+		return []byte{}, nil // an empty read opens nothing
 	}
-	defer f.Close()
-	if err := readFull(f, buf, offset); err != nil {
+	buf := make([]byte, min(length, src.size-offset))
+	if err := ReadFull(r, buf, offset); err != nil {
 		return nil, fmt.Errorf("read %s: %w", resource, err)
 	}
 	return buf, nil
 }
 
+// ReadFull reads len(b) bytes at off; a source ending early is an error
+// (io.ReaderAt may return io.EOF together with a full read).
+func ReadFull(r io.ReaderAt, b []byte, off int64) error {
+	n, err := r.ReadAt(b, off)
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
 // checkWrite checks that a blob can be written at ref (account, container,
-// overwrite rule) and returns the account.
-func (p *Provider) checkWrite(st *State, ref cloud.BlobRef, overwrite bool) (*StorageAccountState, *ContainerState, error) {
+// overwrite rule) and returns the account and whether a blob is there.
+func (p *Provider) checkWrite(st *State, ref cloud.BlobRef, overwrite bool) (*StorageAccountState, *ContainerState, bool, error) {
 	sa, c, err := p.lookupContainer(st, ref)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	if _, exists := c.Blobs[ref.Name]; exists && !overwrite {
-		return nil, nil, cloud.Conflict(cloud.CodeBlobAlreadyExists, ref.URL(), "The specified blob already exists.")
+	_, exists := c.Blobs[ref.Name]
+	if exists && !overwrite {
+		return nil, nil, true, cloud.Conflict(cloud.CodeBlobAlreadyExists, ref.URL(), "The specified blob already exists.")
 	}
-	return sa, c, nil
+	return sa, c, exists, nil
 }
 
 // UploadPageBlob implements cloud.Provider. Only the data ranges are
-// read, and only the non-zero span of each chunk is written, so the file
-// stays as sparse as the source. The blob gets the content's sparse
-// digest (no Content-MD5: no service computes one here).
+// read and stored. The blob gets the content's sparse digest (no
+// Content-MD5: no service computes one here).
 func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cloud.PageSource, overwrite bool) (*cloud.Blob, error) {
+	if err := p.load(p.loadBlob(ctx, ref)); err != nil {
+		return nil, err
+	}
 	if azrules.IsDiskAccount(ref.Account) {
 		return nil, diskWriteRefused(ref)
 	}
@@ -201,170 +226,124 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 		return nil, err
 	}
 	if err := p.view(ctx, func(st *State) error {
-		_, _, err := p.checkWrite(st, ref, overwrite)
+		_, _, _, err := p.checkWrite(st, ref, overwrite)
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	tmp, digest, err := p.writeTemp(ctx, src.Size, func(dst *os.File) (string, error) {
-		return copySparse(ctx, dst, src.Reader, ranges, src.Size)
-	})
+	staged, digest, err := p.data.Write(ctx, src.Size, src.Reader, ranges)
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp) // gone once renamed
-	return p.commitBlob(ctx, ref, overwrite, tmp, &BlobState{Type: cloud.BlobTypePage, Size: src.Size, Digest: digest})
+	return p.commitBlob(ctx, ref, overwrite, staged, &BlobState{Type: cloud.BlobTypePage, Size: src.Size, Digest: digest})
 }
 
 // CopyBlob implements cloud.Provider for sources in this subscription
 // (the SAS of srcURL is ignored). The copy keeps the source's type, size,
-// MD5 (if any) and holes; its digest is computed on the way. The SAS URL
-// of a granted managed disk is a source too: its SAS is checked, and the
-// copy is a page blob of the disk's content.
+// MD5 (if any), digest and holes. The SAS URL of a granted managed disk is
+// a source too: its SAS is checked, and the copy is a page blob of the
+// disk's content.
 func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
+	if err := p.load(p.loadURL(ctx, srcURL), p.loadBlob(ctx, dest)); err != nil {
+		return nil, err
+	}
 	srcRef, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
 		return nil, azrules.InvalidParameter(redact.URL(srcURL), "invalid copy source: %v", err)
 	}
+	var q url.Values
 	if azrules.IsDiskAccount(srcRef.Account) {
 		u, err := url.Parse(srcURL)
 		if err != nil {
 			return nil, azrules.InvalidParameter(redact.URL(srcURL), "invalid copy source")
 		}
-		return p.copyFromDisk(ctx, srcRef, u.Query(), dest, overwrite)
+		q = u.Query()
+	}
+	if azrules.IsDiskAccount(dest.Account) {
+		return nil, diskWriteRefused(dest)
 	}
 	var meta BlobState
-	var f *os.File
+	var c Content
 	err = p.view(ctx, func(st *State) error {
-		sa, _, b, err := p.lookupBlob(st, srcRef)
-		if err != nil {
-			return cloud.NotFound(cloud.CodeCannotVerifyCopySource, srcRef.URL(),
-				"The specified resource does not exist: copy source %s is not a blob of this subscription (%v).", srcRef.URL(), err)
+		var src content
+		if q != nil {
+			d, dc, err := p.grantedDisk(st, srcRef, q)
+			if err != nil {
+				return err
+			}
+			meta, src = BlobState{Type: cloud.BlobTypePage, Size: d.SizeBytes}, dc
+		} else {
+			sa, _, b, err := p.lookupBlob(st, srcRef)
+			if err != nil {
+				return cloud.NotFound(cloud.CodeCannotVerifyCopySource, srcRef.URL(),
+					"The specified resource does not exist: copy source %s is not a blob of this subscription (%v).", srcRef.URL(), err)
+			}
+			meta = BlobState{Type: b.Type, Size: b.Size, MD5: b.MD5, Digest: b.Digest}
+			src = content{key: BlobKey(sa.Name, srcRef.Container, b.Name), size: b.Size}
 		}
-		if _, _, err := p.checkWrite(st, dest, overwrite); err != nil {
+		if _, _, _, err := p.checkWrite(st, dest, overwrite); err != nil {
 			return err
 		}
-		meta = BlobState{Type: b.Type, Size: b.Size, MD5: b.MD5}
 		// Opened under the lock, so the copy reads one consistent version.
-		f, err = os.Open(p.blobFile(sa.Name, srcRef.Container, b.Name))
+		var err error
+		c, err = p.data.Open(ctx, src.key)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	tmp, digest, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
-		return copySparse(ctx, dst, f, dataRanges(f, meta.Size), meta.Size)
-	})
+	if c != nil {
+		defer c.Close()
+	}
+	staged, digest, err := p.data.Copy(ctx, c, meta.Size)
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp)
-	meta.Digest = digest
-	return p.commitBlob(ctx, dest, overwrite, tmp, &meta)
-}
-
-// copyFromDisk is CopyBlob from a managed disk's SAS URL (srcRef without
-// the SAS, q its query).
-func (p *Provider) copyFromDisk(ctx context.Context, srcRef cloud.BlobRef, q url.Values, dest cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
-	var meta BlobState
-	var f *os.File
-	err := p.view(ctx, func(st *State) error {
-		d, src, err := p.grantedDisk(st, srcRef, q)
-		if err != nil {
-			return err
-		}
-		if _, _, err := p.checkWrite(st, dest, overwrite); err != nil {
-			return err
-		}
-		meta = BlobState{Type: cloud.BlobTypePage, Size: d.SizeBytes}
-		// Opened under the lock, so the copy reads one consistent version.
-		f, err = os.Open(src.path)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tmp, digest, err := p.writeTemp(ctx, meta.Size, func(dst *os.File) (string, error) {
-		return copySparse(ctx, dst, f, dataRanges(f, meta.Size), meta.Size)
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp)
-	meta.Digest = digest
-	return p.commitBlob(ctx, dest, overwrite, tmp, &meta)
-}
-
-// writeTemp creates a temp file of the given size in the blob directory,
-// lets fill write it, and syncs it (not for a memory provider, whose data
-// goes with the process); it returns the file name and fill's result. The
-// temp file is removed on failure.
-func (p *Provider) writeTemp(ctx context.Context, size int64, fill func(*os.File) (string, error)) (string, string, error) {
-	if p.readOnly {
-		return "", "", errReadOnly
-	}
-	f, err := os.CreateTemp(filepath.Join(p.blobDir, tmpDirName), "blob-*")
-	if err != nil {
-		return "", "", err
-	}
-	name := f.Name()
-	sum, err := func() (string, error) {
-		if err := f.Truncate(size); err != nil {
-			return "", err
-		}
-		sum, err := fill(f)
-		if err != nil || p.tempDir != "" {
-			return sum, err
-		}
-		return sum, f.Sync()
-	}()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(name)
-		return "", "", err
-	}
-	return name, sum, nil
+	meta.Digest = orDefault(digest, meta.Digest)
+	return p.commitBlob(ctx, dest, overwrite, staged, &meta)
 }
 
 // commitBlob records a written blob: it checks the destination again (it
-// may have changed while the data was written), moves tmp into place
-// and stores the metadata.
-func (p *Provider) commitBlob(ctx context.Context, ref cloud.BlobRef, overwrite bool, tmp string, meta *BlobState) (*cloud.Blob, error) {
+// may have changed while the data was written), places the content and
+// stores the metadata.
+func (p *Provider) commitBlob(ctx context.Context, ref cloud.BlobRef, overwrite bool, staged Staged, meta *BlobState) (*cloud.Blob, error) {
 	var out *cloud.Blob
-	err := p.update(ctx, func(st *State) error {
-		sa, c, err := p.checkWrite(st, ref, overwrite)
+	err := p.update(ctx, func(t *tx) error {
+		sa, c, exists, err := p.checkWrite(t.st, ref, overwrite)
 		if err != nil {
 			return err
 		}
-		dst := p.blobFile(sa.Name, ref.Container, ref.Name)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := p.data.Place(staged, BlobKey(sa.Name, ref.Container, ref.Name)); err != nil {
 			return err
 		}
-		if err := os.Rename(tmp, dst); err != nil {
-			return err
-		}
+		staged = nil
 		b := *meta
 		b.Name = ref.Name
 		b.Created = p.stamp()
 		c.Blobs[ref.Name] = &b
+		t.log(put(exists), cloud.KindBlob, ref.URL())
 		out = blobInfo(ref, sa, &b)
 		return nil
 	})
+	if staged != nil {
+		staged.Discard()
+	}
 	return out, err
 }
 
 // DeleteBlob implements cloud.Provider.
 func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
-	return p.updateRemoving(ctx, func(st *State) (string, error) {
-		sa, c, b, err := p.lookupBlob(st, ref)
+	if err := p.load(p.loadBlob(ctx, ref)); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		sa, c, b, err := p.lookupBlob(t.st, ref)
 		if err != nil {
-			return "", err
+			return err
 		}
 		delete(c.Blobs, ref.Name)
-		return p.blobFile(sa.Name, ref.Container, b.Name), nil
+		t.remove(BlobKey(sa.Name, ref.Container, b.Name))
+		t.log(cloud.OpDelete, cloud.KindBlob, ref.URL())
+		return nil
 	})
 }

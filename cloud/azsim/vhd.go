@@ -1,8 +1,7 @@
-package local
+package azsim
 
 import (
-	"io"
-	"os"
+	"context"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
@@ -13,7 +12,7 @@ import (
 // a fixed VHD whose virtual size Azure accepts (azrules.CheckVHDBlob),
 // and returns that size and the blob's ref. It runs under the state
 // lock.
-func (p *Provider) vhdBlob(st *State, uri, resource string) (int64, cloud.BlobRef, error) {
+func (p *Provider) vhdBlob(ctx context.Context, st *State, uri, resource string) (int64, cloud.BlobRef, error) {
 	ref, err := cloud.ParseBlobURL(uri)
 	if err != nil {
 		return 0, ref, azrules.InvalidParameter(resource, "%v", err)
@@ -29,26 +28,16 @@ func (p *Provider) vhdBlob(st *State, uri, resource string) (int64, cloud.BlobRe
 	if b == nil {
 		return 0, ref, azrules.BlobNotFound(ref)
 	}
-	readFooter := func() ([]byte, error) {
-		footer := make([]byte, vhd.FooterSize)
-		return footer, readFileAt(p.blobFile(sa.Name, ref.Container, ref.Name), footer, b.Size-vhd.FooterSize)
+	var readFooter func() ([]byte, error) // nil: content not kept, taken as a fixed VHD
+	if c, err := p.data.Open(ctx, BlobKey(sa.Name, ref.Container, b.Name)); err != nil {
+		return 0, ref, err
+	} else if c != nil {
+		defer c.Close()
+		readFooter = func() ([]byte, error) {
+			footer := make([]byte, vhd.FooterSize)
+			return footer, ReadFull(c, footer, b.Size-vhd.FooterSize)
+		}
 	}
 	size, err := azrules.CheckVHDBlob(resource, ref, b.Type, b.Size, readFooter)
 	return size, ref, err
-}
-
-// readFileAt fills buf from the file at off; a file shorter than the blob
-// (which cannot happen unless the directory was edited) reads as zeros.
-func readFileAt(name string, buf []byte, off int64) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	n, err := f.ReadAt(buf, off)
-	if err == io.EOF {
-		clear(buf[n:])
-		return nil
-	}
-	return err
 }
