@@ -35,6 +35,9 @@ type Options struct {
 	// Rand is the source of GUIDs (the subscription id of a new state,
 	// community public names); nil means crypto/rand.
 	Rand io.Reader
+	// SubscriptionID is the subscription of a memory state (NewMemory);
+	// "" draws a GUID from Rand. The fake ARM serves the one it was given.
+	SubscriptionID string
 	// Now is the clock for creation times; nil means time.Now.
 	Now func() time.Time
 	// Locations replaces the list of Azure locations
@@ -224,9 +227,12 @@ var errReadOnly = errors.New("local provider is open read-only (for display): no
 // to a private temporary directory that Close removes.
 func NewMemory(opts Options) (*Provider, error) {
 	p := newProvider(opts)
-	sub, err := p.rand.guid()
-	if err != nil {
-		return nil, err
+	sub := opts.SubscriptionID
+	if sub == "" {
+		var err error
+		if sub, err = p.rand.guid(); err != nil {
+			return nil, err
+		}
 	}
 	dir, err := os.MkdirTemp("", "imgflow-local-")
 	if err != nil {

@@ -47,7 +47,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3"
 	resourcesfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3/fake"
 	subsfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armsubscriptions/fake"
-	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2"
 	storagefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2/fake"
 	"github.com/google/uuid"
 
@@ -117,9 +116,11 @@ type Fake struct {
 	// marketplace is Options.Marketplace, else the simulated one.
 	marketplace map[cloud.MarketplaceImage][]string
 
+	// sim holds the resources the fake has ported to the one simulation
+	// (sim.go); the maps below hold the others.
+	sim simulation
+
 	mu        sync.Mutex
-	groups    map[string]*armresources.ResourceGroup   // lower(name)
-	accounts  map[string]*armstorage.Account           // lower(id)
 	galleries map[string]*armcompute.Gallery           // lower(id)
 	defs      map[string]*armcompute.GalleryImage      // lower(id)
 	versions  map[string]*version                      // lower(id)
@@ -153,8 +154,6 @@ func New(opts Options) *Fake {
 		sub:         opts.SubscriptionID,
 		rand:        opts.Rand,
 		marketplace: opts.Marketplace,
-		groups:      map[string]*armresources.ResourceGroup{},
-		accounts:    map[string]*armstorage.Account{},
 		galleries:   map[string]*armcompute.Gallery{},
 		defs:        map[string]*armcompute.GalleryImage{},
 		versions:    map[string]*version{},
@@ -182,6 +181,8 @@ func New(opts Options) *Fake {
 		f.locations = azrules.DefaultLocations()
 	}
 	f.regions = azrules.NewRegions(f.locations)
+	f.sim = newSimulation(opts, f.sub, f.rand)
+	closeWhenUnreachable(f)
 	srv := newServers(f)
 	f.compute = computefake.NewServerFactoryTransport(srv.compute)
 	f.resources = resourcesfake.NewServerFactoryTransport(srv.resources)
@@ -540,7 +541,7 @@ func (f *Fake) exists(path string) bool {
 	defer f.mu.Unlock()
 	k := strings.ToLower(path)
 	return f.galleries[k] != nil || f.defs[k] != nil || f.versions[k] != nil || f.images[k] != nil ||
-		f.disks[k] != nil || f.accounts[k] != nil || f.vms[k] != nil || f.vnets[k] != nil || f.runCommandExists(k)
+		f.disks[k] != nil || f.vms[k] != nil || f.vnets[k] != nil || f.runCommandExists(k) || f.simHas(path)
 }
 
 // failPage makes the list request at path fail with err. Pager handlers

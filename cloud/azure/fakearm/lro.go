@@ -222,8 +222,8 @@ func (f *Fake) operationRegion(path string) string {
 		return deref(f.disks[k].d.Location)
 	case f.images[k] != nil:
 		return deref(f.images[k].img.Location)
-	case f.accounts[k] != nil:
-		return deref(f.accounts[k].Location)
+	case f.simLocation(k) != "":
+		return f.simLocation(k)
 	case f.vms[k] != nil:
 		return deref(f.vms[k].vm.Location)
 	}

@@ -493,8 +493,12 @@ func (s fakeSources) VHD(uri, _ string) (int64, cloud.BlobRef, error) {
 }
 
 func (s fakeSources) StorageAccountExists(id string) (bool, error) {
-	_, ok := s.f.accounts[key(id)]
-	return ok, nil
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil || !rid.Is("Microsoft.Storage", "storageAccounts") {
+		return false, nil
+	}
+	_, ferr := s.f.account(rid.ResourceGroup, rid.Names[0])
+	return ferr == nil, nil
 }
 
 func stripQuery(u string) string {

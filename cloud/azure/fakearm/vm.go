@@ -523,14 +523,13 @@ func (f *Fake) deleteGroup(ctx context.Context, name string) *Error {
 	deleteIn(f.versions, in)
 	deleteIn(f.defs, in)
 	deleteIn(f.galleries, in)
-	for id, a := range f.accounts {
-		if in(id) {
-			f.accountNames.Delete(key(deref(a.Name)))
+	f.accountNames.Range(func(name, id any) bool {
+		if in(key(id.(string))) {
+			f.accountNames.Delete(name)
 		}
-	}
-	deleteIn(f.accounts, in)
-	delete(f.groups, key(name))
-	return nil
+		return true
+	})
+	return armError(f.sim.DeleteResourceGroup(simCtx(ctx), name))
 }
 
 func deleteIn[V any](m map[string]V, in func(string) bool) {
