@@ -42,7 +42,6 @@ import (
 
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 	computefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3"
 	resourcesfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3/fake"
@@ -119,15 +118,16 @@ type Fake struct {
 	// sim holds the resources the fake has ported to the one simulation
 	// (sim.go); the maps below hold the others.
 	sim simulation
+	// featureOrder is, per image definition (lower(id)), its features'
+	// names in the order its last PUT gave them, as ARM answers them.
+	featureOrder map[string][]string
 
-	mu        sync.Mutex
-	galleries map[string]*armcompute.Gallery           // lower(id)
-	defs      map[string]*armcompute.GalleryImage      // lower(id)
-	versions  map[string]*version                      // lower(id)
-	images    map[string]*managedImage                 // lower(id)
-	disks     map[string]*disk                         // lower(id)
-	vms       map[string]*vmState                      // lower(id)
-	vnets     map[string]*armresources.GenericResource // lower(id)
+	mu       sync.Mutex
+	versions map[string]*version                      // lower(id)
+	images   map[string]*managedImage                 // lower(id)
+	disks    map[string]*disk                         // lower(id)
+	vms      map[string]*vmState                      // lower(id)
+	vnets    map[string]*armresources.GenericResource // lower(id)
 
 	locations []cloud.Location
 	regions   azrules.Regions
@@ -150,22 +150,21 @@ type Fake struct {
 // New returns an empty fake subscription.
 func New(opts Options) *Fake {
 	f := &Fake{
-		opts:        opts,
-		sub:         opts.SubscriptionID,
-		rand:        opts.Rand,
-		marketplace: opts.Marketplace,
-		galleries:   map[string]*armcompute.Gallery{},
-		defs:        map[string]*armcompute.GalleryImage{},
-		versions:    map[string]*version{},
-		images:      map[string]*managedImage{},
-		disks:       map[string]*disk{},
-		vms:         map[string]*vmState{},
-		vnets:       map[string]*armresources.GenericResource{},
-		lroFail:     map[string]*lroFailure{},
-		ops:         map[string]*operation{},
-		pending:     map[string]*operation{},
-		pageFail:    map[string]*Error{},
-		failRegions: map[string]string{},
+		opts:         opts,
+		sub:          opts.SubscriptionID,
+		rand:         opts.Rand,
+		marketplace:  opts.Marketplace,
+		versions:     map[string]*version{},
+		images:       map[string]*managedImage{},
+		disks:        map[string]*disk{},
+		vms:          map[string]*vmState{},
+		vnets:        map[string]*armresources.GenericResource{},
+		lroFail:      map[string]*lroFailure{},
+		featureOrder: map[string][]string{},
+		ops:          map[string]*operation{},
+		pending:      map[string]*operation{},
+		pageFail:     map[string]*Error{},
+		failRegions:  map[string]string{},
 	}
 	if f.marketplace == nil {
 		f.marketplace = cloud.SimulatedMarketplace()
@@ -540,7 +539,7 @@ func (f *Fake) exists(path string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := strings.ToLower(path)
-	return f.galleries[k] != nil || f.defs[k] != nil || f.versions[k] != nil || f.images[k] != nil ||
+	return f.versions[k] != nil || f.images[k] != nil ||
 		f.disks[k] != nil || f.vms[k] != nil || f.vnets[k] != nil || f.runCommandExists(k) || f.simHas(path)
 }
 

@@ -212,10 +212,6 @@ func (f *Fake) operationRegion(path string) string {
 		k = strings.TrimSuffix(k, strings.ToLower(p))
 	}
 	switch {
-	case f.galleries[k] != nil:
-		return deref(f.galleries[k].Location)
-	case f.defs[k] != nil:
-		return deref(f.defs[k].Location)
 	case f.versions[k] != nil:
 		return f.versions[k].location
 	case f.disks[k] != nil:

@@ -69,6 +69,14 @@ func (f *Fake) simResource(id string) (location string, ok bool) {
 		if sa, err := f.sim.GetStorageAccount(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
 			return sa.Location, true
 		}
+	case rid.Is("Microsoft.Compute", "galleries"):
+		if g, err := f.sim.GetGallery(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
+			return g.Location, true
+		}
+	case rid.Is("Microsoft.Compute", "galleries", "images"):
+		if d, err := f.sim.GetImageDefinition(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1]); err == nil {
+			return d.Location, true
+		}
 	}
 	return "", false
 }
@@ -85,4 +93,13 @@ func (f *Fake) simHas(id string) bool {
 func (f *Fake) simLocation(id string) string {
 	loc, _ := f.simResource(id)
 	return loc
+}
+
+// rgOf is the resource group an id names.
+func rgOf(id string) string {
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil {
+		return ""
+	}
+	return rid.ResourceGroup
 }
