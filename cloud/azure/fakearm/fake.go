@@ -112,9 +112,6 @@ type Fake struct {
 	// through it while the fake, holding mu, waits for the copy.
 	accountNames sync.Map
 
-	// marketplace is Options.Marketplace, else the simulated one.
-	marketplace map[cloud.MarketplaceImage][]string
-
 	// sim holds the resources the fake has ported to the one simulation
 	// (sim.go); the maps below hold the others.
 	sim simulation
@@ -153,7 +150,6 @@ func New(opts Options) *Fake {
 		opts:         opts,
 		sub:          opts.SubscriptionID,
 		rand:         opts.Rand,
-		marketplace:  opts.Marketplace,
 		versions:     map[string]*version{},
 		images:       map[string]*managedImage{},
 		disks:        map[string]*disk{},
@@ -165,9 +161,6 @@ func New(opts Options) *Fake {
 		pending:      map[string]*operation{},
 		pageFail:     map[string]*Error{},
 		failRegions:  map[string]string{},
-	}
-	if f.marketplace == nil {
-		f.marketplace = cloud.SimulatedMarketplace()
 	}
 	if f.sub == "" {
 		f.sub = DefaultSubscriptionID

@@ -115,7 +115,11 @@ func (f *Fake) subscriptionsNewListLocationsPager(sub string, _ *armsubscription
 		if !strings.EqualFold(sub, f.sub) {
 			return page, subscriptionNotFound(sub)
 		}
-		for _, l := range f.locations {
+		locs, err := f.sim.ListLocations(context.Background())
+		if err != nil {
+			return page, armError(err)
+		}
+		for _, l := range locs {
 			page.Value = append(page.Value, &armsubscriptions.Location{
 				ID: to("/subscriptions/" + f.sub + "/locations/" + l.Name), Name: to(l.Name), DisplayName: to(l.DisplayName),
 				RegionalDisplayName: to(l.DisplayName), Type: to(armsubscriptions.LocationTypeRegion),
