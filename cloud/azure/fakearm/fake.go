@@ -174,7 +174,6 @@ func New(opts Options) *Fake {
 	}
 	f.regions = azrules.NewRegions(f.locations)
 	f.sim = newSimulation(opts, f.sub, f.rand)
-	closeWhenUnreachable(f)
 	srv := newServers(f)
 	f.compute = computefake.NewServerFactoryTransport(srv.compute)
 	f.resources = resourcesfake.NewServerFactoryTransport(srv.resources)

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
+	"os"
+	"path/filepath"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
@@ -22,22 +23,16 @@ type simulation interface {
 }
 
 // newSimulation makes the fake's simulation: an in-memory subscription
-// with the fake's id, locations, marketplace and GUID source.
+// with the fake's id, locations, marketplace and GUID source. Its blob
+// directory goes at once: the fake's blobs are the blob backend's, and
+// fakes made with New are never closed.
 func newSimulation(opts Options, sub string, rand io.Reader) simulation {
 	p, err := local.NewMemory(local.Options{SubscriptionID: sub, Rand: rand, Locations: opts.Locations, Marketplace: opts.Marketplace})
 	if err != nil {
 		panic(fmt.Sprintf("fakearm: simulation: %v", err))
 	}
+	_ = os.RemoveAll(filepath.Dir(filepath.Dir(p.ScratchDir())))
 	return p
-}
-
-// closeWhenUnreachable releases the simulation's resources (a memory
-// state's blob directory) once the fake is unreachable: tests make fakes
-// with New and never close them.
-func closeWhenUnreachable(f *Fake) {
-	if c, ok := f.sim.(io.Closer); ok {
-		runtime.AddCleanup(f, func(c io.Closer) { _ = c.Close() }, c)
-	}
 }
 
 // simCtx is the context of a simulation call from a handler: the SDK fake
