@@ -7,9 +7,9 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
-	"github.com/google/uuid"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
 // ListGalleries implements cloud.Provider: every gallery of the
@@ -59,7 +59,7 @@ func (p *Provider) CreateGallery(ctx context.Context, g cloud.Gallery) (*cloud.G
 	}
 	body := armcompute.Gallery{Location: to(loc), Tags: tagsIn(g.Tags), Properties: &armcompute.GalleryProperties{Description: to(g.Description)}}
 	if g.Community != nil {
-		body.Properties.SharingProfile = communityProfile(*g.Community)
+		body.Properties.SharingProfile = armconv.CommunityProfile(*g.Community)
 	}
 	if err := p.putGallery(ctx, g.ResourceGroup, g.Name, body); err != nil {
 		return nil, opError("create gallery", g.Name, azErr(err, id))
@@ -74,18 +74,6 @@ func (p *Provider) putGallery(ctx context.Context, rg, name string, body armcomp
 	}
 	_, err = wait(ctx, p, "create gallery "+name, poller)
 	return err
-}
-
-func communityProfile(c cloud.CommunityInfo) *armcompute.SharingProfile {
-	return &armcompute.SharingProfile{
-		Permissions: to(armcompute.GallerySharingPermissionTypesCommunity),
-		CommunityGalleryInfo: &armcompute.CommunityGalleryInfo{
-			PublicNamePrefix: to(c.PublicNamePrefix),
-			PublisherURI:     to(c.PublisherURI),
-			PublisherContact: to(c.PublisherContact),
-			Eula:             to(c.EULA),
-		},
-	}
 }
 
 // ShareCommunity implements cloud.Provider: POST /share with
@@ -108,55 +96,9 @@ func (p *Provider) ShareCommunity(ctx context.Context, rg, name string) (*cloud.
 // galleryOut reads a gallery; its location, which Azure answers as a
 // display name ("West Europe"), becomes the region's name.
 func (p *Provider) galleryOut(ctx context.Context, g *armcompute.Gallery, rg string) *cloud.Gallery {
-	out := &cloud.Gallery{ID: deref(g.ID), Name: deref(g.Name), ResourceGroup: rg, Location: p.regionName(ctx, deref(g.Location)), Tags: tagsOut(g.Tags)}
-	if r := rgFromID(out.ID); r != "" {
-		out.ResourceGroup = r
-	}
-	props := g.Properties
-	if props == nil {
-		return out
-	}
-	out.Description = deref(props.Description)
-	if sp := props.SharingProfile; sp != nil && sp.CommunityGalleryInfo != nil && strOf(sp.Permissions) != string(armcompute.GallerySharingPermissionTypesPrivate) {
-		ci := sp.CommunityGalleryInfo
-		out.CommunityEnabled = deref(ci.CommunityGalleryEnabled)
-		for _, n := range ci.PublicNames {
-			if n != nil && *n != "" {
-				out.PublicNames = append(out.PublicNames, *n)
-			}
-		}
-		// A community gallery's GET answers its publicNames and no
-		// publicNamePrefix once it is public (GalleryRP 2025-03-03
-		// CommunityGallery_Get.json): permissions or public names make
-		// it one, and the prefix is read back from the public name.
-		community := strings.EqualFold(strOf(sp.Permissions), string(armcompute.GallerySharingPermissionTypesCommunity))
-		prefix := deref(ci.PublicNamePrefix)
-		if prefix == "" && len(out.PublicNames) > 0 {
-			prefix = prefixOfPublicName(out.PublicNames[0])
-		}
-		if community || prefix != "" || len(out.PublicNames) > 0 {
-			out.Community = &cloud.CommunityInfo{
-				PublicNamePrefix: prefix,
-				PublisherURI:     deref(ci.PublisherURI),
-				PublisherContact: deref(ci.PublisherContact),
-				EULA:             deref(ci.Eula),
-			}
-		}
-	}
-	return out
-}
-
-// prefixOfPublicName is the prefix a public name was made of: Azure
-// appends "-" and a GUID to publicNamePrefix ("" when name has no GUID).
-func prefixOfPublicName(name string) string {
-	const guidLen = 36
-	if len(name) <= guidLen+1 || name[len(name)-guidLen-1] != '-' {
-		return ""
-	}
-	if _, err := uuid.Parse(name[len(name)-guidLen:]); err != nil {
-		return ""
-	}
-	return name[:len(name)-guidLen-1]
+	out := armconv.GalleryOf(g, rg)
+	out.Location = p.regionName(ctx, deref(g.Location))
+	return &out
 }
 
 // ListImageDefinitions implements cloud.Provider, sorted by name.
@@ -207,25 +149,7 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, d cloud.ImageDefin
 		}
 		loc = g.Location
 	}
-	props := &armcompute.GalleryImageProperties{
-		Identifier:       &armcompute.GalleryImageIdentifier{Publisher: to(d.Publisher), Offer: to(d.Offer), SKU: to(d.SKU)},
-		OSType:           to(armcompute.OperatingSystemTypes(d.OSType)),
-		OSState:          to(armcompute.OperatingSystemStateTypes(d.OSState)),
-		HyperVGeneration: optStr[armcompute.HyperVGeneration](d.HyperVGeneration),
-		Architecture:     optStr[armcompute.Architecture](d.Architecture),
-		EndOfLifeDate:    d.EndOfLife,
-	}
-	if d.Description != "" {
-		props.Description = to(d.Description)
-	}
-	names := make([]string, 0, len(d.Features))
-	for k := range d.Features {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		props.Features = append(props.Features, &armcompute.GalleryImageFeature{Name: to(k), Value: to(d.Features[k])})
-	}
+	props := armconv.ImageDefinitionProperties(d)
 	if d.ID != "" && len(props.Features) > 0 {
 		// An update of an existing definition (cloud.EnsureImageDefinition
 		// passes the one it read): Azure refuses changed features unless
@@ -253,34 +177,7 @@ func (p *Provider) DeleteImageDefinition(ctx context.Context, rg, gallery, name 
 }
 
 func (p *Provider) definitionOut(ctx context.Context, g *armcompute.GalleryImage, rg, gallery string) *cloud.ImageDefinition {
-	out := &cloud.ImageDefinition{ID: deref(g.ID), Name: deref(g.Name), ResourceGroup: rg, Gallery: gallery, Location: p.regionName(ctx, deref(g.Location)), Tags: tagsOut(g.Tags)}
-	if rid, err := cloud.ParseResourceID(out.ID); err == nil && len(rid.Names) == 2 {
-		out.ResourceGroup, out.Gallery = rid.ResourceGroup, rid.Names[0]
-	}
-	props := g.Properties
-	if props == nil {
-		return out
-	}
-	if id := props.Identifier; id != nil {
-		out.Publisher, out.Offer, out.SKU = deref(id.Publisher), deref(id.Offer), deref(id.SKU)
-	}
-	out.OSType = strOf(props.OSType)
-	out.OSState = strOf(props.OSState)
-	out.HyperVGeneration = strOf(props.HyperVGeneration)
-	out.Architecture = strOf(props.Architecture)
-	out.Description = deref(props.Description)
-	if props.EndOfLifeDate != nil {
-		t := props.EndOfLifeDate.UTC()
-		out.EndOfLife = &t
-	}
-	for _, f := range props.Features {
-		if f == nil || f.Name == nil {
-			continue
-		}
-		if out.Features == nil {
-			out.Features = map[string]string{}
-		}
-		out.Features[*f.Name] = deref(f.Value)
-	}
-	return out
+	out := armconv.ImageDefinitionOf(g, rg, gallery)
+	out.Location = p.regionName(ctx, deref(g.Location))
+	return &out
 }

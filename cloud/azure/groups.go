@@ -3,13 +3,13 @@ package azure
 import (
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armsubscriptions"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
 // ListLocations implements cloud.Provider with the subscription's
@@ -99,11 +99,8 @@ func (p *Provider) CreateResourceGroup(ctx context.Context, rg cloud.ResourceGro
 }
 
 func rgOut(g *armresources.ResourceGroup, name string) *cloud.ResourceGroup {
-	out := &cloud.ResourceGroup{ID: deref(g.ID), Name: deref(g.Name), Location: foldLocation(deref(g.Location)), Tags: tagsOut(g.Tags)}
-	if out.Name == "" {
-		out.Name = name
-	}
-	return out
+	out := armconv.ResourceGroupOf(g, name)
+	return &out
 }
 
 // GetStorageAccount implements cloud.Provider.
@@ -153,19 +150,10 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, sa cloud.StorageAcc
 }
 
 func (p *Provider) accountOut(a *armstorage.Account, rg, name string) *cloud.StorageAccount {
-	out := &cloud.StorageAccount{ID: deref(a.ID), Name: deref(a.Name), ResourceGroup: rg, Location: foldLocation(deref(a.Location)), Tags: tagsOut(a.Tags)}
-	if out.Name == "" {
-		out.Name = name
-	}
-	if g := rgFromID(out.ID); g != "" {
-		out.ResourceGroup = g
-	}
+	out := armconv.StorageAccountOf(a, rg, name)
 	p.rememberAccount(out.Name, out.ResourceGroup) // for ListKeys (storageauth.go)
-	if a.Properties != nil && a.Properties.PrimaryEndpoints != nil && a.Properties.PrimaryEndpoints.Blob != nil {
-		out.BlobEndpoint = strings.TrimRight(*a.Properties.PrimaryEndpoints.Blob, "/")
-	}
 	if out.BlobEndpoint == "" {
 		out.BlobEndpoint = p.blobEndpoint(out.Name)
 	}
-	return out
+	return &out
 }

@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +32,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/progress"
 )
@@ -350,45 +350,16 @@ func handOff[T any](p *Provider, op string, poller *runtime.Poller[T]) {
 	}
 }
 
-// tagsIn converts tags for a request; nil stays nil.
-func tagsIn(t cloud.Tags) map[string]*string {
-	if t == nil {
-		return nil
-	}
-	out := make(map[string]*string, len(t))
-	for k, v := range t {
-		out[k] = to(v)
-	}
-	return out
-}
+// The model helpers are armconv's, shared with the fake ARM.
+func tagsIn(t cloud.Tags) map[string]*string { return armconv.Tags(t) }
 
-func tagsOut(t map[string]*string) cloud.Tags {
-	if len(t) == 0 {
-		return nil
-	}
-	out := make(cloud.Tags, len(t))
-	for k, v := range t {
-		out[k] = deref(v)
-	}
-	return out
-}
+func tagsOut(t map[string]*string) cloud.Tags { return armconv.TagsOf(t) }
 
 func to[T any](v T) *T { return &v }
 
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
+func deref[T any](p *T) T { return armconv.Deref(p) }
 
-func strOf[T ~string](p *T) string {
-	if p == nil {
-		return ""
-	}
-	return string(*p)
-}
+func strOf[T ~string](p *T) string { return armconv.StrOf(p) }
 
 // optStr is nil for "" so the service applies its default.
 func optStr[T ~string](s string) *T {
@@ -417,6 +388,4 @@ func rgFromID(id string) string {
 }
 
 // foldLocation folds a location name or display name as ARM compares them.
-func foldLocation(s string) string {
-	return strings.ToLower(strings.ReplaceAll(s, " ", ""))
-}
+func foldLocation(s string) string { return armconv.FoldLocation(s) }

@@ -44,6 +44,9 @@ type Options struct {
 	// Rand is the source of GUIDs (the subscription id of a new state,
 	// community public names); nil means crypto/rand.
 	Rand io.Reader
+	// SubscriptionID is the subscription of a memory state (NewMemory);
+	// "" draws a GUID from Rand. The fake ARM serves the one it was given.
+	SubscriptionID string
 	// Now is the clock for creation times; nil means time.Now.
 	Now func() time.Time
 	// Locations replaces the list of Azure locations
@@ -182,7 +185,11 @@ func NewMemory(opts Options) (*Provider, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	if _, err := p.start(nil, opts); err != nil {
+	var st *State
+	if opts.SubscriptionID != "" {
+		st = azsim.NewState(opts.SubscriptionID)
+	}
+	if _, err := p.start(st, opts); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}

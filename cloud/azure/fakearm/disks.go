@@ -344,13 +344,12 @@ func (f *Fake) putDisk(ctx context.Context, rg, name string, in armcompute.Disk)
 		}
 		return armcompute.Disk{}, armError(azrules.ResourceNotFound("", "Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup))
 	}
-	dp := v.def.Properties
 	hyperV := strOf(p.HyperVGeneration)
 	if hyperV == "" {
-		hyperV = strOf(dp.HyperVGeneration)
+		hyperV = v.def.HyperVGeneration
 	}
-	if !strings.EqualFold(hyperV, strOf(dp.HyperVGeneration)) {
-		return armcompute.Disk{}, armError(azrules.InvalidParameter("", "The Hyper-V generation '%s' of the disk does not match the '%s' of gallery image definition '%s'.", hyperV, strOf(dp.HyperVGeneration), deref(v.def.Name)))
+	if !strings.EqualFold(hyperV, v.def.HyperVGeneration) {
+		return armcompute.Disk{}, armError(azrules.InvalidParameter("", "The Hyper-V generation '%s' of the disk does not match the '%s' of gallery image definition '%s'.", hyperV, v.def.HyperVGeneration, v.def.Name))
 	}
 	if err := azrules.CheckDiskSource("", replicationOf(v), hyperV, loc, securityOf(p)); err != nil {
 		return armcompute.Disk{}, armError(err)
@@ -366,7 +365,7 @@ func (f *Fake) putDisk(ctx context.Context, rg, name string, in armcompute.Disk)
 	props := &armcompute.DiskProperties{
 		CreationData:      &armcompute.CreationData{CreateOption: to(armcompute.DiskCreateOptionFromImage), GalleryImageReference: &armcompute.ImageDiskReference{ID: to(srcID)}},
 		HyperVGeneration:  to(armcompute.HyperVGeneration(hyperV)),
-		OSType:            dp.OSType,
+		OSType:            to(armcompute.OperatingSystemTypes(v.def.OSType)),
 		SecurityProfile:   p.SecurityProfile,
 		DiskSizeGB:        to(gb),
 		DiskSizeBytes:     to(d.size),

@@ -42,12 +42,10 @@ import (
 
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 	computefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3"
 	resourcesfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3/fake"
 	subsfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armsubscriptions/fake"
-	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2"
 	storagefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2/fake"
 	"github.com/google/uuid"
 
@@ -114,19 +112,19 @@ type Fake struct {
 	// through it while the fake, holding mu, waits for the copy.
 	accountNames sync.Map
 
-	// marketplace is Options.Marketplace, else the simulated one.
-	marketplace map[cloud.MarketplaceImage][]string
+	// sim holds the resources the fake has ported to the one simulation
+	// (sim.go); the maps below hold the others.
+	sim simulation
+	// featureOrder is, per image definition (lower(id)), its features'
+	// names in the order its last PUT gave them, as ARM answers them.
+	featureOrder map[string][]string
 
-	mu        sync.Mutex
-	groups    map[string]*armresources.ResourceGroup   // lower(name)
-	accounts  map[string]*armstorage.Account           // lower(id)
-	galleries map[string]*armcompute.Gallery           // lower(id)
-	defs      map[string]*armcompute.GalleryImage      // lower(id)
-	versions  map[string]*version                      // lower(id)
-	images    map[string]*managedImage                 // lower(id)
-	disks     map[string]*disk                         // lower(id)
-	vms       map[string]*vmState                      // lower(id)
-	vnets     map[string]*armresources.GenericResource // lower(id)
+	mu       sync.Mutex
+	versions map[string]*version                      // lower(id)
+	images   map[string]*managedImage                 // lower(id)
+	disks    map[string]*disk                         // lower(id)
+	vms      map[string]*vmState                      // lower(id)
+	vnets    map[string]*armresources.GenericResource // lower(id)
 
 	locations []cloud.Location
 	regions   azrules.Regions
@@ -149,27 +147,20 @@ type Fake struct {
 // New returns an empty fake subscription.
 func New(opts Options) *Fake {
 	f := &Fake{
-		opts:        opts,
-		sub:         opts.SubscriptionID,
-		rand:        opts.Rand,
-		marketplace: opts.Marketplace,
-		groups:      map[string]*armresources.ResourceGroup{},
-		accounts:    map[string]*armstorage.Account{},
-		galleries:   map[string]*armcompute.Gallery{},
-		defs:        map[string]*armcompute.GalleryImage{},
-		versions:    map[string]*version{},
-		images:      map[string]*managedImage{},
-		disks:       map[string]*disk{},
-		vms:         map[string]*vmState{},
-		vnets:       map[string]*armresources.GenericResource{},
-		lroFail:     map[string]*lroFailure{},
-		ops:         map[string]*operation{},
-		pending:     map[string]*operation{},
-		pageFail:    map[string]*Error{},
-		failRegions: map[string]string{},
-	}
-	if f.marketplace == nil {
-		f.marketplace = cloud.SimulatedMarketplace()
+		opts:         opts,
+		sub:          opts.SubscriptionID,
+		rand:         opts.Rand,
+		versions:     map[string]*version{},
+		images:       map[string]*managedImage{},
+		disks:        map[string]*disk{},
+		vms:          map[string]*vmState{},
+		vnets:        map[string]*armresources.GenericResource{},
+		lroFail:      map[string]*lroFailure{},
+		featureOrder: map[string][]string{},
+		ops:          map[string]*operation{},
+		pending:      map[string]*operation{},
+		pageFail:     map[string]*Error{},
+		failRegions:  map[string]string{},
 	}
 	if f.sub == "" {
 		f.sub = DefaultSubscriptionID
@@ -182,6 +173,7 @@ func New(opts Options) *Fake {
 		f.locations = azrules.DefaultLocations()
 	}
 	f.regions = azrules.NewRegions(f.locations)
+	f.sim = newSimulation(opts, f.sub, f.rand)
 	srv := newServers(f)
 	f.compute = computefake.NewServerFactoryTransport(srv.compute)
 	f.resources = resourcesfake.NewServerFactoryTransport(srv.resources)
@@ -539,8 +531,8 @@ func (f *Fake) exists(path string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := strings.ToLower(path)
-	return f.galleries[k] != nil || f.defs[k] != nil || f.versions[k] != nil || f.images[k] != nil ||
-		f.disks[k] != nil || f.accounts[k] != nil || f.vms[k] != nil || f.vnets[k] != nil || f.runCommandExists(k)
+	return f.versions[k] != nil || f.images[k] != nil ||
+		f.disks[k] != nil || f.vms[k] != nil || f.vnets[k] != nil || f.runCommandExists(k) || f.simHas(path)
 }
 
 // failPage makes the list request at path fail with err. Pager handlers

@@ -212,18 +212,14 @@ func (f *Fake) operationRegion(path string) string {
 		k = strings.TrimSuffix(k, strings.ToLower(p))
 	}
 	switch {
-	case f.galleries[k] != nil:
-		return deref(f.galleries[k].Location)
-	case f.defs[k] != nil:
-		return deref(f.defs[k].Location)
 	case f.versions[k] != nil:
 		return f.versions[k].location
 	case f.disks[k] != nil:
 		return deref(f.disks[k].d.Location)
 	case f.images[k] != nil:
 		return deref(f.images[k].img.Location)
-	case f.accounts[k] != nil:
-		return deref(f.accounts[k].Location)
+	case f.simLocation(k) != "":
+		return f.simLocation(k)
 	case f.vms[k] != nil:
 		return deref(f.vms[k].vm.Location)
 	}

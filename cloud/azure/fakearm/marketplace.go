@@ -2,7 +2,6 @@ package fakearm
 
 import (
 	"context"
-	"net/http"
 
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
@@ -14,9 +13,9 @@ import (
 // (VirtualMachineImages_List examples): a JSON array, one resource per
 // version, named by the version, with ARM's capitalized id
 // (/Subscriptions/…/Providers/Microsoft.Compute/Locations/…/Publishers/…/
-// ArtifactTypes/VMImage/Offers/…/Skus/…/Versions/…). An image the
-// marketplace does not have is 404 NotFound ("Artifact: VMImage was not
-// found."); whether Azure answers a known offer's unknown SKU that way or
+// ArtifactTypes/VMImage/Offers/…/Skus/…/Versions/…). The versions are
+// the simulation's: an image the marketplace does not have is 404
+// NotFound; whether Azure answers a known offer's unknown SKU that way or
 // with an empty list was not verified.
 
 func (f *Fake) virtualMachineImagesList(ctx context.Context, location, publisher, offer, sku string, _ *armcompute.VirtualMachineImagesClientListOptions) (resp azfake.Responder[armcompute.VirtualMachineImagesClientListResponse], errResp azfake.ErrorResponder) {
@@ -25,16 +24,16 @@ func (f *Fake) virtualMachineImagesList(ctx context.Context, location, publisher
 		if err != nil {
 			return armcompute.VirtualMachineImagesClientListResponse{}, err
 		}
-		img, versions, ok := cloud.FindMarketplaceImage(f.marketplace, cloud.MarketplaceImage{Publisher: publisher, Offer: offer, SKU: sku})
-		if ok {
-			out := make([]*armcompute.VirtualMachineImageResource, len(versions))
-			for i, v := range versions {
-				out[i] = &armcompute.VirtualMachineImageResource{Name: to(v), Location: to(loc),
-					ID: to("/Subscriptions/" + f.sub + "/Providers/Microsoft.Compute/Locations/" + loc + "/Publishers/" + img.Publisher +
-						"/ArtifactTypes/VMImage/Offers/" + img.Offer + "/Skus/" + img.SKU + "/Versions/" + v)}
-			}
-			return armcompute.VirtualMachineImagesClientListResponse{VirtualMachineImageResourceArray: out}, nil
+		versions, serr := f.sim.ListMarketplaceImageVersions(simCtx(ctx), location, cloud.MarketplaceImage{Publisher: publisher, Offer: offer, SKU: sku})
+		if serr != nil {
+			return armcompute.VirtualMachineImagesClientListResponse{}, armError(serr)
 		}
-		return armcompute.VirtualMachineImagesClientListResponse{}, newErr(http.StatusNotFound, cloud.CodeNotFound, "Artifact: VMImage was not found.")
+		out := make([]*armcompute.VirtualMachineImageResource, len(versions))
+		for i, v := range versions {
+			out[i] = &armcompute.VirtualMachineImageResource{Name: to(v), Location: to(loc),
+				ID: to("/Subscriptions/" + f.sub + "/Providers/Microsoft.Compute/Locations/" + loc + "/Publishers/" + publisher +
+					"/ArtifactTypes/VMImage/Offers/" + offer + "/Skus/" + sku + "/Versions/" + v)}
+		}
+		return armcompute.VirtualMachineImagesClientListResponse{VirtualMachineImageResourceArray: out}, nil
 	})
 }

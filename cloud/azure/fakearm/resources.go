@@ -13,7 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2"
 
 	"github.com/imgflow/imgflow/cloud"
-	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
 func apiNameKey() any { return runtime.CtxAPINameKey{} }
@@ -43,12 +43,14 @@ func (f *Fake) resolveLocation(name, resourceType string) (string, *Error) {
 	return loc, armError(err)
 }
 
+// group is the simulation's resource group as ARM answers it.
 func (f *Fake) group(name string) (*armresources.ResourceGroup, *Error) {
-	g, ok := f.groups[key(name)]
-	if !ok {
-		return nil, armError(azrules.ResourceGroupNotFound(f.sub, name))
+	g, err := f.sim.GetResourceGroup(context.Background(), name)
+	if err != nil {
+		return nil, armError(err)
 	}
-	return g, nil
+	out := armconv.ResourceGroup(*g)
+	return &out, nil
 }
 
 func (f *Fake) resourceGroupsGet(ctx context.Context, name string, _ *armresources.ResourceGroupsClientGetOptions) (resp azfake.Responder[armresources.ResourceGroupsClientGetResponse], errResp azfake.ErrorResponder) {
@@ -57,55 +59,36 @@ func (f *Fake) resourceGroupsGet(ctx context.Context, name string, _ *armresourc
 		if err != nil {
 			return armresources.ResourceGroupsClientGetResponse{}, err
 		}
-		return armresources.ResourceGroupsClientGetResponse{ResourceGroup: clone(*g)}, nil
+		return armresources.ResourceGroupsClientGetResponse{ResourceGroup: *g}, nil
 	})
 }
 
 func (f *Fake) resourceGroupsCheckExistence(ctx context.Context, name string, _ *armresources.ResourceGroupsClientCheckExistenceOptions) (resp azfake.Responder[armresources.ResourceGroupsClientCheckExistenceResponse], errResp azfake.ErrorResponder) {
 	return reply(f, func() (armresources.ResourceGroupsClientCheckExistenceResponse, int, *Error) {
 		// HEAD answers 404 without an error body for a missing group.
-		if _, ok := f.groups[key(name)]; !ok {
+		if _, err := f.group(name); err != nil {
 			return armresources.ResourceGroupsClientCheckExistenceResponse{}, http.StatusNotFound, nil
 		}
 		return armresources.ResourceGroupsClientCheckExistenceResponse{Success: true}, http.StatusNoContent, nil
 	})
 }
 
+// resourceGroupsCreateOrUpdate creates a resource group (201) or updates
+// its tags (200), in the simulation.
 func (f *Fake) resourceGroupsCreateOrUpdate(ctx context.Context, name string, in armresources.ResourceGroup, _ *armresources.ResourceGroupsClientCreateOrUpdateOptions) (resp azfake.Responder[armresources.ResourceGroupsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
 	return reply(f, func() (armresources.ResourceGroupsClientCreateOrUpdateResponse, int, *Error) {
-		g, status, err := f.putGroup(name, in)
+		status := http.StatusOK
+		if _, err := f.group(name); err != nil {
+			status = http.StatusCreated
+		}
+		want := armconv.ResourceGroupOf(&in, name)
+		want.Name, want.Location = name, deref(in.Location)
+		g, err := f.sim.CreateResourceGroup(simCtx(ctx), want)
 		if err != nil {
-			return armresources.ResourceGroupsClientCreateOrUpdateResponse{}, 0, err
+			return armresources.ResourceGroupsClientCreateOrUpdateResponse{}, 0, armError(err)
 		}
-		return armresources.ResourceGroupsClientCreateOrUpdateResponse{ResourceGroup: clone(*g)}, status, nil
+		return armresources.ResourceGroupsClientCreateOrUpdateResponse{ResourceGroup: armconv.ResourceGroup(*g)}, status, nil
 	})
-}
-
-// putGroup creates a resource group (201) or updates its tags (200); a
-// group cannot move.
-func (f *Fake) putGroup(name string, in armresources.ResourceGroup) (*armresources.ResourceGroup, int, *Error) {
-	loc, err := f.resolveLocation(deref(in.Location), "resourceGroups")
-	if err != nil {
-		return nil, 0, err
-	}
-	status := http.StatusOK
-	g, ok := f.groups[key(name)]
-	if ok {
-		if deref(g.Location) != loc {
-			return nil, 0, newErr(http.StatusConflict, cloud.CodeInvalidResourceGroupLocation,
-				"Invalid resource group location '%s'. The Resource group already exists in location '%s'.", deref(in.Location), deref(g.Location))
-		}
-	} else {
-		status = http.StatusCreated
-		g = &armresources.ResourceGroup{
-			ID: to(cloud.ResourceGroupID(f.sub, name)), Name: to(name), Location: to(loc),
-			Type:       to("Microsoft.Resources/resourceGroups"),
-			Properties: &armresources.ResourceGroupProperties{ProvisioningState: to("Succeeded")},
-		}
-		f.groups[key(name)] = g
-	}
-	g.Tags = copyTags(in.Tags)
-	return g, status, nil
 }
 
 // subscriptionNotFound is ARM's answer for a subscription other than the
@@ -132,7 +115,11 @@ func (f *Fake) subscriptionsNewListLocationsPager(sub string, _ *armsubscription
 		if !strings.EqualFold(sub, f.sub) {
 			return page, subscriptionNotFound(sub)
 		}
-		for _, l := range f.locations {
+		locs, err := f.sim.ListLocations(context.Background())
+		if err != nil {
+			return page, armError(err)
+		}
+		for _, l := range locs {
 			page.Value = append(page.Value, &armsubscriptions.Location{
 				ID: to("/subscriptions/" + f.sub + "/locations/" + l.Name), Name: to(l.Name), DisplayName: to(l.DisplayName),
 				RegionalDisplayName: to(l.DisplayName), Type: to(armsubscriptions.LocationTypeRegion),
@@ -147,14 +134,33 @@ func (f *Fake) subscriptionsNewListLocationsPager(sub string, _ *armsubscription
 }
 
 // findAccount finds a storage account by name in any resource group
-// (names are global).
+// (names are global), through the fake's index of names.
 func (f *Fake) findAccount(name string) *armstorage.Account {
-	for _, a := range f.accounts {
-		if strings.EqualFold(deref(a.Name), name) {
-			return a
-		}
+	id, ok := f.accountNames.Load(key(name))
+	if !ok {
+		return nil
 	}
-	return nil
+	rid, err := cloud.ParseResourceID(id.(string))
+	if err != nil {
+		return nil
+	}
+	a, ferr := f.account(rid.ResourceGroup, rid.Names[0])
+	if ferr != nil {
+		return nil
+	}
+	return a
+}
+
+// account is the simulation's storage account as ARM answers it, its
+// blob endpoint the blob backend's.
+func (f *Fake) account(rg, name string) (*armstorage.Account, *Error) {
+	sa, err := f.sim.GetStorageAccount(context.Background(), rg, name)
+	if err != nil {
+		return nil, armError(err)
+	}
+	sa.BlobEndpoint = f.blobEndpoint(sa.Name)
+	out := armconv.StorageAccount(*sa)
+	return &out, nil
 }
 
 // blobEndpoint is the primary blob endpoint of an account.
@@ -167,15 +173,11 @@ func (f *Fake) blobEndpoint(account string) string {
 
 func (f *Fake) accountsGetProperties(ctx context.Context, rg, name string, _ *armstorage.AccountsClientGetPropertiesOptions) (resp azfake.Responder[armstorage.AccountsClientGetPropertiesResponse], errResp azfake.ErrorResponder) {
 	return answer(f, func() (armstorage.AccountsClientGetPropertiesResponse, *Error) {
-		g, err := f.group(rg)
+		a, err := f.account(rg, name)
 		if err != nil {
 			return armstorage.AccountsClientGetPropertiesResponse{}, err
 		}
-		a, ok := f.accounts[key(cloud.StorageAccountID(f.sub, rg, name))]
-		if !ok {
-			return armstorage.AccountsClientGetPropertiesResponse{}, armError(azrules.ResourceNotFound("", "Microsoft.Storage/storageAccounts", name, deref(g.Name)))
-		}
-		return armstorage.AccountsClientGetPropertiesResponse{Account: clone(*a)}, nil
+		return armstorage.AccountsClientGetPropertiesResponse{Account: *a}, nil
 	})
 }
 
@@ -185,54 +187,32 @@ func (f *Fake) accountsBeginCreate(ctx context.Context, rg, name string, in arms
 		if err != nil || a == nil {
 			return armstorage.AccountsClientCreateResponse{}, err
 		}
-		return armstorage.AccountsClientCreateResponse{Account: clone(*a)}, nil
+		return armstorage.AccountsClientCreateResponse{Account: *a}, nil
 	})
 }
 
-// putAccount creates a storage account or updates its tags; nil without
-// an error when a fault fails the operation after it was accepted.
-// Account names are global: one of another resource group is taken.
+// putAccount creates a storage account or updates its tags in the
+// simulation; nil without an error when a fault fails the operation
+// after it was accepted. What lies outside the subscription stays here:
+// a name another subscription holds (preflight.go) and one the blob
+// backend does not serve.
 func (f *Fake) putAccount(ctx context.Context, rg, name string, in armstorage.AccountCreateParameters) (*armstorage.Account, *Error) {
-	g, err := f.group(rg)
-	if err != nil {
+	if _, err := f.group(rg); err != nil {
 		return nil, err
 	}
-	id := cloud.StorageAccountID(f.sub, deref(g.Name), name)
-	if other := f.findAccount(name); (other != nil && !strings.EqualFold(deref(other.ID), id)) || (other == nil && f.nameTaken(name)) {
+	if f.findAccount(name) == nil && f.nameTaken(name) {
 		return nil, newErr(http.StatusConflict, cloud.CodeStorageAccountAlreadyTaken, "The storage account named %s is already taken.", name)
 	}
 	if msg := f.unservedMessage(name); msg != "" {
 		return nil, newErr(http.StatusBadRequest, "AccountNameInvalid", "%s", msg)
 	}
-	want := deref(in.Location)
-	if want == "" {
-		want = deref(g.Location)
-	}
-	loc, err := f.resolveLocation(want, "Microsoft.Storage/storageAccounts")
-	if err != nil {
-		return nil, err
-	}
-	if fe := f.lroFault(ctx, http.MethodPut, id); fe != nil {
+	if fe := f.lroFault(ctx, http.MethodPut, cloud.StorageAccountID(f.sub, rg, name)); fe != nil {
 		return nil, nil
 	}
-	a, ok := f.accounts[key(id)]
-	if ok {
-		if deref(a.Location) != loc {
-			return nil, armError(azrules.LocationChanged("", name, deref(g.Name), deref(a.Location), loc))
-		}
-	} else {
-		a = &armstorage.Account{
-			ID: to(id), Name: to(name), Location: to(loc), Type: to("Microsoft.Storage/storageAccounts"),
-			Kind: in.Kind, SKU: in.SKU,
-			Properties: &armstorage.AccountProperties{
-				ProvisioningState: to(armstorage.ProvisioningStateSucceeded),
-				PrimaryEndpoints:  &armstorage.Endpoints{Blob: to(f.blobEndpoint(name))},
-				PrimaryLocation:   to(loc),
-			},
-		}
-		f.accounts[key(id)] = a
-		f.accountNames.Store(key(name), true)
+	sa, err := f.sim.CreateStorageAccount(simCtx(ctx), cloud.StorageAccount{Name: name, ResourceGroup: rg, Location: deref(in.Location), Tags: armconv.TagsOf(in.Tags)})
+	if err != nil {
+		return nil, armError(err)
 	}
-	a.Tags = copyTags(in.Tags)
-	return a, nil
+	f.accountNames.Store(key(name), sa.ID)
+	return f.account(sa.ResourceGroup, name)
 }

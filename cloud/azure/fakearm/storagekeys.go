@@ -2,13 +2,11 @@ package fakearm
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2"
-
-	"github.com/imgflow/imgflow/cloud"
-	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 // accountsListKeys answers POST …/storageAccounts/{name}/listKeys as
@@ -20,13 +18,9 @@ import (
 // "AccountsClient.ListKeys".
 func (f *Fake) accountsListKeys(_ context.Context, rg, name string, _ *armstorage.AccountsClientListKeysOptions) (resp azfake.Responder[armstorage.AccountsClientListKeysResponse], errResp azfake.ErrorResponder) {
 	return answer(f, func() (armstorage.AccountsClientListKeysResponse, *Error) {
-		g, err := f.group(rg)
+		a, err := f.account(rg, name)
 		if err != nil {
 			return armstorage.AccountsClientListKeysResponse{}, err
-		}
-		a, ok := f.accounts[key(cloud.StorageAccountID(f.sub, rg, name))]
-		if !ok {
-			return armstorage.AccountsClientListKeysResponse{}, armError(azrules.ResourceNotFound("", "Microsoft.Storage/storageAccounts", name, deref(g.Name)))
 		}
 		value := ""
 		if f.opts.Blob != nil && f.opts.Blob.Key != nil {
@@ -47,8 +41,13 @@ func (f *Fake) accountsListKeys(_ context.Context, rg, name string, _ *armstorag
 func (f *Fake) accountsNewListPager(*armstorage.AccountsClientListOptions) (resp azfake.PagerResponder[armstorage.AccountsClientListResponse]) {
 	return list(f, "", func() (armstorage.AccountsClientListResponse, *Error) {
 		var page armstorage.AccountsClientListResponse
-		for _, id := range sortedIDs(f.accounts, "") {
-			page.Value = append(page.Value, to(clone(*f.accounts[id])))
+		var names []string
+		f.accountNames.Range(func(k, _ any) bool { names = append(names, k.(string)); return true })
+		slices.Sort(names)
+		for _, n := range names {
+			if a := f.findAccount(n); a != nil {
+				page.Value = append(page.Value, a)
+			}
 		}
 		return page, nil
 	})

@@ -18,7 +18,7 @@ const gib = 1 << 30
 // version is a gallery image version as the fake keeps it.
 type version struct {
 	id, name, location string
-	def                *armcompute.GalleryImage
+	def                cloud.ImageDefinition
 	source             cloud.ImageSource
 	storageType        string
 	replicaCount       int
@@ -173,12 +173,12 @@ func (f *Fake) render(v *version, expand bool) armcompute.GalleryImageVersion {
 	}
 }
 
-func (f *Fake) version(rg, gallery, def, name string) (*armcompute.GalleryImage, *version, *Error) {
+func (f *Fake) version(rg, gallery, def, name string) (*cloud.ImageDefinition, *version, *Error) {
 	_, d, err := f.definition(rg, gallery, def, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	v, ok := f.versions[key(deref(d.ID)+"/versions/"+name)]
+	v, ok := f.versions[key(d.ID+"/versions/"+name)]
 	if !ok {
 		return nil, nil, armError(azrules.ResourceNotFound("", "Microsoft.Compute/galleries/images/versions", gallery+"/"+def+"/"+name, rg))
 	}
@@ -203,7 +203,7 @@ func (f *Fake) galleryImageVersionsNewListByGalleryImagePager(rg, gallery, def s
 		if err != nil {
 			return page, err
 		}
-		for _, k := range sortedIDs(f.versions, deref(d.ID)+"/versions/") {
+		for _, k := range sortedIDs(f.versions, d.ID+"/versions/") {
 			v := f.render(f.versions[k], false)
 			page.Value = append(page.Value, &v)
 		}
@@ -275,7 +275,7 @@ func (f *Fake) putVersion(ctx context.Context, rg, gallery, defName, name string
 	if err != nil {
 		return armcompute.GalleryImageVersion{}, err
 	}
-	id := deref(d.ID) + "/versions/" + name
+	id := d.ID + "/versions/" + name
 	if err := f.inGalleryRegion(g, deref(in.Location), id, "image versions"); err != nil {
 		return armcompute.GalleryImageVersion{}, err
 	}
@@ -303,7 +303,7 @@ func (f *Fake) putVersion(ctx context.Context, rg, gallery, defName, name string
 		if err != nil {
 			return armcompute.GalleryImageVersion{}, err
 		}
-		next = version{id: id, name: name, location: deref(g.Location), def: d, source: src, storageType: storageType,
+		next = version{id: id, name: name, location: g.Location, def: *d, source: src, storageType: storageType,
 			replicaCount: 1, size: size, content: content, regions: map[string]*regionState{}, published: time.Now().UTC()}
 	}
 	if err := f.publish(&next, pp, true); err != nil {
@@ -445,9 +445,8 @@ func (f *Fake) commitRegions(next, prev *version) {
 // versionSource checks that a new version's source exists and fits
 // definition d (azrules.CheckVersionSource); it returns the OS disk size
 // and the blob holding its data when known.
-func (f *Fake) versionSource(d *armcompute.GalleryImage, src cloud.ImageSource) (int64, string, *Error) {
-	def := definitionOf(d)
-	size, err := azrules.CheckVersionSource(fakeSources{f}, &def, src, "")
+func (f *Fake) versionSource(d *cloud.ImageDefinition, src cloud.ImageSource) (int64, string, *Error) {
+	size, err := azrules.CheckVersionSource(fakeSources{f}, d, src, "")
 	if err != nil {
 		return 0, "", armError(err)
 	}
@@ -479,7 +478,7 @@ func (s fakeSources) ImageVersion(id, _ string) (*cloud.ImageDefinition, *cloud.
 		rid, _ := cloud.ParseResourceID(id)
 		return nil, nil, azrules.ResourceNotFound("", "Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup)
 	}
-	def := definitionOf(sv.def)
+	def := sv.def
 	return &def, &cloud.ImageVersion{ID: id, SizeBytes: sv.size}, nil
 }
 
@@ -493,8 +492,12 @@ func (s fakeSources) VHD(uri, _ string) (int64, cloud.BlobRef, error) {
 }
 
 func (s fakeSources) StorageAccountExists(id string) (bool, error) {
-	_, ok := s.f.accounts[key(id)]
-	return ok, nil
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil || !rid.Is("Microsoft.Storage", "storageAccounts") {
+		return false, nil
+	}
+	_, ferr := s.f.account(rid.ResourceGroup, rid.Names[0])
+	return ferr == nil, nil
 }
 
 func stripQuery(u string) string {

@@ -223,7 +223,7 @@ func (f *Fake) vmImage(image, loc string) (vmSource, *Error) {
 		if !ok || v.regions[loc] == nil || v.regions[loc].state != armcompute.ReplicationStateCompleted {
 			return vmSource{}, galleryImageNotFound(image, loc)
 		}
-		return vmSource{content: v.content, size: v.size, osType: strOf(v.def.Properties.OSType), osState: strOf(v.def.Properties.OSState)}, nil
+		return vmSource{content: v.content, size: v.size, osType: v.def.OSType, osState: v.def.OSState}, nil
 	}
 	m, ok := f.images[key(image)]
 	if !ok {
@@ -240,7 +240,7 @@ func (f *Fake) vmImage(image, loc string) (vmSource, *Error) {
 // to loc. Per-region excludeFromLatest is not modelled: imgflow sets it
 // for a whole version only.
 func (f *Fake) latestVersion(def, loc string) (string, *Error) {
-	if _, ok := f.defs[key(def)]; !ok {
+	if !f.simHas(def) {
 		return "", galleryImageNotFound(def, loc)
 	}
 	prefix := key(def) + "/versions/"
@@ -521,16 +521,13 @@ func (f *Fake) deleteGroup(ctx context.Context, name string) *Error {
 	deleteIn(f.vnets, in)
 	deleteIn(f.images, in)
 	deleteIn(f.versions, in)
-	deleteIn(f.defs, in)
-	deleteIn(f.galleries, in)
-	for id, a := range f.accounts {
-		if in(id) {
-			f.accountNames.Delete(key(deref(a.Name)))
+	f.accountNames.Range(func(name, id any) bool {
+		if in(key(id.(string))) {
+			f.accountNames.Delete(name)
 		}
-	}
-	deleteIn(f.accounts, in)
-	delete(f.groups, key(name))
-	return nil
+		return true
+	})
+	return armError(f.sim.DeleteResourceGroup(simCtx(ctx), name))
 }
 
 func deleteIn[V any](m map[string]V, in func(string) bool) {

@@ -1,0 +1,97 @@
+package fakearm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azsim"
+)
+
+// simulation is the one simulated Azure behind the fake: it holds the
+// resources and applies ARM's rules; the fake converts SDK models to
+// cloud values at its edge, calls it, and answers its results (or its
+// *cloud.Error) on ARM's terms. What is HTTP only (long operations,
+// paging, faults, throttling, the blob gate) stays in the fake.
+type simulation interface {
+	cloud.Provider
+}
+
+// newSimulation makes the fake's simulation: an in-memory subscription
+// with the fake's id, locations, marketplace and GUID source. It keeps no
+// data: the fake's blobs are the blob backend's.
+func newSimulation(opts Options, sub string, rand io.Reader) simulation {
+	p, err := azsim.New(azsim.NewState(sub), azsim.Options{Target: "azure", Rand: rand,
+		Locations: opts.Locations, Marketplace: opts.Marketplace})
+	if err != nil {
+		panic(fmt.Sprintf("fakearm: simulation: %v", err))
+	}
+	return p
+}
+
+// simCtx is the context of a simulation call from a handler: the SDK fake
+// server's, which the transport made uncancellable.
+func simCtx(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
+}
+
+// notFound reports whether err is the simulation's 404.
+func notFound(err error) bool {
+	var ce *cloud.Error
+	return errors.As(err, &ce) && ce.StatusCode == http.StatusNotFound
+}
+
+// simResource reads the resource at id from the simulation, for the
+// resource types the fake has ported to it; ok is false for others and
+// for a resource that is not there.
+func (f *Fake) simResource(id string) (location string, ok bool) {
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil || len(rid.Names) == 0 {
+		return "", false
+	}
+	ctx := context.Background()
+	switch {
+	case rid.Is("Microsoft.Storage", "storageAccounts"):
+		if sa, err := f.sim.GetStorageAccount(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
+			return sa.Location, true
+		}
+	case rid.Is("Microsoft.Compute", "galleries"):
+		if g, err := f.sim.GetGallery(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
+			return g.Location, true
+		}
+	case rid.Is("Microsoft.Compute", "galleries", "images"):
+		if d, err := f.sim.GetImageDefinition(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1]); err == nil {
+			return d.Location, true
+		}
+	}
+	return "", false
+}
+
+// simHas reports whether the simulation holds the resource at id (for
+// ARM's 201 vs 200).
+func (f *Fake) simHas(id string) bool {
+	_, ok := f.simResource(id)
+	return ok
+}
+
+// simLocation is the location of the simulation's resource at id, "" when
+// it holds none.
+func (f *Fake) simLocation(id string) string {
+	loc, _ := f.simResource(id)
+	return loc
+}
+
+// rgOf is the resource group an id names.
+func rgOf(id string) string {
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil {
+		return ""
+	}
+	return rid.ResourceGroup
+}
