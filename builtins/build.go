@@ -16,6 +16,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/packer"
 	"github.com/imgflow/imgflow/packer/localsim"
 )
@@ -772,7 +773,7 @@ func (c *Call) builtVersion(tpl *packer.Template, values, env map[string]string)
 		if err != nil {
 			return nil, false, fmt.Errorf("look for the build's destination version %s/%s/%s: %w", gallery, def, version, err)
 		}
-		if pending, failed := cloud.ReplicationLaggards(v); len(pending)+len(failed) > 0 {
+		if pending, failed := ensure.ReplicationLaggards(v); len(pending)+len(failed) > 0 {
 			return nil, false, fmt.Errorf("the build's destination, gallery image version %s of %s/%s, exists from an earlier build but is not usable (failed in: %s; not complete in: %s): "+
 				"delete it (az sig image-version delete -g %s -r %s -i %s -e %s) or build another version",
 				version, gallery, def, listOrNone(failed), listOrNone(pending), rg, gallery, def, version)

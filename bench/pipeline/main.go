@@ -25,6 +25,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer/localsim"
@@ -61,7 +62,7 @@ func run(scale float64, runs int) error {
 		}
 	}
 	lat := map[string]time.Duration{}
-	for k, v := range cloud.PipelineLatencies() { // scaled by -scale
+	for k, v := range faults.PipelineLatencies() { // scaled by -scale
 		lat[k] = time.Duration(float64(v) * scale)
 	}
 	b := &bench{ws: ws, lat: lat}
@@ -140,7 +141,7 @@ func (b *bench) timed(fn func(p cloud.Provider) error) (time.Duration, error) {
 	}
 	defer p.Close()
 	start := time.Now()
-	err = fn(cloud.WithLatency(p, b.lat))
+	err = fn(faults.WithLatency(p, b.lat))
 	return time.Since(start), err
 }
 

@@ -8,12 +8,13 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/guest"
 )
 
 // Virtual machines. No guest boots: a VM is its state and its OS disk, a
 // data file copied from the image like any disk's, and a run command
 // evaluates the check's simulated form against the content record the
-// simulated build wrote into that disk (cloud.GuestContent).
+// simulated build wrote into that disk (guest.GuestContent).
 
 const typeVM = "Microsoft.Compute/virtualMachines"
 
@@ -240,7 +241,7 @@ func (p *Provider) RunCommand(ctx context.Context, rgName, vmName string, cmd cl
 	if err != nil {
 		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
 	}
-	res, err := cloud.Simulate(cmd.Simulated, cmd.SimulatedScan, g, disk.size)
+	res, err := guest.Simulate(cmd.Simulated, cmd.SimulatedScan, g, disk.size)
 	if err != nil {
 		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
 	}
@@ -254,11 +255,11 @@ func (p *Provider) RunCommand(ctx context.Context, rgName, vmName string, cmd cl
 }
 
 // readGuestContent reads the content record of a disk's data file.
-func readGuestContent(path string) (*cloud.GuestContent, error) {
+func readGuestContent(path string) (*guest.GuestContent, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return cloud.ReadGuestContent(f)
+	return guest.ReadGuestContent(f)
 }

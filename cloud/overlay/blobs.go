@@ -10,6 +10,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -208,7 +209,7 @@ func contentDigest(ctx context.Context, src cloud.PageSource, ref cloud.BlobRef)
 			return "", azrules.InvalidParameter(ref.URL(), "page source with data ranges has no reader")
 		}
 	}
-	d, err := cloud.SparseDigest(ctx, src.Reader, src.Size, ranges)
+	d, err := transfer.SparseDigest(ctx, src.Reader, src.Size, ranges)
 	if err != nil {
 		return "", fmt.Errorf("read %s source: %w", ref.URL(), err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/packer/localsim"
 	"github.com/imgflow/imgflow/packer/packertest"
@@ -88,8 +88,8 @@ func slowLocalTarget(b *testing.B) *target {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lat := cloud.PipelineLatencies()
-	slow := cloud.WithLatency(p, lat)
+	lat := faults.PipelineLatencies()
+	slow := faults.WithLatency(p, lat)
 	return &target{name: "local", provider: slow,
 		runsDir: filepath.Join(state, "runs"), packer: localsim.New(slow).Slow(lat["packer"]), close: p.Close}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
@@ -32,10 +32,10 @@ func crashedTestVM(t *testing.T, dir, workflow string) {
 	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "crashed", RunTime: &now, Workflow: workflow, Target: "local"})
 	require.NoError(t, err)
 	defer j.Close()
-	faults := cloud.NewFaults(map[string]cloud.Fault{"CreateVM": {Crash: true}})
+	set := faults.NewFaults(map[string]faults.Fault{"CreateVM": {Crash: true}})
 	res := interp.Run(context.Background(), "//"+workflow, interp.Config{
 		Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "crashed", Time: now}, Journal: j,
-	}, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: overlay.New(p)})
+	}, interp.Target{Apply: faults.WithFaults(p, set), Validate: overlay.New(p)})
 	require.True(t, res.Crashed, "%v", res.Err)
 	require.Len(t, testVMGroups(t, p), 1, "the crash leaves the test VM's group")
 }

@@ -1,4 +1,4 @@
-package cloud_test
+package faults_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 )
 
@@ -17,8 +18,8 @@ func TestFaultsFailTheNamedOperationTheGivenNumberOfTimes(t *testing.T) {
 	p, err := local.NewMemory(local.Options{})
 	require.NoError(t, err)
 	defer p.Close()
-	faults := cloud.NewFaults(map[string]cloud.Fault{"CreateResourceGroup": {StatusCode: http.StatusTooManyRequests, Code: "TooManyRequests", Times: 1}})
-	fp := cloud.WithFaults(p, faults)
+	set := faults.NewFaults(map[string]faults.Fault{"CreateResourceGroup": {StatusCode: http.StatusTooManyRequests, Code: "TooManyRequests", Times: 1}})
+	fp := faults.WithFaults(p, set)
 	ctx := context.Background()
 
 	_, err = fp.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
@@ -31,16 +32,16 @@ func TestFaultsFailTheNamedOperationTheGivenNumberOfTimes(t *testing.T) {
 
 	_, err = fp.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
 	require.NoError(t, err, "the fault fires once")
-	assert.Equal(t, 1, faults.Fired("CreateResourceGroup"))
+	assert.Equal(t, 1, set.Fired("CreateResourceGroup"))
 }
 
 func TestCrashFaultRunsTheOperationThenStops(t *testing.T) {
 	p, err := local.NewMemory(local.Options{})
 	require.NoError(t, err)
 	defer p.Close()
-	fp := cloud.WithFaults(p, cloud.NewFaults(map[string]cloud.Fault{"CreateResourceGroup": {Crash: true}}))
+	fp := faults.WithFaults(p, faults.NewFaults(map[string]faults.Fault{"CreateResourceGroup": {Crash: true}}))
 	_, err = fp.CreateResourceGroup(context.Background(), cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
-	assert.ErrorIs(t, err, cloud.ErrCrash)
+	assert.ErrorIs(t, err, faults.ErrCrash)
 	_, err = p.GetResourceGroup(context.Background(), "rg")
 	assert.NoError(t, err, "a crash fault happens after the operation")
 }
