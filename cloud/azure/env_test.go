@@ -14,6 +14,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/ensure"
 )
 
@@ -56,9 +57,7 @@ func TestFromEnvironmentOverHTTP(t *testing.T) {
 	g, _, err := ensure.EnsureCommunity(ctx, p, "flatcar", "flatcar_gallery")
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(g.PublicName(), "flatcar4capi-"), g.PublicName())
-	_, _, err = ensure.EnsureImageDefinition(ctx, p, cloud.ImageDefinition{Name: "flatcar-stable-amd64", ResourceGroup: "flatcar", Gallery: "flatcar_gallery",
-		Publisher: "flatcar", Offer: "stable", SKU: "flatcar-stable-amd64", OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized,
-		HyperVGeneration: cloud.HyperVGenV2, Architecture: cloud.ArchX64}, time.Now())
+	_, _, err = ensure.EnsureImageDefinition(ctx, p, cloudtest.Definition("flatcar", "flatcar_gallery", "flatcar-stable-amd64", "flatcar-stable-amd64"), time.Now())
 	require.NoError(t, err)
 
 	img := makeVHD(t, 4<<20, 64<<10, 0)

@@ -15,6 +15,7 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/ensure"
 )
 
@@ -134,15 +135,9 @@ func TestPrivateGalleryIsNotConverted(t *testing.T) {
 	assert.Empty(t, rec.to(http.MethodPost, "/galleries/private/share"))
 
 	_, err = w.p.CreateGallery(w.ctx, cloud.Gallery{Name: "private", ResourceGroup: "rg", Location: loc, Community: &info})
-	var ce *cloud.Error
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, http.StatusConflict, ce.StatusCode)
-	assert.Equal(t, cloud.CodePropertyChangeNotAllowed, ce.Code)
-	assert.Contains(t, ce.Message, "sharingProfile.permissions")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "sharingProfile.permissions")
 	_, err = w.p.ShareCommunity(w.ctx, "rg", "private")
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, http.StatusBadRequest, ce.StatusCode)
-	assert.Equal(t, cloud.CodeInvalidParameter, ce.Code)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 
 	g, err := w.p.GetGallery(w.ctx, "rg", "private")
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/progress"
 )
@@ -27,12 +28,7 @@ func TestErrorShape(t *testing.T) {
 	_, _, err := ensure.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
 	require.NoError(t, err)
 	_, err = w.p.GetGallery(w.ctx, "rg", "missing")
-	require.Error(t, err)
-	var ce *cloud.Error
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, http.StatusNotFound, ce.StatusCode)
-	assert.Equal(t, cloud.CodeResourceNotFound, ce.Code)
-	assert.Contains(t, ce.Message, "was not found")
+	ce := cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound, "was not found")
 	assert.Equal(t, cloud.GalleryID(w.f.SubscriptionID(), "rg", "missing"), ce.Resource)
 	assert.True(t, strings.HasPrefix(err.Error(), "get gallery missing: ResourceNotFound: "), err.Error())
 	assert.True(t, cloud.IsNotFound(err))
@@ -79,11 +75,7 @@ func TestRetriesExhausted(t *testing.T) {
 	w.base("imgflowtest")
 	w.f.Inject(fakearm.Fault{API: "GalleryImagesClient.Get", Status: http.StatusInternalServerError, Code: "InternalServerError", Times: -1})
 	_, err := w.p.GetImageDefinition(w.ctx, "rg", "gal", "def")
-	require.Error(t, err)
-	var ce *cloud.Error
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, 500, ce.StatusCode)
-	assert.Equal(t, "InternalServerError", ce.Code)
+	cloudtest.RequireError(t, err, 500, "InternalServerError")
 	assert.Contains(t, err.Error(), "get image definition gal/def")
 	n := 0
 	for _, r := range w.f.Requests() {

@@ -20,7 +20,6 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,6 +32,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
@@ -128,10 +128,7 @@ func randomHex(n int) string {
 func requireCode(t *testing.T, err error, status int, code string, msgAndArgs ...any) {
 	t.Helper()
 	require.Error(t, err, msgAndArgs...)
-	var ce *cloud.Error
-	require.Truef(t, errors.As(err, &ce), "want a *cloud.Error %d %s, got %T: %v", status, code, err, err)
-	assert.Equal(t, status, ce.StatusCode, "status of %v", err)
-	assert.Equal(t, code, ce.Code, "code of %v", err)
+	cloudtest.RequireError(t, err, status, code)
 	noSAS(t, err.Error())
 }
 

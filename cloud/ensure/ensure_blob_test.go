@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/local"
-	"github.com/imgflow/imgflow/vhd"
 )
 
 // blobTarget is an in-memory local target with the storage account
@@ -29,10 +29,6 @@ func blobTarget(t *testing.T) *local.Provider {
 	return p
 }
 
-func pageSource(content []byte) cloud.PageSource {
-	return cloud.PageSource{Reader: bytes.NewReader(content), Size: int64(len(content)), Ranges: []vhd.Range{{Offset: 0, Length: int64(len(content))}}}
-}
-
 func TestEnsurePageBlobUploadsOnceAndRefusesOtherContent(t *testing.T) {
 	ctx := context.Background()
 	p := blobTarget(t)
@@ -40,22 +36,22 @@ func TestEnsurePageBlobUploadsOnceAndRefusesOtherContent(t *testing.T) {
 	content := make([]byte, 8192)
 	copy(content[512:], "data")
 
-	b, outcome, err := ensure.EnsurePageBlob(ctx, p, ref, pageSource(content), false)
+	b, outcome, err := ensure.EnsurePageBlob(ctx, p, ref, cloudtest.PageSource(content), false)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Created, outcome, "the container is made on demand")
 	assert.Equal(t, int64(len(content)), b.Size)
 
-	_, outcome, err = ensure.EnsurePageBlob(ctx, p, ref, pageSource(content), false)
+	_, outcome, err = ensure.EnsurePageBlob(ctx, p, ref, cloudtest.PageSource(content), false)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Exists, outcome, "the same content is left alone")
 
 	other := bytes.Clone(content)
 	copy(other[1024:], "other")
-	_, _, err = ensure.EnsurePageBlob(ctx, p, ref, pageSource(other), false)
+	_, _, err = ensure.EnsurePageBlob(ctx, p, ref, cloudtest.PageSource(other), false)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "already exists with other content: pass overwrite=True")
 
-	_, outcome, err = ensure.EnsurePageBlob(ctx, p, ref, pageSource(other), true)
+	_, outcome, err = ensure.EnsurePageBlob(ctx, p, ref, cloudtest.PageSource(other), true)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Updated, outcome)
 	got, err := p.ReadBlob(ctx, ref, 0, int64(len(other)))
@@ -69,7 +65,7 @@ func TestEnsureBlobCopyCopiesOnceAndRefusesOtherContent(t *testing.T) {
 	src := cloud.BlobRef{Account: "ensureblobs", Container: "vhds", Name: "src.vhd"}
 	content := make([]byte, 4096)
 	copy(content, "source")
-	_, _, err := ensure.EnsurePageBlob(ctx, p, src, pageSource(content), false)
+	_, _, err := ensure.EnsurePageBlob(ctx, p, src, cloudtest.PageSource(content), false)
 	require.NoError(t, err)
 	dest := cloud.BlobRef{Account: "ensureblobs", Container: "copies", Name: "dest.vhd"}
 
@@ -81,7 +77,7 @@ func TestEnsureBlobCopyCopiesOnceAndRefusesOtherContent(t *testing.T) {
 	assert.Equal(t, cloud.Exists, outcome, "a copy of the same content is not made again")
 
 	other := cloud.BlobRef{Account: "ensureblobs", Container: "vhds", Name: "other.vhd"}
-	_, _, err = ensure.EnsurePageBlob(ctx, p, other, pageSource(bytes.Repeat([]byte{1}, 4096)), false)
+	_, _, err = ensure.EnsurePageBlob(ctx, p, other, cloudtest.PageSource(bytes.Repeat([]byte{1}, 4096)), false)
 	require.NoError(t, err)
 	_, _, err = ensure.EnsureBlobCopy(ctx, p, other, other.URL(), dest, false)
 	assert.ErrorContains(t, err, "already exists with other content")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/vhd"
@@ -49,8 +50,7 @@ func versionFixture(t *testing.T) (*failedVersions, cloud.ImageVersion) {
 	require.NoError(t, err)
 	_, _, err = ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: "westeurope"})
 	require.NoError(t, err)
-	_, _, err = ensure.EnsureImageDefinition(ctx, p, cloud.ImageDefinition{Name: "def", ResourceGroup: "rg", Gallery: "gal", Publisher: "p", Offer: "o", SKU: "s",
-		OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized, HyperVGeneration: cloud.HyperVGenV2, Architecture: cloud.ArchX64}, time.Now())
+	_, _, err = ensure.EnsureImageDefinition(ctx, p, cloudtest.Definition("rg", "gal", "def", "s"), time.Now())
 	require.NoError(t, err)
 	sa, _, err := ensure.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "acct", ResourceGroup: "rg", Location: "westeurope"})
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package faults_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"testing"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 )
@@ -23,10 +23,7 @@ func TestFaultsFailTheNamedOperationTheGivenNumberOfTimes(t *testing.T) {
 	ctx := context.Background()
 
 	_, err = fp.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
-	var ce *cloud.Error
-	require.True(t, errors.As(err, &ce), "got %v", err)
-	assert.Equal(t, http.StatusTooManyRequests, ce.StatusCode)
-	assert.Equal(t, "TooManyRequests", ce.Code)
+	cloudtest.RequireError(t, err, http.StatusTooManyRequests, "TooManyRequests")
 	_, err = p.GetResourceGroup(ctx, "rg")
 	assert.True(t, cloud.IsNotFound(err), "the failed call must not reach the target")
 
