@@ -214,17 +214,17 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if err := checkPackerInputs(tpl, values, sensitive, uploads); err != nil {
 		return nil, fail(err)
 	}
-	downloads, err := localsim.Downloads(tpl)
+	downloads, err := packer.Downloads(tpl)
 	if err != nil {
 		return nil, fail(err)
 	}
 	checked := copyMap(values)
 	if len(uploads) > 0 {
-		checked[localsim.FilesDirVar] = "(staged files)"
+		checked[packer.FilesDirVar] = "(staged files)"
 	}
-	wantsDownloads := usesVar(tpl, localsim.DownloadsDirVar)
+	wantsDownloads := usesVar(tpl, packer.DownloadsDirVar)
 	if wantsDownloads {
-		checked[localsim.DownloadsDirVar] = "(downloads)"
+		checked[packer.DownloadsDirVar] = "(downloads)"
 	}
 	if err := tpl.CheckVariables(checked); err != nil {
 		var mv *packer.MissingVariablesError
@@ -232,8 +232,8 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 			mv.Template = tplRel
 		}
 		msg := err.Error()
-		if usesVar(tpl, localsim.FilesDirVar) && len(uploads) == 0 {
-			msg += fmt.Sprintf("\n(%s is set by packer_build from files=[…]: pass the uploads, e.g. files = cse.uploads)", localsim.FilesDirVar)
+		if usesVar(tpl, packer.FilesDirVar) && len(uploads) == 0 {
+			msg += fmt.Sprintf("\n(%s is set by packer_build from files=[…]: pass the uploads, e.g. files = cse.uploads)", packer.FilesDirVar)
 		}
 		return nil, errors.New(redactValues(msg, secrets))
 	}
@@ -340,10 +340,10 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		if err := stageUploads(dir, uploads, simulated); err != nil {
 			return nil, fail(err)
 		}
-		vars[localsim.FilesDirVar] = dir
+		vars[packer.FilesDirVar] = dir
 	}
 	if wantsDownloads {
-		vars[localsim.DownloadsDirVar] = workDir
+		vars[packer.DownloadsDirVar] = workDir
 	}
 	// A template outside cwd is given by its path: the mirror has only
 	// cwd's entries.
@@ -475,23 +475,23 @@ func checkPackerInputs(tpl *packer.Template, values map[string]string, secretVar
 	for _, n := range secretVars {
 		isSecret[n] = true
 	}
-	if _, ok := values[localsim.FilesDirVar]; ok {
-		errs = append(errs, fmt.Errorf("%s is set by packer_build from files=[…]; do not pass it in vars or var_files", localsim.FilesDirVar))
+	if _, ok := values[packer.FilesDirVar]; ok {
+		errs = append(errs, fmt.Errorf("%s is set by packer_build from files=[…]; do not pass it in vars or var_files", packer.FilesDirVar))
 	}
-	if _, ok := values[localsim.DownloadsDirVar]; ok {
-		errs = append(errs, fmt.Errorf("%s is set by packer_build (a directory it reads the downloads from); do not pass it in vars or var_files", localsim.DownloadsDirVar))
+	if _, ok := values[packer.DownloadsDirVar]; ok {
+		errs = append(errs, fmt.Errorf("%s is set by packer_build (a directory it reads the downloads from); do not pass it in vars or var_files", packer.DownloadsDirVar))
 	}
 	for _, name := range tpl.SensitiveVariables {
 		if values[name] != "" && !isSecret[name] {
 			errs = append(errs, fmt.Errorf("%s is a sensitive variable of the template: pass it as vars={%q: secret(%q)}, not as a plain string (which would reach the journal and plans)", name, name, name))
 		}
 	}
-	if len(uploads) > 0 && !usesVar(tpl, localsim.FilesDirVar) && tpl.IsHCL2() {
+	if len(uploads) > 0 && !usesVar(tpl, packer.FilesDirVar) && tpl.IsHCL2() {
 		errs = append(errs, fmt.Errorf("files were given but the template never uses var.%s: declare variable %q { type = string } and add to its build block:\n    provisioner \"file\" {\n      source      = \"${var.%s}/home/packer/\"\n      destination = \"/home/packer/\"\n    }",
-			localsim.FilesDirVar, localsim.FilesDirVar, localsim.FilesDirVar))
-	} else if len(uploads) > 0 && !usesVar(tpl, localsim.FilesDirVar) {
+			packer.FilesDirVar, packer.FilesDirVar, packer.FilesDirVar))
+	} else if len(uploads) > 0 && !usesVar(tpl, packer.FilesDirVar) {
 		errs = append(errs, fmt.Errorf("files were given but the template never uses {{user `%s`}}: add a file provisioner {\"type\": \"file\", \"source\": \"{{user `%s`}}/home/packer/\", \"destination\": \"/home/packer/\"}",
-			localsim.FilesDirVar, localsim.FilesDirVar))
+			packer.FilesDirVar, packer.FilesDirVar))
 	}
 	return errors.Join(errs...)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/imgflow/imgflow/cloud/guest"
+	"github.com/imgflow/imgflow/packer"
 )
 
 // What a simulated build puts on its OS disk. No provisioner runs, but
@@ -119,7 +120,7 @@ func (p *prepared) simulateUpload(g *guest.GuestContent, prov map[string]any) er
 	dest, _ := prov["destination"].(string)
 	staged, sub, ok := p.refValue(src)
 	m := varRef.FindStringSubmatch(src)
-	if !ok || m[1]+m[2] != FilesDirVar || staged == "" || dest == "" || p.staged == nil {
+	if !ok || m[1]+m[2] != packer.FilesDirVar || staged == "" || dest == "" || p.staged == nil {
 		return nil
 	}
 	if _, err := os.Lstat(filepath.Join(staged, filepath.FromSlash(sub))); err != nil {

@@ -54,7 +54,7 @@ func TestBuildRecordsGuestContent(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(files, "home/packer/cse_config.sh"), []byte("#!/bin/bash\necho cse\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(files, "home/packer/aks-mglru.conf"), []byte("w! /sys/kernel/mm/lru_gen/enabled - - - - 0\n"), 0o644))
 	req := packer.BuildRequest{TemplatePath: writeTemplate(t, guestTemplate), Vars: map[string]string{
-		"sa": "aksvhds", "rg": "rg", FilesDirVar: files, "bcc_version": "v0.29.0",
+		"sa": "aksvhds", "rg": "rg", packer.FilesDirVar: files, "bcc_version": "v0.29.0",
 		"imgflow_installs": "/home/packer/cse_config.sh:/opt/azure/containers/provision_configs.sh:0744 /home/packer/aks-mglru.conf:/etc/tmpfiles.d/aks-mglru.conf:0644",
 	}}
 	res, err := New(p).Build(context.Background(), req)
@@ -74,7 +74,7 @@ func TestBuildRecordsNoInstallOfAFileNotUploaded(t *testing.T) {
 	files := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(files, "home/packer"), 0o755))
 	req := packer.BuildRequest{TemplatePath: writeTemplate(t, guestTemplate), Vars: map[string]string{
-		"sa": "aksvhds", "rg": "rg", FilesDirVar: files, "imgflow_installs": "/home/packer/missing.sh:/opt/x.sh:0744",
+		"sa": "aksvhds", "rg": "rg", packer.FilesDirVar: files, "imgflow_installs": "/home/packer/missing.sh:/opt/x.sh:0744",
 	}}
 	_, err := New(p).Build(context.Background(), req)
 	assert.ErrorContains(t, err, "install-files: /home/packer/missing.sh was not uploaded", "as the script fails the build")

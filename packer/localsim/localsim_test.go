@@ -87,7 +87,7 @@ func TestIdentityCoversStagedFilesNotTheirDirectory(t *testing.T) {
 		return dir
 	}
 	id := func(dir string) string {
-		p, err := prepare(packer.BuildRequest{TemplatePath: tpl, Vars: map[string]string{"sa": "a", "rg": "b", FilesDirVar: dir}}, nil)
+		p, err := prepare(packer.BuildRequest{TemplatePath: tpl, Vars: map[string]string{"sa": "a", "rg": "b", packer.FilesDirVar: dir}}, nil)
 		require.NoError(t, err)
 		return p.identity("azure-arm").String()
 	}
