@@ -18,14 +18,20 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/packer"
-	"github.com/imgflow/imgflow/packer/localsim"
 )
 
 // PackerBuilder runs packer builds: packer.Runner runs the real binary,
-// localsim.Builder simulates the azure-arm builder on a cloud.Provider.
+// packer/localsim's Builder simulates the azure-arm builder on a
+// cloud.Provider.
 type PackerBuilder interface {
 	Build(ctx context.Context, req packer.BuildRequest) (*packer.Result, error)
 }
+
+// PackerSimulator makes a builder that simulates packer builds, making
+// their products in p, with temporary files under tempDir ("": the
+// system's). Whoever builds the workspace plugs it in
+// (Workspace.SimulatePacker; internal/localpacker for packer/localsim).
+type PackerSimulator func(p cloud.Provider, tempDir string) PackerBuilder
 
 // outcomeBuilder is a PackerBuilder that knows whether it created
 // anything (the simulation reuses what an earlier run made).
@@ -39,22 +45,25 @@ type outcomeBuilder interface {
 // (dry-run views of the target), and a run without a packer (the local
 // target, the emulator's IMGFLOW_PACKER=simulate), simulate the build with
 // packer/localsim against the run's provider.
-func (r *Run) packerBuilder() PackerBuilder {
-	if r.Packer == nil || r.dryRun() {
-		b := localsim.New(r.Provider)
-		if r.Workspace != nil {
-			b.Sums = r.Workspace.StagedSums
-		}
-		if s, ok := r.Provider.(scratchDirer); ok {
-			b.TempDir = s.ScratchDir() // emptied when the state is next opened: a kill leaves no VHD behind
-		} else if r.TempDir != "" && os.MkdirAll(r.TempDir, 0o700) == nil {
-			// A dry-run view (the validation pass) has no scratch dir:
-			// the run's own place, which gc and resume remove.
-			b.TempDir = r.TempDir
-		}
-		return b
+//
+// simulated says the builder is the simulation (its staged uploads may
+// be links: it reads them, no packer process uploads them).
+func (r *Run) packerBuilder() (b PackerBuilder, simulated bool, err error) {
+	if r.Packer != nil && !r.dryRun() {
+		return r.Packer, false, nil
 	}
-	return r.Packer
+	if r.Workspace == nil || r.Workspace.SimulatePacker == nil {
+		return nil, true, errors.New("this run has no packer and no packer simulator: the program that starts the run plugs one in (builtins.Workspace.SimulatePacker)")
+	}
+	tempDir := ""
+	if s, ok := r.Provider.(scratchDirer); ok {
+		tempDir = s.ScratchDir() // emptied when the state is next opened: a kill leaves no VHD behind
+	} else if r.TempDir != "" && os.MkdirAll(r.TempDir, 0o700) == nil {
+		// A dry-run view (the validation pass) has no scratch dir:
+		// the run's own place, which gc and resume remove.
+		tempDir = r.TempDir
+	}
+	return r.Workspace.SimulatePacker(r.Provider, tempDir), true, nil
 }
 
 // scratchDirer is a provider with a directory for temporary files that it
@@ -295,7 +304,10 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 
 	ctx, cancel := context.WithTimeout(c.Ctx(), c.Duration("timeout", 3*time.Hour))
 	defer cancel()
-	builder := c.Run.packerBuilder()
+	builder, simulated, err := c.Run.packerBuilder()
+	if err != nil {
+		return nil, fail(err)
+	}
 	// The build's own directory: packer's working directory (cwd
 	// mirrored, where its relative downloads land) and the staged uploads.
 	buildDir, err := c.Run.tempDir("imgflow-build-")
@@ -335,7 +347,6 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		return errors.New(redactValues(msg, secrets))
 	}
 	if len(uploads) > 0 {
-		_, simulated := builder.(*localsim.Builder)
 		dir := filepath.Join(buildDir, "files")
 		if err := stageUploads(dir, uploads, simulated); err != nil {
 			return nil, fail(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 	"github.com/imgflow/imgflow/vhd"
@@ -69,7 +70,7 @@ type buildFixture struct {
 
 func newBuildFixture(t *testing.T) *buildFixture {
 	t.Helper()
-	ws, err := builtins.NewWorkspace("..")
+	ws, err := localpacker.NewWorkspace("..")
 	require.NoError(t, err)
 	p, err := local.NewMemory(local.Options{Rand: rand.New(rand.NewSource(1)), Now: func() time.Time { return snippetTime }})
 	require.NoError(t, err)

@@ -27,6 +27,7 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer/localsim"
 )
@@ -47,7 +48,7 @@ func main() {
 }
 
 func run(scale float64, runs int) error {
-	ws, err := builtins.NewWorkspace(".")
+	ws, err := localpacker.NewWorkspace(".")
 	if err != nil {
 		return err
 	}

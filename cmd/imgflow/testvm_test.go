@@ -14,6 +14,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -23,7 +24,7 @@ import (
 // throwaway resource group with the VM and its disk is left behind.
 func crashedTestVM(t *testing.T, dir, workflow string) {
 	t.Helper()
-	ws, err := builtins.NewWorkspace(repoRoot(t))
+	ws, err := localpacker.NewWorkspace(repoRoot(t))
 	require.NoError(t, err)
 	p, err := local.Open(dir, local.Options{})
 	require.NoError(t, err)

@@ -306,3 +306,15 @@ func (p *prepared) identity(build string) uuid.UUID {
 	}
 	return uuid.NewSHA1(uuid.NameSpaceURL, h.Sum(nil))
 }
+
+// NewSimulator returns what makes the Builders of one workspace: they
+// share a cache of the staged files' sums, and write temporary files
+// under the tempDir each is made with ("": the system's).
+func NewSimulator() func(p cloud.Provider, tempDir string) *Builder {
+	sums := NewSumCache()
+	return func(p cloud.Provider, tempDir string) *Builder {
+		b := New(p)
+		b.Sums, b.TempDir = sums, tempDir
+		return b
+	}
+}
