@@ -17,6 +17,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/internal/testtool"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer"
@@ -234,7 +235,7 @@ func TestUbuntuTemplatesBuildThePinnedBCC(t *testing.T) {
 	assert.NotZero(t, ubuntu, "no Ubuntu template found: the check above judged nothing")
 
 	// The pin lives in lib/aks/packer.star.
-	ws, err := builtins.NewWorkspace("..")
+	ws, err := localpacker.NewWorkspace("..")
 	require.NoError(t, err)
 	globals, err := interp.ExecModule(context.Background(), interp.Config{Workspace: ws, Registry: builtins.NewRegistry()}, "//lib/aks/packer.star", nil, nil)
 	require.NoError(t, err)

@@ -16,15 +16,22 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/packer"
-	"github.com/imgflow/imgflow/packer/localsim"
 )
 
 // PackerBuilder runs packer builds: packer.Runner runs the real binary,
-// localsim.Builder simulates the azure-arm builder on a cloud.Provider.
+// packer/localsim's Builder simulates the azure-arm builder on a
+// cloud.Provider.
 type PackerBuilder interface {
 	Build(ctx context.Context, req packer.BuildRequest) (*packer.Result, error)
 }
+
+// PackerSimulator makes a builder that simulates packer builds, making
+// their products in p, with temporary files under tempDir ("": the
+// system's). Whoever builds the workspace plugs it in
+// (Workspace.SimulatePacker; internal/localpacker for packer/localsim).
+type PackerSimulator func(p cloud.Provider, tempDir string) PackerBuilder
 
 // outcomeBuilder is a PackerBuilder that knows whether it created
 // anything (the simulation reuses what an earlier run made).
@@ -38,22 +45,25 @@ type outcomeBuilder interface {
 // (dry-run views of the target), and a run without a packer (the local
 // target, the emulator's IMGFLOW_PACKER=simulate), simulate the build with
 // packer/localsim against the run's provider.
-func (r *Run) packerBuilder() PackerBuilder {
-	if r.Packer == nil || r.dryRun() {
-		b := localsim.New(r.Provider)
-		if r.Workspace != nil {
-			b.Sums = r.Workspace.StagedSums
-		}
-		if s, ok := r.Provider.(scratchDirer); ok {
-			b.TempDir = s.ScratchDir() // emptied when the state is next opened: a kill leaves no VHD behind
-		} else if r.TempDir != "" && os.MkdirAll(r.TempDir, 0o700) == nil {
-			// A dry-run view (the validation pass) has no scratch dir:
-			// the run's own place, which gc and resume remove.
-			b.TempDir = r.TempDir
-		}
-		return b
+//
+// simulated says the builder is the simulation (its staged uploads may
+// be links: it reads them, no packer process uploads them).
+func (r *Run) packerBuilder() (b PackerBuilder, simulated bool, err error) {
+	if r.Packer != nil && !r.dryRun() {
+		return r.Packer, false, nil
 	}
-	return r.Packer
+	if r.Workspace == nil || r.Workspace.SimulatePacker == nil {
+		return nil, true, errors.New("this run has no packer and no packer simulator: the program that starts the run plugs one in (builtins.Workspace.SimulatePacker)")
+	}
+	tempDir := ""
+	if s, ok := r.Provider.(scratchDirer); ok {
+		tempDir = s.ScratchDir() // emptied when the state is next opened: a kill leaves no VHD behind
+	} else if r.TempDir != "" && os.MkdirAll(r.TempDir, 0o700) == nil {
+		// A dry-run view (the validation pass) has no scratch dir:
+		// the run's own place, which gc and resume remove.
+		tempDir = r.TempDir
+	}
+	return r.Workspace.SimulatePacker(r.Provider, tempDir), true, nil
 }
 
 // scratchDirer is a provider with a directory for temporary files that it
@@ -213,17 +223,17 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	if err := checkPackerInputs(tpl, values, sensitive, uploads); err != nil {
 		return nil, fail(err)
 	}
-	downloads, err := localsim.Downloads(tpl)
+	downloads, err := packer.Downloads(tpl)
 	if err != nil {
 		return nil, fail(err)
 	}
 	checked := copyMap(values)
 	if len(uploads) > 0 {
-		checked[localsim.FilesDirVar] = "(staged files)"
+		checked[packer.FilesDirVar] = "(staged files)"
 	}
-	wantsDownloads := usesVar(tpl, localsim.DownloadsDirVar)
+	wantsDownloads := usesVar(tpl, packer.DownloadsDirVar)
 	if wantsDownloads {
-		checked[localsim.DownloadsDirVar] = "(downloads)"
+		checked[packer.DownloadsDirVar] = "(downloads)"
 	}
 	if err := tpl.CheckVariables(checked); err != nil {
 		var mv *packer.MissingVariablesError
@@ -231,8 +241,8 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 			mv.Template = tplRel
 		}
 		msg := err.Error()
-		if usesVar(tpl, localsim.FilesDirVar) && len(uploads) == 0 {
-			msg += fmt.Sprintf("\n(%s is set by packer_build from files=[…]: pass the uploads, e.g. files = cse.uploads)", localsim.FilesDirVar)
+		if usesVar(tpl, packer.FilesDirVar) && len(uploads) == 0 {
+			msg += fmt.Sprintf("\n(%s is set by packer_build from files=[…]: pass the uploads, e.g. files = cse.uploads)", packer.FilesDirVar)
 		}
 		return nil, errors.New(redactValues(msg, secrets))
 	}
@@ -294,7 +304,10 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 
 	ctx, cancel := context.WithTimeout(c.Ctx(), c.Duration("timeout", 3*time.Hour))
 	defer cancel()
-	builder := c.Run.packerBuilder()
+	builder, simulated, err := c.Run.packerBuilder()
+	if err != nil {
+		return nil, fail(err)
+	}
 	// The build's own directory: packer's working directory (cwd
 	// mirrored, where its relative downloads land) and the staged uploads.
 	buildDir, err := c.Run.tempDir("imgflow-build-")
@@ -334,15 +347,14 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		return errors.New(redactValues(msg, secrets))
 	}
 	if len(uploads) > 0 {
-		_, simulated := builder.(*localsim.Builder)
 		dir := filepath.Join(buildDir, "files")
 		if err := stageUploads(dir, uploads, simulated); err != nil {
 			return nil, fail(err)
 		}
-		vars[localsim.FilesDirVar] = dir
+		vars[packer.FilesDirVar] = dir
 	}
 	if wantsDownloads {
-		vars[localsim.DownloadsDirVar] = workDir
+		vars[packer.DownloadsDirVar] = workDir
 	}
 	// A template outside cwd is given by its path: the mirror has only
 	// cwd's entries.
@@ -474,23 +486,23 @@ func checkPackerInputs(tpl *packer.Template, values map[string]string, secretVar
 	for _, n := range secretVars {
 		isSecret[n] = true
 	}
-	if _, ok := values[localsim.FilesDirVar]; ok {
-		errs = append(errs, fmt.Errorf("%s is set by packer_build from files=[…]; do not pass it in vars or var_files", localsim.FilesDirVar))
+	if _, ok := values[packer.FilesDirVar]; ok {
+		errs = append(errs, fmt.Errorf("%s is set by packer_build from files=[…]; do not pass it in vars or var_files", packer.FilesDirVar))
 	}
-	if _, ok := values[localsim.DownloadsDirVar]; ok {
-		errs = append(errs, fmt.Errorf("%s is set by packer_build (a directory it reads the downloads from); do not pass it in vars or var_files", localsim.DownloadsDirVar))
+	if _, ok := values[packer.DownloadsDirVar]; ok {
+		errs = append(errs, fmt.Errorf("%s is set by packer_build (a directory it reads the downloads from); do not pass it in vars or var_files", packer.DownloadsDirVar))
 	}
 	for _, name := range tpl.SensitiveVariables {
 		if values[name] != "" && !isSecret[name] {
 			errs = append(errs, fmt.Errorf("%s is a sensitive variable of the template: pass it as vars={%q: secret(%q)}, not as a plain string (which would reach the journal and plans)", name, name, name))
 		}
 	}
-	if len(uploads) > 0 && !usesVar(tpl, localsim.FilesDirVar) && tpl.IsHCL2() {
+	if len(uploads) > 0 && !usesVar(tpl, packer.FilesDirVar) && tpl.IsHCL2() {
 		errs = append(errs, fmt.Errorf("files were given but the template never uses var.%s: declare variable %q { type = string } and add to its build block:\n    provisioner \"file\" {\n      source      = \"${var.%s}/home/packer/\"\n      destination = \"/home/packer/\"\n    }",
-			localsim.FilesDirVar, localsim.FilesDirVar, localsim.FilesDirVar))
-	} else if len(uploads) > 0 && !usesVar(tpl, localsim.FilesDirVar) {
+			packer.FilesDirVar, packer.FilesDirVar, packer.FilesDirVar))
+	} else if len(uploads) > 0 && !usesVar(tpl, packer.FilesDirVar) {
 		errs = append(errs, fmt.Errorf("files were given but the template never uses {{user `%s`}}: add a file provisioner {\"type\": \"file\", \"source\": \"{{user `%s`}}/home/packer/\", \"destination\": \"/home/packer/\"}",
-			localsim.FilesDirVar, localsim.FilesDirVar))
+			packer.FilesDirVar, packer.FilesDirVar))
 	}
 	return errors.Join(errs...)
 }
@@ -772,7 +784,7 @@ func (c *Call) builtVersion(tpl *packer.Template, values, env map[string]string)
 		if err != nil {
 			return nil, false, fmt.Errorf("look for the build's destination version %s/%s/%s: %w", gallery, def, version, err)
 		}
-		if pending, failed := cloud.ReplicationLaggards(v); len(pending)+len(failed) > 0 {
+		if pending, failed := ensure.ReplicationLaggards(v); len(pending)+len(failed) > 0 {
 			return nil, false, fmt.Errorf("the build's destination, gallery image version %s of %s/%s, exists from an earlier build but is not usable (failed in: %s; not complete in: %s): "+
 				"delete it (az sig image-version delete -g %s -r %s -i %s -e %s) or build another version",
 				version, gallery, def, listOrNone(failed), listOrNone(pending), rg, gallery, def, version)

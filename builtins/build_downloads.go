@@ -6,7 +6,7 @@ import (
 	"path"
 	"path/filepath"
 
-	"github.com/imgflow/imgflow/packer/localsim"
+	"github.com/imgflow/imgflow/packer"
 )
 
 // Downloads are journaled with their packer_build step, so a resumed run
@@ -24,7 +24,7 @@ const (
 // does when the remote file does not exist. A log or text file over
 // maxDownloadSize keeps its end (where a build log says what went
 // wrong), marked as cut; any other file that large is an error.
-func readDownloads(dir string, want []localsim.Download, secrets []string) (map[string]string, error) {
+func readDownloads(dir string, want []packer.Download, secrets []string) (map[string]string, error) {
 	out := map[string]string{}
 	if dir == "" {
 		return out, nil

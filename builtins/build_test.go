@@ -17,8 +17,10 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 	"github.com/imgflow/imgflow/vhd"
@@ -68,7 +70,7 @@ type buildFixture struct {
 
 func newBuildFixture(t *testing.T) *buildFixture {
 	t.Helper()
-	ws, err := builtins.NewWorkspace("..")
+	ws, err := localpacker.NewWorkspace("..")
 	require.NoError(t, err)
 	p, err := local.NewMemory(local.Options{Rand: rand.New(rand.NewSource(1)), Now: func() time.Time { return snippetTime }})
 	require.NoError(t, err)
@@ -84,7 +86,7 @@ func (f *buildFixture) run(file string, vars map[string]string) *interp.Result {
 }
 
 // runID runs (or resumes) the run id with faults in the apply pass.
-func (f *buildFixture) runID(file string, vars map[string]string, id string, resume bool, faults map[string]cloud.Fault) *interp.Result {
+func (f *buildFixture) runID(file string, vars map[string]string, id string, resume bool, injected map[string]faults.Fault) *interp.Result {
 	f.t.Helper()
 	var j *journal.File
 	var err error
@@ -100,13 +102,13 @@ func (f *buildFixture) runID(file string, vars map[string]string, id string, res
 	for k, v := range vars {
 		values[k] = starlark.String(v)
 	}
-	fs := cloud.NewFaults(faults)
+	fs := faults.NewFaults(injected)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return interp.Run(ctx, "//"+file, interp.Config{
 		Workspace: f.ws, Registry: f.reg, Vars: values, Reporter: f.rep, Journal: j, Faults: fs,
 		Info: builtins.RunInfo{ID: id, Time: snippetTime},
-	}, interp.Target{Apply: cloud.WithFaults(f.apply, fs), Validate: overlay.New(f.cloud)})
+	}, interp.Target{Apply: faults.WithFaults(f.apply, fs), Validate: overlay.New(f.cloud)})
 }
 
 func (f *buildFixture) mustRun(file string, vars map[string]string) *interp.Result {
@@ -284,7 +286,7 @@ func TestPackerBuildIsJournaled(t *testing.T) {
 	counter := &uploadCounter{Provider: f.cloud}
 	f.apply = counter
 	file := "testdata/build/sig_marketplace.star"
-	res := f.runID(file, nil, "r1", false, map[string]cloud.Fault{"replicate": {StatusCode: 500, Times: 1}})
+	res := f.runID(file, nil, "r1", false, map[string]faults.Fault{"replicate": {StatusCode: 500, Times: 1}})
 	require.Error(t, res.Err)
 	require.Equal(t, "apply", res.Pass)
 	require.Equal(t, 1, counter.count())
@@ -354,7 +356,7 @@ func TestPackerBuildDocumentsItsStruct(t *testing.T) {
 
 // execReported runs src as main.star in a snippet sandbox with a reporter
 // and, when id is set, a journal (resumed when resume is set).
-func execReported(t *testing.T, s *snippetSandbox, src string, rep builtins.Reporter, journals, id string, resume bool, faults map[string]cloud.Fault) *interp.Result {
+func execReported(t *testing.T, s *snippetSandbox, src string, rep builtins.Reporter, journals, id string, resume bool, injected map[string]faults.Fault) *interp.Result {
 	t.Helper()
 	s.write("main.star", src)
 	cfg := interp.Config{Workspace: s.ws, Registry: s.reg, Reporter: rep, Info: builtins.RunInfo{ID: "cmd", Time: snippetTime}}
@@ -371,11 +373,11 @@ func execReported(t *testing.T, s *snippetSandbox, src string, rep builtins.Repo
 		defer j.Close()
 		cfg.Journal = j
 	}
-	fs := cloud.NewFaults(faults)
+	fs := faults.NewFaults(injected)
 	cfg.Faults = fs
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return interp.Run(ctx, "//main.star", cfg, interp.Target{Apply: cloud.WithFaults(s.cloud, fs), Validate: overlay.New(s.cloud)})
+	return interp.Run(ctx, "//main.star", cfg, interp.Target{Apply: faults.WithFaults(s.cloud, fs), Validate: overlay.New(s.cloud)})
 }
 
 func TestCommandStreamsOutputAndFailsWithItsTail(t *testing.T) {
@@ -411,7 +413,7 @@ func TestCommandRunsOnlyInTheApplyPassAndOnceOnResume(t *testing.T) {
 command(["sh", "-c", "echo run >> count.txt"], cwd = "//")
 resource_group("after-command", location = "westeurope")
 `
-	res := execReported(t, s, src, nil, journals, "r1", false, map[string]cloud.Fault{"resource_group": {StatusCode: 500, Times: 1}})
+	res := execReported(t, s, src, nil, journals, "r1", false, map[string]faults.Fault{"resource_group": {StatusCode: 500, Times: 1}})
 	require.Error(t, res.Err)
 	count := func() int {
 		data, _ := os.ReadFile(filepath.Join(s.ws.Root, "count.txt"))

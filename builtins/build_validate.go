@@ -14,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/imgflow/imgflow/packer"
-	"github.com/imgflow/imgflow/packer/localsim"
 )
 
 // PackerValidator checks a packer build with the real packer without
@@ -95,16 +94,16 @@ func requestKey(req packer.BuildRequest) (string, string, error) {
 		vars[k] = v
 	}
 	staged := ""
-	if dir, ok := vars[localsim.FilesDirVar]; ok {
+	if dir, ok := vars[packer.FilesDirVar]; ok {
 		digest, err := treeDigest(dir)
 		if err != nil {
 			return "", "", fmt.Errorf("packer validate: staged files: %w", err)
 		}
-		vars[localsim.FilesDirVar] = digest
+		vars[packer.FilesDirVar] = digest
 		staged = digest
 	}
-	if _, ok := vars[localsim.DownloadsDirVar]; ok {
-		vars[localsim.DownloadsDirVar] = "(downloads)" // the build's own directory, new at every build
+	if _, ok := vars[packer.DownloadsDirVar]; ok {
+		vars[packer.DownloadsDirVar] = "(downloads)" // the build's own directory, new at every build
 	}
 	// A build's own working directory is new at every build: what it
 	// mirrors counts.

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/imgflow/imgflow/packer"
-	"github.com/imgflow/imgflow/packer/localsim"
 )
 
 // PackerValidateCached validates with r through cache: a build validated
@@ -31,7 +30,7 @@ type validateCached struct {
 // count by their content.
 func (v *validateCached) Validate(ctx context.Context, req packer.BuildRequest) error {
 	digest := ""
-	if dir, ok := req.Vars[localsim.FilesDirVar]; ok {
+	if dir, ok := req.Vars[packer.FilesDirVar]; ok {
 		var err error
 		if digest, err = treeDigest(dir); err != nil {
 			return fmt.Errorf("packer validate: staged files: %w", err)
@@ -43,10 +42,10 @@ func (v *validateCached) Validate(ctx context.Context, req packer.BuildRequest) 
 // validateStaged is Validate with the staged files' digest known.
 func (v *validateCached) validateStaged(ctx context.Context, req packer.BuildRequest, digest string) error {
 	stable := map[string]string{}
-	if dir, ok := req.Vars[localsim.FilesDirVar]; ok {
+	if dir, ok := req.Vars[packer.FilesDirVar]; ok {
 		stable[dir] = "(staged files " + digest + ")"
 	}
-	if dir, ok := req.Vars[localsim.DownloadsDirVar]; ok {
+	if dir, ok := req.Vars[packer.DownloadsDirVar]; ok {
 		stable[dir] = "(downloads)"
 	}
 	select {

@@ -13,7 +13,6 @@ import (
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer"
-	"github.com/imgflow/imgflow/packer/localsim"
 )
 
 // stubValidator stands in for packer.Runner.Validate: it records each
@@ -30,7 +29,7 @@ func (v *stubValidator) Validate(_ context.Context, req packer.BuildRequest) err
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.reqs = append(v.reqs, req)
-	dir := req.Vars[localsim.FilesDirVar]
+	dir := req.Vars[packer.FilesDirVar]
 	require.NotEmpty(v.t, dir, "the staged files are passed")
 	assert.DirExists(v.t, dir, "staged files exist while packer validates")
 	return v.err

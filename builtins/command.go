@@ -11,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"go.starlark.net/starlark"
-
 	"github.com/imgflow/imgflow/cloud"
+	"go.starlark.net/starlark"
 )
 
 // command(): tool steps that run before packer (building the binaries a

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 )
 
 // exportWorkflow makes a gallery version from an uploaded VHD and exports
@@ -62,8 +63,8 @@ func TestSigToVHDExportsTheVersionAndRemovesTheDisk(t *testing.T) {
 func TestSigToVHDWhoseCopyFailsLeavesNoDiskAndNoAccess(t *testing.T) {
 	s := newSnippetSandbox(t)
 	s.fixedVHD("disk.vhd", 4, "x")
-	faults := cloud.NewFaults(map[string]cloud.Fault{"CopyBlob": {StatusCode: 500, Code: "InternalError", Message: "copy broke"}})
-	s.apply = cloud.WithFaults(s.cloud, faults)
+	set := faults.NewFaults(map[string]faults.Fault{"CopyBlob": {StatusCode: 500, Code: "InternalError", Message: "copy broke"}})
+	s.apply = faults.WithFaults(s.cloud, set)
 	msg := s.mustFail(exportWorkflow, nil)
 	assert.Contains(t, msg, "copy broke")
 	assert.Contains(t, msg, "main.star:8:")

@@ -10,6 +10,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/internal/redact"
 )
 
@@ -165,7 +166,7 @@ func (c *Call) standardTags(user map[string]string) cloud.Tags {
 
 func resourceGroupImpl(c *Call) (starlark.Value, error) {
 	want := cloud.ResourceGroup{Name: c.String("name", ""), Location: c.String("location", ""), Tags: c.standardTags(c.StringMap("tags"))}
-	rg, outcome, err := cloud.EnsureResourceGroup(c.Ctx(), c.Run.Provider, want)
+	rg, outcome, err := ensure.EnsureResourceGroup(c.Ctx(), c.Run.Provider, want)
 	if err != nil {
 		return nil, fmt.Errorf("resource group %s: %w", want.Name, err)
 	}
@@ -194,7 +195,7 @@ func galleryImpl(c *Call) (starlark.Value, error) {
 	if want.Location == "" {
 		return nil, fmt.Errorf("gallery %s: location is required when resource_group is a name: pass location=… or resource_group=resource_group(…)", want.Name)
 	}
-	g, outcome, err := cloud.EnsureGallery(c.Ctx(), c.Run.Provider, want)
+	g, outcome, err := ensure.EnsureGallery(c.Ctx(), c.Run.Provider, want)
 	if err != nil {
 		return nil, fmt.Errorf("gallery %s: %w", want.Name, err)
 	}
@@ -256,7 +257,7 @@ func removedShareParams() map[string]string {
 func shareCommunityImpl(c *Call) (starlark.Value, error) {
 	gs := c.Struct("gallery")
 	name := attrString(gs, "name")
-	g, outcome, err := cloud.EnsureCommunity(c.Ctx(), c.Run.Provider, attrString(gs, "resource_group"), name)
+	g, outcome, err := ensure.EnsureCommunity(c.Ctx(), c.Run.Provider, attrString(gs, "resource_group"), name)
 	if err != nil {
 		return nil, fmt.Errorf("share gallery %s with the community: %w", name, err)
 	}
@@ -280,7 +281,7 @@ func imageDefinitionImpl(c *Call) (starlark.Value, error) {
 		}
 		want.EndOfLife = &eol
 	}
-	d, outcome, err := cloud.EnsureImageDefinition(c.Ctx(), c.Run.Provider, want, c.Run.Info.Time)
+	d, outcome, err := ensure.EnsureImageDefinition(c.Ctx(), c.Run.Provider, want, c.Run.Info.Time)
 	if err != nil {
 		return nil, fmt.Errorf("image definition %s: %w", want.Name, err)
 	}
@@ -365,13 +366,13 @@ func imageVersionImpl(c *Call) (starlark.Value, error) {
 		}
 		want.EndOfLife = &eol
 	}
-	v, outcome, err := cloud.EnsureImageVersion(c.Ctx(), c.Run.Provider, want, c.Run.Info.Time)
+	v, outcome, err := ensure.EnsureImageVersion(c.Ctx(), c.Run.Provider, want, c.Run.Info.Time)
 	if err != nil {
 		return nil, fmt.Errorf("image version %s of %s: %w", name, want.Definition, err)
 	}
 	// Azure accepts a version before every region has its replica: a
 	// version is only usable everywhere once each region is Completed.
-	if v, err = cloud.WaitReplicated(c.Ctx(), c.Run.Provider, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil); err != nil {
+	if v, err = ensure.WaitReplicated(c.Ctx(), c.Run.Provider, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil); err != nil {
 		return nil, fmt.Errorf("image version %s of %s: %w", name, want.Definition, err)
 	}
 	c.Report(outcome, fmt.Sprintf("%s/%s/%s in %d region(s)", v.Gallery, v.Definition, v.Name, len(v.TargetRegions)))
@@ -428,17 +429,17 @@ func replicateImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := cloud.ReplicateRequest{
+	req := ensure.ReplicateRequest{
 		ResourceGroup: attrString(ds, "resource_group"), Gallery: attrString(attrStruct(ds, "gallery"), "name"),
 		Definition: attrString(ds, "name"), Version: attrString(vs, "name"),
 		Regions: names, ReplicaCount: replicas, StorageAccountType: c.String("storage_account_type", ""), RegionReplicas: counts,
 	}
-	v, outcome, err := cloud.Replicate(c.Ctx(), c.Run.Provider, req)
+	v, outcome, err := ensure.Replicate(c.Ctx(), c.Run.Provider, req)
 	if err != nil {
 		return nil, fmt.Errorf("replicate %s/%s: %w", req.Definition, req.Version, err)
 	}
 	if c.Bool("wait", true) {
-		v, err = cloud.WaitReplicated(c.Ctx(), c.Run.Provider, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil)
+		v, err = ensure.WaitReplicated(c.Ctx(), c.Run.Provider, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil)
 		if err != nil {
 			return nil, fmt.Errorf("replicate %s/%s: %w", req.Definition, req.Version, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 )
 
 // Thread-local keys. Values are only reached through the accessors below.
@@ -125,7 +126,7 @@ type Run struct {
 	// Journal, when set, replays journaled steps and records new ones.
 	Journal Journal
 	// Faults injects failures into builtins (tests).
-	Faults *cloud.Faults
+	Faults *faults.Faults
 	// Packer runs packer_build's builds (the real packer.Runner on the
 	// Azure target) in the apply pass. Nil, the validation pass and plans
 	// simulate them (packer/localsim) against Provider: see packerBuilder.

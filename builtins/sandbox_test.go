@@ -19,6 +19,7 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -42,7 +43,7 @@ type snippetSandbox struct {
 
 func newSnippetSandbox(t *testing.T) *snippetSandbox {
 	t.Helper()
-	ws, err := builtins.NewWorkspace(t.TempDir())
+	ws, err := localpacker.NewWorkspace(t.TempDir())
 	require.NoError(t, err)
 	p, err := local.NewMemory(local.Options{
 		Rand: rand.New(rand.NewSource(1)),

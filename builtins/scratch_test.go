@@ -17,7 +17,9 @@ func TestASimulatedBuildWritesInTheStatesScratchDir(t *testing.T) {
 	p, err := local.Open(t.TempDir(), local.Options{})
 	require.NoError(t, err)
 	defer p.Close()
-	b, ok := (&Run{Provider: p}).packerBuilder().(*localsim.Builder)
+	pb, _, err := (&Run{Provider: p, Workspace: simulating()}).packerBuilder()
+	require.NoError(t, err)
+	b, ok := pb.(*localsim.Builder)
 	require.True(t, ok)
 	assert.Equal(t, p.ScratchDir(), b.TempDir)
 }

@@ -9,6 +9,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -117,7 +118,7 @@ func storageAccountImpl(c *Call) (starlark.Value, error) {
 	if want.Location == "" {
 		return nil, fmt.Errorf("storage account %s: location is required when resource_group is a name", want.Name)
 	}
-	sa, outcome, err := cloud.EnsureStorageAccount(c.Ctx(), c.Run.Provider, want)
+	sa, outcome, err := ensure.EnsureStorageAccount(c.Ctx(), c.Run.Provider, want)
 	if err != nil {
 		return nil, fmt.Errorf("storage account %s: %w", want.Name, err)
 	}
@@ -220,7 +221,7 @@ func vhdUploadImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
 	}
-	b, outcome, err := cloud.EnsurePageBlob(c.Ctx(), c.Run.Provider, ref, cloud.PageSource{Reader: src, Size: info.FileSize, Ranges: ranges}, c.Bool("overwrite", false))
+	b, outcome, err := ensure.EnsurePageBlob(c.Ctx(), c.Run.Provider, ref, cloud.PageSource{Reader: src, Size: info.FileSize, Ranges: ranges}, c.Bool("overwrite", false))
 	if err != nil {
 		return nil, fmt.Errorf("vhd_upload %s: %w", path, err)
 	}
@@ -262,7 +263,7 @@ func blobCopyImpl(c *Call) (starlark.Value, error) {
 		return nil, fmt.Errorf("blob_copy: %w", err)
 	}
 	dest, _, _ := c.blobRefArg("dest")
-	b, outcome, err := cloud.EnsureBlobCopy(c.Ctx(), c.Run.Provider, srcRef, srcURL, dest, c.Bool("overwrite", false))
+	b, outcome, err := ensure.EnsureBlobCopy(c.Ctx(), c.Run.Provider, srcRef, srcURL, dest, c.Bool("overwrite", false))
 	if err != nil {
 		return nil, fmt.Errorf("blob_copy: %w", err)
 	}
@@ -285,7 +286,7 @@ func managedImageImpl(c *Call) (starlark.Value, error) {
 		OSType: c.String("os_type", cloud.OSTypeLinux), HyperVGeneration: c.String("hyper_v_generation", cloud.HyperVGenV2),
 		Tags: c.standardTags(nil),
 	}
-	img, outcome, err := cloud.EnsureManagedImage(c.Ctx(), c.Run.Provider, want)
+	img, outcome, err := ensure.EnsureManagedImage(c.Ctx(), c.Run.Provider, want)
 	if err != nil {
 		return nil, fmt.Errorf("managed image %s: %w", want.Name, err)
 	}

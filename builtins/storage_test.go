@@ -14,6 +14,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/cloud/transfer"
 )
 
 const storagePrelude = `
@@ -39,7 +40,7 @@ func fileDigest(t *testing.T, s *snippetSandbox, rel string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(s.ws.Root, filepath.FromSlash(rel)))
 	require.NoError(t, err)
-	d, err := cloud.SparseDigest(context.Background(), bytes.NewReader(data), int64(len(data)), nil)
+	d, err := transfer.SparseDigest(context.Background(), bytes.NewReader(data), int64(len(data)), nil)
 	require.NoError(t, err)
 	return d
 }

@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/imgflow/imgflow/packer/localsim"
 )
 
 // Workspace is the directory a workflow may read from: load() and the
@@ -14,9 +12,10 @@ import (
 type Workspace struct {
 	// Root is the absolute, symlink-free workspace directory.
 	Root string
-	// StagedSums remembers the sums of the large files builds stage (the
-	// build tools), for the simulated builds of this process; nil: none.
-	StagedSums *localsim.SumCache
+	// SimulatePacker makes the simulated packer builds of runs in this
+	// workspace (nil: a build needing one fails). The caller plugs it in
+	// (internal/localpacker), so builtins does not import the simulator.
+	SimulatePacker PackerSimulator
 }
 
 // NewWorkspace resolves root to an absolute, symlink-free path.
@@ -29,7 +28,7 @@ func NewWorkspace(root string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", root, err)
 	}
-	return &Workspace{Root: real, StagedSums: localsim.NewSumCache()}, nil
+	return &Workspace{Root: real}, nil
 }
 
 // Resolve turns a path as a workflow wrote it into a workspace-relative

@@ -47,3 +47,15 @@ func UpdateCommunityProfile(old, next *CommunityInfo) *CommunityInfo {
 	}
 	return &c
 }
+
+// PrivateOnlySecurityType reports the SecurityType feature (of an image
+// definition's features) that community galleries refuse: TrustedLaunch
+// and ConfidentialVM; their "...Supported" variants are fine.
+func PrivateOnlySecurityType(features map[string]string) (string, bool) {
+	for k, v := range features {
+		if strings.EqualFold(k, "SecurityType") && (strings.EqualFold(v, "TrustedLaunch") || strings.EqualFold(v, "ConfidentialVM")) {
+			return v, true
+		}
+	}
+	return "", false
+}

@@ -1,12 +1,12 @@
 // Package cloud defines what imgflow asks of a cloud: the Provider
 // interface every target implements (cloud/local, cloud/azure), the
-// resource types the builtins pass around, and Azure's naming and shape
-// rules.
+// resource types the builtins pass around, their ids, the errors a target
+// answers with, and Azure's naming and shape rules.
 //
 // The rules live here, once, so that every target and the plan reject bad
-// input the same way before anything is created. The ensure functions
-// (EnsureGallery, EnsureImageDefinition, …) build imgflow's idempotent
-// "read, create what is missing, refuse a conflicting existing resource"
-// semantics on top of the Provider's plain get/create operations, so a
-// target only implements those primitives.
+// input the same way before anything is created. The jobs built on the
+// Provider live beside it, each in its own package: cloud/ensure (the
+// idempotent ensures and replication waits), cloud/transfer (chunked page
+// blob transfer and digests), cloud/guest (the simulated guest content and
+// checks) and cloud/faults (fault and latency injection for tests).
 package cloud

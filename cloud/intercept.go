@@ -2,7 +2,6 @@ package cloud
 
 import (
 	"context"
-	"time"
 )
 
 // The methods of intercepted are generated from the Provider interface
@@ -41,46 +40,4 @@ func (x *intercepted) after(ctx context.Context, op string) error {
 		return nil
 	}
 	return x.h.After(ctx, op)
-}
-
-// WithFaults wraps p so that the Provider methods named in f fail (or
-// crash after running) as the faults say.
-func WithFaults(p Provider, f *Faults) Provider {
-	return Intercept(p, Hooks{
-		Before: func(_ context.Context, op string) error { return f.Before(op) },
-		After:  func(_ context.Context, op string) error { return f.After(op) },
-	})
-}
-
-// PipelineLatencies are the cloud latencies the pipeline benchmarks
-// simulate (bench/pipeline, the release benchmarks), by operation, with
-// "packer" for a build (localsim's Builder.Slow): a packer build
-// dominates, then replication and copies, as in the real pipelines
-// (about 60 min packer, 10–45 min replication, 10 min copy), scaled down.
-func PipelineLatencies() map[string]time.Duration {
-	return map[string]time.Duration{
-		"packer":                     2000 * time.Millisecond,
-		"CreateImageVersion":         800 * time.Millisecond,
-		"UpdateImageVersion":         800 * time.Millisecond,
-		"CopyBlob":                   400 * time.Millisecond,
-		"UploadPageBlob":             300 * time.Millisecond,
-		"CreateDiskFromImageVersion": 200 * time.Millisecond,
-		"CreateManagedImage":         200 * time.Millisecond,
-		"CreateGallery":              50 * time.Millisecond,
-		"CreateImageDefinition":      50 * time.Millisecond,
-		"CreateResourceGroup":        50 * time.Millisecond,
-		"CreateStorageAccount":       50 * time.Millisecond,
-	}
-}
-
-// WithLatency wraps p so that each named operation takes at least the given
-// time, as a real cloud's would (benchmarks of pipeline concurrency).
-func WithLatency(p Provider, latency map[string]time.Duration) Provider {
-	return Intercept(p, Hooks{Before: func(ctx context.Context, op string) error {
-		d, ok := latency[op]
-		if !ok || d <= 0 {
-			return nil
-		}
-		return Sleep(ctx, d)
-	}})
 }

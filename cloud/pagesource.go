@@ -20,7 +20,7 @@ func (s PageSource) DataRanges(resource string) ([]vhd.Range, error) {
 			return nil, BadRequest(CodeInvalidParameter, resource, "page range [%d, +%d) is outside the blob of %d bytes", r.Offset, r.Length, s.Size)
 		}
 	}
-	rs := MergeRanges(s.Ranges)
+	rs := vhd.MergeRanges(s.Ranges)
 	if len(rs) > 0 && s.Reader == nil {
 		return nil, BadRequest(CodeInvalidParameter, resource, "page source with data ranges has no reader")
 	}

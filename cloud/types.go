@@ -262,3 +262,28 @@ type Disk struct {
 	AccessGranted bool `json:"access_granted,omitempty"`
 	Tags          Tags `json:"tags,omitempty"`
 }
+
+// SameSource compares image version sources the way Azure does: ids
+// case-insensitively, blob URLs without their query (a fresh SAS names
+// the same blob).
+func SameSource(a, b ImageSource) bool {
+	if a.Kind != b.Kind || !strings.EqualFold(a.ID, b.ID) || !strings.EqualFold(a.StorageAccountID, b.StorageAccountID) {
+		return false
+	}
+	if a.URI == b.URI {
+		return true
+	}
+	ra, errA := ParseBlobURL(a.URI)
+	rb, errB := ParseBlobURL(b.URI)
+	return errA == nil && errB == nil && strings.EqualFold(ra.Account, rb.Account) && ra.Container == rb.Container && ra.Name == rb.Name
+}
+
+// Outcome says what a builtin did to the resource it ensures (the ensure
+// functions of cloud/ensure return it), or how a step ran.
+type Outcome string
+
+const (
+	Created Outcome = "created"
+	Exists  Outcome = "exists"
+	Updated Outcome = "updated"
+)

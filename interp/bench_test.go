@@ -8,6 +8,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/internal/testharness"
@@ -72,7 +73,7 @@ func BenchmarkJournalReplay(b *testing.B) {
 	require.NoError(b, j.Close())
 
 	// A cloud that fails every call proves the replay never reaches it.
-	dead := cloud.WithFaults(p, cloud.NewFaults(map[string]cloud.Fault{
+	dead := faults.WithFaults(p, faults.NewFaults(map[string]faults.Fault{
 		"CopyBlob": {StatusCode: 500}, "CreateResourceGroup": {StatusCode: 500}, "CreateStorageAccount": {StatusCode: 500},
 	}))
 	b.ResetTimer()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/internal/gitrev"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -29,7 +30,7 @@ type Config struct {
 	// replayed, new ones appended.
 	Journal *journal.File
 	// Faults injects failures into named builtins in the apply pass (tests).
-	Faults *cloud.Faults
+	Faults *faults.Faults
 	// AnyVars accepts --vars the workflow does not declare (several
 	// workflows run with one set of vars; the caller checks them).
 	AnyVars bool
@@ -73,7 +74,7 @@ type Result struct {
 	Params    []builtins.ParamDecl
 	// Err is nil on success; otherwise an *Error with file:line.
 	Err error
-	// Crashed reports an injected crash (cloud.ErrCrash): like a dead
+	// Crashed reports an injected crash (faults.ErrCrash): like a dead
 	// process, it left the journal as it was and ran no cleanup.
 	Crashed bool
 	// Stopped is the gate the run stopped at (Config.StopAt), "" when it
@@ -181,7 +182,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 		err = checkVars(run, cfg.Vars)
 	}
 	res.Steps, res.Outputs, res.Params, res.Artifacts, res.Gates = run.Steps(), run.Outputs(), run.Params(), run.Artifacts(), run.Gates()
-	if errors.Is(err, cloud.ErrCrash) {
+	if errors.Is(err, faults.ErrCrash) {
 		res.Crashed, res.Err = true, renderError(err, cfg.Workspace)
 		return res
 	}
@@ -230,7 +231,7 @@ func runCleanups(ctx context.Context, run *builtins.Run, ld *loader, maxSteps ui
 		}
 		if err := c.Fn(run.Ctx, th); err != nil {
 			errs = append(errs, fmt.Errorf("cleanup %s registered at %s failed: %w", c.Name, c.Pos, renderError(err, run.Workspace)))
-			if errors.Is(err, cloud.ErrCrash) {
+			if errors.Is(err, faults.ErrCrash) {
 				return errs, true
 			}
 			continue

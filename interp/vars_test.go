@@ -10,6 +10,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 )
 
 func checkVarsIn(t *testing.T, files map[string]string, vars ...string) error {
@@ -19,7 +20,7 @@ func checkVarsIn(t *testing.T, files map[string]string, vars ...string) error {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
 	}
-	ws, err := builtins.NewWorkspace(dir)
+	ws, err := localpacker.NewWorkspace(dir)
 	require.NoError(t, err)
 	values := map[string]starlark.Value{}
 	for _, v := range vars {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 )
 
 func newTestLinter(t *testing.T, files map[string]string) *Linter {
@@ -19,7 +20,7 @@ func newTestLinter(t *testing.T, files map[string]string) *Linter {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 	}
-	ws, err := builtins.NewWorkspace(dir)
+	ws, err := localpacker.NewWorkspace(dir)
 	require.NoError(t, err)
 	return New(ws, builtins.NewRegistry())
 }

@@ -10,12 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 )
 
 // repo is the repository's workspace.
 func repo(t *testing.T) *builtins.Workspace {
 	t.Helper()
-	ws, err := builtins.NewWorkspace("..")
+	ws, err := localpacker.NewWorkspace("..")
 	require.NoError(t, err)
 	return ws
 }
@@ -30,7 +31,7 @@ func scratch(t *testing.T, release string) *builtins.Workspace {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "workflows", "w.star"), []byte(
 		"os = param(\"os\", default = \"Ubuntu\")\nv = param(\"os_version\", default = \"22.04\")\nf = param(\"features\", default = [])\nsecret(\"ua_token\")\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "releases", "r.star"), []byte(release), 0o644))
-	ws, err := builtins.NewWorkspace(dir)
+	ws, err := localpacker.NewWorkspace(dir)
 	require.NoError(t, err)
 	return ws
 }
@@ -119,7 +120,7 @@ func TestIsReleaseTellsReleasesFromWorkflows(t *testing.T) {
 }
 
 func TestOverrideSetsAVarOnEveryJobThatTakesItAndKeepsTheIDs(t *testing.T) {
-	ws, err := builtins.NewWorkspace("..")
+	ws, err := localpacker.NewWorkspace("..")
 	require.NoError(t, err)
 	rel, err := Load(context.Background(), ws, "//releases/flatcar.star")
 	require.NoError(t, err)

@@ -13,14 +13,14 @@ import (
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/guest"
 	"github.com/imgflow/imgflow/internal/testtool"
 )
 
 // TestCheckScriptsAgreeWithTheLocalEvaluation runs the bash scripts
 // lib/checks.star writes against real files and compares each verdict and
 // line of output with what the local target's evaluation of the same
-// predicates (cloud.SimulateRunCommand) says about the same content.
+// predicates (guest.SimulateRunCommand) says about the same content.
 func TestCheckScriptsAgreeWithTheLocalEvaluation(t *testing.T) {
 	bash := testtool.Require(t, "bash", "install bash: the checks' scripts run in it")
 	dir := t.TempDir()
@@ -33,7 +33,7 @@ func TestCheckScriptsAgreeWithTheLocalEvaluation(t *testing.T) {
 	cse := write("provision_configs.sh", "#!/bin/bash\necho cse\n", 0o744)
 	rule := write("aks-mglru.conf", "w! /sys/kernel/mm/lru_gen/enabled - - - - 0\n", 0o644)
 	missing := filepath.Join(dir, "nope.conf")
-	guest := &cloud.GuestContent{Files: map[string]cloud.GuestFile{
+	content := &guest.GuestContent{Files: map[string]guest.GuestFile{
 		cse:  {Mode: "0744", Text: "#!/bin/bash\necho cse\n"},
 		rule: {Mode: "0644", Text: "w! /sys/kernel/mm/lru_gen/enabled - - - - 0\n"},
 	}, Packages: map[string]string{"bcc": "0.29.0"}}
@@ -63,11 +63,11 @@ func TestCheckScriptsAgreeWithTheLocalEvaluation(t *testing.T) {
 			chk := call("check", append([]starlark.Value{s(c.name)}, c.preds...)...).(*starlarkstruct.Struct)
 			scriptV, _ := chk.Attr("script")
 			script := string(scriptV.(starlark.String))
-			local, err := cloud.GuestChecksFromScript(script)
+			local, err := guest.GuestChecksFromScript(script)
 			require.NoError(t, err)
 			require.Len(t, local, len(c.preds), "the script carries its predicates")
 
-			want := cloud.SimulateRunCommand(local, guest, 1<<30)
+			want := guest.SimulateRunCommand(local, content, 1<<30)
 			cmd := exec.Command(bash, "-c", script)
 			var stdout, stderr writerString
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/journal"
 )
 
@@ -44,7 +44,7 @@ func TestResumeBetweenParallelCleanupsLeaksNothing(t *testing.T) {
 	for i := range 20 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			h := newHarness(t, "workflows/flatcar_capi.star", stringVars(vars))
-			stopped := h.run("capi", false, map[string]cloud.Fault{"delete": {StatusCode: 500, Code: "Injected", Skip: 1, Times: 1}})
+			stopped := h.run("capi", false, map[string]faults.Fault{"delete": {StatusCode: 500, Code: "Injected", Skip: 1, Times: 1}})
 			require.ErrorContains(t, stopped.Err, "Injected", "the second deletion must fail")
 			require.Len(t, h.managedImages(), 1, "the first deletion happened, the second did not")
 			resumed := h.run("capi", true, nil)
@@ -60,7 +60,7 @@ func TestResumeBetweenParallelCleanupsLeaksNothing(t *testing.T) {
 // journal's pending cleanups.
 func TestGCRemovesTheTemporaryResourcesOfAKilledRun(t *testing.T) {
 	h := newHarness(t, "workflows/flatcar_capi.star", stringVars(map[string]string{"kubernetes_versions": "1.31.1,1.32.2", "image_builder": "//testdata/image-builder"}))
-	crashed := h.run("capi", false, map[string]cloud.Fault{"replicate": {Crash: true, Skip: 1, Times: 1}})
+	crashed := h.run("capi", false, map[string]faults.Fault{"replicate": {Crash: true, Skip: 1, Times: 1}})
 	require.True(t, crashed.Crashed, crashed.Err)
 	require.Len(t, h.managedImages(), 2, "the packer builds' managed images exist until the run's cleanups")
 	pending := h.pendingCleanups("capi")

@@ -13,6 +13,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/guest"
 	"github.com/imgflow/imgflow/internal/testtool"
 )
 
@@ -29,7 +30,7 @@ func TestKubeadmDryRunScriptAgreesWithTheLocalEvaluation(t *testing.T) {
 	require.NoError(t, err)
 	scriptV, _ := chk.(*starlarkstruct.Struct).Attr("script")
 	script := string(scriptV.(starlark.String))
-	local, err := cloud.GuestChecksFromScript(script)
+	local, err := guest.GuestChecksFromScript(script)
 	require.NoError(t, err)
 	require.Equal(t, []cloud.GuestCheck{{Kind: cloud.GuestKubeadmDryRun, Version: "1.33.1"}}, local, "the version travels without its v")
 
@@ -40,8 +41,8 @@ func TestKubeadmDryRunScriptAgreesWithTheLocalEvaluation(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.Symlink(p, filepath.Join(tools, tool)))
 	}
-	image := func(kubeadm, kubelet string) *cloud.GuestContent {
-		return &cloud.GuestContent{Files: map[string]cloud.GuestFile{"/etc/systemd/system/containerd.service": {Mode: "0600"}},
+	image := func(kubeadm, kubelet string) *guest.GuestContent {
+		return &guest.GuestContent{Files: map[string]guest.GuestFile{"/etc/systemd/system/containerd.service": {Mode: "0600"}},
 			Packages: map[string]string{"kubeadm": kubeadm, "kubelet": kubelet, "containerd": "2.1.4"}}
 	}
 	noKubeadm := image("", "1.33.1")
@@ -50,7 +51,7 @@ func TestKubeadmDryRunScriptAgreesWithTheLocalEvaluation(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		fake  string // the stand-in kubeadm's body; "" for none on PATH
-		guest *cloud.GuestContent
+		guest *guest.GuestContent
 	}{
 		{"passes", "echo '[dryrun] Would write file /etc/kubernetes/manifests/kube-apiserver.yaml'; exit 0", image("1.33.1", "1.33.1")},
 		{"preflight-fails", "echo '[preflight] Running pre-flight checks'; echo '[ERROR KubeletVersion]: the kubelet version is higher than the control plane version.' >&2; exit 1",
@@ -63,7 +64,7 @@ func TestKubeadmDryRunScriptAgreesWithTheLocalEvaluation(t *testing.T) {
 			if tc.fake != "" {
 				require.NoError(t, os.WriteFile(filepath.Join(bin, "kubeadm"), []byte("#!"+bash+"\necho \"$@\" > "+argsFile+"\n"+tc.fake+"\n"), 0o755))
 			}
-			want := cloud.SimulateRunCommand(local, tc.guest, 1<<30)
+			want := guest.SimulateRunCommand(local, tc.guest, 1<<30)
 			cmd := exec.Command(bash, "-c", script)
 			cmd.Env = []string{"PATH=" + bin + ":" + tools}
 			var stdout, stderr writerString

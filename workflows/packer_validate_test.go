@@ -18,7 +18,6 @@ import (
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer"
-	"github.com/imgflow/imgflow/packer/localsim"
 	"github.com/imgflow/imgflow/packer/packertest"
 )
 
@@ -48,10 +47,10 @@ func (r *buildRecorder) Validate(_ context.Context, req packer.BuildRequest) err
 	for k, v := range req.Vars {
 		vars[k] = v
 	}
-	if dir, ok := vars[localsim.FilesDirVar]; ok {
+	if dir, ok := vars[packer.FilesDirVar]; ok {
 		kept := r.t.TempDir()
 		require.NoError(r.t, os.CopyFS(kept, os.DirFS(dir)))
-		vars[localsim.FilesDirVar] = kept
+		vars[packer.FilesDirVar] = kept
 	}
 	req.Vars = vars
 	b := recordedBuild{workflow: r.workflow, req: req}

@@ -14,7 +14,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
@@ -210,7 +210,7 @@ func TestLinuxPublishesTheBuildDownloads(t *testing.T) {
 // resumed run writes the same release notes, and every artifact matches
 // an uninterrupted run's.
 func TestResumedRunPublishesWhatTheBuildDownloaded(t *testing.T) {
-	run := func(h *harness, id string, resume bool, faults map[string]cloud.Fault, dir string) *interp.Result {
+	run := func(h *harness, id string, resume bool, injected map[string]faults.Fault, dir string) *interp.Result {
 		var j *journal.File
 		var err error
 		if resume {
@@ -220,17 +220,17 @@ func TestResumedRunPublishesWhatTheBuildDownloaded(t *testing.T) {
 		}
 		require.NoError(t, err)
 		defer j.Close()
-		fs := cloud.NewFaults(faults)
+		fs := faults.NewFaults(injected)
 		return interp.Run(context.Background(), h.file, interp.Config{
 			Workspace: h.ws, Registry: h.reg, Vars: h.vars, Info: builtins.RunInfo{ID: id, Time: runTime}, Journal: j, Faults: fs, ArtifactsDir: dir,
-		}, interp.Target{Apply: cloud.WithFaults(h.cloud, fs), Validate: overlay.New(h.cloud)})
+		}, interp.Target{Apply: faults.WithFaults(h.cloud, fs), Validate: overlay.New(h.cloud)})
 	}
 	refDir := t.TempDir()
 	ref := run(newHarness(t, "workflows/linux.star", nil), "ref", false, nil, refDir)
 	require.NoError(t, ref.Err)
 
 	h, dir := newHarness(t, "workflows/linux.star", nil), t.TempDir()
-	crashed := run(h, "ref", false, map[string]cloud.Fault{"sig_to_vhd": {Crash: true}}, dir)
+	crashed := run(h, "ref", false, map[string]faults.Fault{"sig_to_vhd": {Crash: true}}, dir)
 	require.True(t, crashed.Crashed, "%v", crashed.Err)
 	var before []string
 	for _, a := range crashed.Artifacts {

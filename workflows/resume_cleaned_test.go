@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -31,7 +31,7 @@ func TestAResumeAfterTheCleanupsRanCompletes(t *testing.T) {
 				}
 				t.Run(fmt.Sprintf("%d-%s", i, c.builtin), func(t *testing.T) {
 					h := newHarness(t, file, vars)
-					failed := h.run("ref", false, map[string]cloud.Fault{c.builtin: {StatusCode: 500, Code: "InternalServerError", Message: "injected", Skip: c.occurrence, Times: 1}})
+					failed := h.run("ref", false, map[string]faults.Fault{c.builtin: {StatusCode: 500, Code: "InternalServerError", Message: "injected", Skip: c.occurrence, Times: 1}})
 					require.Error(t, failed.Err)
 					require.False(t, failed.Crashed)
 					h.end("ref", failed)

@@ -15,7 +15,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
@@ -59,7 +59,7 @@ func newHarness(t *testing.T, file string, vars map[string]starlark.Value) *harn
 }
 
 // run runs (or resumes) the run id with the given faults.
-func (h *harness) run(id string, resume bool, faults map[string]cloud.Fault) *interp.Result {
+func (h *harness) run(id string, resume bool, injected map[string]faults.Fault) *interp.Result {
 	h.t.Helper()
 	var j *journal.File
 	var err error
@@ -71,11 +71,11 @@ func (h *harness) run(id string, resume bool, faults map[string]cloud.Fault) *in
 	}
 	require.NoError(h.t, err)
 	defer j.Close()
-	fs := cloud.NewFaults(faults)
+	fs := faults.NewFaults(injected)
 	res := interp.Run(context.Background(), h.file, interp.Config{
 		Workspace: h.ws, Registry: h.reg, Vars: h.vars, Info: builtins.RunInfo{ID: id, Time: runTime}, Journal: j, Faults: fs,
 		Programs: &compiled,
-	}, interp.Target{Apply: cloud.WithFaults(h.cloud, fs), Validate: overlay.New(h.cloud)})
+	}, interp.Target{Apply: faults.WithFaults(h.cloud, fs), Validate: overlay.New(h.cloud)})
 	return res
 }
 
@@ -147,7 +147,7 @@ func crashAtEveryStepThenResume(t *testing.T, file string, vars map[string]starl
 	for i, c := range changes {
 		t.Run(fmt.Sprintf("%d-%s", i, c.builtin), func(t *testing.T) {
 			h := newHarness(t, file, vars)
-			crashed := h.run("ref", false, map[string]cloud.Fault{c.builtin: {Crash: true, Skip: c.occurrence, Times: 1}})
+			crashed := h.run("ref", false, map[string]faults.Fault{c.builtin: {Crash: true, Skip: c.occurrence, Times: 1}})
 			require.True(t, crashed.Crashed, "the run must crash at step %d: %v", i, crashed.Err)
 
 			resumed := h.run("ref", true, nil)
@@ -188,7 +188,7 @@ func TestInjectedFailureAtEveryStepKeepsWhatExisted(t *testing.T) {
 			require.NoError(t, rerun.Err)
 			before := h.rawState()
 			for i, c := range cloudChanges(rerun.Steps) {
-				res := h.run(fmt.Sprintf("fail-%d", i), false, map[string]cloud.Fault{c.builtin: {StatusCode: 500, Code: "InternalServerError", Message: "injected", Skip: c.occurrence, Times: 1}})
+				res := h.run(fmt.Sprintf("fail-%d", i), false, map[string]faults.Fault{c.builtin: {StatusCode: 500, Code: "InternalServerError", Message: "injected", Skip: c.occurrence, Times: 1}})
 				if !assert.Error(t, res.Err, "step %d (%s) must fail", i, c.builtin) {
 					continue
 				}

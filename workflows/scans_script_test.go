@@ -12,7 +12,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/guest"
 	"github.com/imgflow/imgflow/internal/testtool"
 )
 
@@ -116,7 +116,7 @@ func scanScript(t *testing.T, fn string, kwargs ...starlark.Tuple) string {
 	require.NoError(t, err)
 	s, _ := v.(*starlarkstruct.Struct).Attr("script")
 	script := string(s.(starlark.String))
-	scan, err := cloud.GuestScanFromScript(script)
+	scan, err := guest.GuestScanFromScript(script)
 	require.NoError(t, err)
 	require.NotNil(t, scan, "the script carries its simulated form")
 	return script
@@ -160,7 +160,7 @@ func TestTrivyImagesScript(t *testing.T) {
 	e := newScanEnv(t)
 	stdout, stderr, code := e.run(scanScript(t, "trivy_images"))
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, cloud.TrivyImagesHeader+
+	assert.Equal(t, guest.TrivyImagesHeader+
 		"table of mcr.microsoft.com/oss/kube-proxy:v1.31.1\ntable of mcr.microsoft.com/oss/coredns:v1.11.3\n", stdout,
 		"AgentBaker's header, then one table per cached image (not the sha256 ids)")
 	assert.Contains(t, e.logged(), "image --scanners vuln --ignore-unfixed --severity HIGH,CRITICAL -f table mcr.microsoft.com/oss/coredns:v1.11.3")

@@ -16,6 +16,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/interp/startest"
 )
@@ -54,7 +55,7 @@ func workspaceRoot() string { return *workspaceFlag }
 // openWorkspace opens the workspace under test.
 func openWorkspace(t *testing.T) *builtins.Workspace {
 	t.Helper()
-	ws, err := builtins.NewWorkspace(workspaceRoot())
+	ws, err := localpacker.NewWorkspace(workspaceRoot())
 	require.NoError(t, err)
 	return ws
 }

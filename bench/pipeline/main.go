@@ -25,7 +25,9 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/packer/localsim"
 )
@@ -46,7 +48,7 @@ func main() {
 }
 
 func run(scale float64, runs int) error {
-	ws, err := builtins.NewWorkspace(".")
+	ws, err := localpacker.NewWorkspace(".")
 	if err != nil {
 		return err
 	}
@@ -61,7 +63,7 @@ func run(scale float64, runs int) error {
 		}
 	}
 	lat := map[string]time.Duration{}
-	for k, v := range cloud.PipelineLatencies() { // scaled by -scale
+	for k, v := range faults.PipelineLatencies() { // scaled by -scale
 		lat[k] = time.Duration(float64(v) * scale)
 	}
 	b := &bench{ws: ws, lat: lat}
@@ -140,7 +142,7 @@ func (b *bench) timed(fn func(p cloud.Provider) error) (time.Duration, error) {
 	}
 	defer p.Close()
 	start := time.Now()
-	err = fn(cloud.WithLatency(p, b.lat))
+	err = fn(faults.WithLatency(p, b.lat))
 	return time.Since(start), err
 }
 

@@ -60,6 +60,7 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -268,7 +269,7 @@ func (c *ceilingRun) rate() float64 { return median(c.samples) }
 
 func (c *ceilingRun) put(ctx context.Context, cc *container.Client, par int, name string) (float64, error) {
 	const size = 512 * mib
-	took, err := c.putPieces(ctx, cc, par, name, size, cloud.Pieces([]vhd.Range{{Offset: 0, Length: size}}, size, 0))
+	took, err := c.putPieces(ctx, cc, par, name, size, transfer.Pieces([]vhd.Range{{Offset: 0, Length: size}}, size, 0))
 	return float64(size) / mib / took.Seconds(), err
 }
 
@@ -276,13 +277,13 @@ func (c *ceilingRun) put(ctx context.Context, cc *container.Client, par int, nam
 // own data ranges, each cut into 4 MiB Put Page calls (the fewest
 // requests any tool needs for them without sending zeros).
 func (c *ceilingRun) fileRate(ctx context.Context, cc *container.Client, f *file, name string) (float64, error) {
-	took, err := c.putPieces(ctx, cc, c.par, name, f.size, cloud.Pieces(f.ranges, f.size, 0))
+	took, err := c.putPieces(ctx, cc, c.par, name, f.size, transfer.Pieces(f.ranges, f.size, 0))
 	return float64(f.data) / mib / took.Seconds(), err
 }
 
 // putPieces creates a page blob of size bytes and writes the pieces with
 // random data from par goroutines, returning the time the writes took.
-func (c *ceilingRun) putPieces(ctx context.Context, cc *container.Client, par int, name string, size int64, pieces iter.Seq[cloud.Chunk]) (time.Duration, error) {
+func (c *ceilingRun) putPieces(ctx context.Context, cc *container.Client, par int, name string, size int64, pieces iter.Seq[transfer.Chunk]) (time.Duration, error) {
 	pc := cc.NewPageBlobClient(name)
 	if _, err := pc.Create(ctx, size, nil); err != nil {
 		return 0, err
@@ -411,7 +412,7 @@ func makeFile(ctx context.Context, dir, name string) (*file, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.digest, err = cloud.SparseDigest(ctx, out, f.size, f.ranges)
+	f.digest, err = transfer.SparseDigest(ctx, out, f.size, f.ranges)
 	return f, err
 }
 
@@ -499,7 +500,7 @@ func verify(ctx context.Context, p *azure.Provider, cc *container.Client, ref cl
 	if ranges == nil {
 		ranges = []vhd.Range{}
 	}
-	d, err := cloud.SparseDigest(ctx, blobReader{ctx, p, ref}, b.Size, ranges)
+	d, err := transfer.SparseDigest(ctx, blobReader{ctx, p, ref}, b.Size, ranges)
 	if err != nil {
 		return err
 	}

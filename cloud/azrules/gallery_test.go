@@ -8,6 +8,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 )
 
 func TestCheckGalleryRegion(t *testing.T) {
@@ -87,10 +88,9 @@ func TestDefinitionDefaults(t *testing.T) {
 }
 
 func testDefinition() cloud.ImageDefinition {
-	return cloud.ImageDefinition{
-		ID: "/def", Name: "flatcar", Publisher: "kinvolk", Offer: "stable", SKU: "flatcar-stable",
-		OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized, HyperVGeneration: cloud.HyperVGenV2, Architecture: cloud.ArchX64,
-	}
+	d := cloudtest.Definition("", "", "flatcar", "flatcar-stable")
+	d.ID = "/def"
+	return d
 }
 
 func TestImmutableDefinitionFields(t *testing.T) {

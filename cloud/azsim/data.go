@@ -8,6 +8,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -54,7 +55,7 @@ type Staged interface {
 // are staged; placing, opening and removing run under it.
 type Data interface {
 	// Write stages size bytes of src, of which only ranges hold data, and
-	// returns them with their sparse digest (cloud.SparseDigest).
+	// returns them with their sparse digest (transfer.SparseDigest).
 	Write(ctx context.Context, size int64, src io.ReaderAt, ranges []vhd.Range) (Staged, string, error)
 	// Copy stages a copy of size bytes of c (nil: content not kept) and
 	// returns it with its sparse digest ("" when not computed).
@@ -82,7 +83,7 @@ type noStaged struct{}
 func (noStaged) Discard() {}
 
 func (noData) Write(ctx context.Context, size int64, src io.ReaderAt, ranges []vhd.Range) (Staged, string, error) {
-	d, err := cloud.SparseDigest(ctx, src, size, ranges)
+	d, err := transfer.SparseDigest(ctx, src, size, ranges)
 	return noStaged{}, d, err
 }
 func (noData) Copy(context.Context, Content, int64) (Staged, string, error) {

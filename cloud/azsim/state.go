@@ -100,7 +100,7 @@ type BlobState struct {
 	Type string `json:"type"`
 	Size int64  `json:"size"`
 	MD5  string `json:"md5,omitempty"`
-	// Digest is the content's cloud.SparseDigest.
+	// Digest is the content's transfer.SparseDigest.
 	Digest  string    `json:"digest,omitempty"`
 	Created time.Time `json:"created"`
 	// Metadata are the blob's user metadata.

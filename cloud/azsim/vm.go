@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/guest"
 	"github.com/imgflow/imgflow/internal/deepcopy"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -15,7 +17,7 @@ import (
 // Virtual machines. No guest boots: a VM is its state and its OS disk, a
 // data file copied from the image like any disk's, and a run command
 // evaluates the check's simulated form against the content record the
-// simulated build wrote into that disk (cloud.GuestContent).
+// simulated build wrote into that disk (guest.GuestContent).
 
 const typeVM = "Microsoft.Compute/virtualMachines"
 
@@ -257,11 +259,11 @@ func (p *Provider) RunCommand(ctx context.Context, rgName, vmName string, cmd cl
 		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
 	}
 	defer done()
-	g, err := cloud.ReadGuestContent(io.NewSectionReader(r, 0, disk.size))
+	g, err := guest.ReadGuestContent(io.NewSectionReader(r, 0, disk.size))
 	if err != nil {
 		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
 	}
-	res, err := cloud.Simulate(cmd.Simulated, cmd.SimulatedScan, g, disk.size)
+	res, err := guest.Simulate(cmd.Simulated, cmd.SimulatedScan, g, disk.size)
 	if err != nil {
 		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
 	}
@@ -292,4 +294,14 @@ func (p *Provider) dryRunCommand(vmID string, cmd cloud.RunCommand) (*cloud.RunC
 	p.changes = append(p.changes, cloud.Change{Op: cloud.OpCreate, Kind: cloud.KindRunCommand, ID: id})
 	p.mu.Unlock()
 	return &cloud.RunCommandResult{ExecutionState: cloud.RunSucceeded, Output: "(dry run: not run)\n"}, nil
+}
+
+// readGuestContent reads the content record of a disk's data file.
+func readGuestContent(path string) (*guest.GuestContent, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return guest.ReadGuestContent(f)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -129,7 +130,7 @@ func (p *Provider) GetBlob(ctx context.Context, ref cloud.BlobRef) (*cloud.Blob,
 }
 
 // DigestMetadataKey is the blob metadata holding the content's sparse
-// digest (cloud.SparseDigest), written by imgflow's uploads and copies.
+// digest (transfer.SparseDigest), written by imgflow's uploads and copies.
 // It is the target's business: GetBlob returns it as Blob.Digest, not in
 // Blob.Metadata, and SetBlobMetadata keeps it.
 //
@@ -312,7 +313,7 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 		return fail(err)
 	}
 	// The digest comes first: the blob records it from its creation.
-	pending, err := cloud.SparseDigest(ctx, src.Reader, src.Size, append([]vhd.Range{}, ranges...))
+	pending, err := transfer.SparseDigest(ctx, src.Reader, src.Size, append([]vhd.Range{}, ranges...))
 	if err != nil {
 		return fail(permanentError{fmt.Errorf("digest of the source: %w", err)})
 	}
@@ -437,7 +438,7 @@ func pageRanges(src cloud.PageSource, u string) ([]vhd.Range, error) {
 		end := (r.Offset + r.Length + pageSize - 1) / pageSize * pageSize
 		rs[i] = vhd.Range{Offset: start, Length: end - start}
 	}
-	return cloud.MergeRanges(rs), nil
+	return vhd.MergeRanges(rs), nil
 }
 
 // readFull reads len(b) bytes at off; a source ending early is an error.

@@ -18,6 +18,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -116,7 +117,7 @@ func TestCopyModes(t *testing.T) {
 				srcURL = strings.Replace(srcURL, "127.0.0.1", "localhost", 1)
 			}
 			// Across accounts, as a publish to another storage account.
-			sa2, _, err := cloud.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: "imgflowtest2", ResourceGroup: "rg", Location: loc})
+			sa2, _, err := ensure.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: "imgflowtest2", ResourceGroup: "rg", Location: loc})
 			require.NoError(t, err)
 			require.NoError(t, w.p.EnsureContainer(w.ctx, sa2.Name, c))
 			dest := ref(sa2, c, "dest.vhd")

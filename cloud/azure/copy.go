@@ -21,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/progress"
 	"github.com/imgflow/imgflow/vhd"
@@ -349,7 +350,7 @@ func (p *Provider) sourceRanges(ctx context.Context, j *copyJob) ([]vhd.Range, e
 			rs = append(rs, vhd.Range{Offset: *r.Start, Length: *r.End - *r.Start + 1})
 		}
 	}
-	return cloud.MergeRanges(rs), nil
+	return vhd.MergeRanges(rs), nil
 }
 
 // createDest creates the destination page blob once.
@@ -365,7 +366,7 @@ func (p *Provider) createDest(ctx context.Context, j *copyJob) error {
 }
 
 // rangeCopy copies the source's page ranges with Put Page From URL in
-// pieces of up to 4 MiB (cloud.Pieces), Parallel at once, each retried; the service reads
+// pieces of up to 4 MiB (transfer.Pieces), Parallel at once, each retried; the service reads
 // the source itself, so imgflow never sees the data: the destination gets
 // the source's digest and MD5 when it has them, nothing otherwise.
 func (p *Provider) rangeCopy(ctx context.Context, j *copyJob) error {
@@ -378,8 +379,8 @@ func (p *Provider) rangeCopy(ctx context.Context, j *copyJob) error {
 	}
 	src := p.copySource(ctx, j)
 	op := "copy " + j.shown + " to " + shown(j.dest)
-	pieces := cloud.Pieces(ranges, j.size, cloud.MergeGap)
-	total := cloud.DataBytes(pieces)
+	pieces := transfer.Pieces(ranges, j.size, transfer.MergeGap)
+	total := transfer.DataBytes(pieces)
 	tr := progress.Of(p.opts.Transfers).Start(op, total)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

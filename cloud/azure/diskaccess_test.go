@@ -18,6 +18,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
@@ -135,9 +136,9 @@ func TestSigToVHDConfidentialVMWorkflow(t *testing.T) {
 	w := newWorld(t, fakearm.Options{}, nil)
 	// Azurite serves the account already: it must exist in ARM too, or
 	// the validation pass sees its name taken elsewhere.
-	_, _, err := cloud.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "imgflow-cvm", Location: loc})
+	_, _, err := ensure.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "imgflow-cvm", Location: loc})
 	require.NoError(t, err)
-	sa, _, err := cloud.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: "imgflowtest", ResourceGroup: "imgflow-cvm", Location: loc})
+	sa, _, err := ensure.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: "imgflowtest", ResourceGroup: "imgflow-cvm", Location: loc})
 	require.NoError(t, err)
 	root := t.TempDir()
 	img := makeVHD(t, 2<<20, 4096, 0)

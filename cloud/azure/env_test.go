@@ -14,6 +14,8 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
+	"github.com/imgflow/imgflow/cloud/ensure"
 )
 
 // serverEnv points FromEnvironment at a fake ARM served over HTTP and at
@@ -42,22 +44,20 @@ func TestFromEnvironmentOverHTTP(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, srv.SubscriptionID(), p.SubscriptionID())
 
-	_, _, err = cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "flatcar", Location: loc})
+	_, _, err = ensure.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "flatcar", Location: loc})
 	require.NoError(t, err)
-	sa, _, err := cloud.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "flatcar", ResourceGroup: "flatcar", Location: loc})
+	sa, _, err := ensure.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "flatcar", ResourceGroup: "flatcar", Location: loc})
 	require.NoError(t, err)
 	c := "publish" + randomHex(3)
 	require.NoError(t, p.EnsureContainer(ctx, sa.Name, c))
-	_, _, err = cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "flatcar_gallery", ResourceGroup: "flatcar", Location: loc,
+	_, _, err = ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "flatcar_gallery", ResourceGroup: "flatcar", Location: loc,
 		Community: &cloud.CommunityInfo{PublicNamePrefix: "flatcar4capi", PublisherURI: "https://www.flatcar.org/",
 			PublisherContact: "infra@flatcar-linux.org", EULA: "https://kinvolk.io/legal/open-source/"}})
 	require.NoError(t, err)
-	g, _, err := cloud.EnsureCommunity(ctx, p, "flatcar", "flatcar_gallery")
+	g, _, err := ensure.EnsureCommunity(ctx, p, "flatcar", "flatcar_gallery")
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(g.PublicName(), "flatcar4capi-"), g.PublicName())
-	_, _, err = cloud.EnsureImageDefinition(ctx, p, cloud.ImageDefinition{Name: "flatcar-stable-amd64", ResourceGroup: "flatcar", Gallery: "flatcar_gallery",
-		Publisher: "flatcar", Offer: "stable", SKU: "flatcar-stable-amd64", OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized,
-		HyperVGeneration: cloud.HyperVGenV2, Architecture: cloud.ArchX64}, time.Now())
+	_, _, err = ensure.EnsureImageDefinition(ctx, p, cloudtest.Definition("flatcar", "flatcar_gallery", "flatcar-stable-amd64", "flatcar-stable-amd64"), time.Now())
 	require.NoError(t, err)
 
 	img := makeVHD(t, 4<<20, 64<<10, 0)
@@ -71,7 +71,7 @@ func TestFromEnvironmentOverHTTP(t *testing.T) {
 	// Throttled once, answered after the retry.
 	srv.Inject(fakearm.Fault{API: "GalleryImageVersionsClient.BeginCreateOrUpdate", Method: http.MethodPut, Status: http.StatusTooManyRequests,
 		Code: "TooManyRequests", RetryAfter: 20 * time.Millisecond})
-	v, outcome, err := cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "4152.2.3", ResourceGroup: "flatcar", Gallery: "flatcar_gallery",
+	v, outcome, err := ensure.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "4152.2.3", ResourceGroup: "flatcar", Gallery: "flatcar_gallery",
 		Definition: "flatcar-stable-amd64", Source: cloud.ImageSource{Kind: cloud.SourceVHD, URI: r.URL(), StorageAccountID: sa.ID}}, time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Created, outcome)
@@ -79,10 +79,10 @@ func TestFromEnvironmentOverHTTP(t *testing.T) {
 
 	// The region fails at once: the PATCH's version reads Failed.
 	srv.FailReplication("southeastasia", "Replication to Southeast Asia failed.")
-	_, _, err = cloud.Replicate(ctx, p, cloud.ReplicateRequest{ResourceGroup: "flatcar", Gallery: "flatcar_gallery", Definition: "flatcar-stable-amd64",
+	_, _, err = ensure.Replicate(ctx, p, ensure.ReplicateRequest{ResourceGroup: "flatcar", Gallery: "flatcar_gallery", Definition: "flatcar-stable-amd64",
 		Version: "4152.2.3", Regions: []string{"eastus", "southeastasia"}})
-	require.ErrorIs(t, err, cloud.ErrReplicationIncomplete)
-	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	require.ErrorIs(t, err, ensure.ErrReplicationIncomplete)
+	require.ErrorIs(t, err, ensure.ErrVersionFailed)
 	assert.Contains(t, err.Error(), "southeastasia (Replication to Southeast Asia failed.)")
 	assert.Contains(t, err.Error(), "az sig image-version delete --resource-group flatcar --gallery-name flatcar_gallery")
 

@@ -151,7 +151,7 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, d cloud.ImageDefin
 	}
 	props := armconv.ImageDefinitionProperties(d)
 	if d.ID != "" && len(props.Features) > 0 {
-		// An update of an existing definition (cloud.EnsureImageDefinition
+		// An update of an existing definition (ensure.EnsureImageDefinition
 		// passes the one it read): Azure refuses changed features unless
 		// allowUpdateImage is set.
 		props.AllowUpdateImage = to(true)

@@ -15,6 +15,8 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
+	"github.com/imgflow/imgflow/cloud/ensure"
 )
 
 // armRequest is one ARM request as it went on the wire.
@@ -69,11 +71,11 @@ func TestCommunityGalleryWireShape(t *testing.T) {
 	w := newWorld(t, fakearm.Options{}, func(o *azure.Options) {
 		o.ARM.PerCallPolicies = append(o.ARM.PerCallPolicies, rec)
 	})
-	_, _, err := cloud.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
+	_, _, err := ensure.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
 	require.NoError(t, err)
 	info := cloud.CommunityInfo{PublicNamePrefix: "flatcar", PublisherURI: "https://www.flatcar.org/",
 		PublisherContact: "infra@flatcar-linux.org", EULA: "https://kinvolk.io/legal/open-source/"}
-	_, outcome, err := cloud.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "flatcar", ResourceGroup: "rg", Location: loc, Community: &info})
+	_, outcome, err := ensure.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "flatcar", ResourceGroup: "rg", Location: loc, Community: &info})
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Created, outcome)
 
@@ -87,7 +89,7 @@ func TestCommunityGalleryWireShape(t *testing.T) {
 		},
 	}, puts[0].body["properties"].(map[string]any)["sharingProfile"])
 
-	g, outcome, err := cloud.EnsureCommunity(w.ctx, w.p, "rg", "flatcar")
+	g, outcome, err := ensure.EnsureCommunity(w.ctx, w.p, "rg", "flatcar")
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Created, outcome)
 	assert.Regexp(t, `^flatcar-[0-9a-f-]{36}$`, g.PublicName())
@@ -101,10 +103,10 @@ func TestCommunityGalleryWireShape(t *testing.T) {
 	assert.Len(t, rec.to(http.MethodPut, "/galleries/flatcar"), 1, "sharing writes no profile")
 
 	// A rerun sends nothing but reads.
-	_, outcome, err = cloud.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "flatcar", ResourceGroup: "rg", Location: loc, Community: &info})
+	_, outcome, err = ensure.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "flatcar", ResourceGroup: "rg", Location: loc, Community: &info})
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Exists, outcome)
-	_, outcome, err = cloud.EnsureCommunity(w.ctx, w.p, "rg", "flatcar")
+	_, outcome, err = ensure.EnsureCommunity(w.ctx, w.p, "rg", "flatcar")
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Exists, outcome)
 	assert.Len(t, rec.to(http.MethodPut, "/galleries/flatcar"), 1)
@@ -118,30 +120,24 @@ func TestPrivateGalleryIsNotConverted(t *testing.T) {
 	w := newWorld(t, fakearm.Options{}, func(o *azure.Options) {
 		o.ARM.PerCallPolicies = append(o.ARM.PerCallPolicies, rec)
 	})
-	_, _, err := cloud.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
+	_, _, err := ensure.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
 	require.NoError(t, err)
-	_, _, err = cloud.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "private", ResourceGroup: "rg", Location: loc})
+	_, _, err = ensure.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "private", ResourceGroup: "rg", Location: loc})
 	require.NoError(t, err)
 	info := cloud.CommunityInfo{PublicNamePrefix: "flatcar", PublisherURI: "https://www.flatcar.org/",
 		PublisherContact: "infra@flatcar-linux.org", EULA: "https://kinvolk.io/legal/open-source/"}
 
-	_, _, err = cloud.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "private", ResourceGroup: "rg", Location: loc, Community: &info})
+	_, _, err = ensure.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "private", ResourceGroup: "rg", Location: loc, Community: &info})
 	require.ErrorContains(t, err, "Azure cannot convert a private gallery to a community gallery")
-	_, _, err = cloud.EnsureCommunity(w.ctx, w.p, "rg", "private")
+	_, _, err = ensure.EnsureCommunity(w.ctx, w.p, "rg", "private")
 	require.ErrorContains(t, err, "Azure cannot convert a private gallery to a community gallery")
 	assert.Len(t, rec.to(http.MethodPut, "/galleries/private"), 1, "only the creation was sent")
 	assert.Empty(t, rec.to(http.MethodPost, "/galleries/private/share"))
 
 	_, err = w.p.CreateGallery(w.ctx, cloud.Gallery{Name: "private", ResourceGroup: "rg", Location: loc, Community: &info})
-	var ce *cloud.Error
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, http.StatusConflict, ce.StatusCode)
-	assert.Equal(t, cloud.CodePropertyChangeNotAllowed, ce.Code)
-	assert.Contains(t, ce.Message, "sharingProfile.permissions")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "sharingProfile.permissions")
 	_, err = w.p.ShareCommunity(w.ctx, "rg", "private")
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, http.StatusBadRequest, ce.StatusCode)
-	assert.Equal(t, cloud.CodeInvalidParameter, ce.Code)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 
 	g, err := w.p.GetGallery(w.ctx, "rg", "private")
 	require.NoError(t, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -124,9 +125,9 @@ func (w *world) resetCounts() {
 // to the test.
 func (w *world) base(account string) (*cloud.StorageAccount, string) {
 	w.t.Helper()
-	_, _, err := cloud.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
+	_, _, err := ensure.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
 	require.NoError(w.t, err)
-	sa, _, err := cloud.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: account, ResourceGroup: "rg", Location: loc})
+	sa, _, err := ensure.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: account, ResourceGroup: "rg", Location: loc})
 	require.NoError(w.t, err)
 	c := "t" + randomHex(6)
 	require.NoError(w.t, w.p.EnsureContainer(w.ctx, sa.Name, c))
@@ -205,16 +206,16 @@ func (w *world) read(r cloud.BlobRef) []byte {
 // a small VHD; it returns the version and the VHD.
 func (w *world) version(sa *cloud.StorageAccount, c string) (*cloud.ImageVersion, *image) {
 	w.t.Helper()
-	_, _, err := cloud.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+	_, _, err := ensure.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
 	require.NoError(w.t, err)
-	_, _, err = cloud.EnsureImageDefinition(w.ctx, w.p, cloud.ImageDefinition{Name: "def", ResourceGroup: "rg", Gallery: "gal",
+	_, _, err = ensure.EnsureImageDefinition(w.ctx, w.p, cloud.ImageDefinition{Name: "def", ResourceGroup: "rg", Gallery: "gal",
 		Publisher: "imgflow", Offer: "test", SKU: "def", OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized,
 		HyperVGeneration: cloud.HyperVGenV2}, time.Now())
 	require.NoError(w.t, err)
 	img := makeVHD(w.t, 2<<20, 4096, 0, 1<<20)
 	r := ref(sa, c, "os.vhd")
 	w.upload(img, r)
-	v, _, err := cloud.EnsureImageVersion(w.ctx, w.p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "def",
+	v, _, err := ensure.EnsureImageVersion(w.ctx, w.p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "def",
 		Source: cloud.ImageSource{Kind: cloud.SourceVHD, URI: r.URL(), StorageAccountID: sa.ID}}, time.Now())
 	require.NoError(w.t, err)
 	return v, img

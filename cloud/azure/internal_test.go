@@ -16,6 +16,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -31,10 +32,7 @@ func TestAzErr(t *testing.T) {
 	arm := runtime.NewResponseError(response(409, nil,
 		`{"error":{"code":"PropertyChangeNotAllowed","message":"Changing property 'osState' is not allowed.","details":[{"code":"x","message":"Also this."}]}}`))
 	err := azErr(arm, "/subscriptions/s/resourceGroups/rg")
-	var ce *cloud.Error
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, 409, ce.StatusCode)
-	assert.Equal(t, "PropertyChangeNotAllowed", ce.Code)
+	ce := cloudtest.RequireError(t, err, 409, "PropertyChangeNotAllowed")
 	assert.Equal(t, "Changing property 'osState' is not allowed. Also this.", ce.Message)
 
 	h := http.Header{}

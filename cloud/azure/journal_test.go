@@ -11,6 +11,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/journal"
 )
 
@@ -60,9 +61,9 @@ func TestJournalHonoursStorageAuthKey(t *testing.T) {
 // role and the account's resource id, and never reads the key.
 func TestJournalHonoursStorageAuthAAD(t *testing.T) {
 	w, proxy := tokenOnlyWorld(t, azure.StorageAuthAAD)
-	_, _, err := cloud.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
+	_, _, err := ensure.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
 	require.NoError(t, err)
-	sa, _, err := cloud.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: "imgflowtest", ResourceGroup: "rg", Location: loc})
+	sa, _, err := ensure.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: "imgflowtest", ResourceGroup: "rg", Location: loc})
 	require.NoError(t, err)
 	s, err := journal.NewAzureStore(proxy.endpoint(sa.Name)+"/journals", &journal.AzureOptions{Clients: w.p})
 	require.NoError(t, err)

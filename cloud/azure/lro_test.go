@@ -10,6 +10,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/ensure"
 )
 
 // A version's PATCH ends on Azure only once the new regions replicated
@@ -24,17 +25,17 @@ func TestReplicateReturnsBeforeReplicationEnds(t *testing.T) {
 	w.f.SetReplicationDelay(delay)
 
 	start := time.Now()
-	got, outcome, err := cloud.Replicate(w.ctx, w.p, cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
+	got, outcome, err := ensure.Replicate(w.ctx, w.p, ensure.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
 		Regions: []string{"northeurope", "eastus"}})
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), delay, "Replicate waited for replication")
 	assert.Equal(t, cloud.Updated, outcome)
 	assert.Equal(t, cloud.ProvisioningUpdating, got.ProvisioningState)
-	pending, failed := cloud.ReplicationLaggards(got)
+	pending, failed := ensure.ReplicationLaggards(got)
 	assert.Empty(t, failed)
 	assert.Len(t, pending, 2, "the two new regions are still replicating: %v", got.Replication)
 
-	done, err := cloud.WaitReplicated(w.ctx, w.p, v, time.Minute, 10*time.Millisecond, nil)
+	done, err := ensure.WaitReplicated(w.ctx, w.p, v, time.Minute, 10*time.Millisecond, nil)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, time.Since(start), delay)
 	assert.Equal(t, cloud.ProvisioningSucceeded, done.ProvisioningState)
@@ -49,19 +50,19 @@ func TestRegionFailingDuringReplication(t *testing.T) {
 	v, _ := w.version(sa, c)
 	w.f.SetReplicationDelay(100 * time.Millisecond)
 	w.f.FailReplication("eastus", "Replication failed: the region has no capacity.")
-	got, outcome, err := cloud.Replicate(w.ctx, w.p, cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
+	got, outcome, err := ensure.Replicate(w.ctx, w.p, ensure.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
 		Regions: []string{"northeurope", "eastus"}})
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Updated, outcome)
 	assert.Equal(t, cloud.ProvisioningUpdating, got.ProvisioningState)
 
-	_, err = cloud.WaitReplicated(w.ctx, w.p, v, time.Minute, 10*time.Millisecond, nil)
-	require.ErrorIs(t, err, cloud.ErrVersionFailed)
-	require.ErrorIs(t, err, cloud.ErrReplicationIncomplete)
+	_, err = ensure.WaitReplicated(w.ctx, w.p, v, time.Minute, 10*time.Millisecond, nil)
+	require.ErrorIs(t, err, ensure.ErrVersionFailed)
+	require.ErrorIs(t, err, ensure.ErrReplicationIncomplete)
 	assert.Contains(t, err.Error(), "failed to replicate to eastus (Replication failed: the region has no capacity.)")
 	assert.NotContains(t, err.Error(), "northeurope (")
-	_, _, err = cloud.EnsureImageVersion(w.ctx, w.p, *v, time.Now())
-	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	_, _, err = ensure.EnsureImageVersion(w.ctx, w.p, *v, time.Now())
+	require.ErrorIs(t, err, ensure.ErrVersionFailed)
 	assert.Contains(t, err.Error(), "az sig image-version delete --resource-group rg --gallery-name gal --gallery-image-definition def --gallery-image-version 1.0.0")
 }
 
@@ -76,12 +77,12 @@ func TestCreateVersionReturnsOnceStartedAndTimeoutBoundsTheWait(t *testing.T) {
 	want := *v
 	want.Name = "1.1.0"
 	start := time.Now()
-	got, outcome, err := cloud.EnsureImageVersion(w.ctx, w.p, want, time.Now())
+	got, outcome, err := ensure.EnsureImageVersion(w.ctx, w.p, want, time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Created, outcome)
 	assert.Equal(t, cloud.ProvisioningCreating, got.ProvisioningState)
-	_, err = cloud.WaitReplicated(w.ctx, w.p, got, 150*time.Millisecond, 10*time.Millisecond, nil)
-	require.ErrorIs(t, err, cloud.ErrReplicationIncomplete)
+	_, err = ensure.WaitReplicated(w.ctx, w.p, got, 150*time.Millisecond, 10*time.Millisecond, nil)
+	require.ErrorIs(t, err, ensure.ErrReplicationIncomplete)
 	assert.Contains(t, err.Error(), "westeurope (Replicating")
 	assert.Less(t, time.Since(start), 10*time.Second)
 }
@@ -91,12 +92,12 @@ func TestCreateVersionReturnsOnceStartedAndTimeoutBoundsTheWait(t *testing.T) {
 func TestFeatureUpdateSendsAllowUpdateImage(t *testing.T) {
 	w := newWorld(t, fakearm.Options{}, nil)
 	w.base("imgflowtest")
-	_, _, err := cloud.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+	_, _, err := ensure.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
 	require.NoError(t, err)
 	def := cloud.ImageDefinition{Name: "def", ResourceGroup: "rg", Gallery: "gal", Publisher: "imgflow", Offer: "test", SKU: "def",
 		OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized, HyperVGeneration: cloud.HyperVGenV2, Architecture: cloud.ArchX64,
 		Features: map[string]string{"SecurityType": "TrustedLaunchSupported"}}
-	_, _, err = cloud.EnsureImageDefinition(w.ctx, w.p, def, time.Now())
+	_, _, err = ensure.EnsureImageDefinition(w.ctx, w.p, def, time.Now())
 	require.NoError(t, err)
 
 	// Without the flag (a client that forgets it): refused.
@@ -113,7 +114,7 @@ func TestFeatureUpdateSendsAllowUpdateImage(t *testing.T) {
 
 	// Through the provider: accepted.
 	def.Features = map[string]string{"SecurityType": "TrustedLaunchSupported", "DiskControllerTypes": "SCSI,NVMe"}
-	got, outcome, err := cloud.EnsureImageDefinition(w.ctx, w.p, def, time.Now())
+	got, outcome, err := ensure.EnsureImageDefinition(w.ctx, w.p, def, time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Updated, outcome)
 	assert.Equal(t, def.Features, got.Features)
@@ -121,7 +122,7 @@ func TestFeatureUpdateSendsAllowUpdateImage(t *testing.T) {
 	before := len(w.f.Requests())
 	bad := def
 	bad.OSState = cloud.OSStateSpecialized
-	_, _, err = cloud.EnsureImageDefinition(w.ctx, w.p, bad, time.Now())
+	_, _, err = ensure.EnsureImageDefinition(w.ctx, w.p, bad, time.Now())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "os_state Generalized → Specialized")
 	for _, r := range w.f.Requests()[before:] {
@@ -138,7 +139,7 @@ func TestDisplayNameLocationsRerunCleanly(t *testing.T) {
 	cf, err := armcompute.NewClientFactory(w.f.SubscriptionID(), w.f.Credential(), w.f.ClientOptions())
 	require.NoError(t, err)
 	for i, want := range []cloud.Outcome{cloud.Created, cloud.Exists} {
-		g, outcome, err := cloud.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+		g, outcome, err := ensure.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
 		require.NoError(t, err, "run %d", i)
 		assert.Equal(t, want, outcome)
 		assert.Equal(t, loc, g.Location)
@@ -149,7 +150,7 @@ func TestDisplayNameLocationsRerunCleanly(t *testing.T) {
 
 	v, _ := w.version(sa, c)
 	assert.Equal(t, loc, v.Location)
-	again, outcome, err := cloud.EnsureImageVersion(w.ctx, w.p, cloud.ImageVersion{Name: v.Name, ResourceGroup: "rg", Gallery: "gal", Definition: "def",
+	again, outcome, err := ensure.EnsureImageVersion(w.ctx, w.p, cloud.ImageVersion{Name: v.Name, ResourceGroup: "rg", Gallery: "gal", Definition: "def",
 		Source: v.Source}, time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Exists, outcome)

@@ -10,13 +10,14 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/ensure"
 )
 
 // TestListsFollowNextLink: ARM pages lists; the fake answers two items a
 // page, and every list the target makes reads them all.
 func TestListsFollowNextLink(t *testing.T) {
 	w := newWorld(t, fakearm.Options{PageSize: 2}, nil)
-	_, _, err := cloud.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
+	_, _, err := ensure.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
 	require.NoError(t, err)
 	for i := range 5 {
 		_, err := w.p.CreateGallery(w.ctx, cloud.Gallery{Name: fmt.Sprintf("gal%d", i), ResourceGroup: "rg", Location: loc})

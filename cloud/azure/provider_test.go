@@ -18,20 +18,17 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/progress"
 )
 
 func TestErrorShape(t *testing.T) {
 	w := newWorld(t, fakearm.Options{}, nil)
-	_, _, err := cloud.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
+	_, _, err := ensure.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
 	require.NoError(t, err)
 	_, err = w.p.GetGallery(w.ctx, "rg", "missing")
-	require.Error(t, err)
-	var ce *cloud.Error
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, http.StatusNotFound, ce.StatusCode)
-	assert.Equal(t, cloud.CodeResourceNotFound, ce.Code)
-	assert.Contains(t, ce.Message, "was not found")
+	ce := cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound, "was not found")
 	assert.Equal(t, cloud.GalleryID(w.f.SubscriptionID(), "rg", "missing"), ce.Resource)
 	assert.True(t, strings.HasPrefix(err.Error(), "get gallery missing: ResourceNotFound: "), err.Error())
 	assert.True(t, cloud.IsNotFound(err))
@@ -40,7 +37,7 @@ func TestErrorShape(t *testing.T) {
 func TestRetryAfterHonoured(t *testing.T) {
 	w := newWorld(t, fakearm.Options{}, nil)
 	w.base("imgflowtest")
-	_, _, err := cloud.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+	_, _, err := ensure.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
 	require.NoError(t, err)
 	// Gallery APIs throttle with Retry-After; the SDK retry policy waits
 	// as told, then the request succeeds.
@@ -78,11 +75,7 @@ func TestRetriesExhausted(t *testing.T) {
 	w.base("imgflowtest")
 	w.f.Inject(fakearm.Fault{API: "GalleryImagesClient.Get", Status: http.StatusInternalServerError, Code: "InternalServerError", Times: -1})
 	_, err := w.p.GetImageDefinition(w.ctx, "rg", "gal", "def")
-	require.Error(t, err)
-	var ce *cloud.Error
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, 500, ce.StatusCode)
-	assert.Equal(t, "InternalServerError", ce.Code)
+	cloudtest.RequireError(t, err, 500, "InternalServerError")
 	assert.Contains(t, err.Error(), "get image definition gal/def")
 	n := 0
 	for _, r := range w.f.Requests() {
@@ -119,7 +112,7 @@ func TestFailedLongOperation(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, cloud.HasCode(err, "InternalExecutionError"), "%v", err)
 	assert.Contains(t, err.Error(), "create image version gal/def/2.0.0")
-	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	require.ErrorIs(t, err, ensure.ErrVersionFailed)
 	polls := 0
 	for _, r := range w.f.Requests() {
 		if r.Poll && r.API == "GalleryImageVersionsClient.BeginCreateOrUpdate" {
@@ -132,8 +125,8 @@ func TestFailedLongOperation(t *testing.T) {
 	got, err := w.p.GetImageVersion(w.ctx, "rg", "gal", "def", "2.0.0")
 	require.NoError(t, err)
 	assert.True(t, got.Failed(), got.ProvisioningState)
-	_, _, err = cloud.EnsureImageVersion(w.ctx, w.p, want, time.Now())
-	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	_, _, err = ensure.EnsureImageVersion(w.ctx, w.p, want, time.Now())
+	require.ErrorIs(t, err, ensure.ErrVersionFailed)
 	assert.Contains(t, err.Error(), "az sig image-version delete --resource-group rg --gallery-name gal --gallery-image-definition def --gallery-image-version 2.0.0")
 	// Once deleted, the name works again: the fake keeps no stale operation.
 	require.NoError(t, w.p.DeleteImageVersion(w.ctx, "rg", "gal", "def", "2.0.0"))
@@ -156,7 +149,7 @@ func TestFailedWithoutErrorObject(t *testing.T) {
 			want := *v
 			want.Name = "3.0.0"
 			_, err := w.p.CreateImageVersion(w.ctx, want)
-			require.ErrorIs(t, err, cloud.ErrVersionFailed)
+			require.ErrorIs(t, err, ensure.ErrVersionFailed)
 			assert.True(t, cloud.HasCode(err, azure.CodeOperationFailed), "%v", err)
 			assert.NotContains(t, err.Error(), ": OK")
 			assert.Contains(t, err.Error(), "ended in Failed without an error object")
@@ -178,21 +171,21 @@ func TestReplicationFailedRegion(t *testing.T) {
 	sa, c := w.base("imgflowtest")
 	v, _ := w.version(sa, c)
 	w.f.FailReplication("eastus", "Replication failed: storage quota exceeded in the target region.")
-	_, _, err := cloud.Replicate(w.ctx, w.p, cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
+	_, _, err := ensure.Replicate(w.ctx, w.p, ensure.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
 		Regions: []string{"northeurope", "eastus"}})
 	// The PATCH was accepted; the version it left is Failed, with the
 	// operation's reason and the region's.
-	require.ErrorIs(t, err, cloud.ErrReplicationIncomplete)
-	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	require.ErrorIs(t, err, ensure.ErrReplicationIncomplete)
+	require.ErrorIs(t, err, ensure.ErrVersionFailed)
 	assert.True(t, cloud.HasCode(err, cloud.CodeReplicationFailed), "%v", err)
 	assert.Contains(t, err.Error(), "failed to replicate to eastus (Replication failed: storage quota exceeded")
 	// Waiting says the same, and a rerun never reuses the version.
-	_, err = cloud.WaitReplicated(w.ctx, w.p, v, time.Minute, time.Millisecond, nil)
-	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	_, err = ensure.WaitReplicated(w.ctx, w.p, v, time.Minute, time.Millisecond, nil)
+	require.ErrorIs(t, err, ensure.ErrVersionFailed)
 	assert.Contains(t, err.Error(), "failed to replicate to eastus (Replication failed: storage quota exceeded")
 	assert.NotContains(t, err.Error(), "northeurope (")
-	_, _, err = cloud.EnsureImageVersion(w.ctx, w.p, *v, time.Now())
-	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	_, _, err = ensure.EnsureImageVersion(w.ctx, w.p, *v, time.Now())
+	require.ErrorIs(t, err, ensure.ErrVersionFailed)
 	assert.Contains(t, err.Error(), "az sig image-version delete --resource-group rg --gallery-name gal --gallery-image-definition def --gallery-image-version 1.0.0")
 }
 
@@ -200,11 +193,11 @@ func TestReplicationProgressAndRegionNames(t *testing.T) {
 	w := newWorld(t, fakearm.Options{ReplicationPolls: 3}, nil)
 	sa, c := w.base("imgflowtest")
 	v, _ := w.version(sa, c)
-	_, _, err := cloud.Replicate(w.ctx, w.p, cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
+	_, _, err := ensure.Replicate(w.ctx, w.p, ensure.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0",
 		Regions: []string{"eastus2", "westus3"}, ReplicaCount: 3, StorageAccountType: cloud.StorageStandardZRS})
 	require.NoError(t, err)
 	var seen [][]cloud.RegionStatus
-	got, err := cloud.WaitReplicated(w.ctx, w.p, v, time.Minute, time.Millisecond, func(s []cloud.RegionStatus) { seen = append(seen, s) })
+	got, err := ensure.WaitReplicated(w.ctx, w.p, v, time.Minute, time.Millisecond, func(s []cloud.RegionStatus) { seen = append(seen, s) })
 	require.NoError(t, err)
 	require.Greater(t, len(seen), 2, "replication was reported in progress before completing")
 	var replicating bool

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -122,7 +123,7 @@ func (p *Provider) claim(ctx context.Context, pc *pageblob.Client, u string, siz
 		}
 		md := props.Metadata
 		incomplete := metaValue(md, IncompleteMetadataKey) != ""
-		same := incomplete && deref(props.ContentLength) == size && cloud.SameDigest(metaValue(md, PendingDigestMetadataKey), pending)
+		same := incomplete && deref(props.ContentLength) == size && transfer.SameDigest(metaValue(md, PendingDigestMetadataKey), pending)
 		switch {
 		case same:
 			// Ours to write (new, or interrupted): lease it, then check
@@ -139,7 +140,7 @@ func (p *Provider) claim(ctx context.Context, pc *pageblob.Client, u string, siz
 			w.start(ctx)
 			now, err := pc.GetProperties(ctx, nil)
 			if err == nil && deref(now.ContentLength) == size && metaValue(now.Metadata, IncompleteMetadataKey) != "" &&
-				cloud.SameDigest(metaValue(now.Metadata, PendingDigestMetadataKey), pending) {
+				transfer.SameDigest(metaValue(now.Metadata, PendingDigestMetadataKey), pending) {
 				if w.have, err = pageRangesOf(ctx, pc); err != nil {
 					w.abandon(ctx)
 					return nil, blobErr(err, u)
@@ -212,7 +213,7 @@ func (w *blobWriter) abandon(ctx context.Context) {
 // complete checks what the transfer wrote and turns the marker into the
 // digest, under the lease, then releases it.
 func (p *Provider) complete(ctx context.Context, w *blobWriter, res *transferResult) error {
-	if !cloud.SameDigest(res.digest, w.pending) {
+	if !transfer.SameDigest(res.digest, w.pending) {
 		return &cloud.Error{StatusCode: http.StatusConflict, Code: CodeCopyFailed, Resource: w.u,
 			Message: fmt.Sprintf("the source changed during the upload (digest %s, %s before): upload it again", res.digest, w.pending)}
 	}
@@ -262,7 +263,7 @@ func pageRangesOf(ctx context.Context, pc *pageblob.Client) ([]vhd.Range, error)
 			}
 		}
 	}
-	return cloud.MergeRanges(rs), nil
+	return vhd.MergeRanges(rs), nil
 }
 
 // covered reports whether the sorted, merged ranges hold all of r.

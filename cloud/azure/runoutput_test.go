@@ -17,6 +17,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/guest"
 )
 
 // scanScript is a scan script as lib/scans.star writes it: the simulated
@@ -36,7 +37,7 @@ func (w *world) scanVM() (*cloud.StorageAccount, string) {
 		packages[fmt.Sprintf("pkg-%03d", i)] = "1.0." + fmt.Sprint(i)
 	}
 	packages["bcc"] = "0.29.0"
-	v := w.guestVersion(sa, c, &cloud.GuestContent{Files: map[string]cloud.GuestFile{}, Packages: packages, UsedBytes: 1 << 20})
+	v := w.guestVersion(sa, c, &guest.GuestContent{Files: map[string]guest.GuestFile{}, Packages: packages, UsedBytes: 1 << 20})
 	_, err := w.p.CreateResourceGroup(w.ctx, cloud.ResourceGroup{Name: "imgflow-testvm-2", Location: loc})
 	require.NoError(w.t, err)
 	_, err = w.p.CreateVM(w.ctx, cloud.VM{Name: "vm2", ResourceGroup: "imgflow-testvm-2", Size: "Standard_D2ds_v5", ImageID: v.ID})
@@ -115,7 +116,7 @@ func TestRunCommandOutputBlobsOnTheFake(t *testing.T) {
 func TestRunCommandOutputBlobNeedsItsContainer(t *testing.T) {
 	w := newWorld(t, fakearm.Options{LROPolls: 1}, nil)
 	sa, c := w.base("imgflowtest")
-	v := w.guestVersion(sa, c, &cloud.GuestContent{Files: map[string]cloud.GuestFile{}, Packages: map[string]string{"bcc": "0.29.0"}})
+	v := w.guestVersion(sa, c, &guest.GuestContent{Files: map[string]guest.GuestFile{}, Packages: map[string]string{"bcc": "0.29.0"}})
 	_, err := w.p.CreateResourceGroup(w.ctx, cloud.ResourceGroup{Name: "imgflow-testvm-3", Location: loc})
 	require.NoError(t, err)
 	_, err = w.p.CreateVM(w.ctx, cloud.VM{Name: "vm3", ResourceGroup: "imgflow-testvm-3", Size: "Standard_D2ds_v5", ImageID: v.ID})

@@ -17,6 +17,7 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/guest"
 )
 
 // runCommandBodies records the bodies of run-command PUTs the provider
@@ -52,7 +53,7 @@ func TestRunCommandSecretEnvIsProtected(t *testing.T) {
 		o.ARM.PerCallPolicies = append(o.ARM.PerCallPolicies, rec)
 	})
 	sa, c := w.base("imgflowtest")
-	v := w.guestVersion(sa, c, &cloud.GuestContent{Files: map[string]cloud.GuestFile{}, UsedBytes: 1 << 20})
+	v := w.guestVersion(sa, c, &guest.GuestContent{Files: map[string]guest.GuestFile{}, UsedBytes: 1 << 20})
 	_, err := w.p.CreateResourceGroup(w.ctx, cloud.ResourceGroup{Name: "imgflow-testvm-4", Location: loc})
 	require.NoError(t, err)
 	_, err = w.p.CreateVM(w.ctx, cloud.VM{Name: "vm4", ResourceGroup: "imgflow-testvm-4", Size: "Standard_D2ds_v5", ImageID: v.ID})

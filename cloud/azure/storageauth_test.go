@@ -20,6 +20,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
@@ -137,9 +138,9 @@ func TestStorageAuthKeyMode(t *testing.T) {
 // error names the role and the account's resource id.
 func TestStorageAuthAADNamesRole(t *testing.T) {
 	w, _ := tokenOnlyWorld(t, azure.StorageAuthAAD)
-	_, _, err := cloud.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
+	_, _, err := ensure.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "rg", Location: loc})
 	require.NoError(t, err)
-	sa, _, err := cloud.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: "imgflowtest", ResourceGroup: "rg", Location: loc})
+	sa, _, err := ensure.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: "imgflowtest", ResourceGroup: "rg", Location: loc})
 	require.NoError(t, err)
 	err = w.p.EnsureContainer(w.ctx, sa.Name, "vhds")
 	require.Error(t, err)
@@ -156,9 +157,9 @@ func TestStorageAuthAADNamesRole(t *testing.T) {
 // first change, naming the role to grant and the scope.
 func TestStorageAuthDeniedStopsBeforeChanges(t *testing.T) {
 	w, proxy := tokenOnlyWorld(t, azure.StorageAuthAuto)
-	_, _, err := cloud.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "imgflow-auth", Location: loc})
+	_, _, err := ensure.EnsureResourceGroup(w.ctx, w.p, cloud.ResourceGroup{Name: "imgflow-auth", Location: loc})
 	require.NoError(t, err)
-	sa, _, err := cloud.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: "imgflowtest", ResourceGroup: "imgflow-auth", Location: loc})
+	sa, _, err := ensure.EnsureStorageAccount(w.ctx, w.p, cloud.StorageAccount{Name: "imgflowtest", ResourceGroup: "imgflow-auth", Location: loc})
 	require.NoError(t, err)
 	w.f.Inject(fakearm.Fault{API: "AccountsClient.ListKeys", Status: http.StatusForbidden, Code: "AuthorizationFailed", Times: -1,
 		Message: "The client does not have authorization to perform action 'Microsoft.Storage/storageAccounts/listKeys/action'."})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/internal/testharness"
 	"github.com/imgflow/imgflow/interp"
 )
@@ -85,7 +86,7 @@ func TestRetryAfterBeyondDeadlineIsNotWaited(t *testing.T) {
 func TestRetryAfterBeyondSDKCapIsWaited(t *testing.T) {
 	w := newWorld(t, fakearm.Options{Speedup: 1000}, nil)
 	w.base("imgflowtest")
-	_, _, err := cloud.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+	_, _, err := ensure.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
 	require.NoError(t, err)
 	w.f.Inject(fakearm.Fault{API: "GalleriesClient.Get", Status: http.StatusTooManyRequests, Code: "TooManyRequests", RetryAfter: fiveMinutes})
 	start := time.Now()

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/progress"
 	"github.com/imgflow/imgflow/vhd"
@@ -23,7 +24,7 @@ import (
 // blob_copy and sig_to_vhd where the service cannot copy by itself).
 //
 // The data ranges are cut into pieces of at most 4 MiB that follow the
-// data (cloud.Pieces): holes are never read, ranges a few pages apart are
+// data (transfer.Pieces): holes are never read, ranges a few pages apart are
 // sent together, and an extent across a 4 MiB boundary is one request.
 // Parallel workers fetch a piece (from the file, or a ranged download),
 // skip it when it is all zeros and write its non-zero span with Put Page,
@@ -72,10 +73,10 @@ type transferResult struct {
 
 func (p *Provider) transfer(ctx context.Context, s transferSpec) (*transferResult, error) {
 	par := p.opts.Parallel
-	pieces := cloud.Pieces(s.ranges, s.size, cloud.MergeGap)
-	total := cloud.DataBytes(pieces)
+	pieces := transfer.Pieces(s.ranges, s.size, transfer.MergeGap)
+	total := transfer.DataBytes(pieces)
 	tr := progress.Of(p.opts.Transfers).Start(s.op, total)
-	d := cloud.NewDigester(s.size)
+	d := transfer.NewDigester(s.size)
 	var h hash.Hash
 	if s.md5 {
 		h = md5.New()
@@ -83,14 +84,14 @@ func (p *Provider) transfer(ctx context.Context, s transferSpec) (*transferResul
 	var pos, done int64
 	lastPct := -1
 	var sent, kept, nonZero atomic.Int64
-	err := cloud.RunChunks(ctx, pieces, cloud.ChunkRun{
+	err := transfer.RunChunks(ctx, pieces, transfer.ChunkRun{
 		Parallel: par,
 		Buffers:  par + par/2,
 		NoSums:   true, // the digest's chunks are assembled in order
 		Fetch: func(ctx context.Context, off int64, buf []byte) error {
 			return p.retry(ctx, fmt.Sprintf("%s: read at %d", s.op, off), func() error { return s.fetch(ctx, off, buf) })
 		},
-		Process: func(ctx context.Context, j *cloud.ChunkJob) error {
+		Process: func(ctx context.Context, j *transfer.ChunkJob) error {
 			off, data := j.Span.Offset, j.SpanBytes()
 			nonZero.Add(nonZeroPages(data))
 			if covered(s.have, j.Span) {
@@ -100,7 +101,7 @@ func (p *Provider) transfer(ctx context.Context, s transferSpec) (*transferResul
 			sent.Add(int64(len(data)))
 			return p.retry(ctx, fmt.Sprintf("%s: write at %d", s.op, off), func() error { return s.write(ctx, off, data) })
 		},
-		InOrder: func(j *cloud.ChunkJob) {
+		InOrder: func(j *transfer.ChunkJob) {
 			if j.HasData() {
 				d.Write(j.Offset, j.Buf)
 			}

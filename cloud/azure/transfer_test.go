@@ -16,12 +16,13 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/progress"
 )
 
 func (img *image) digest(t *testing.T) string {
 	t.Helper()
-	d, err := cloud.SparseDigest(context.Background(), bytes.NewReader(img.content), int64(len(img.content)), nil)
+	d, err := transfer.SparseDigest(context.Background(), bytes.NewReader(img.content), int64(len(img.content)), nil)
 	require.NoError(t, err)
 	return d
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/internal/redact"
 )
 
@@ -34,7 +35,7 @@ func (p *Provider) GetImageVersion(ctx context.Context, rg, gallery, def, versio
 // storage account) and full publishing profile. Azure ends that operation
 // only once every target region replicated (hours), so it returns once the
 // PUT is accepted and the version exists, in provisioningState Creating;
-// cloud.WaitReplicated waits for the rest under the caller's timeout. A
+// ensure.WaitReplicated waits for the rest under the caller's timeout. A
 // version already Failed is an error with the operation's reason.
 func (p *Provider) CreateImageVersion(ctx context.Context, v cloud.ImageVersion) (*cloud.ImageVersion, error) {
 	id := cloud.ImageVersionID(p.sub, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
@@ -91,7 +92,7 @@ func started[T any](ctx context.Context, p *Provider, op string, v cloud.ImageVe
 	if cause != nil {
 		cause = azErr(cause, got.ID)
 	}
-	return nil, opError(op, what, cloud.FailedVersionError(got, cause))
+	return nil, opError(op, what, ensure.FailedVersionError(got, cause))
 }
 
 // UpdateImageVersion implements cloud.Provider with one PATCH carrying the

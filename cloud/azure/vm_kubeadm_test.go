@@ -8,6 +8,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/guest"
 )
 
 // The fake VM evaluates a kubeadm_dry_run predicate carried by the check's
@@ -17,8 +18,8 @@ import (
 func TestKubeadmDryRunOnTheFake(t *testing.T) {
 	w := newWorld(t, fakearm.Options{LROPolls: 1}, nil)
 	sa, c := w.base("imgflowtest")
-	v := w.guestVersion(sa, c, &cloud.GuestContent{
-		Files:    map[string]cloud.GuestFile{"/usr/bin/kubeadm": {Mode: "0755"}, "/etc/systemd/system/containerd.service": {Mode: "0600"}},
+	v := w.guestVersion(sa, c, &guest.GuestContent{
+		Files:    map[string]guest.GuestFile{"/usr/bin/kubeadm": {Mode: "0755"}, "/etc/systemd/system/containerd.service": {Mode: "0600"}},
 		Packages: map[string]string{"kubeadm": "1.34.0", "kubelet": "1.34.0", "containerd": "2.1.4"},
 	})
 	_, err := w.p.CreateResourceGroup(w.ctx, cloud.ResourceGroup{Name: "imgflow-testvm-1", Location: loc})

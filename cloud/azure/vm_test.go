@@ -13,30 +13,32 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/ensure"
+	"github.com/imgflow/imgflow/cloud/guest"
 )
 
 // guestVersion makes version 1.0.0 of a small VHD holding a guest content
 // record, as a simulated packer build writes it.
-func (w *world) guestVersion(sa *cloud.StorageAccount, c string, g *cloud.GuestContent) *cloud.ImageVersion {
+func (w *world) guestVersion(sa *cloud.StorageAccount, c string, g *guest.GuestContent) *cloud.ImageVersion {
 	w.t.Helper()
 	return w.guestVersionOf(sa, c, g, "def", cloud.OSTypeLinux)
 }
 
 // guestVersionOf is guestVersion in definition def of osType.
-func (w *world) guestVersionOf(sa *cloud.StorageAccount, c string, g *cloud.GuestContent, def, osType string) *cloud.ImageVersion {
+func (w *world) guestVersionOf(sa *cloud.StorageAccount, c string, g *guest.GuestContent, def, osType string) *cloud.ImageVersion {
 	w.t.Helper()
-	_, _, err := cloud.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
+	_, _, err := ensure.EnsureGallery(w.ctx, w.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: loc})
 	require.NoError(w.t, err)
-	_, _, err = cloud.EnsureImageDefinition(w.ctx, w.p, cloud.ImageDefinition{Name: def, ResourceGroup: "rg", Gallery: "gal",
+	_, _, err = ensure.EnsureImageDefinition(w.ctx, w.p, cloud.ImageDefinition{Name: def, ResourceGroup: "rg", Gallery: "gal",
 		Publisher: "imgflow", Offer: "test", SKU: def, OSType: osType, OSState: cloud.OSStateGeneralized,
 		HyperVGeneration: cloud.HyperVGenV2}, time.Now())
 	require.NoError(w.t, err)
 	img := makeVHD(w.t, 4<<20, 512, 0)
-	rec, err := cloud.EncodeGuestContent(g)
+	rec, err := guest.EncodeGuestContent(g)
 	require.NoError(w.t, err)
 	f, err := os.OpenFile(img.path, os.O_RDWR, 0)
 	require.NoError(w.t, err)
-	_, err = f.WriteAt(rec, cloud.GuestContentOffset)
+	_, err = f.WriteAt(rec, guest.GuestContentOffset)
 	require.NoError(w.t, err)
 	require.NoError(w.t, f.Close())
 	img.ranges = nil // all of it
@@ -44,7 +46,7 @@ func (w *world) guestVersionOf(sa *cloud.StorageAccount, c string, g *cloud.Gues
 	require.NoError(w.t, err)
 	r := ref(sa, c, def+"-guest.vhd")
 	w.upload(img, r)
-	v, _, err := cloud.EnsureImageVersion(w.ctx, w.p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: def,
+	v, _, err := ensure.EnsureImageVersion(w.ctx, w.p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: def,
 		Source: cloud.ImageSource{Kind: cloud.SourceVHD, URI: r.URL(), StorageAccountID: sa.ID}}, time.Now())
 	require.NoError(w.t, err)
 	return v
@@ -59,8 +61,8 @@ func checkScript(predicates string) string {
 func TestVMLifecycleOnTheFake(t *testing.T) {
 	w := newWorld(t, fakearm.Options{LROPolls: 1}, nil)
 	sa, c := w.base("imgflowtest")
-	v := w.guestVersion(sa, c, &cloud.GuestContent{
-		Files:     map[string]cloud.GuestFile{"/opt/azure/containers/provision.sh": {Mode: "0744", Size: 10}},
+	v := w.guestVersion(sa, c, &guest.GuestContent{
+		Files:     map[string]guest.GuestFile{"/opt/azure/containers/provision.sh": {Mode: "0744", Size: 10}},
 		UsedBytes: 1 << 20,
 	})
 	_, err := w.p.CreateResourceGroup(w.ctx, cloud.ResourceGroup{Name: "imgflow-testvm-1", Location: loc})
@@ -122,7 +124,7 @@ func TestVMLifecycleOnTheFake(t *testing.T) {
 func TestVMRulesOnTheFake(t *testing.T) {
 	w := newWorld(t, fakearm.Options{}, nil)
 	sa, c := w.base("imgflowtest")
-	v := w.guestVersion(sa, c, &cloud.GuestContent{})
+	v := w.guestVersion(sa, c, &guest.GuestContent{})
 	_, err := w.p.CreateResourceGroup(w.ctx, cloud.ResourceGroup{Name: "imgflow-testvm-2", Location: "eastus"})
 	require.NoError(t, err)
 
@@ -148,7 +150,7 @@ func TestAWindowsVMOnTheFake(t *testing.T) {
 	w := newWorld(t, fakearm.Options{}, nil)
 	sa, c := w.base("imgflowtest")
 	kubelet := `c:\k\kubelet.exe`
-	v := w.guestVersionOf(sa, c, &cloud.GuestContent{Files: map[string]cloud.GuestFile{kubelet: {Mode: "0755"}}}, "win", cloud.OSTypeWindows)
+	v := w.guestVersionOf(sa, c, &guest.GuestContent{Files: map[string]guest.GuestFile{kubelet: {Mode: "0755"}}}, "win", cloud.OSTypeWindows)
 	_, err := w.p.CreateResourceGroup(w.ctx, cloud.ResourceGroup{Name: "imgflow-testvm-3", Location: loc})
 	require.NoError(t, err)
 

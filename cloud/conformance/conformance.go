@@ -20,7 +20,6 @@ import (
 	"crypto/md5"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,8 +32,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -126,10 +128,7 @@ func randomHex(n int) string {
 func requireCode(t *testing.T, err error, status int, code string, msgAndArgs ...any) {
 	t.Helper()
 	require.Error(t, err, msgAndArgs...)
-	var ce *cloud.Error
-	require.Truef(t, errors.As(err, &ce), "want a *cloud.Error %d %s, got %T: %v", status, code, err, err)
-	assert.Equal(t, status, ce.StatusCode, "status of %v", err)
-	assert.Equal(t, code, ce.Code, "code of %v", err)
+	cloudtest.RequireError(t, err, status, code)
 	noSAS(t, err.Error())
 }
 
@@ -141,14 +140,14 @@ func noSAS(t *testing.T, s string) {
 
 func (e *env) group(name string) *cloud.ResourceGroup {
 	e.t.Helper()
-	g, _, err := cloud.EnsureResourceGroup(e.ctx, e.p, cloud.ResourceGroup{Name: name, Location: Location, Tags: cloud.Tags{"createdBy": "imgflow"}})
+	g, _, err := ensure.EnsureResourceGroup(e.ctx, e.p, cloud.ResourceGroup{Name: name, Location: Location, Tags: cloud.Tags{"createdBy": "imgflow"}})
 	require.NoError(e.t, err)
 	return g
 }
 
 func (e *env) gallery(rg, name string) *cloud.Gallery {
 	e.t.Helper()
-	g, _, err := cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: name, ResourceGroup: rg, Location: Location})
+	g, _, err := ensure.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: name, ResourceGroup: rg, Location: Location})
 	require.NoError(e.t, err)
 	return g
 }
@@ -165,14 +164,14 @@ func definition(rg, gallery, name, sku string) cloud.ImageDefinition {
 
 func (e *env) definition(rg, gallery, name, sku string) *cloud.ImageDefinition {
 	e.t.Helper()
-	d, _, err := cloud.EnsureImageDefinition(e.ctx, e.p, definition(rg, gallery, name, sku), e.now)
+	d, _, err := ensure.EnsureImageDefinition(e.ctx, e.p, definition(rg, gallery, name, sku), e.now)
 	require.NoError(e.t, err)
 	return d
 }
 
 func (e *env) account(rg, name string) *cloud.StorageAccount {
 	e.t.Helper()
-	sa, _, err := cloud.EnsureStorageAccount(e.ctx, e.p, cloud.StorageAccount{Name: name, ResourceGroup: rg, Location: Location})
+	sa, _, err := ensure.EnsureStorageAccount(e.ctx, e.p, cloud.StorageAccount{Name: name, ResourceGroup: rg, Location: Location})
 	require.NoError(e.t, err)
 	return sa
 }
@@ -217,7 +216,7 @@ func (e *env) makeVHD(seed byte) *vhdFile {
 	content, err := os.ReadFile(path)
 	require.NoError(e.t, err)
 	sum := md5.Sum(content)
-	digest, err := cloud.SparseDigest(context.Background(), bytes.NewReader(content), int64(len(content)), nil)
+	digest, err := transfer.SparseDigest(context.Background(), bytes.NewReader(content), int64(len(content)), nil)
 	require.NoError(e.t, err)
 	return &vhdFile{path: path, content: content, md5: hex.EncodeToString(sum[:]), digest: digest, ranges: rs}
 }
@@ -259,7 +258,7 @@ func (e *env) vhdVersion(rg, gallery, def string) (*cloud.ImageVersion, *vhdFile
 	ref := blobRef(sa, c, def+".vhd")
 	_, err := e.upload(v, ref, false)
 	require.NoError(e.t, err)
-	ver, outcome, err := cloud.EnsureImageVersion(e.ctx, e.p, cloud.ImageVersion{
+	ver, outcome, err := ensure.EnsureImageVersion(e.ctx, e.p, cloud.ImageVersion{
 		Name: "1.0.0", ResourceGroup: rg, Gallery: gallery, Definition: def,
 		Source: cloud.ImageSource{Kind: cloud.SourceVHD, URI: ref.URL(), StorageAccountID: sa.ID},
 	}, e.now)
@@ -273,7 +272,7 @@ func (e *env) vhdVersion(rg, gallery, def string) (*cloud.ImageVersion, *vhdFile
 // have their replicas.
 func (e *env) replicated(v *cloud.ImageVersion) *cloud.ImageVersion {
 	e.t.Helper()
-	got, err := cloud.WaitReplicated(e.ctx, e.p, v, time.Minute, 5*time.Millisecond, nil)
+	got, err := ensure.WaitReplicated(e.ctx, e.p, v, time.Minute, 5*time.Millisecond, nil)
 	require.NoError(e.t, err)
 	assert.Equal(e.t, cloud.ProvisioningSucceeded, got.ProvisioningState)
 	return got
@@ -282,27 +281,27 @@ func (e *env) replicated(v *cloud.ImageVersion) *cloud.ImageVersion {
 func ensureTwice(e *env) {
 	t := e.t
 	for i, want := range []cloud.Outcome{cloud.Created, cloud.Exists} {
-		g, outcome, err := cloud.EnsureResourceGroup(e.ctx, e.p, cloud.ResourceGroup{Name: "rg-twice", Location: Location, Tags: cloud.Tags{"run": "r1"}})
+		g, outcome, err := ensure.EnsureResourceGroup(e.ctx, e.p, cloud.ResourceGroup{Name: "rg-twice", Location: Location, Tags: cloud.Tags{"run": "r1"}})
 		require.NoError(t, err)
 		assert.Equal(t, want, outcome, "resource group, round %d", i)
 		assert.Equal(t, Location, g.Location)
 		assert.True(t, strings.EqualFold(cloud.ResourceGroupID(e.p.SubscriptionID(), "rg-twice"), g.ID), g.ID)
 		assert.Equal(t, "r1", g.Tags["run"])
 
-		sa, outcome, err := cloud.EnsureStorageAccount(e.ctx, e.p, cloud.StorageAccount{Name: StorageAccount, ResourceGroup: "rg-twice", Location: Location})
+		sa, outcome, err := ensure.EnsureStorageAccount(e.ctx, e.p, cloud.StorageAccount{Name: StorageAccount, ResourceGroup: "rg-twice", Location: Location})
 		require.NoError(t, err)
 		assert.Equal(t, want, outcome, "storage account, round %d", i)
 		assert.True(t, strings.EqualFold(cloud.StorageAccountID(e.p.SubscriptionID(), "rg-twice", StorageAccount), sa.ID), sa.ID)
 		assert.NotEmpty(t, sa.BlobEndpoint)
 
-		gal, outcome, err := cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "gal_twice", ResourceGroup: "rg-twice", Location: Location, Tags: cloud.Tags{"createdBy": "imgflow"}})
+		gal, outcome, err := ensure.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "gal_twice", ResourceGroup: "rg-twice", Location: Location, Tags: cloud.Tags{"createdBy": "imgflow"}})
 		require.NoError(t, err)
 		assert.Equal(t, want, outcome, "gallery, round %d", i)
 		assert.True(t, strings.EqualFold(cloud.GalleryID(e.p.SubscriptionID(), "rg-twice", "gal_twice"), gal.ID), gal.ID)
 		assert.Equal(t, "rg-twice", gal.ResourceGroup)
 		assert.Equal(t, "imgflow", gal.Tags["createdBy"])
 
-		d, outcome, err := cloud.EnsureImageDefinition(e.ctx, e.p, definition("rg-twice", "gal_twice", "ubuntu", "2204"), e.now)
+		d, outcome, err := ensure.EnsureImageDefinition(e.ctx, e.p, definition("rg-twice", "gal_twice", "ubuntu", "2204"), e.now)
 		require.NoError(t, err)
 		assert.Equal(t, want, outcome, "definition, round %d", i)
 		assert.Equal(t, Location, d.Location)
@@ -311,7 +310,7 @@ func ensureTwice(e *env) {
 		assert.Equal(t, "gal_twice", d.Gallery)
 	}
 	// A description change is an update, then nothing again.
-	_, outcome, err := cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "gal_twice", ResourceGroup: "rg-twice", Location: Location, Description: "images"})
+	_, outcome, err := ensure.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "gal_twice", ResourceGroup: "rg-twice", Location: Location, Description: "images"})
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Updated, outcome)
 	g, err := e.p.GetGallery(e.ctx, "rg-twice", "gal_twice")
@@ -334,14 +333,14 @@ func conflicts(e *env) {
 	e.group("rg-b")
 
 	// A resource group cannot move.
-	_, _, err := cloud.EnsureResourceGroup(e.ctx, e.p, cloud.ResourceGroup{Name: "rg-a", Location: "eastus"})
+	_, _, err := ensure.EnsureResourceGroup(e.ctx, e.p, cloud.ResourceGroup{Name: "rg-a", Location: "eastus"})
 	require.ErrorContains(t, err, "already exists in westeurope")
 	_, err = e.p.CreateResourceGroup(e.ctx, cloud.ResourceGroup{Name: "rg-a", Location: "eastus"})
 	requireCode(t, err, http.StatusConflict, "InvalidResourceGroupLocation")
 
 	// Gallery names are unique per subscription.
 	e.gallery("rg-a", "shared_gal")
-	_, _, err = cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "shared_gal", ResourceGroup: "rg-b", Location: Location})
+	_, _, err = ensure.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "shared_gal", ResourceGroup: "rg-b", Location: Location})
 	require.ErrorContains(t, err, "unique per subscription")
 	_, err = e.p.CreateGallery(e.ctx, cloud.Gallery{Name: "shared_gal", ResourceGroup: "rg-b", Location: Location})
 	requireCode(t, err, http.StatusConflict, cloud.CodeConflict)
@@ -350,7 +349,7 @@ func conflicts(e *env) {
 	e.definition("rg-a", "shared_gal", "ubuntu", "2204")
 	changed := definition("rg-a", "shared_gal", "ubuntu", "2204")
 	changed.OSState = cloud.OSStateSpecialized
-	_, _, err = cloud.EnsureImageDefinition(e.ctx, e.p, changed, e.now)
+	_, _, err = ensure.EnsureImageDefinition(e.ctx, e.p, changed, e.now)
 	require.ErrorContains(t, err, "immutable")
 	require.ErrorContains(t, err, "os_state")
 	changed.Location = Location
@@ -360,7 +359,7 @@ func conflicts(e *env) {
 
 	// The (publisher, offer, sku) identifier is unique within a gallery.
 	dup := definition("rg-a", "shared_gal", "ubuntu2", "2204")
-	_, _, err = cloud.EnsureImageDefinition(e.ctx, e.p, dup, e.now)
+	_, _, err = ensure.EnsureImageDefinition(e.ctx, e.p, dup, e.now)
 	require.ErrorContains(t, err, "must be unique within a gallery")
 	dup.Location = Location
 	_, err = e.p.CreateImageDefinition(e.ctx, dup)
@@ -406,7 +405,7 @@ func missingParents(e *env) {
 	requireCode(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 	_, err = e.p.GetImageVersion(e.ctx, "rg", "gal", "ubuntu", "1.0.0")
 	requireCode(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
-	_, _, err = cloud.EnsureImageVersion(e.ctx, e.p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu",
+	_, _, err = ensure.EnsureImageVersion(e.ctx, e.p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu",
 		Source: cloud.ImageSource{Kind: cloud.SourceManagedImage, ID: cloud.ManagedImageID(e.p.SubscriptionID(), "rg", "img")}}, e.now)
 	require.Error(t, err)
 	assert.True(t, cloud.IsNotFound(err), "%v", err)
@@ -464,26 +463,26 @@ func marketplace(e *env) {
 func badNames(e *env) {
 	t := e.t
 	var ve *cloud.ValidationError
-	_, _, err := cloud.EnsureResourceGroup(e.ctx, e.p, cloud.ResourceGroup{Name: "bad name!", Location: Location})
+	_, _, err := ensure.EnsureResourceGroup(e.ctx, e.p, cloud.ResourceGroup{Name: "bad name!", Location: Location})
 	require.ErrorAs(t, err, &ve)
-	_, _, err = cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "my-gallery", ResourceGroup: "rg", Location: Location})
+	_, _, err = ensure.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "my-gallery", ResourceGroup: "rg", Location: Location})
 	require.ErrorAs(t, err, &ve)
-	_, _, err = cloud.EnsureStorageAccount(e.ctx, e.p, cloud.StorageAccount{Name: "Bad_Account", ResourceGroup: "rg", Location: Location})
+	_, _, err = ensure.EnsureStorageAccount(e.ctx, e.p, cloud.StorageAccount{Name: "Bad_Account", ResourceGroup: "rg", Location: Location})
 	require.ErrorAs(t, err, &ve)
-	_, _, err = cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: Location,
+	_, _, err = ensure.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: Location,
 		Community: &cloud.CommunityInfo{PublicNamePrefix: "bad-prefix"}})
 	require.ErrorAs(t, err, &ve)
 
 	e.group("rg")
 	e.gallery("rg", "gal")
 	bad := definition("rg", "gal", "-ubuntu", "2204")
-	_, _, err = cloud.EnsureImageDefinition(e.ctx, e.p, bad, e.now)
+	_, _, err = ensure.EnsureImageDefinition(e.ctx, e.p, bad, e.now)
 	require.ErrorAs(t, err, &ve)
 	e.definition("rg", "gal", "ubuntu", "2204")
 	src := cloud.ImageSource{Kind: cloud.SourceManagedImage, ID: cloud.ManagedImageID(e.p.SubscriptionID(), "rg", "img")}
-	_, _, err = cloud.EnsureImageVersion(e.ctx, e.p, cloud.ImageVersion{Name: "1.0", ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu", Source: src}, e.now)
+	_, _, err = ensure.EnsureImageVersion(e.ctx, e.p, cloud.ImageVersion{Name: "1.0", ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu", Source: src}, e.now)
 	require.ErrorAs(t, err, &ve)
-	_, _, err = cloud.EnsureImageVersion(e.ctx, e.p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu", Source: src,
+	_, _, err = ensure.EnsureImageVersion(e.ctx, e.p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu", Source: src,
 		TargetRegions: []cloud.TargetRegion{{Name: Location}, {Name: "europe"}}}, e.now)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "europe")
@@ -506,7 +505,7 @@ func communityInfo() cloud.CommunityInfo {
 }
 
 func (e *env) communityGallery(rg, name string, info cloud.CommunityInfo) (*cloud.Gallery, cloud.Outcome, error) {
-	return cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: name, ResourceGroup: rg, Location: Location, Community: &info})
+	return ensure.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: name, ResourceGroup: rg, Location: Location, Community: &info})
 }
 
 // communityGallery: a community gallery is one from its creation; its
@@ -544,7 +543,7 @@ func communityGallery(e *env) {
 	requireCode(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed)
 
 	// A gallery() without a profile leaves the community profile alone.
-	g, outcome, err = cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "community_gal", ResourceGroup: "rg", Location: Location, Description: "Flatcar"})
+	g, outcome, err = ensure.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "community_gal", ResourceGroup: "rg", Location: Location, Description: "Flatcar"})
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Updated, outcome)
 	assert.Equal(t, "Flatcar", g.Description)
@@ -557,7 +556,7 @@ func communityGallery(e *env) {
 	// public or not.
 	private := definition("rg", "community_gal", "private", "private")
 	private.Features = map[string]string{"SecurityType": "TrustedLaunch"}
-	_, _, err = cloud.EnsureImageDefinition(e.ctx, e.p, private, e.now)
+	_, _, err = ensure.EnsureImageDefinition(e.ctx, e.p, private, e.now)
 	require.ErrorContains(t, err, "private galleries only")
 }
 
@@ -571,7 +570,7 @@ func shareCommunity(e *env) {
 	require.NoError(t, err)
 	e.definition("rg", "community_gal", "flatcar", "stable")
 
-	g, outcome, err := cloud.EnsureCommunity(e.ctx, e.p, "rg", "community_gal")
+	g, outcome, err := ensure.EnsureCommunity(e.ctx, e.p, "rg", "community_gal")
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Created, outcome)
 	assert.True(t, g.CommunityEnabled)
@@ -584,7 +583,7 @@ func shareCommunity(e *env) {
 		assert.Regexp(t, publicNameRE, public)
 	}
 
-	g, outcome, err = cloud.EnsureCommunity(e.ctx, e.p, "rg", "community_gal")
+	g, outcome, err = ensure.EnsureCommunity(e.ctx, e.p, "rg", "community_gal")
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Exists, outcome)
 	assert.Equal(t, public, g.PublicName())
@@ -592,7 +591,7 @@ func shareCommunity(e *env) {
 	// Updating the gallery keeps it public under the same name.
 	info2 := info
 	info2.PublisherContact = "security@flatcar-linux.org"
-	_, outcome, err = cloud.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "community_gal", ResourceGroup: "rg", Location: Location, Description: "Flatcar", Community: &info2})
+	_, outcome, err = ensure.EnsureGallery(e.ctx, e.p, cloud.Gallery{Name: "community_gal", ResourceGroup: "rg", Location: Location, Description: "Flatcar", Community: &info2})
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Updated, outcome)
 	g, err = e.p.GetGallery(e.ctx, "rg", "community_gal")
@@ -616,7 +615,7 @@ func shareCommunity(e *env) {
 	require.NoError(t, err)
 	_, err = e.p.ShareCommunity(e.ctx, "rg", "community_gal2")
 	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
-	_, _, err = cloud.EnsureCommunity(e.ctx, e.p, "rg", "community_gal2")
+	_, _, err = ensure.EnsureCommunity(e.ctx, e.p, "rg", "community_gal2")
 	require.ErrorContains(t, err, "use TrustedLaunchSupported instead")
 	g, err = e.p.GetGallery(e.ctx, "rg", "community_gal2")
 	require.NoError(t, err)
@@ -632,7 +631,7 @@ func refuseSharingPrivate(e *env) {
 	e.gallery("rg", "private_gal")
 	info := communityInfo()
 
-	_, _, err := cloud.EnsureCommunity(e.ctx, e.p, "rg", "private_gal")
+	_, _, err := ensure.EnsureCommunity(e.ctx, e.p, "rg", "private_gal")
 	require.ErrorContains(t, err, "Azure cannot convert a private gallery to a community gallery")
 	require.ErrorContains(t, err, "community = community_profile(")
 	_, err = e.p.ShareCommunity(e.ctx, "rg", "private_gal")
@@ -670,7 +669,7 @@ func versionFromVHD(e *env) {
 
 	want := cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu",
 		Source: cloud.ImageSource{Kind: cloud.SourceVHD, URI: ref.URL(), StorageAccountID: sa.ID}}
-	_, outcome, err := cloud.EnsureImageVersion(e.ctx, e.p, want, e.now)
+	_, outcome, err := ensure.EnsureImageVersion(e.ctx, e.p, want, e.now)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Exists, outcome)
 
@@ -680,7 +679,7 @@ func versionFromVHD(e *env) {
 	require.NoError(t, err)
 	changed := want
 	changed.Source.URI = other.URL()
-	_, _, err = cloud.EnsureImageVersion(e.ctx, e.p, changed, e.now)
+	_, _, err = ensure.EnsureImageVersion(e.ctx, e.p, changed, e.now)
 	require.ErrorContains(t, err, "another source")
 	changed.Location = Location
 	_, err = e.p.CreateImageVersion(e.ctx, changed)
@@ -694,7 +693,7 @@ func versionFromVHD(e *env) {
 	missing := want
 	missing.Name = "1.0.1"
 	missing.Source.URI = blobRef(sa, ref.Container, "missing.vhd").URL()
-	_, _, err = cloud.EnsureImageVersion(e.ctx, e.p, missing, e.now)
+	_, _, err = ensure.EnsureImageVersion(e.ctx, e.p, missing, e.now)
 	require.Error(t, err)
 	assert.True(t, cloud.IsNotFound(err), "%v", err)
 	assert.True(t, cloud.HasCode(err, cloud.CodeBlobNotFound), "%v", err)
@@ -706,7 +705,7 @@ func versionFromVHD(e *env) {
 	bad := want
 	bad.Name = "1.0.2"
 	bad.Source.URI = notVHD.URL()
-	_, _, err = cloud.EnsureImageVersion(e.ctx, e.p, bad, e.now)
+	_, _, err = ensure.EnsureImageVersion(e.ctx, e.p, bad, e.now)
 	if e.dry {
 		// A dry run keeps no data: a blob it uploaded is taken for a fixed
 		// VHD of its size (the real run reads the footer and refuses it).
@@ -737,7 +736,7 @@ func versionFromVersion(e *env) {
 	want := cloud.ImageVersion{Name: "2.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu-copy",
 		Source: cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: src.ID}}
 	for _, outcome := range []cloud.Outcome{cloud.Created, cloud.Exists} {
-		v, got, err := cloud.EnsureImageVersion(e.ctx, e.p, want, e.now)
+		v, got, err := ensure.EnsureImageVersion(e.ctx, e.p, want, e.now)
 		require.NoError(t, err)
 		assert.Equal(t, outcome, got)
 		assert.Equal(t, cloud.SourceImageVersion, v.Source.Kind)
@@ -749,7 +748,7 @@ func versionFromVersion(e *env) {
 	gen1 := definition("rg", "gal", "ubuntu-gen1", "2204-gen1")
 	gen1.HyperVGeneration = cloud.HyperVGenV1
 	gen1.Features = nil
-	_, _, err := cloud.EnsureImageDefinition(e.ctx, e.p, gen1, e.now)
+	_, _, err := ensure.EnsureImageDefinition(e.ctx, e.p, gen1, e.now)
 	require.NoError(t, err)
 	_, err = e.p.CreateImageVersion(e.ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu-gen1", Location: Location,
 		Source: cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: src.ID}})
@@ -769,7 +768,7 @@ func managedImage(e *env) {
 	var img *cloud.ManagedImage
 	for _, outcome := range []cloud.Outcome{cloud.Created, cloud.Exists} {
 		var got cloud.Outcome
-		img, got, err = cloud.EnsureManagedImage(e.ctx, e.p, want)
+		img, got, err = ensure.EnsureManagedImage(e.ctx, e.p, want)
 		require.NoError(t, err)
 		assert.Equal(t, outcome, got)
 		assert.Equal(t, cloud.SourceVHD, img.Source.Kind)
@@ -779,7 +778,7 @@ func managedImage(e *env) {
 	}
 	e.gallery("rg", "gal")
 	e.definition("rg", "gal", "base", "base")
-	v, outcome, err := cloud.EnsureImageVersion(e.ctx, e.p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "base",
+	v, outcome, err := ensure.EnsureImageVersion(e.ctx, e.p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "base",
 		Source: cloud.ImageSource{Kind: cloud.SourceManagedImage, ID: img.ID}}, e.now)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Created, outcome)
@@ -791,7 +790,7 @@ func managedImage(e *env) {
 	fromVersion := cloud.ManagedImage{Name: "from-version", ResourceGroup: "rg", Location: Location, OSType: cloud.OSTypeLinux, HyperVGeneration: cloud.HyperVGenV2,
 		Source: cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: v.ID}}
 	for _, outcome := range []cloud.Outcome{cloud.Created, cloud.Exists} {
-		got, o, err := cloud.EnsureManagedImage(e.ctx, e.p, fromVersion)
+		got, o, err := ensure.EnsureManagedImage(e.ctx, e.p, fromVersion)
 		require.NoError(t, err)
 		assert.Equal(t, outcome, o)
 		assert.Equal(t, cloud.SourceImageVersion, got.Source.Kind)
@@ -809,9 +808,9 @@ func replication(e *env) {
 	e.definition("rg", "gal", "ubuntu", "2204")
 	ver, _, _, _ := e.vhdVersion("rg", "gal", "ubuntu")
 
-	req := cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu", Version: "1.0.0",
+	req := ensure.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu", Version: "1.0.0",
 		Regions: []string{"northeurope", "eastus"}, ReplicaCount: 2}
-	v, outcome, err := cloud.Replicate(e.ctx, e.p, req)
+	v, outcome, err := ensure.Replicate(e.ctx, e.p, req)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Updated, outcome)
 	assert.Equal(t, []string{Location, "northeurope", "eastus"}, v.RegionNames())
@@ -819,7 +818,7 @@ func replication(e *env) {
 		assert.Equal(t, 2, r.ReplicaCount, r.Name)
 		assert.Equal(t, cloud.StorageStandardLRS, r.StorageAccountType, r.Name)
 	}
-	v, err = cloud.WaitReplicated(e.ctx, e.p, ver, time.Minute, 10*time.Millisecond, nil)
+	v, err = ensure.WaitReplicated(e.ctx, e.p, ver, time.Minute, 10*time.Millisecond, nil)
 	require.NoError(t, err)
 	got := map[string]string{}
 	for _, s := range v.Replication {
@@ -827,7 +826,7 @@ func replication(e *env) {
 	}
 	assert.Equal(t, map[string]string{Location: cloud.ReplicationCompleted, "northeurope": cloud.ReplicationCompleted, "eastus": cloud.ReplicationCompleted}, got)
 
-	_, outcome, err = cloud.Replicate(e.ctx, e.p, req)
+	_, outcome, err = ensure.Replicate(e.ctx, e.p, req)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Exists, outcome)
 
@@ -840,14 +839,14 @@ func replication(e *env) {
 	assert.Equal(t, []string{Location, "northeurope", "eastus"}, v.RegionNames())
 
 	// Dropping a region is one update with the full remaining list.
-	v, outcome, err = cloud.Replicate(e.ctx, e.p, cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu", Version: "1.0.0",
+	v, outcome, err = ensure.Replicate(e.ctx, e.p, ensure.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu", Version: "1.0.0",
 		Regions: []string{"eastus"}, ReplicaCount: 2})
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Updated, outcome)
 	assert.Equal(t, []string{Location, "eastus"}, v.RegionNames())
 
 	// Logical geographies and unknown regions are refused before any call.
-	_, _, err = cloud.Replicate(e.ctx, e.p, cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu", Version: "1.0.0", Regions: []string{"europe"}})
+	_, _, err = ensure.Replicate(e.ctx, e.p, ensure.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu", Version: "1.0.0", Regions: []string{"europe"}})
 	require.ErrorContains(t, err, "europe")
 	// And by the target itself.
 	upd = *v

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/conformance"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
@@ -79,7 +81,6 @@ func TestAzureDryRunStorageAccountNames(t *testing.T) {
 	require.Error(t, err, "the subscription holds imgflowconf2 in group owner")
 	assert.Contains(t, err.Error(), "imgflowconf2")
 	assert.Contains(t, err.Error(), "cannot be created")
-	var ce *cloud.Error
 
 	sa, err := dry.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "imgflowtest2", ResourceGroup: "mine", Location: conformance.Location})
 	require.NoError(t, err, "Azurite serves imgflowtest2, but nobody created it")
@@ -90,8 +91,7 @@ func TestAzureDryRunStorageAccountNames(t *testing.T) {
 	require.NoError(t, again.Preflight(ctx), "an update is no new name")
 
 	_, err = base.GetStorageAccount(ctx, "mine", "imgflowtest2")
-	require.ErrorAs(t, err, &ce, "the dry run created nothing")
-	assert.Equal(t, cloud.CodeResourceNotFound, ce.Code)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound) // the dry run created nothing
 }
 
 // newFakeAzure is an empty subscription of the Azure provider over an

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -23,7 +24,7 @@ func md5hex(b []byte) string {
 
 // digestOf is the sparse digest of content.
 func digestOf(content []byte) string {
-	d, err := cloud.SparseDigest(context.Background(), bytes.NewReader(content), int64(len(content)), nil)
+	d, err := transfer.SparseDigest(context.Background(), bytes.NewReader(content), int64(len(content)), nil)
 	if err != nil {
 		panic(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 )
 
 // deletable is a resource with a data file and how to delete and get it.
@@ -79,9 +80,9 @@ func TestADeleteSavesTheStateBeforeRemovingTheData(t *testing.T) {
 			var removing string
 			f.p.files.beforeRemoval = func(path string) error {
 				removing = path
-				return cloud.ErrCrash
+				return faults.ErrCrash
 			}
-			require.ErrorIs(t, d.delete(f), cloud.ErrCrash)
+			require.ErrorIs(t, d.delete(f), faults.ErrCrash)
 			assert.Equal(t, file, removing)
 			assert.FileExists(t, file, "the crash came before the data file went")
 			saved, _, err := loadState(filepath.Join(dir, "state.json"))

@@ -7,19 +7,19 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azsim"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/vhd"
 )
 
 // copySparse copies the ranges of r into dst (already truncated to size)
-// chunk by chunk (cloud.RunChunks, a few chunks at once), writing only
+// chunk by chunk (transfer.RunChunks, a few chunks at once), writing only
 // each chunk's non-zero span, so holes and zero chunks stay holes. It
 // returns the sparse digest of the content, computed from what it read.
 func copySparse(ctx context.Context, dst *os.File, r io.ReaderAt, ranges []vhd.Range, size int64) (string, error) {
-	d := cloud.NewDigester(size)
+	d := transfer.NewDigester(size)
 	par := min(runtime.GOMAXPROCS(0), 4)
-	err := cloud.RunChunks(ctx, cloud.Chunks(ranges, size), cloud.ChunkRun{
+	err := transfer.RunChunks(ctx, transfer.Chunks(ranges, size), transfer.ChunkRun{
 		Parallel: par,
 		Buffers:  2 * par,
 		Fetch: func(_ context.Context, off int64, buf []byte) error {
@@ -28,7 +28,7 @@ func copySparse(ctx context.Context, dst *os.File, r io.ReaderAt, ranges []vhd.R
 			}
 			return nil
 		},
-		Process: func(_ context.Context, j *cloud.ChunkJob) error {
+		Process: func(_ context.Context, j *transfer.ChunkJob) error {
 			_, err := dst.WriteAt(j.SpanBytes(), j.Span.Offset)
 			return err
 		},

@@ -8,16 +8,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/guest"
 )
 
 // guestVersion creates version 1.0.0 from a VHD holding a guest content
 // record, as a simulated packer build writes it.
-func guestVersion(t *testing.T, f *fixture, g *cloud.GuestContent) *cloud.ImageVersion {
+func guestVersion(t *testing.T, f *fixture, g *guest.GuestContent) *cloud.ImageVersion {
 	t.Helper()
 	data := vhdImage(vhdBytes, vhdTypeFixed)
-	rec, err := cloud.EncodeGuestContent(g)
+	rec, err := guest.EncodeGuestContent(g)
 	require.NoError(t, err)
-	copy(data[cloud.GuestContentOffset:], rec)
+	copy(data[guest.GuestContentOffset:], rec)
 	f.upload(t, f.vhd, data)
 	v, err := f.p.CreateImageVersion(ctx, f.version("1.0.0"))
 	require.NoError(t, err)
@@ -31,8 +32,8 @@ func testVM(name, image string) cloud.VM {
 func TestVMRunCommandAndDelete(t *testing.T) {
 	f := newFixture(t)
 	p := f.p
-	v := guestVersion(t, f, &cloud.GuestContent{
-		Files:     map[string]cloud.GuestFile{"/opt/azure/containers/provision.sh": {Mode: "0744", Size: 10}},
+	v := guestVersion(t, f, &guest.GuestContent{
+		Files:     map[string]guest.GuestFile{"/opt/azure/containers/provision.sh": {Mode: "0744", Size: 10}},
 		UsedBytes: 1 << 20,
 	})
 	_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "imgflow-test", Location: "westeurope"})
@@ -77,7 +78,7 @@ func TestVMRunCommandAndDelete(t *testing.T) {
 func TestVMRules(t *testing.T) {
 	f := newFixture(t)
 	p := f.p
-	v := guestVersion(t, f, &cloud.GuestContent{})
+	v := guestVersion(t, f, &guest.GuestContent{})
 	_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "imgflow-test", Location: "eastus"})
 	require.NoError(t, err)
 
@@ -109,13 +110,13 @@ func TestVMWithoutGuestRecord(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "x",
 		Simulated: []cloud.GuestCheck{{Kind: cloud.GuestFileExists, Path: "/x"}}})
-	assert.ErrorIs(t, err, cloud.ErrNoGuestContent)
+	assert.ErrorIs(t, err, guest.ErrNoGuestContent)
 }
 
 func TestDeleteResourceGroupDeletesEverything(t *testing.T) {
 	f := newFixture(t)
 	p := f.p
-	v := guestVersion(t, f, &cloud.GuestContent{})
+	v := guestVersion(t, f, &guest.GuestContent{})
 	_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "imgflow-test", Location: "westeurope"})
 	require.NoError(t, err)
 	vm, err := p.CreateVM(ctx, testVM("vm1", v.ID))
@@ -152,8 +153,8 @@ func TestVMScanReports(t *testing.T) {
 	for i := range 200 {
 		packages[fmt.Sprintf("pkg-%03d", i)] = "2.0"
 	}
-	v := guestVersion(t, f, &cloud.GuestContent{
-		Files:    map[string]cloud.GuestFile{"/etc/motd": {Mode: "0666", Size: 3}, "/opt/azure/containers/provision.sh": {Mode: "0744", Size: 10}},
+	v := guestVersion(t, f, &guest.GuestContent{
+		Files:    map[string]guest.GuestFile{"/etc/motd": {Mode: "0666", Size: 3}, "/opt/azure/containers/provision.sh": {Mode: "0744", Size: 10}},
 		Packages: packages,
 	})
 	_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "imgflow-test", Location: "westeurope"})
@@ -172,7 +173,7 @@ func TestVMScanReports(t *testing.T) {
 	require.Greater(t, len(full.Output), cloud.RunCommandOutputMax)
 	assert.Contains(t, full.Output, `"VulnerabilityID": "CVE-2026-0002"`, "the advisory of the recorded version")
 	assert.NotContains(t, full.Output, "CVE-2026-0003", "not the advisory of another version")
-	assert.Contains(t, full.Output, cloud.SimulatedNote)
+	assert.Contains(t, full.Output, guest.SimulatedNote)
 
 	tail, err := p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "trivy", Script: "trivy …", SimulatedScan: trivy})
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/conformance"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/vhd"
@@ -174,45 +175,45 @@ func scenario(t *testing.T, f *fixture, p cloud.Provider) map[string]string {
 	upload := cloud.BlobRef{Account: account, Container: "vhds", Name: "uploaded.vhd"}
 
 	do("rg create", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg-new", Location: "westeurope"})
+		return ensure.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg-new", Location: "westeurope"})
 	})
 	do("rg again", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg-new", Location: "westeurope"})
+		return ensure.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg-new", Location: "westeurope"})
 	})
 	do("rg base other location", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg1", Location: "eastus"})
+		return ensure.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg1", Location: "eastus"})
 	})
 	do("gallery create", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "galnew", ResourceGroup: "rg-new", Location: "westeurope"})
+		return ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "galnew", ResourceGroup: "rg-new", Location: "westeurope"})
 	})
 	do("gallery again", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "galnew", ResourceGroup: "rg-new", Location: "westeurope"})
+		return ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "galnew", ResourceGroup: "rg-new", Location: "westeurope"})
 	})
 	do("gallery name in other rg", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "other", ResourceGroup: "rg1", Location: "westeurope"})
+		return ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "other", ResourceGroup: "rg1", Location: "westeurope"})
 	})
 	do("gallery base description", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "gal1", ResourceGroup: "rg1", Location: "westeurope", Description: "images"})
+		return ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "gal1", ResourceGroup: "rg1", Location: "westeurope", Description: "images"})
 	})
 	do("list galleries", func() (any, cloud.Outcome, error) { v, err := p.ListGalleries(ctx); return v, "", err })
 	do("definition in overlay gallery", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureImageDefinition(ctx, p, definition("rg-new", "galnew", "flatcar", "flatcar"), now)
+		return ensure.EnsureImageDefinition(ctx, p, definition("rg-new", "galnew", "flatcar", "flatcar"), now)
 	})
 	do("definition again", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureImageDefinition(ctx, p, definition("rg-new", "galnew", "flatcar", "flatcar"), now)
+		return ensure.EnsureImageDefinition(ctx, p, definition("rg-new", "galnew", "flatcar", "flatcar"), now)
 	})
 	do("definition base immutable conflict", func() (any, cloud.Outcome, error) {
 		d := definition("rg1", "gal1", "flatcar", "flatcar")
 		d.OSState = cloud.OSStateSpecialized
-		return cloud.EnsureImageDefinition(ctx, p, d, now)
+		return ensure.EnsureImageDefinition(ctx, p, d, now)
 	})
 	do("definition base feature update", func() (any, cloud.Outcome, error) {
 		d := definition("rg1", "gal1", "flatcar", "flatcar")
 		d.Features = map[string]string{"IsAcceleratedNetworkSupported": "true"}
-		return cloud.EnsureImageDefinition(ctx, p, d, now)
+		return ensure.EnsureImageDefinition(ctx, p, d, now)
 	})
 	do("definition triple taken", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureImageDefinition(ctx, p, definition("rg1", "gal1", "flatcar2", "flatcar"), now)
+		return ensure.EnsureImageDefinition(ctx, p, definition("rg1", "gal1", "flatcar2", "flatcar"), now)
 	})
 	do("list definitions overlay gallery", func() (any, cloud.Outcome, error) {
 		v, err := p.ListImageDefinitions(ctx, "rg-new", "galnew")
@@ -231,51 +232,51 @@ func scenario(t *testing.T, f *fixture, p cloud.Provider) map[string]string {
 		return v, "", err
 	})
 	do("version from uploaded vhd", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar", Source: f.vhdSource(upload)}, now)
+		return ensure.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar", Source: f.vhdSource(upload)}, now)
 	})
 	do("version from uploaded vhd again", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar", Source: f.vhdSource(upload)}, now)
+		return ensure.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar", Source: f.vhdSource(upload)}, now)
 	})
 	do("version from base version", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "2.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar",
+		return ensure.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "2.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar",
 			Source: cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: f.v1.ID}, TargetRegions: []cloud.TargetRegion{{Name: "westeurope"}, {Name: "northeurope"}}}, now)
 	})
 	do("version from base vhd", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "3.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar", Source: f.vhdSource(f.vhd)}, now)
+		return ensure.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "3.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar", Source: f.vhdSource(f.vhd)}, now)
 	})
 	do("version from missing blob", func() (any, cloud.Outcome, error) {
 		src := f.vhdSource(cloud.BlobRef{Account: account, Container: "vhds", Name: "missing.vhd"})
-		return cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "4.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar", Source: src}, now)
+		return ensure.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "4.0.0", ResourceGroup: "rg-new", Gallery: "galnew", Definition: "flatcar", Source: src}, now)
 	})
 	do("version base other source", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(upload)}, now)
+		return ensure.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(upload)}, now)
 	})
 	do("replicate base version", func() (any, cloud.Outcome, error) {
-		return cloud.Replicate(ctx, p, cloud.ReplicateRequest{ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Version: "1.0.0", Regions: []string{"northeurope", "eastus"}})
+		return ensure.Replicate(ctx, p, ensure.ReplicateRequest{ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Version: "1.0.0", Regions: []string{"northeurope", "eastus"}})
 	})
 	do("wait replicated", func() (any, cloud.Outcome, error) {
-		v, err := cloud.WaitReplicated(ctx, p, f.v1, time.Second, time.Millisecond, nil)
+		v, err := ensure.WaitReplicated(ctx, p, f.v1, time.Second, time.Millisecond, nil)
 		return v, "", err
 	})
 	do("replicate again", func() (any, cloud.Outcome, error) {
-		return cloud.Replicate(ctx, p, cloud.ReplicateRequest{ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Version: "1.0.0", Regions: []string{"northeurope", "eastus"}})
+		return ensure.Replicate(ctx, p, ensure.ReplicateRequest{ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Version: "1.0.0", Regions: []string{"northeurope", "eastus"}})
 	})
 	do("community gallery create", func() (any, cloud.Outcome, error) {
 		info := communityInfo("imgflow")
-		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "galcommunity", ResourceGroup: "rg-new", Location: "westeurope", Community: &info})
+		return ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "galcommunity", ResourceGroup: "rg-new", Location: "westeurope", Community: &info})
 	})
 	do("community overlay gallery", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureCommunity(ctx, p, "rg-new", "galcommunity")
+		return ensure.EnsureCommunity(ctx, p, "rg-new", "galcommunity")
 	})
 	do("community again", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureCommunity(ctx, p, "rg-new", "galcommunity")
+		return ensure.EnsureCommunity(ctx, p, "rg-new", "galcommunity")
 	})
 	do("community other prefix", func() (any, cloud.Outcome, error) {
 		info := communityInfo("other")
-		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "galcommunity", ResourceGroup: "rg-new", Location: "westeurope", Community: &info})
+		return ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "galcommunity", ResourceGroup: "rg-new", Location: "westeurope", Community: &info})
 	})
 	do("community overlay private gallery", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureCommunity(ctx, p, "rg-new", "galnew")
+		return ensure.EnsureCommunity(ctx, p, "rg-new", "galnew")
 	})
 	do("community convert base private gallery", func() (any, cloud.Outcome, error) {
 		info := communityInfo("imgflow")
@@ -285,10 +286,10 @@ func scenario(t *testing.T, f *fixture, p cloud.Provider) map[string]string {
 	do("community base shared, new contact", func() (any, cloud.Outcome, error) {
 		info := communityInfo("flatcar")
 		info.PublisherContact = "new@example.com"
-		return cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "shared", ResourceGroup: "rg2", Location: "westeurope", Community: &info})
+		return ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "shared", ResourceGroup: "rg2", Location: "westeurope", Community: &info})
 	})
 	do("storage account create", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "planstore", ResourceGroup: "rg-new", Location: "westeurope"})
+		return ensure.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "planstore", ResourceGroup: "rg-new", Location: "westeurope"})
 	})
 	do("storage account name taken", func() (any, cloud.Outcome, error) {
 		v, err := p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: "rg2"})
@@ -310,11 +311,11 @@ func scenario(t *testing.T, f *fixture, p cloud.Provider) map[string]string {
 		return v, "", err
 	})
 	do("managed image from base version", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureManagedImage(ctx, p, cloud.ManagedImage{Name: "img", ResourceGroup: "rg-new", Location: "westeurope", OSType: cloud.OSTypeLinux, HyperVGeneration: cloud.HyperVGenV2,
+		return ensure.EnsureManagedImage(ctx, p, cloud.ManagedImage{Name: "img", ResourceGroup: "rg-new", Location: "westeurope", OSType: cloud.OSTypeLinux, HyperVGeneration: cloud.HyperVGenV2,
 			Source: cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: f.v1.ID}})
 	})
 	do("managed image again", func() (any, cloud.Outcome, error) {
-		return cloud.EnsureManagedImage(ctx, p, cloud.ManagedImage{Name: "img", ResourceGroup: "rg-new", Location: "westeurope", OSType: cloud.OSTypeLinux, HyperVGeneration: cloud.HyperVGenV2,
+		return ensure.EnsureManagedImage(ctx, p, cloud.ManagedImage{Name: "img", ResourceGroup: "rg-new", Location: "westeurope", OSType: cloud.OSTypeLinux, HyperVGeneration: cloud.HyperVGenV2,
 			Source: cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: f.v1.ID}})
 	})
 	do("definition missing gallery", func() (any, cloud.Outcome, error) {
@@ -535,7 +536,7 @@ func TestDiskExport(t *testing.T) {
 	require.NoError(t, p.SetBlobMetadata(ctx, dest, map[string]string{"imgflow": "export"}))
 
 	// A version from the exported VHD works too.
-	_, out, err := cloud.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "9.0.0", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(dest)}, now)
+	_, out, err := ensure.EnsureImageVersion(ctx, p, cloud.ImageVersion{Name: "9.0.0", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(dest)}, now)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Created, out)
 
@@ -678,19 +679,19 @@ func TestConcurrentEnsures(t *testing.T) {
 	for i := range 16 {
 		wg.Go(func() {
 			run := func() error {
-				if _, _, err := cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rgpar", Location: "westeurope"}); err != nil {
+				if _, _, err := ensure.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rgpar", Location: "westeurope"}); err != nil {
 					return err
 				}
-				if _, _, err := cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "galpar", ResourceGroup: "rgpar", Location: "westeurope"}); err != nil {
+				if _, _, err := ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "galpar", ResourceGroup: "rgpar", Location: "westeurope"}); err != nil {
 					return err
 				}
 				name := fmt.Sprintf("def%d", i%4)
-				if _, _, err := cloud.EnsureImageDefinition(ctx, p, definition("rgpar", "galpar", name, name), now); err != nil {
+				if _, _, err := ensure.EnsureImageDefinition(ctx, p, definition("rgpar", "galpar", name, name), now); err != nil {
 					return err
 				}
 				v := cloud.ImageVersion{Name: fmt.Sprintf("1.0.%d", i), ResourceGroup: "rgpar", Gallery: "galpar", Definition: name,
 					Source: cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: f.v1.ID}}
-				if _, _, err := cloud.EnsureImageVersion(ctx, p, v, now); err != nil {
+				if _, _, err := ensure.EnsureImageVersion(ctx, p, v, now); err != nil {
 					return err
 				}
 				ref := cloud.BlobRef{Account: account, Container: "vhds", Name: fmt.Sprintf("b%d.vhd", i)}

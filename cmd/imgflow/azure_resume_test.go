@@ -25,10 +25,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/vhd"
 )
 
@@ -215,12 +215,12 @@ vhd_upload("//disk.vhd", dest = blob(sa, container = %q, name = "disk.vhd"))
 	defer f.Close()
 	st, err := f.Stat()
 	require.NoError(t, err)
-	want, err := cloud.SparseDigest(context.Background(), f, st.Size(), nil)
+	want, err := transfer.SparseDigest(context.Background(), f, st.Size(), nil)
 	require.NoError(t, err)
 	props, err = pc.GetProperties(context.Background(), nil)
 	require.NoError(t, err)
 	require.Equal(t, st.Size(), *props.ContentLength)
-	got, err := cloud.SparseDigest(context.Background(), blobReader{pc}, st.Size(), pageRanges(t, pc))
+	got, err := transfer.SparseDigest(context.Background(), blobReader{pc}, st.Size(), pageRanges(t, pc))
 	require.NoError(t, err)
 	assert.Equal(t, want, got, "the blob holds the disk's bytes")
 	md := map[string]string{}

@@ -12,7 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/release"
 )
 
@@ -60,7 +60,7 @@ func cmdCI(ctx context.Context, e *env, args []string) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	ws, err := builtins.NewWorkspace(shared.root)
+	ws, err := localpacker.NewWorkspace(shared.root)
 	if err != nil {
 		return err
 	}

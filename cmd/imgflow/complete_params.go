@@ -12,6 +12,7 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -128,7 +129,7 @@ func paramChoices(ctx context.Context, root, file string, src []byte, name strin
 			return p.choices
 		}
 	}
-	ws, err := builtins.NewWorkspace(root)
+	ws, err := localpacker.NewWorkspace(root)
 	if err != nil {
 		return nil
 	}

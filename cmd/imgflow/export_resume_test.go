@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/internal/testharness"
@@ -75,10 +76,10 @@ func TestAnExportThatFailedInItsVerificationResumes(t *testing.T) {
 	require.NoError(t, err)
 	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "failed", RunTime: &h.Info.Time, Workflow: "testdata/gc/export.star", Target: "local"})
 	require.NoError(t, err)
-	faults := cloud.NewFaults(map[string]cloud.Fault{"ReadBlob": {StatusCode: 500, Code: "InternalError", Message: "injected"}})
+	set := faults.NewFaults(map[string]faults.Fault{"ReadBlob": {StatusCode: 500, Code: "InternalError", Message: "injected"}})
 	cfg := h.Config(nil)
 	cfg.Journal = j
-	res := interp.Run(context.Background(), "//testdata/gc/export.star", cfg, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: overlay.New(p)})
+	res := interp.Run(context.Background(), "//testdata/gc/export.star", cfg, interp.Target{Apply: faults.WithFaults(p, set), Validate: overlay.New(p)})
 	require.Error(t, res.Err)
 	require.False(t, res.Crashed)
 	require.NoError(t, j.Append(journal.Record{Type: journal.TypeEnd, Status: journal.StatusFailed, Error: res.Err.Error()}))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/internal/testharness"
@@ -35,10 +36,10 @@ func crashedExportAt(t *testing.T, dir, op string) {
 	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "crashed", RunTime: &h.Info.Time, Workflow: "testdata/gc/export.star", Target: "local"})
 	require.NoError(t, err)
 	defer j.Close()
-	faults := cloud.NewFaults(map[string]cloud.Fault{op: {Crash: true}})
+	set := faults.NewFaults(map[string]faults.Fault{op: {Crash: true}})
 	cfg := h.Config(nil)
 	cfg.Journal = j
-	res := interp.Run(context.Background(), "//testdata/gc/export.star", cfg, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: overlay.New(p)})
+	res := interp.Run(context.Background(), "//testdata/gc/export.star", cfg, interp.Target{Apply: faults.WithFaults(p, set), Validate: overlay.New(p)})
 	require.True(t, res.Crashed, "%v", res.Err)
 	require.Len(t, disks(t, p), 1, "the crash leaves the temporary disk")
 }
@@ -140,10 +141,10 @@ func TestGCDeletesTheTemporariesOfAKilledRun(t *testing.T) {
 	require.NoError(t, err)
 	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "killed", RunTime: &h.Info.Time, Workflow: "testdata/gc/temporary.star", Target: "local"})
 	require.NoError(t, err)
-	faults := cloud.NewFaults(map[string]cloud.Fault{"gallery": {Crash: true}})
+	set := faults.NewFaults(map[string]faults.Fault{"gallery": {Crash: true}})
 	cfg := h.Config(nil)
-	cfg.Journal, cfg.Faults = j, faults
-	res := interp.Run(context.Background(), "//testdata/gc/temporary.star", cfg, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: overlay.New(p)})
+	cfg.Journal, cfg.Faults = j, set
+	res := interp.Run(context.Background(), "//testdata/gc/temporary.star", cfg, interp.Target{Apply: faults.WithFaults(p, set), Validate: overlay.New(p)})
 	require.True(t, res.Crashed, "%v", res.Err)
 	ref := cloud.BlobRef{Account: "gcstore", Container: "uploads", Name: "disk.vhd"}
 	_, err = p.GetBlob(context.Background(), ref)

@@ -8,6 +8,7 @@ import (
 	"github.com/bazelbuild/buildtools/warn"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp/startest"
 	"github.com/imgflow/imgflow/lint"
 )
@@ -63,7 +64,7 @@ func cmdLint(e *env, args []string) error {
 }
 
 func newLinter(root, warnings string) (*lint.Linter, error) {
-	ws, err := builtins.NewWorkspace(root)
+	ws, err := localpacker.NewWorkspace(root)
 	if err != nil {
 		return nil, err
 	}

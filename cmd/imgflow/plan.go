@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -67,7 +68,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ws, err := builtins.NewWorkspace(shared.root)
+	ws, err := localpacker.NewWorkspace(shared.root)
 	if err != nil {
 		return err
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/release"
 )
 
@@ -46,7 +46,7 @@ func TestAReleaseJobKilledOnOneAgentContinuesOnAnother(t *testing.T) {
 	journalURL := az.Endpoint(azuritetest.DevAccount) + "/releases-" + hex.EncodeToString(b[:])
 	root := repoRoot(t)
 	relFile := filepath.Join(root, "testdata", "release", "two_channels.star")
-	ws, err := builtins.NewWorkspace(root)
+	ws, err := localpacker.NewWorkspace(root)
 	require.NoError(t, err)
 	rel, err := release.Load(context.Background(), ws, "//testdata/release/two_channels.star")
 	require.NoError(t, err)

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/packer/localsim"
 	"github.com/imgflow/imgflow/packer/packertest"
 	"github.com/imgflow/imgflow/release"
@@ -88,8 +88,8 @@ func slowLocalTarget(b *testing.B) *target {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lat := cloud.PipelineLatencies()
-	slow := cloud.WithLatency(p, lat)
+	lat := faults.PipelineLatencies()
+	slow := faults.WithLatency(p, lat)
 	return &target{name: "local", provider: slow,
 		runsDir: filepath.Join(state, "runs"), packer: localsim.New(slow).Slow(lat["packer"]), close: p.Close}
 }
@@ -101,7 +101,7 @@ func slowLocalTarget(b *testing.B) *target {
 // fresh target: the metric x-longest is the ratio (the goal: 1.2 at most).
 func BenchmarkRunFlatcarReleaseJ4(b *testing.B) {
 	root := benchRoot(b)
-	ws, err := builtins.NewWorkspace(root)
+	ws, err := localpacker.NewWorkspace(root)
 	if err != nil {
 		b.Fatal(err)
 	}

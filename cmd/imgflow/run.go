@@ -15,6 +15,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
@@ -77,7 +78,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ws, err := builtins.NewWorkspace(shared.root)
+	ws, err := localpacker.NewWorkspace(shared.root)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/journal"
 )
 
@@ -144,7 +144,7 @@ func printReleaseFolders(e *env, root string, releases []releaseFolder) {
 // releaseRuns prints the summary of a release's jobs read from their
 // journals under base; it fails unless every job succeeded.
 func releaseRuns(ctx context.Context, e *env, shared sharedFlags, file, base string, asJSON bool, junit string) error {
-	ws, err := builtins.NewWorkspace(shared.root)
+	ws, err := localpacker.NewWorkspace(shared.root)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func runsStore(ctx context.Context, e *env, shared sharedFlags, location string)
 	if !journal.IsURL(location) || strings.Contains(strings.ToLower(location), "sig=") {
 		return journal.OpenStore(location)
 	}
-	ws, err := builtins.NewWorkspace(shared.root)
+	ws, err := localpacker.NewWorkspace(shared.root)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/journal"
 	"github.com/imgflow/imgflow/packer"
 )
@@ -137,7 +138,7 @@ func stateDirOf(root, stateDir string) (string, error) {
 	if stateDir != "" {
 		return stateDir, nil
 	}
-	ws, err := builtins.NewWorkspace(root)
+	ws, err := localpacker.NewWorkspace(root)
 	if err != nil {
 		return "", err
 	}

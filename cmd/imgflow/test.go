@@ -9,6 +9,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp/startest"
 )
 
@@ -27,7 +28,7 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ws, err := builtins.NewWorkspace(shared.root)
+	ws, err := localpacker.NewWorkspace(shared.root)
 	if err != nil {
 		return err
 	}

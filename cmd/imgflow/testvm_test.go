@@ -11,9 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -23,7 +24,7 @@ import (
 // throwaway resource group with the VM and its disk is left behind.
 func crashedTestVM(t *testing.T, dir, workflow string) {
 	t.Helper()
-	ws, err := builtins.NewWorkspace(repoRoot(t))
+	ws, err := localpacker.NewWorkspace(repoRoot(t))
 	require.NoError(t, err)
 	p, err := local.Open(dir, local.Options{})
 	require.NoError(t, err)
@@ -32,10 +33,10 @@ func crashedTestVM(t *testing.T, dir, workflow string) {
 	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "crashed", RunTime: &now, Workflow: workflow, Target: "local"})
 	require.NoError(t, err)
 	defer j.Close()
-	faults := cloud.NewFaults(map[string]cloud.Fault{"CreateVM": {Crash: true}})
+	set := faults.NewFaults(map[string]faults.Fault{"CreateVM": {Crash: true}})
 	res := interp.Run(context.Background(), "//"+workflow, interp.Config{
 		Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: "crashed", Time: now}, Journal: j,
-	}, interp.Target{Apply: cloud.WithFaults(p, faults), Validate: overlay.New(p)})
+	}, interp.Target{Apply: faults.WithFaults(p, set), Validate: overlay.New(p)})
 	require.True(t, res.Crashed, "%v", res.Err)
 	require.Len(t, testVMGroups(t, p), 1, "the crash leaves the test VM's group")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -38,7 +39,7 @@ func RunTime() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 // RunTime.
 func New(t testing.TB, root, runID string) *Harness {
 	t.Helper()
-	ws, err := builtins.NewWorkspace(root)
+	ws, err := localpacker.NewWorkspace(root)
 	require.NoError(t, err)
 	return &Harness{Workspace: ws, Registry: builtins.NewRegistry(), Info: builtins.RunInfo{ID: runID, Time: RunTime()}}
 }

@@ -8,7 +8,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
@@ -41,9 +41,9 @@ func runBuiltin(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 
 func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var workflow string
-	var vars, faults *starlark.Dict
+	var vars, faultDict *starlark.Dict
 	var resume string
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "workflow", &workflow, "vars?", &vars, "faults?", &faults, "resume?", &resume); err != nil {
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "workflow", &workflow, "vars?", &vars, "faults?", &faultDict, "resume?", &resume); err != nil {
 		return nil, err
 	}
 	rel, _, err := h.runner.Workspace.Resolve(h.testFile, workflow)
@@ -54,7 +54,7 @@ func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlar
 	if err != nil {
 		return nil, err
 	}
-	faultSet, err := parseFaults(faults)
+	faultSet, err := parseFaults(faultDict)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlar
 	res := interp.Run(ctx, "//"+rel, interp.Config{
 		Workspace: h.runner.Workspace, Registry: h.runner.Registry, Vars: values,
 		Info: info, Reporter: h.runner.Reporter, Journal: j, Faults: faultSet, Programs: &h.runner.programs,
-	}, interp.Target{Apply: cloud.WithFaults(h.cloud, faultSet), Validate: overlay.New(h.cloud)})
+	}, interp.Target{Apply: faults.WithFaults(h.cloud, faultSet), Validate: overlay.New(h.cloud)})
 	if !res.Crashed {
 		status := journal.StatusSucceeded
 		if res.Err != nil {
@@ -121,18 +121,18 @@ func stringKeyed(d *starlark.Dict, what string) (map[string]starlark.Value, erro
 // parseFaults reads faults={"image_version": "crash", "CreateImageVersion":
 // {"status": 500, "code": "InternalError", "message": "…", "times": 1}}.
 // Lowercase names are builtins, capitalised ones Provider operations.
-func parseFaults(d *starlark.Dict) (*cloud.Faults, error) {
+func parseFaults(d *starlark.Dict) (*faults.Faults, error) {
 	m, err := stringKeyed(d, "faults")
 	if err != nil {
 		return nil, err
 	}
-	faults := map[string]cloud.Fault{}
+	byName := map[string]faults.Fault{}
 	for name, v := range m {
 		if s, ok := v.(starlark.String); ok {
 			if s != "crash" {
 				return nil, fmt.Errorf("run: fault %s: want \"crash\" or a dict(status=, code=, message=, times=)", name)
 			}
-			faults[name] = cloud.Fault{Crash: true}
+			byName[name] = faults.Fault{Crash: true}
 			continue
 		}
 		g, err := builtins.ToGo(v)
@@ -140,7 +140,7 @@ func parseFaults(d *starlark.Dict) (*cloud.Faults, error) {
 		if err != nil || !ok {
 			return nil, fmt.Errorf("run: fault %s: want \"crash\" or a dict(status=, code=, message=, times=)", name)
 		}
-		f := cloud.Fault{}
+		f := faults.Fault{}
 		for k, val := range spec {
 			switch k {
 			case "status":
@@ -157,9 +157,9 @@ func parseFaults(d *starlark.Dict) (*cloud.Faults, error) {
 				return nil, fmt.Errorf("run: fault %s: unknown field %q (status, code, message, times, skip)", name, k)
 			}
 		}
-		faults[name] = f
+		byName[name] = f
 	}
-	return cloud.NewFaults(faults), nil
+	return faults.NewFaults(byName), nil
 }
 
 func asInt(v any) int64 {

@@ -11,14 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp/startest"
 )
 
 // RunFiles runs files side by side yet reports them in the given order,
 // with the same results as running them one by one.
 func TestRunFilesKeepsTheOrderOfFiles(t *testing.T) {
-	ws, err := builtins.NewWorkspace("../..")
+	ws, err := localpacker.NewWorkspace("../..")
 	require.NoError(t, err)
 	r := startest.NewRunner(ws)
 	files, err := r.Discover([]string{"workflows"})
@@ -54,7 +54,7 @@ func TestRunFilesReportsEveryTestOfEveryFileInOrder(t *testing.T) {
 	write("b_test.star", "def test_x(:\n")
 	write("c_test.star", "run(\"//w.star\")\n")
 	write("d_test.star", "def test_only():\n    pass\n")
-	ws, err := builtins.NewWorkspace(root)
+	ws, err := localpacker.NewWorkspace(root)
 	require.NoError(t, err)
 	r := startest.NewRunner(ws)
 	files, err := r.Discover([]string{"."})

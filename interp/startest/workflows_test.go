@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp/startest"
 )
 
@@ -23,7 +24,7 @@ func newWorkspace(t *testing.T, files map[string]string) *builtins.Workspace {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 	}
-	ws, err := builtins.NewWorkspace(dir)
+	ws, err := localpacker.NewWorkspace(dir)
 	require.NoError(t, err)
 	return ws
 }

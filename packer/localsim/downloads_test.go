@@ -12,7 +12,7 @@ import (
 )
 
 func TestDownloadsOfTheAKSTemplates(t *testing.T) {
-	for file, want := range map[string][]Download{
+	for file, want := range map[string][]packer.Download{
 		"aks-ubuntu.json": {
 			{Source: "/var/log/bcc_installation.log", Name: "bcc-tools-installation.log", ViaVar: true},
 			{Source: "/opt/azure/vhd-install.complete", Name: "release-notes.txt", ViaVar: true},
@@ -31,7 +31,7 @@ func TestDownloadsOfTheAKSTemplates(t *testing.T) {
 	} {
 		tpl, err := packer.LoadTemplate(filepath.Join("..", "..", "artifacts", "packer", file))
 		require.NoError(t, err, file)
-		got, err := Downloads(tpl)
+		got, err := packer.Downloads(tpl)
 		require.NoError(t, err, file)
 		assert.Equal(t, want, got, file)
 	}
@@ -55,7 +55,7 @@ func TestDownloadsAcceptsRelativeDestinationsAsPackerDoes(t *testing.T) {
 		tpl, err := packer.ParseTemplate([]byte(`{"builders": [{"type": "azure-arm"}], "provisioners": [
 			{"type": "file", "direction": "download", "source": "/var/log/x.log", "destination": "` + dest + `"}]}`))
 		require.NoError(t, err)
-		got, err := Downloads(tpl)
+		got, err := packer.Downloads(tpl)
 		require.NoError(t, err, dest)
 		require.Len(t, got, 1, dest)
 		assert.Equal(t, want, got[0].Name, dest)
@@ -73,7 +73,7 @@ func TestDownloadsAcceptsRelativeDestinationsAsPackerDoes(t *testing.T) {
 		tpl, err := packer.ParseTemplate([]byte(`{"builders": [{"type": "azure-arm"}], "provisioners": [
 			{"type": "file", "direction": "download", "source": "/var/log/x.log", "destination": "` + dest + `"}]}`))
 		require.NoError(t, err)
-		_, err = Downloads(tpl)
+		_, err = packer.Downloads(tpl)
 		require.Error(t, err, dest)
 		assert.Contains(t, err.Error(), "provisioner 1 (file, download /var/log/x.log) writes to "+dest+": "+why, dest)
 		assert.Contains(t, err.Error(), `returns the file in downloads["x.log"]`, dest)
@@ -96,15 +96,15 @@ build {
 }
 `), "t.pkr.hcl")
 	require.NoError(t, err)
-	got, err := Downloads(tpl)
+	got, err := packer.Downloads(tpl)
 	require.NoError(t, err)
-	assert.Equal(t, []Download{{Source: "/opt/azure/containers/image-bom.json", Name: "image-bom.json"}}, got)
+	assert.Equal(t, []packer.Download{{Source: "/opt/azure/containers/image-bom.json", Name: "image-bom.json"}}, got)
 }
 
 func TestDownloadAppliesToTheBuildsItNames(t *testing.T) {
-	d := Download{Only: []string{"a"}}
-	assert.True(t, d.appliesTo("a"))
-	assert.False(t, d.appliesTo("b"))
-	assert.False(t, Download{Except: []string{"a"}}.appliesTo("a"))
-	assert.True(t, Download{}.appliesTo("a"))
+	d := packer.Download{Only: []string{"a"}}
+	assert.True(t, d.AppliesTo("a"))
+	assert.False(t, d.AppliesTo("b"))
+	assert.False(t, packer.Download{Except: []string{"a"}}.AppliesTo("a"))
+	assert.True(t, packer.Download{}.AppliesTo("a"))
 }

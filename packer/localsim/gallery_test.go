@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/packer"
 )
@@ -47,7 +48,7 @@ func newGallery(t *testing.T) *local.Provider {
 	t.Helper()
 	p := newCloud(t)
 	ctx := context.Background()
-	_, _, err := cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "g", ResourceGroup: "rg", Location: "westeurope"})
+	_, _, err := ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "g", ResourceGroup: "rg", Location: "westeurope"})
 	require.NoError(t, err)
 	for _, d := range []cloud.ImageDefinition{
 		{Name: "x64", OSState: cloud.OSStateGeneralized, Architecture: cloud.ArchX64},
@@ -56,7 +57,7 @@ func newGallery(t *testing.T) *local.Provider {
 	} {
 		d.ResourceGroup, d.Gallery, d.Location = "rg", "g", "westeurope"
 		d.Publisher, d.Offer, d.SKU, d.OSType, d.HyperVGeneration = "p", "o", d.Name, cloud.OSTypeLinux, cloud.HyperVGenV2
-		_, _, err := cloud.EnsureImageDefinition(ctx, p, d, time.Now())
+		_, _, err := ensure.EnsureImageDefinition(ctx, p, d, time.Now())
 		require.NoError(t, err)
 	}
 	return p

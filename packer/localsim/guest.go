@@ -9,12 +9,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/guest"
+	"github.com/imgflow/imgflow/packer"
 )
 
 // What a simulated build puts on its OS disk. No provisioner runs, but
 // the effect of imgflow's own provisioning is known and is recorded in
-// the disk (cloud.GuestContent at cloud.GuestContentOffset), so that
+// the disk (guest.GuestContent at guest.GuestContentOffset), so that
 // test_vm's checks can be evaluated against the image on the local target:
 //
 //   - a `file` provisioner uploading from the staged-files directory
@@ -31,8 +32,8 @@ import (
 // Other provisioners (package installs, deprovisioning) leave no record.
 
 // guestContent is the record of the build's OS disk.
-func (p *prepared) guestContent() (*cloud.GuestContent, error) {
-	g := &cloud.GuestContent{Files: map[string]cloud.GuestFile{}, Packages: map[string]string{}}
+func (p *prepared) guestContent() (*guest.GuestContent, error) {
+	g := &guest.GuestContent{Files: map[string]guest.GuestFile{}, Packages: map[string]string{}}
 	for _, prov := range p.tpl.Provisioners {
 		prov = unquoted(prov)
 		typ, _ := prov["type"].(string)
@@ -114,7 +115,7 @@ func (p *prepared) envValue(env, name string) string {
 
 // simulateUpload records what a file provisioner uploads from the staged
 // files: source <files dir>/<sub>/ to destination.
-func (p *prepared) simulateUpload(g *cloud.GuestContent, prov map[string]any) error {
+func (p *prepared) simulateUpload(g *guest.GuestContent, prov map[string]any) error {
 	if dir, _ := prov["direction"].(string); dir == "download" {
 		return nil
 	}
@@ -122,7 +123,7 @@ func (p *prepared) simulateUpload(g *cloud.GuestContent, prov map[string]any) er
 	dest, _ := prov["destination"].(string)
 	staged, sub, ok := p.refValue(src)
 	m := varRef().FindStringSubmatch(src)
-	if !ok || m[1]+m[2] != FilesDirVar || staged == "" || dest == "" || p.staged == nil {
+	if !ok || m[1]+m[2] != packer.FilesDirVar || staged == "" || dest == "" || p.staged == nil {
 		return nil
 	}
 	if _, err := os.Lstat(filepath.Join(staged, filepath.FromSlash(sub))); err != nil {
@@ -145,13 +146,13 @@ func (p *prepared) simulateUpload(g *cloud.GuestContent, prov map[string]any) er
 		if rel == "" && !strings.HasSuffix(src, "/") && !strings.HasSuffix(dest, "/") {
 			target = dest
 		}
-		g.Files[target] = cloud.GuestFile{Mode: f.Mode, Size: f.Size, Text: f.text}
+		g.Files[target] = guest.GuestFile{Mode: f.Mode, Size: f.Size, Text: f.text}
 	}
 	return nil
 }
 
 // installFiles applies install-files.sh's install list to g.
-func installFiles(g *cloud.GuestContent, list string) error {
+func installFiles(g *guest.GuestContent, list string) error {
 	for _, entry := range strings.Fields(list) {
 		parts := strings.Split(entry, ":")
 		if len(parts) != 3 {
@@ -177,13 +178,13 @@ func (p *prepared) guestRecord() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cloud.EncodeGuestContent(g)
+	return guest.EncodeGuestContent(g)
 }
 
 // guestFile is a file of data with mode as the guest record keeps it.
-func guestFile(data []byte, mode string) cloud.GuestFile {
-	f := cloud.GuestFile{Mode: mode, Size: int64(len(data))}
-	if len(data) <= cloud.MaxGuestText {
+func guestFile(data []byte, mode string) guest.GuestFile {
+	f := guest.GuestFile{Mode: mode, Size: int64(len(data))}
+	if len(data) <= guest.MaxGuestText {
 		f.Text = string(data)
 	}
 	return f

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/guest"
 	"github.com/imgflow/imgflow/packer"
 )
 
@@ -35,13 +36,13 @@ const guestTemplate = `{
 // readGuest reads the content record of a simulated build's VHD.
 func readGuest(t *testing.T, p interface {
 	ReadBlob(context.Context, cloud.BlobRef, int64, int64) ([]byte, error)
-}, url string) *cloud.GuestContent {
+}, url string) *guest.GuestContent {
 	t.Helper()
 	ref, err := cloud.ParseBlobURL(url)
 	require.NoError(t, err)
-	data, err := p.ReadBlob(context.Background(), ref, cloud.GuestContentOffset, cloud.GuestContentMax)
+	data, err := p.ReadBlob(context.Background(), ref, guest.GuestContentOffset, guest.GuestContentMax)
 	require.NoError(t, err)
-	g, err := cloud.DecodeGuestContent(data)
+	g, err := guest.DecodeGuestContent(data)
 	require.NoError(t, err)
 	return g
 }
@@ -53,7 +54,7 @@ func TestBuildRecordsGuestContent(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(files, "home/packer/cse_config.sh"), []byte("#!/bin/bash\necho cse\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(files, "home/packer/aks-mglru.conf"), []byte("w! /sys/kernel/mm/lru_gen/enabled - - - - 0\n"), 0o644))
 	req := packer.BuildRequest{TemplatePath: writeTemplate(t, guestTemplate), Vars: map[string]string{
-		"sa": "aksvhds", "rg": "rg", FilesDirVar: files, "bcc_version": "v0.29.0",
+		"sa": "aksvhds", "rg": "rg", packer.FilesDirVar: files, "bcc_version": "v0.29.0",
 		"imgflow_installs": "/home/packer/cse_config.sh:/opt/azure/containers/provision_configs.sh:0744 /home/packer/aks-mglru.conf:/etc/tmpfiles.d/aks-mglru.conf:0644",
 	}}
 	res, err := New(p).Build(context.Background(), req)
@@ -61,7 +62,7 @@ func TestBuildRecordsGuestContent(t *testing.T) {
 
 	g := readGuest(t, p, res.OSDiskVHDURL)
 	assert.Equal(t, []string{"/etc/tmpfiles.d/aks-mglru.conf", "/home/packer/aks-mglru.conf", "/home/packer/cse_config.sh", "/opt/azure/containers/provision_configs.sh"}, g.SortedPaths())
-	assert.Equal(t, cloud.GuestFile{Mode: "0744", Size: 21, Text: "#!/bin/bash\necho cse\n"}, g.Files["/opt/azure/containers/provision_configs.sh"])
+	assert.Equal(t, guest.GuestFile{Mode: "0744", Size: 21, Text: "#!/bin/bash\necho cse\n"}, g.Files["/opt/azure/containers/provision_configs.sh"])
 	assert.Equal(t, "0644", g.Files["/home/packer/cse_config.sh"].Mode, "the upload keeps its staged mode")
 	assert.Equal(t, "0644", g.Files["/etc/tmpfiles.d/aks-mglru.conf"].Mode)
 	assert.Equal(t, map[string]string{"bcc": "0.29.0"}, g.Packages)
@@ -73,7 +74,7 @@ func TestBuildRecordsNoInstallOfAFileNotUploaded(t *testing.T) {
 	files := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(files, "home/packer"), 0o755))
 	req := packer.BuildRequest{TemplatePath: writeTemplate(t, guestTemplate), Vars: map[string]string{
-		"sa": "aksvhds", "rg": "rg", FilesDirVar: files, "imgflow_installs": "/home/packer/missing.sh:/opt/x.sh:0744",
+		"sa": "aksvhds", "rg": "rg", packer.FilesDirVar: files, "imgflow_installs": "/home/packer/missing.sh:/opt/x.sh:0744",
 	}}
 	_, err := New(p).Build(context.Background(), req)
 	assert.ErrorContains(t, err, "install-files: /home/packer/missing.sh was not uploaded", "as the script fails the build")

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/packer"
 )
@@ -108,11 +109,11 @@ func newGalleryCloud(t *testing.T) *local.Provider {
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	ctx := context.Background()
-	_, _, err = cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
+	_, _, err = ensure.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
 	require.NoError(t, err)
-	_, _, err = cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: "westeurope"})
+	_, _, err = ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: "westeurope"})
 	require.NoError(t, err)
-	_, _, err = cloud.EnsureImageDefinition(ctx, p, cloud.ImageDefinition{
+	_, _, err = ensure.EnsureImageDefinition(ctx, p, cloud.ImageDefinition{
 		Name: "ubuntu", ResourceGroup: "rg", Gallery: "gal", Location: "westeurope",
 		Publisher: "imgflow", Offer: "ubuntu", SKU: "2204", OSType: "Linux", OSState: "Generalized", HyperVGeneration: "V2", Architecture: "x64",
 	}, now)

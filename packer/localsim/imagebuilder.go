@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/guest"
 )
 
 // What kubernetes-sigs/image-builder's node playbook leaves on a Cluster
@@ -136,7 +136,7 @@ func ansibleKeyValues(s string) map[string]string {
 
 // recordImageBuilderNode adds what the node playbook's kubernetes and
 // containerd roles install, with the build's extra vars, to g.
-func (p *prepared) recordImageBuilderNode(g *cloud.GuestContent, vars map[string]string) error {
+func (p *prepared) recordImageBuilderNode(g *guest.GuestContent, vars map[string]string) error {
 	semver := vars["kubernetes_semver"]
 	version := strings.TrimPrefix(semver, "v")
 	binDir := "/usr/bin"
@@ -157,25 +157,25 @@ func (p *prepared) recordImageBuilderNode(g *cloud.GuestContent, vars map[string
 	}
 	for _, bin := range []string{"kubeadm", "kubelet", "kubectl"} {
 		g.Packages[bin] = version
-		g.Files[binDir+"/"+bin] = cloud.GuestFile{Mode: "0755"}
+		g.Files[binDir+"/"+bin] = guest.GuestFile{Mode: "0755"}
 	}
 	g.Files["/etc/kubernetes-version"] = guestFile([]byte(semver+"\n"), "0644")
 
 	if v := vars["containerd_version"]; v != "" {
 		g.Packages["containerd"] = v
 		for _, bin := range []string{"containerd", "ctr", "containerd-shim-runc-v2"} {
-			g.Files["/usr/local/bin/"+bin] = cloud.GuestFile{Mode: "0755"}
+			g.Files["/usr/local/bin/"+bin] = guest.GuestFile{Mode: "0755"}
 		}
-		g.Files["/etc/systemd/system/containerd.service"] = cloud.GuestFile{Mode: "0600"}
-		g.Files["/etc/containerd/config.toml"] = cloud.GuestFile{Mode: "0644"}
+		g.Files["/etc/systemd/system/containerd.service"] = guest.GuestFile{Mode: "0600"}
+		g.Files["/etc/containerd/config.toml"] = guest.GuestFile{Mode: "0644"}
 	}
 	// The roles install both whatever the vars say; the version is known
 	// when the build passes it (runc's role default is not modelled).
-	g.Files["/usr/local/sbin/runc"] = cloud.GuestFile{Mode: "0755"}
+	g.Files["/usr/local/sbin/runc"] = guest.GuestFile{Mode: "0755"}
 	if v := vars["runc_version"]; v != "" {
 		g.Packages["runc"] = v
 	}
-	g.Files[orDefault(vars["sysusrlocal_prefix"], "/usr/local")+"/bin/crictl"] = cloud.GuestFile{Mode: "0755"}
+	g.Files[orDefault(vars["sysusrlocal_prefix"], "/usr/local")+"/bin/crictl"] = guest.GuestFile{Mode: "0755"}
 	if v := vars["crictl_version"]; v != "" {
 		g.Packages["crictl"] = v
 	}
@@ -207,11 +207,11 @@ const WindowsContainerdService = `HKLM:\SYSTEM\CurrentControlSet\Services\contai
 // kube-log-runner.exe in kubernetes_install_path (c:\k, from its
 // kubernetes_base_url at kubernetes_semver), and containerd unpacked into
 // Program Files with its config and registered as a service.
-func recordImageBuilderWindows(g *cloud.GuestContent, vars map[string]string) error {
+func recordImageBuilderWindows(g *guest.GuestContent, vars map[string]string) error {
 	dir := strings.TrimRight(orDefault(vars["kubernetes_install_path"], `c:\k`), `\`)
 	version := strings.TrimPrefix(vars["kubernetes_semver"], "v")
 	for _, bin := range []string{"kubeadm", "kubelet", "kubectl", "kube-log-runner"} {
-		g.Files[dir+`\`+bin+".exe"] = cloud.GuestFile{Mode: "0755"}
+		g.Files[dir+`\`+bin+".exe"] = guest.GuestFile{Mode: "0755"}
 		if bin != "kube-log-runner" {
 			g.Packages[bin] = version
 		}
@@ -219,9 +219,9 @@ func recordImageBuilderWindows(g *cloud.GuestContent, vars map[string]string) er
 	if v := vars["containerd_version"]; v != "" {
 		g.Packages["containerd"] = strings.TrimPrefix(v, "v")
 		for _, f := range []string{"containerd.exe", "ctr.exe", "containerd-shim-runhcs-v1.exe", "config.toml"} {
-			g.Files[WindowsContainerdDir+`\`+f] = cloud.GuestFile{Mode: "0755"}
+			g.Files[WindowsContainerdDir+`\`+f] = guest.GuestFile{Mode: "0755"}
 		}
-		g.Files[WindowsContainerdService] = cloud.GuestFile{Mode: "0644"}
+		g.Files[WindowsContainerdService] = guest.GuestFile{Mode: "0644"}
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/guest"
 	"github.com/imgflow/imgflow/packer"
 )
 
@@ -17,7 +17,7 @@ var capiDir = filepath.Join("..", "..", "testdata", "image-builder", "images", "
 // imageBuilderGuest is the content record of the fixture's build of target
 // (ubuntu-2404, azurelinux-3) with the var files make build-azure-sig-<target>
 // passes and vars last, as lib/imagebuilder.star runs it.
-func imageBuilderGuest(t *testing.T, target string, vars map[string]string) *cloud.GuestContent {
+func imageBuilderGuest(t *testing.T, target string, vars map[string]string) *guest.GuestContent {
 	t.Helper()
 	var files []string
 	for _, f := range []string{"kubernetes", "cni", "containerd", "wasm-shims", "ansible-args", "goss-args", "common", "additional_components", "ecr_credential_provider"} {
@@ -47,7 +47,7 @@ func TestImageBuilderBuildRecordsKubernetesAndContainerd(t *testing.T) {
 		"/usr/bin/kubeadm", "/usr/bin/kubectl", "/usr/bin/kubelet",
 		"/usr/local/bin/containerd", "/usr/local/bin/containerd-shim-runc-v2", "/usr/local/bin/crictl", "/usr/local/bin/ctr", "/usr/local/sbin/runc",
 	}, g.SortedPaths())
-	assert.Equal(t, cloud.GuestFile{Mode: "0755"}, g.Files["/usr/bin/kubeadm"])
+	assert.Equal(t, guest.GuestFile{Mode: "0755"}, g.Files["/usr/bin/kubeadm"])
 	assert.Equal(t, "v1.33.1\n", g.Files["/etc/kubernetes-version"].Text)
 	assert.Equal(t, "0600", g.Files["/etc/systemd/system/containerd.service"].Mode, "copied with mode 0600 by the containerd role")
 }
@@ -115,7 +115,7 @@ func TestImageBuilderUnknownSourceTypeFailsTheBuild(t *testing.T) {
 // in kubernetes_install_path and containerd in Program Files, registered
 // as a service: what capz's Windows smoke test checks.
 func TestImageBuilderWindowsBuildRecordsWhereTheWindowsRolesInstall(t *testing.T) {
-	g := &cloud.GuestContent{Files: map[string]cloud.GuestFile{}, Packages: map[string]string{}}
+	g := &guest.GuestContent{Files: map[string]guest.GuestFile{}, Packages: map[string]string{}}
 	require.NoError(t, recordImageBuilderWindows(g, map[string]string{"kubernetes_semver": "v1.33.1", "kubernetes_install_path": `c:\k`, "containerd_version": "2.1.4"}))
 	assert.Equal(t, map[string]string{"kubeadm": "1.33.1", "kubelet": "1.33.1", "kubectl": "1.33.1", "containerd": "2.1.4"}, g.Packages)
 	for _, f := range []string{`c:\k\kubeadm.exe`, `c:\k\kubelet.exe`, `c:\k\kubectl.exe`, `c:\k\kube-log-runner.exe`, WindowsContainerdDir + `\containerd.exe`, WindowsContainerdService} {

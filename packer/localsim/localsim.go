@@ -68,11 +68,6 @@ import (
 	"github.com/imgflow/imgflow/packer"
 )
 
-// FilesDirVar is the template variable through which imgflow's
-// packer_build passes the directory of staged uploads. Its value (a
-// temporary path) does not enter the build identity; the files it holds do.
-const FilesDirVar = "imgflow_files_dir"
-
 // captureContainer is the container azure-arm captures VHDs into.
 const captureContainer = "system"
 
@@ -191,7 +186,7 @@ type prepared struct {
 	builds   []string
 	staged   *stagedTree // the staged files, nil when none
 	// downloads are the template's download provisioners.
-	downloads []Download
+	downloads []packer.Download
 	// workDir is packer's working directory, where relative downloads
 	// land ("" = the current directory, as for packer).
 	workDir string
@@ -266,10 +261,10 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 	if err := errors.Join(bad...); err != nil {
 		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 	}
-	if p.downloads, err = Downloads(tpl); err != nil {
+	if p.downloads, err = packer.Downloads(tpl); err != nil {
 		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 	}
-	if dir := p.values[FilesDirVar]; dir != "" {
+	if dir := p.values[packer.FilesDirVar]; dir != "" {
 		if p.staged, err = readStaged(dir, sums); err != nil {
 			return nil, fmt.Errorf("packer build %s: staged files: %w", req.TemplatePath, err)
 		}
@@ -289,7 +284,7 @@ func (p *prepared) identity(build string) uuid.UUID {
 	field(build)
 	names := make([]string, 0, len(p.values))
 	for k := range p.values {
-		if !p.secret[k] && k != FilesDirVar && k != DownloadsDirVar {
+		if !p.secret[k] && k != packer.FilesDirVar && k != packer.DownloadsDirVar {
 			names = append(names, k)
 		}
 	}
@@ -310,4 +305,16 @@ func (p *prepared) identity(build string) uuid.UUID {
 		field(p.env[k])
 	}
 	return uuid.NewSHA1(uuid.NameSpaceURL, h.Sum(nil))
+}
+
+// NewSimulator returns what makes the Builders of one workspace: they
+// share a cache of the staged files' sums, and write temporary files
+// under the tempDir each is made with ("": the system's).
+func NewSimulator() func(p cloud.Provider, tempDir string) *Builder {
+	sums := NewSumCache()
+	return func(p cloud.Provider, tempDir string) *Builder {
+		b := New(p)
+		b.Sums, b.TempDir = sums, tempDir
+		return b
+	}
 }

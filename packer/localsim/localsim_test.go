@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/packer"
 )
@@ -39,9 +40,9 @@ func newCloud(t *testing.T) *local.Provider {
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	ctx := context.Background()
-	_, _, err = cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
+	_, _, err = ensure.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
 	require.NoError(t, err)
-	_, _, err = cloud.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "aksvhds", ResourceGroup: "rg", Location: "westeurope"})
+	_, _, err = ensure.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "aksvhds", ResourceGroup: "rg", Location: "westeurope"})
 	require.NoError(t, err)
 	return p
 }
@@ -86,7 +87,7 @@ func TestIdentityCoversStagedFilesNotTheirDirectory(t *testing.T) {
 		return dir
 	}
 	id := func(dir string) string {
-		p, err := prepare(packer.BuildRequest{TemplatePath: tpl, Vars: map[string]string{"sa": "a", "rg": "b", FilesDirVar: dir}}, nil)
+		p, err := prepare(packer.BuildRequest{TemplatePath: tpl, Vars: map[string]string{"sa": "a", "rg": "b", packer.FilesDirVar: dir}}, nil)
 		require.NoError(t, err)
 		return p.identity("azure-arm").String()
 	}

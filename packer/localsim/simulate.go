@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/ensure"
+	"github.com/imgflow/imgflow/cloud/guest"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/packer"
 	"github.com/imgflow/imgflow/vhd"
@@ -23,7 +25,7 @@ type simulation struct {
 	b   *Builder
 	cfg *azureConfig
 	id  uuid.UUID
-	// guest is the OS disk's content record (cloud.EncodeGuestContent).
+	// guest is the OS disk's content record (guest.EncodeGuestContent).
 	guest []byte
 
 	// Learnt by check.
@@ -281,7 +283,7 @@ func (s *simulation) runGallery(ctx context.Context) (packer.Artifact, cloud.Out
 	}
 	outcome := cloud.Exists
 	if v == nil {
-		sa, _, err := cloud.EnsureStorageAccount(ctx, p, cloud.StorageAccount{
+		sa, _, err := ensure.EnsureStorageAccount(ctx, p, cloud.StorageAccount{
 			Name: ref.Account, ResourceGroup: d.resourceGroup, Location: s.location,
 			Tags: cloud.Tags{"createdBy": "imgflow-localsim", "purpose": "simulated packer OS disks"},
 		})
@@ -344,7 +346,7 @@ func packerRegions(regions []string, location string) []string {
 func (s *simulation) createImage(ctx context.Context, ref cloud.BlobRef) (*cloud.ManagedImage, error) {
 	c := s.cfg
 	p := s.p()
-	sa, _, err := cloud.EnsureStorageAccount(ctx, p, cloud.StorageAccount{
+	sa, _, err := ensure.EnsureStorageAccount(ctx, p, cloud.StorageAccount{
 		Name: ref.Account, ResourceGroup: c.imageResourceGroup, Location: s.location,
 		Tags: cloud.Tags{"createdBy": "imgflow-localsim", "purpose": "simulated packer OS disks"},
 	})
@@ -439,7 +441,7 @@ func (s *simulation) createVersion(ctx context.Context, location string, src clo
 	}
 	// packer waits for the publishing operation, which ends Failed when a
 	// target region fails to replicate.
-	if v, err = cloud.WaitReplicated(ctx, p, v, publishTimeout, publishPollInterval, nil); err != nil {
+	if v, err = ensure.WaitReplicated(ctx, p, v, publishTimeout, publishPollInterval, nil); err != nil {
 		return nil, fmt.Errorf("build %s: gallery image version %s: %w", s.cfg.build, d, err)
 	}
 	return v, nil
@@ -514,8 +516,8 @@ func (s *simulation) writeVHD(size int64) (*os.File, *vhd.Info, error) {
 		marker := fmt.Sprintf("imgflow local packer build\nbuild: %s\nidentity: %s\n", s.cfg.build, s.id)
 		_, err = f.WriteAt([]byte(marker), 0)
 	}
-	if err == nil && int64(cloud.GuestContentOffset+len(s.guest)) <= size {
-		_, err = f.WriteAt(s.guest, cloud.GuestContentOffset)
+	if err == nil && int64(guest.GuestContentOffset+len(s.guest)) <= size {
+		_, err = f.WriteAt(s.guest, guest.GuestContentOffset)
 	}
 	if err != nil {
 		if f != nil {

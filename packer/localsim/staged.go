@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/guest"
 	"github.com/imgflow/imgflow/packer"
 )
 
@@ -22,7 +22,7 @@ type stagedFile struct {
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
 	abs    string
-	// text is the content of a file of at most cloud.MaxGuestText bytes
+	// text is the content of a file of at most guest.MaxGuestText bytes
 	// (for the guest record's file_contains checks), else "".
 	text string
 }
@@ -40,7 +40,7 @@ type stagedTree struct {
 }
 
 // readStaged walks the staged-files directory dir. Files larger than
-// cloud.MaxGuestText (their text is not recorded) take their sum from
+// guest.MaxGuestText (their text is not recorded) take their sum from
 // sums when it knows them.
 func readStaged(dir string, sums *SumCache) (*stagedTree, error) {
 	tree := &stagedTree{files: map[string]stagedFile{}}
@@ -79,7 +79,7 @@ func readStaged(dir string, sums *SumCache) (*stagedTree, error) {
 // stagedFileOf reads (or finds in sums) what the tree records of a file.
 func stagedFileOf(file string, info fs.FileInfo, sums *SumCache) (stagedFile, error) {
 	f := stagedFile{Mode: fmt.Sprintf("%04o", info.Mode().Perm()), Size: info.Size(), abs: file}
-	if info.Size() > cloud.MaxGuestText {
+	if info.Size() > guest.MaxGuestText {
 		if sum, ok := sums.lookup(info); ok {
 			f.SHA256 = hex.EncodeToString(sum[:])
 			return f, nil
@@ -91,7 +91,7 @@ func stagedFileOf(file string, info fs.FileInfo, sums *SumCache) (stagedFile, er
 	}
 	sum := sha256.Sum256(data)
 	f.SHA256, f.Size = hex.EncodeToString(sum[:]), int64(len(data))
-	if len(data) <= cloud.MaxGuestText {
+	if len(data) <= guest.MaxGuestText {
 		f.text = string(data)
 	} else {
 		sums.store(info, sum)

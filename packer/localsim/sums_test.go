@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/guest"
 )
 
 // A large staged file is hashed once per identity: a second tree with the
@@ -23,7 +23,7 @@ import (
 // whose text the guest record keeps, are always read.
 func TestSumCacheHashesALargeStagedFileOnce(t *testing.T) {
 	src := filepath.Join(t.TempDir(), "tool")
-	big := bytes.Repeat([]byte("x"), cloud.MaxGuestText+1)
+	big := bytes.Repeat([]byte("x"), guest.MaxGuestText+1)
 	require.NoError(t, os.WriteFile(src, big, 0o755))
 	stage := func() string {
 		dir := t.TempDir()

@@ -8,6 +8,7 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/ensure"
 )
 
 // The Azure provider driven in process against the fake. For blobs, add
@@ -27,12 +28,12 @@ func Example() {
 		panic(err)
 	}
 	ctx := context.Background()
-	_, _, err = cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
+	_, _, err = ensure.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
 	if err != nil {
 		panic(err)
 	}
 	for range 2 {
-		g, outcome, err := cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "images", ResourceGroup: "rg", Location: "westeurope"})
+		g, outcome, err := ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "images", ResourceGroup: "rg", Location: "westeurope"})
 		if err != nil {
 			panic(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/guest"
 )
 
 // Virtual machines, their managed run commands, virtual networks (as the
@@ -28,7 +29,7 @@ import (
 // command evaluates the predicates the script carries in its
 // "# imgflow-guest-checks:" comment (lib/checks.star writes it), or the
 // scan of its "# imgflow-guest-scan:" comment (lib/scans.star), against
-// the content record of the image (cloud.GuestContent), read from the
+// the content record of the image (guest.GuestContent), read from the
 // blob backend; any other script fails with executionState Failed. The
 // streams go whole to outputBlobUri/errorBlobUri (runoutput.go) and the
 // instance view keeps their last 4 KB, as Azure's.
@@ -363,11 +364,11 @@ func (f *Fake) runGuest(content string, size int64, script, outBlob, errBlob str
 		return &armcompute.VirtualMachineRunCommandInstanceView{ExecutionState: to(armcompute.ExecutionStateFailed), ExecutionMessage: to(msg),
 			StartTime: to(now), EndTime: to(now), Output: to(""), Error: to(msg)}
 	}
-	checks, err := cloud.GuestChecksFromScript(script)
+	checks, err := guest.GuestChecksFromScript(script)
 	if err != nil {
 		return failed("fakearm: " + err.Error())
 	}
-	scan, err := cloud.GuestScanFromScript(script)
+	scan, err := guest.GuestScanFromScript(script)
 	switch {
 	case err != nil:
 		return failed("fakearm: " + err.Error())
@@ -378,7 +379,7 @@ func (f *Fake) runGuest(content string, size int64, script, outBlob, errBlob str
 	if err != nil {
 		return failed("fakearm: the image's content: " + err.Error())
 	}
-	res, err := cloud.Simulate(checks, scan, g, size)
+	res, err := guest.Simulate(checks, scan, g, size)
 	if err != nil {
 		return failed("fakearm: " + err.Error())
 	}
@@ -416,7 +417,7 @@ func (f *Fake) virtualMachineRunCommandsBeginDelete(ctx context.Context, rg, vmN
 }
 
 // guestContent reads the content record of the image's OS disk blob.
-func (f *Fake) guestContent(content string) (*cloud.GuestContent, error) {
+func (f *Fake) guestContent(content string) (*guest.GuestContent, error) {
 	if f.opts.Blob == nil || content == "" {
 		return nil, errors.New("the fake has no blob backend holding the image's data")
 	}
@@ -424,7 +425,7 @@ func (f *Fake) guestContent(content string) (*cloud.GuestContent, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := bc.DownloadStream(context.Background(), &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: cloud.GuestContentOffset, Count: cloud.GuestContentMax}})
+	resp, err := bc.DownloadStream(context.Background(), &blob.DownloadStreamOptions{Range: blob.HTTPRange{Offset: guest.GuestContentOffset, Count: guest.GuestContentMax}})
 	if err != nil {
 		return nil, err
 	}
@@ -433,7 +434,7 @@ func (f *Fake) guestContent(content string) (*cloud.GuestContent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cloud.DecodeGuestContent(data)
+	return guest.DecodeGuestContent(data)
 }
 
 // genericServer serves the generic resources client's PUT by id for the

@@ -1,27 +1,28 @@
-package cloud
+package guest
 
 import (
 	"encoding/json"
 	"testing"
 
+	"github.com/imgflow/imgflow/cloud"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestGuestScanValidate(t *testing.T) {
 	for _, c := range []struct {
-		scan GuestScan
+		scan cloud.GuestScan
 		err  string
 	}{
-		{GuestScan{Kind: ScanTrivyRootfs, Severity: "HIGH,CRITICAL"}, ""},
-		{GuestScan{Kind: ScanTrivyImages, Severity: "LOW", FailOn: "CRITICAL"}, ""},
-		{GuestScan{Kind: ScanCIS, Level: 2}, ""},
-		{GuestScan{Kind: ScanTrivyRootfs}, "needs severity"},
-		{GuestScan{Kind: ScanTrivyRootfs, Severity: "high"}, `"high" is not a trivy severity`},
-		{GuestScan{Kind: ScanTrivyRootfs, Severity: "HIGH", FailOn: "HIGH,SEVERE"}, `fail_on "HIGH,SEVERE": "SEVERE" is not a trivy severity`},
-		{GuestScan{Kind: ScanTrivyRootfs, Severity: "HIGH", Advisories: []GuestAdvisory{{ID: "CVE-1", Package: "bcc", Severity: "HIGH"}}}, "needs id, package and version"},
-		{GuestScan{Kind: ScanCIS, Level: 3}, "level 3: use 1 or 2"},
-		{GuestScan{Kind: "grype"}, `unknown scan kind "grype"`},
+		{cloud.GuestScan{Kind: cloud.ScanTrivyRootfs, Severity: "HIGH,CRITICAL"}, ""},
+		{cloud.GuestScan{Kind: cloud.ScanTrivyImages, Severity: "LOW", FailOn: "CRITICAL"}, ""},
+		{cloud.GuestScan{Kind: cloud.ScanCIS, Level: 2}, ""},
+		{cloud.GuestScan{Kind: cloud.ScanTrivyRootfs}, "needs severity"},
+		{cloud.GuestScan{Kind: cloud.ScanTrivyRootfs, Severity: "high"}, `"high" is not a trivy severity`},
+		{cloud.GuestScan{Kind: cloud.ScanTrivyRootfs, Severity: "HIGH", FailOn: "HIGH,SEVERE"}, `fail_on "HIGH,SEVERE": "SEVERE" is not a trivy severity`},
+		{cloud.GuestScan{Kind: cloud.ScanTrivyRootfs, Severity: "HIGH", Advisories: []cloud.GuestAdvisory{{ID: "CVE-1", Package: "bcc", Severity: "HIGH"}}}, "needs id, package and version"},
+		{cloud.GuestScan{Kind: cloud.ScanCIS, Level: 3}, "level 3: use 1 or 2"},
+		{cloud.GuestScan{Kind: "grype"}, `unknown scan kind "grype"`},
 	} {
 		err := c.scan.Validate()
 		if c.err == "" {
@@ -34,7 +35,7 @@ func TestGuestScanValidate(t *testing.T) {
 
 func TestSimulateTrivyRootfs(t *testing.T) {
 	g := &GuestContent{Packages: map[string]string{"bcc": "0.29.0", "containerd": "1.7.20"}}
-	scan := &GuestScan{Kind: ScanTrivyRootfs, Severity: "MEDIUM,HIGH,CRITICAL", FailOn: "CRITICAL", Advisories: []GuestAdvisory{
+	scan := &cloud.GuestScan{Kind: cloud.ScanTrivyRootfs, Severity: "MEDIUM,HIGH,CRITICAL", FailOn: "CRITICAL", Advisories: []cloud.GuestAdvisory{
 		{ID: "CVE-B", Package: "containerd", Version: "1.7.20", Severity: "CRITICAL", FixedVersion: "1.7.21"},
 		{ID: "CVE-A", Package: "bcc", Version: "0.29.0", Severity: "MEDIUM"},
 		{ID: "CVE-C", Package: "bcc", Version: "0.29.0", Severity: "LOW"},
@@ -73,7 +74,7 @@ func TestSimulateTrivyRootfs(t *testing.T) {
 func TestGuestScanFromScript(t *testing.T) {
 	s, err := GuestScanFromScript("#!/bin/bash\n# imgflow-guest-scan: {\"kind\":\"cis\",\"level\":1}\nset -e\n")
 	require.NoError(t, err)
-	assert.Equal(t, &GuestScan{Kind: ScanCIS, Level: 1}, s)
+	assert.Equal(t, &cloud.GuestScan{Kind: cloud.ScanCIS, Level: 1}, s)
 	s, err = GuestScanFromScript("#!/bin/bash\ntrue\n")
 	require.NoError(t, err)
 	assert.Nil(t, s)
@@ -84,16 +85,16 @@ func TestGuestScanFromScript(t *testing.T) {
 // Simulate runs a command's scan or its checks, never both.
 func TestSimulateIsTheScanOrTheChecks(t *testing.T) {
 	g := &GuestContent{Files: map[string]GuestFile{"/etc/a": {Mode: "0644"}}, Packages: map[string]string{"bcc": "0.29.0"}}
-	checks := []GuestCheck{{Kind: "file_exists", Path: "/etc/a"}}
+	checks := []cloud.GuestCheck{{Kind: "file_exists", Path: "/etc/a"}}
 	res, err := Simulate(checks, nil, g, 1<<30)
 	require.NoError(t, err)
 	assert.Equal(t, 0, res.ExitCode)
-	scan := &GuestScan{Kind: ScanTrivyRootfs, Severity: "HIGH,CRITICAL"}
+	scan := &cloud.GuestScan{Kind: cloud.ScanTrivyRootfs, Severity: "HIGH,CRITICAL"}
 	res, err = Simulate(nil, scan, g, 1<<30)
 	require.NoError(t, err)
 	assert.Contains(t, res.Output, `"SchemaVersion"`, "the scan's report")
 	_, err = Simulate(checks, scan, g, 1<<30)
 	assert.ErrorContains(t, err, "not both")
-	_, err = Simulate(nil, &GuestScan{Kind: "nmap"}, g, 1<<30)
+	_, err = Simulate(nil, &cloud.GuestScan{Kind: "nmap"}, g, 1<<30)
 	assert.Error(t, err, "a scan is validated")
 }

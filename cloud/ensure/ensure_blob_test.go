@@ -1,4 +1,4 @@
-package cloud_test
+package ensure_test
 
 import (
 	"bytes"
@@ -9,8 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/local"
-	"github.com/imgflow/imgflow/vhd"
 )
 
 // blobTarget is an in-memory local target with the storage account
@@ -21,15 +22,11 @@ func blobTarget(t *testing.T) *local.Provider {
 	p, err := local.NewMemory(local.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
-	_, _, err = cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
+	_, _, err = ensure.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
 	require.NoError(t, err)
-	_, _, err = cloud.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "ensureblobs", ResourceGroup: "rg", Location: "westeurope"})
+	_, _, err = ensure.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "ensureblobs", ResourceGroup: "rg", Location: "westeurope"})
 	require.NoError(t, err)
 	return p
-}
-
-func pageSource(content []byte) cloud.PageSource {
-	return cloud.PageSource{Reader: bytes.NewReader(content), Size: int64(len(content)), Ranges: []vhd.Range{{Offset: 0, Length: int64(len(content))}}}
 }
 
 func TestEnsurePageBlobUploadsOnceAndRefusesOtherContent(t *testing.T) {
@@ -39,22 +36,22 @@ func TestEnsurePageBlobUploadsOnceAndRefusesOtherContent(t *testing.T) {
 	content := make([]byte, 8192)
 	copy(content[512:], "data")
 
-	b, outcome, err := cloud.EnsurePageBlob(ctx, p, ref, pageSource(content), false)
+	b, outcome, err := ensure.EnsurePageBlob(ctx, p, ref, cloudtest.PageSource(content), false)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Created, outcome, "the container is made on demand")
 	assert.Equal(t, int64(len(content)), b.Size)
 
-	_, outcome, err = cloud.EnsurePageBlob(ctx, p, ref, pageSource(content), false)
+	_, outcome, err = ensure.EnsurePageBlob(ctx, p, ref, cloudtest.PageSource(content), false)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Exists, outcome, "the same content is left alone")
 
 	other := bytes.Clone(content)
 	copy(other[1024:], "other")
-	_, _, err = cloud.EnsurePageBlob(ctx, p, ref, pageSource(other), false)
+	_, _, err = ensure.EnsurePageBlob(ctx, p, ref, cloudtest.PageSource(other), false)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "already exists with other content: pass overwrite=True")
 
-	_, outcome, err = cloud.EnsurePageBlob(ctx, p, ref, pageSource(other), true)
+	_, outcome, err = ensure.EnsurePageBlob(ctx, p, ref, cloudtest.PageSource(other), true)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Updated, outcome)
 	got, err := p.ReadBlob(ctx, ref, 0, int64(len(other)))
@@ -68,25 +65,25 @@ func TestEnsureBlobCopyCopiesOnceAndRefusesOtherContent(t *testing.T) {
 	src := cloud.BlobRef{Account: "ensureblobs", Container: "vhds", Name: "src.vhd"}
 	content := make([]byte, 4096)
 	copy(content, "source")
-	_, _, err := cloud.EnsurePageBlob(ctx, p, src, pageSource(content), false)
+	_, _, err := ensure.EnsurePageBlob(ctx, p, src, cloudtest.PageSource(content), false)
 	require.NoError(t, err)
 	dest := cloud.BlobRef{Account: "ensureblobs", Container: "copies", Name: "dest.vhd"}
 
-	_, outcome, err := cloud.EnsureBlobCopy(ctx, p, src, src.URL(), dest, false)
+	_, outcome, err := ensure.EnsureBlobCopy(ctx, p, src, src.URL(), dest, false)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Created, outcome)
-	_, outcome, err = cloud.EnsureBlobCopy(ctx, p, src, src.URL(), dest, false)
+	_, outcome, err = ensure.EnsureBlobCopy(ctx, p, src, src.URL(), dest, false)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Exists, outcome, "a copy of the same content is not made again")
 
 	other := cloud.BlobRef{Account: "ensureblobs", Container: "vhds", Name: "other.vhd"}
-	_, _, err = cloud.EnsurePageBlob(ctx, p, other, pageSource(bytes.Repeat([]byte{1}, 4096)), false)
+	_, _, err = ensure.EnsurePageBlob(ctx, p, other, cloudtest.PageSource(bytes.Repeat([]byte{1}, 4096)), false)
 	require.NoError(t, err)
-	_, _, err = cloud.EnsureBlobCopy(ctx, p, other, other.URL(), dest, false)
+	_, _, err = ensure.EnsureBlobCopy(ctx, p, other, other.URL(), dest, false)
 	assert.ErrorContains(t, err, "already exists with other content")
 
 	missing := cloud.BlobRef{Account: "ensureblobs", Container: "vhds", Name: "missing.vhd"}
-	_, _, err = cloud.EnsureBlobCopy(ctx, p, missing, missing.URL()+"?sv=2024&sig=SECRET", dest, true)
+	_, _, err = ensure.EnsureBlobCopy(ctx, p, missing, missing.URL()+"?sv=2024&sig=SECRET", dest, true)
 	require.Error(t, err)
 	assert.True(t, cloud.IsNotFound(err), err)
 	assert.NotContains(t, err.Error(), "SECRET", "the source's SAS is never shown")

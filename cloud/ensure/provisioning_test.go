@@ -1,4 +1,4 @@
-package cloud_test
+package ensure_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
+	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -44,14 +46,13 @@ func versionFixture(t *testing.T) (*failedVersions, cloud.ImageVersion) {
 	require.NoError(t, err)
 	t.Cleanup(func() { lp.Close() })
 	p := &failedVersions{Provider: lp}
-	_, _, err = cloud.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
+	_, _, err = ensure.EnsureResourceGroup(ctx, p, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
 	require.NoError(t, err)
-	_, _, err = cloud.EnsureGallery(ctx, p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: "westeurope"})
+	_, _, err = ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "gal", ResourceGroup: "rg", Location: "westeurope"})
 	require.NoError(t, err)
-	_, _, err = cloud.EnsureImageDefinition(ctx, p, cloud.ImageDefinition{Name: "def", ResourceGroup: "rg", Gallery: "gal", Publisher: "p", Offer: "o", SKU: "s",
-		OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized, HyperVGeneration: cloud.HyperVGenV2, Architecture: cloud.ArchX64}, time.Now())
+	_, _, err = ensure.EnsureImageDefinition(ctx, p, cloudtest.Definition("rg", "gal", "def", "s"), time.Now())
 	require.NoError(t, err)
-	sa, _, err := cloud.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "acct", ResourceGroup: "rg", Location: "westeurope"})
+	sa, _, err := ensure.EnsureStorageAccount(ctx, p, cloud.StorageAccount{Name: "acct", ResourceGroup: "rg", Location: "westeurope"})
 	require.NoError(t, err)
 	require.NoError(t, p.EnsureContainer(ctx, "acct", "vhds"))
 	path := filepath.Join(t.TempDir(), "os.vhd")
@@ -67,7 +68,7 @@ func versionFixture(t *testing.T) (*failedVersions, cloud.ImageVersion) {
 	require.NoError(t, err)
 	want := cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "def",
 		Source: cloud.ImageSource{Kind: cloud.SourceVHD, URI: ref.URL(), StorageAccountID: sa.ID}}
-	_, outcome, err := cloud.EnsureImageVersion(ctx, p, want, time.Now())
+	_, outcome, err := ensure.EnsureImageVersion(ctx, p, want, time.Now())
 	require.NoError(t, err)
 	require.Equal(t, cloud.Created, outcome)
 	return p, want
@@ -83,19 +84,19 @@ func TestFailedVersionIsNeverReused(t *testing.T) {
 	p.regions = map[string]string{"westeurope": "The source image is corrupt."}
 	const deleteCmd = "az sig image-version delete --resource-group rg --gallery-name gal --gallery-image-definition def --gallery-image-version 1.0.0"
 
-	_, _, err := cloud.EnsureImageVersion(ctx, p, want, time.Now())
-	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	_, _, err := ensure.EnsureImageVersion(ctx, p, want, time.Now())
+	require.ErrorIs(t, err, ensure.ErrVersionFailed)
 	assert.Contains(t, err.Error(), "failed to replicate to westeurope (The source image is corrupt.)")
 	assert.Contains(t, err.Error(), deleteCmd)
 
-	_, _, err = cloud.Replicate(ctx, p, cloud.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0", Regions: []string{"eastus"}})
-	require.ErrorIs(t, err, cloud.ErrVersionFailed)
+	_, _, err = ensure.Replicate(ctx, p, ensure.ReplicateRequest{ResourceGroup: "rg", Gallery: "gal", Definition: "def", Version: "1.0.0", Regions: []string{"eastus"}})
+	require.ErrorIs(t, err, ensure.ErrVersionFailed)
 	assert.Contains(t, err.Error(), deleteCmd)
 
 	v := want
-	_, err = cloud.WaitReplicated(ctx, p, &v, time.Second, time.Millisecond, nil)
-	require.ErrorIs(t, err, cloud.ErrVersionFailed)
-	require.ErrorIs(t, err, cloud.ErrReplicationIncomplete)
+	_, err = ensure.WaitReplicated(ctx, p, &v, time.Second, time.Millisecond, nil)
+	require.ErrorIs(t, err, ensure.ErrVersionFailed)
+	require.ErrorIs(t, err, ensure.ErrReplicationIncomplete)
 }
 
 // A version still Creating is not ready even when its regions report
@@ -105,12 +106,12 @@ func TestWaitReplicatedWaitsForProvisioning(t *testing.T) {
 	p, want := versionFixture(t)
 	p.state = cloud.ProvisioningCreating
 	v := want
-	_, err := cloud.WaitReplicated(ctx, p, &v, 300*time.Millisecond, time.Millisecond, nil)
-	require.ErrorIs(t, err, cloud.ErrReplicationIncomplete)
+	_, err := ensure.WaitReplicated(ctx, p, &v, 300*time.Millisecond, time.Millisecond, nil)
+	require.ErrorIs(t, err, ensure.ErrReplicationIncomplete)
 	assert.Contains(t, err.Error(), "provisioningState Creating")
 
 	p.state = cloud.ProvisioningSucceeded
-	got, err := cloud.WaitReplicated(ctx, p, &v, time.Second, time.Millisecond, nil)
+	got, err := ensure.WaitReplicated(ctx, p, &v, time.Second, time.Millisecond, nil)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.ProvisioningSucceeded, got.ProvisioningState)
 }

@@ -1,4 +1,4 @@
-package cloud_test
+package transfer_test
 
 import (
 	"bytes"
@@ -16,13 +16,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/vhd"
 )
 
 func digestOf(t *testing.T, content []byte, ranges []vhd.Range) string {
 	t.Helper()
-	d, err := cloud.SparseDigest(context.Background(), bytes.NewReader(content), int64(len(content)), ranges)
+	d, err := transfer.SparseDigest(context.Background(), bytes.NewReader(content), int64(len(content)), ranges)
 	require.NoError(t, err)
 	return d
 }
@@ -36,7 +36,7 @@ func fileDigest(t *testing.T, path string) string {
 	require.NoError(t, err)
 	ranges, err := vhd.DataRanges(f)
 	require.NoError(t, err)
-	d, err := cloud.SparseDigest(context.Background(), f, st.Size(), ranges)
+	d, err := transfer.SparseDigest(context.Background(), f, st.Size(), ranges)
 	require.NoError(t, err)
 	return d
 }
@@ -125,67 +125,67 @@ func TestDigestOfLargeSparseFileIsFast(t *testing.T) {
 }
 
 func TestChunks(t *testing.T) {
-	const size = 3*cloud.ChunkSize + 512
-	got := slices.Collect(cloud.Chunks([]vhd.Range{
-		{Offset: 3*cloud.ChunkSize + 100, Length: 1000}, // clipped at size
+	const size = 3*transfer.ChunkSize + 512
+	got := slices.Collect(transfer.Chunks([]vhd.Range{
+		{Offset: 3*transfer.ChunkSize + 100, Length: 1000}, // clipped at size
 		{Offset: 100, Length: 50},
-		{Offset: 120, Length: 100},                  // overlaps
-		{Offset: cloud.ChunkSize - 10, Length: 20},  // spans chunks 0 and 1
-		{Offset: -5, Length: 3},                     // outside
-		{Offset: cloud.ChunkSize + 4096, Length: 0}, // empty
+		{Offset: 120, Length: 100},                     // overlaps
+		{Offset: transfer.ChunkSize - 10, Length: 20},  // spans chunks 0 and 1
+		{Offset: -5, Length: 3},                        // outside
+		{Offset: transfer.ChunkSize + 4096, Length: 0}, // empty
 	}, size))
-	assert.Equal(t, []cloud.Chunk{
-		{Offset: 0, Length: cloud.ChunkSize, Data: vhd.Range{Offset: 100, Length: cloud.ChunkSize - 100}},
-		{Offset: cloud.ChunkSize, Length: cloud.ChunkSize, Data: vhd.Range{Offset: cloud.ChunkSize, Length: 10}},
-		{Offset: 3 * cloud.ChunkSize, Length: 512, Data: vhd.Range{Offset: 3*cloud.ChunkSize + 100, Length: 412}},
+	assert.Equal(t, []transfer.Chunk{
+		{Offset: 0, Length: transfer.ChunkSize, Data: vhd.Range{Offset: 100, Length: transfer.ChunkSize - 100}},
+		{Offset: transfer.ChunkSize, Length: transfer.ChunkSize, Data: vhd.Range{Offset: transfer.ChunkSize, Length: 10}},
+		{Offset: 3 * transfer.ChunkSize, Length: 512, Data: vhd.Range{Offset: 3*transfer.ChunkSize + 100, Length: 412}},
 	}, got)
-	assert.Equal(t, int64(cloud.ChunkSize-100+10+412), cloud.DataBytes(cloud.Chunks([]vhd.Range{
-		{Offset: 100, Length: 50}, {Offset: 120, Length: 100}, {Offset: cloud.ChunkSize - 10, Length: 20}, {Offset: 3*cloud.ChunkSize + 100, Length: 1000},
+	assert.Equal(t, int64(transfer.ChunkSize-100+10+412), transfer.DataBytes(transfer.Chunks([]vhd.Range{
+		{Offset: 100, Length: 50}, {Offset: 120, Length: 100}, {Offset: transfer.ChunkSize - 10, Length: 20}, {Offset: 3*transfer.ChunkSize + 100, Length: 1000},
 	}, size)))
-	assert.Empty(t, slices.Collect(cloud.Chunks(nil, size)))
+	assert.Empty(t, slices.Collect(transfer.Chunks(nil, size)))
 }
 
 // RunChunks sets a chunk's Span to the pages from its first to its last
 // non-zero byte within its Data; an all-zero chunk has none and is not
 // processed.
 func TestRunChunksFindsTheNonZeroSpan(t *testing.T) {
-	const size = 3 * cloud.ChunkSize
+	const size = 3 * transfer.ChunkSize
 	content := make([]byte, size)
-	content[cloud.ChunkSize+5000] = 1
-	content[cloud.ChunkSize+9000] = 1
+	content[transfer.ChunkSize+5000] = 1
+	content[transfer.ChunkSize+9000] = 1
 	var spans []vhd.Range
 	var written [][]byte
-	err := cloud.RunChunks(context.Background(), cloud.Chunks([]vhd.Range{{Offset: cloud.ChunkSize + 100, Length: 1 << 20}, {Offset: 2 * cloud.ChunkSize, Length: 512}}, size), cloud.ChunkRun{
+	err := transfer.RunChunks(context.Background(), transfer.Chunks([]vhd.Range{{Offset: transfer.ChunkSize + 100, Length: 1 << 20}, {Offset: 2 * transfer.ChunkSize, Length: 512}}, size), transfer.ChunkRun{
 		Fetch: func(_ context.Context, off int64, buf []byte) error {
 			copy(buf, content[off:])
 			return nil
 		},
-		Process: func(_ context.Context, j *cloud.ChunkJob) error {
+		Process: func(_ context.Context, j *transfer.ChunkJob) error {
 			written = append(written, slices.Clone(j.SpanBytes()))
 			return nil
 		},
-		InOrder: func(j *cloud.ChunkJob) { spans = append(spans, j.Span) },
+		InOrder: func(j *transfer.ChunkJob) { spans = append(spans, j.Span) },
 	})
 	require.NoError(t, err)
-	assert.Equal(t, []vhd.Range{{Offset: cloud.ChunkSize + 4608, Length: 9216 - 4608}, {}}, spans)
+	assert.Equal(t, []vhd.Range{{Offset: transfer.ChunkSize + 4608, Length: 9216 - 4608}, {}}, spans)
 	require.Len(t, written, 1, "the all-zero chunk is not processed")
-	assert.Equal(t, content[cloud.ChunkSize+4608:cloud.ChunkSize+9216], written[0])
+	assert.Equal(t, content[transfer.ChunkSize+4608:transfer.ChunkSize+9216], written[0])
 }
 
 func TestRunChunksBoundsBuffersAndKeepsOrder(t *testing.T) {
 	const n = 24
-	size := int64(n * cloud.ChunkSize)
+	size := int64(n * transfer.ChunkSize)
 	content := make([]byte, size)
 	for i := range n {
 		if i%3 != 0 { // every third chunk is zeros
-			content[int64(i)*cloud.ChunkSize+7] = byte(i)
+			content[int64(i)*transfer.ChunkSize+7] = byte(i)
 		}
 	}
 	var mu sync.Mutex
 	bufs := map[*byte]bool{}
 	var inFlight, peak, processed atomic.Int32
 	var order []int64
-	err := cloud.RunChunks(context.Background(), cloud.Chunks([]vhd.Range{{Offset: 0, Length: size}}, size), cloud.ChunkRun{
+	err := transfer.RunChunks(context.Background(), transfer.Chunks([]vhd.Range{{Offset: 0, Length: size}}, size), transfer.ChunkRun{
 		Parallel: 4, Buffers: 6,
 		Fetch: func(_ context.Context, off int64, buf []byte) error {
 			mu.Lock()
@@ -199,17 +199,17 @@ func TestRunChunksBoundsBuffersAndKeepsOrder(t *testing.T) {
 				}
 			}
 			// Later chunks finish first.
-			time.Sleep(time.Duration(n-off/cloud.ChunkSize) * 100 * time.Microsecond)
+			time.Sleep(time.Duration(n-off/transfer.ChunkSize) * 100 * time.Microsecond)
 			inFlight.Add(-1)
 			copy(buf, content[off:])
 			return nil
 		},
-		Process: func(_ context.Context, j *cloud.ChunkJob) error {
+		Process: func(_ context.Context, j *transfer.ChunkJob) error {
 			processed.Add(1)
 			assert.True(t, j.HasData())
 			return nil
 		},
-		InOrder: func(j *cloud.ChunkJob) { order = append(order, j.Offset) },
+		InOrder: func(j *transfer.ChunkJob) { order = append(order, j.Offset) },
 	})
 	require.NoError(t, err)
 	assert.LessOrEqual(t, len(bufs), 6, "buffers")
@@ -220,14 +220,14 @@ func TestRunChunksBoundsBuffersAndKeepsOrder(t *testing.T) {
 }
 
 func TestRunChunksFirstErrorCancels(t *testing.T) {
-	const size = 64 * cloud.ChunkSize
+	const size = 64 * transfer.ChunkSize
 	boom := errors.New("boom")
 	var fetched atomic.Int32
-	err := cloud.RunChunks(context.Background(), cloud.Chunks([]vhd.Range{{Offset: 0, Length: size}}, size), cloud.ChunkRun{
+	err := transfer.RunChunks(context.Background(), transfer.Chunks([]vhd.Range{{Offset: 0, Length: size}}, size), transfer.ChunkRun{
 		Parallel: 2,
 		Fetch: func(ctx context.Context, off int64, buf []byte) error {
 			fetched.Add(1)
-			if off == 3*cloud.ChunkSize {
+			if off == 3*transfer.ChunkSize {
 				return boom
 			}
 			buf[0] = 1
@@ -239,7 +239,7 @@ func TestRunChunksFirstErrorCancels(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err = cloud.RunChunks(ctx, cloud.Chunks([]vhd.Range{{Offset: 0, Length: size}}, size), cloud.ChunkRun{
+	err = transfer.RunChunks(ctx, transfer.Chunks([]vhd.Range{{Offset: 0, Length: size}}, size), transfer.ChunkRun{
 		Fetch: func(context.Context, int64, []byte) error { return nil },
 	})
 	assert.ErrorIs(t, err, context.Canceled)
@@ -249,7 +249,7 @@ func BenchmarkSparseDigestDense(b *testing.B) {
 	content := randomBytes(256 << 20)
 	b.SetBytes(int64(len(content)))
 	for b.Loop() {
-		if _, err := cloud.SparseDigest(context.Background(), bytes.NewReader(content), int64(len(content)), nil); err != nil {
+		if _, err := transfer.SparseDigest(context.Background(), bytes.NewReader(content), int64(len(content)), nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -260,7 +260,7 @@ func BenchmarkSparseDigest30GiBSparse(b *testing.B) {
 	ranges := []vhd.Range{{Offset: 0, Length: 64 << 20}, {Offset: 10 << 30, Length: 64 << 20}}
 	r := zeroReaderAt{}
 	for b.Loop() {
-		if _, err := cloud.SparseDigest(context.Background(), r, size, ranges); err != nil {
+		if _, err := transfer.SparseDigest(context.Background(), r, size, ranges); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -274,7 +274,7 @@ func BenchmarkChunks(b *testing.B) {
 	}
 	for b.Loop() {
 		n := 0
-		for range cloud.Chunks(ranges, 30<<30) {
+		for range transfer.Chunks(ranges, 30<<30) {
 			n++
 		}
 	}
@@ -293,17 +293,17 @@ func (zeroReaderAt) ReadAt(p []byte, _ int64) (int, error) {
 // target hashes the whole Buf for Content-MD5): a chunk with one sector of
 // data near its start does not hold 4 MiB.
 func TestRunChunksBufIsZerosAroundTheData(t *testing.T) {
-	const size = 3 * cloud.ChunkSize
+	const size = 3 * transfer.ChunkSize
 	content := bytes.Repeat([]byte{0xff}, size)
-	ranges := []vhd.Range{{Offset: 0, Length: cloud.ChunkSize}, {Offset: cloud.ChunkSize + 4096, Length: 512}, {Offset: 3*cloud.ChunkSize - 512, Length: 512}}
+	ranges := []vhd.Range{{Offset: 0, Length: transfer.ChunkSize}, {Offset: transfer.ChunkSize + 4096, Length: 512}, {Offset: 3*transfer.ChunkSize - 512, Length: 512}}
 	var checked int
-	err := cloud.RunChunks(context.Background(), cloud.Chunks(ranges, size), cloud.ChunkRun{
+	err := transfer.RunChunks(context.Background(), transfer.Chunks(ranges, size), transfer.ChunkRun{
 		Parallel: 1, Buffers: 1, // one buffer, reused by every chunk
 		Fetch: func(_ context.Context, off int64, buf []byte) error {
 			copy(buf, content[off:])
 			return nil
 		},
-		InOrder: func(j *cloud.ChunkJob) {
+		InOrder: func(j *transfer.ChunkJob) {
 			lo, hi := j.Data.Offset-j.Offset, j.Data.Offset+j.Data.Length-j.Offset
 			assert.True(t, vhd.IsZero(j.Buf[:lo]), "chunk at %d: zeros before its data", j.Offset)
 			assert.Len(t, j.Buf, int(hi), "chunk at %d: Buf ends with its data", j.Offset)

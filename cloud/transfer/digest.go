@@ -1,4 +1,4 @@
-package cloud
+package transfer
 
 import (
 	"context"
@@ -97,7 +97,7 @@ func (d *Digester) Add(off int64, sum [32]byte) {
 	d.h.Write(b[:])
 }
 
-// Write adds content at off that is not cut into chunks (cloud.Pieces):
+// Write adds content at off that is not cut into chunks (Pieces):
 // pieces in increasing offset order, not overlapping; bytes never written
 // are zeros. It copies them into one ChunkSize buffer and sums each chunk
 // once it is complete.

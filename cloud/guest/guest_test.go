@@ -1,9 +1,10 @@
-package cloud
+package guest
 
 import (
 	"bytes"
 	"testing"
 
+	"github.com/imgflow/imgflow/cloud"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,51 +62,51 @@ func TestGuestCheckEval(t *testing.T) {
 	g := sampleGuest()
 	const disk = 100 << 20
 	cases := []struct {
-		check GuestCheck
+		check cloud.GuestCheck
 		ok    bool
 		msg   string
 	}{
-		{GuestCheck{Kind: GuestFileExists, Path: "/etc/tmpfiles.d/aks-mglru.conf"}, true, "present"},
-		{GuestCheck{Kind: GuestFileExists, Path: "/nope"}, false, "/nope: missing"},
-		{GuestCheck{Kind: GuestFileAbsent, Path: "/etc/tmpfiles.d/aks-mglru.conf"}, false, "present, want absent"},
-		{GuestCheck{Kind: GuestFileMode, Path: "/opt/azure/containers/provision_configs.sh", Mode: "0744"}, true, "mode 0744"},
-		{GuestCheck{Kind: GuestFileMode, Path: "/etc/tmpfiles.d/aks-mglru.conf", Mode: "0744"}, false, "mode 0644, want 0744"},
-		{GuestCheck{Kind: GuestFileContains, Path: "/etc/tmpfiles.d/aks-mglru.conf", Text: "lru_gen/enabled"}, true, "contains"},
-		{GuestCheck{Kind: GuestFileContains, Path: "/etc/tmpfiles.d/aks-mglru.conf", Text: "lru_gen/min_ttl_ms"}, false, "does not contain"},
-		{GuestCheck{Kind: GuestPackageVersion, Package: "bcc", Version: "0.29.0"}, true, "bcc: version 0.29.0"},
-		{GuestCheck{Kind: GuestPackageVersion, Package: "bcc", Version: "0.24.0"}, false, "version 0.29.0, want 0.24.0"},
-		{GuestCheck{Kind: GuestPackageVersion, Package: "trivy", Version: "1"}, false, "not installed"},
-		{GuestCheck{Kind: GuestDiskUsedBelow, Percent: 50}, true, "disk used 30%"},
-		{GuestCheck{Kind: GuestDiskUsedBelow, Percent: 30}, false, "disk used 30%, want below 30%"},
+		{cloud.GuestCheck{Kind: cloud.GuestFileExists, Path: "/etc/tmpfiles.d/aks-mglru.conf"}, true, "present"},
+		{cloud.GuestCheck{Kind: cloud.GuestFileExists, Path: "/nope"}, false, "/nope: missing"},
+		{cloud.GuestCheck{Kind: cloud.GuestFileAbsent, Path: "/etc/tmpfiles.d/aks-mglru.conf"}, false, "present, want absent"},
+		{cloud.GuestCheck{Kind: cloud.GuestFileMode, Path: "/opt/azure/containers/provision_configs.sh", Mode: "0744"}, true, "mode 0744"},
+		{cloud.GuestCheck{Kind: cloud.GuestFileMode, Path: "/etc/tmpfiles.d/aks-mglru.conf", Mode: "0744"}, false, "mode 0644, want 0744"},
+		{cloud.GuestCheck{Kind: cloud.GuestFileContains, Path: "/etc/tmpfiles.d/aks-mglru.conf", Text: "lru_gen/enabled"}, true, "contains"},
+		{cloud.GuestCheck{Kind: cloud.GuestFileContains, Path: "/etc/tmpfiles.d/aks-mglru.conf", Text: "lru_gen/min_ttl_ms"}, false, "does not contain"},
+		{cloud.GuestCheck{Kind: cloud.GuestPackageVersion, Package: "bcc", Version: "0.29.0"}, true, "bcc: version 0.29.0"},
+		{cloud.GuestCheck{Kind: cloud.GuestPackageVersion, Package: "bcc", Version: "0.24.0"}, false, "version 0.29.0, want 0.24.0"},
+		{cloud.GuestCheck{Kind: cloud.GuestPackageVersion, Package: "trivy", Version: "1"}, false, "not installed"},
+		{cloud.GuestCheck{Kind: cloud.GuestDiskUsedBelow, Percent: 50}, true, "disk used 30%"},
+		{cloud.GuestCheck{Kind: cloud.GuestDiskUsedBelow, Percent: 30}, false, "disk used 30%, want below 30%"},
 	}
 	for _, c := range cases {
 		require.NoError(t, c.check.Validate())
-		ok, msg := c.check.Eval(g, disk)
+		ok, msg := Eval(c.check, g, disk)
 		assert.Equal(t, c.ok, ok, "%+v: %s", c.check, msg)
 		assert.Contains(t, msg, c.msg)
 	}
 }
 
 func TestGuestCheckValidate(t *testing.T) {
-	assert.ErrorContains(t, GuestCheck{Kind: "file_size"}.Validate(), "unknown guest check kind")
-	assert.ErrorContains(t, GuestCheck{Kind: GuestFileMode, Path: "/x", Mode: "744"}.Validate(), "4 octal digits")
-	assert.ErrorContains(t, GuestCheck{Kind: GuestFileContains, Path: "/x"}.Validate(), "needs text")
-	assert.ErrorContains(t, GuestCheck{Kind: GuestDiskUsedBelow}.Validate(), "1 to 100")
+	assert.ErrorContains(t, cloud.GuestCheck{Kind: "file_size"}.Validate(), "unknown guest check kind")
+	assert.ErrorContains(t, cloud.GuestCheck{Kind: cloud.GuestFileMode, Path: "/x", Mode: "744"}.Validate(), "4 octal digits")
+	assert.ErrorContains(t, cloud.GuestCheck{Kind: cloud.GuestFileContains, Path: "/x"}.Validate(), "needs text")
+	assert.ErrorContains(t, cloud.GuestCheck{Kind: cloud.GuestDiskUsedBelow}.Validate(), "1 to 100")
 }
 
 func TestSimulateRunCommand(t *testing.T) {
 	g := sampleGuest()
-	res := SimulateRunCommand([]GuestCheck{
-		{Kind: GuestFileMode, Path: "/opt/azure/containers/provision_configs.sh", Mode: "0744"},
-		{Kind: GuestFileExists, Path: "/opt/azure/containers/cse_config_gpu.sh"},
+	res := SimulateRunCommand([]cloud.GuestCheck{
+		{Kind: cloud.GuestFileMode, Path: "/opt/azure/containers/provision_configs.sh", Mode: "0744"},
+		{Kind: cloud.GuestFileExists, Path: "/opt/azure/containers/cse_config_gpu.sh"},
 	}, g, 1<<30)
-	assert.Equal(t, RunSucceeded, res.ExecutionState, "the script ran: its failure is the exit code")
+	assert.Equal(t, cloud.RunSucceeded, res.ExecutionState, "the script ran: its failure is the exit code")
 	assert.Equal(t, 1, res.ExitCode)
 	assert.False(t, res.Passed())
 	assert.Equal(t, "/opt/azure/containers/provision_configs.sh: mode 0744\n", res.Output)
 	assert.Equal(t, "/opt/azure/containers/cse_config_gpu.sh: missing\n", res.Error)
 
-	res = SimulateRunCommand([]GuestCheck{{Kind: GuestPackageVersion, Package: "bcc", Version: "0.29.0"}}, g, 1<<30)
+	res = SimulateRunCommand([]cloud.GuestCheck{{Kind: cloud.GuestPackageVersion, Package: "bcc", Version: "0.29.0"}}, g, 1<<30)
 	assert.True(t, res.Passed())
 }
 
@@ -113,9 +114,9 @@ func TestSimulateRunCommand(t *testing.T) {
 // simulated by not_run predicates, each holding and printing its text, so
 // the simulated output names every part that did not run.
 func TestNotRunSaysWhatDidNotRun(t *testing.T) {
-	checks := []GuestCheck{
-		{Kind: GuestNotRun, Text: "testFips: not run (simulated)"},
-		{Kind: GuestNotRun, Text: "testChrony: not run (simulated)"},
+	checks := []cloud.GuestCheck{
+		{Kind: cloud.GuestNotRun, Text: "testFips: not run (simulated)"},
+		{Kind: cloud.GuestNotRun, Text: "testChrony: not run (simulated)"},
 	}
 	for _, c := range checks {
 		require.NoError(t, c.Validate())
@@ -124,5 +125,5 @@ func TestNotRunSaysWhatDidNotRun(t *testing.T) {
 	assert.Equal(t, 0, res.ExitCode)
 	assert.Equal(t, "testFips: not run (simulated)\ntestChrony: not run (simulated)\n", res.Output)
 	assert.Empty(t, res.Error)
-	assert.ErrorContains(t, GuestCheck{Kind: GuestNotRun}.Validate(), "needs text")
+	assert.ErrorContains(t, cloud.GuestCheck{Kind: cloud.GuestNotRun}.Validate(), "needs text")
 }

@@ -1,8 +1,9 @@
-package cloud
+package guest
 
 import (
 	"testing"
 
+	"github.com/imgflow/imgflow/cloud"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -51,7 +52,7 @@ func TestKubeadmDryRunEvalFollowsKubeadmsChecks(t *testing.T) {
 		"no unit":    {noUnit, false, cmd + "failed\n  error execution phase preflight: [preflight] Some fatal errors occurred:\n  [ERROR CRI]: container runtime is not running: no containerd.service unit starts containerd at boot"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ok, msg := GuestCheck{Kind: GuestKubeadmDryRun, Version: "1.33.1"}.Eval(tc.g, 1<<30)
+			ok, msg := Eval(cloud.GuestCheck{Kind: cloud.GuestKubeadmDryRun, Version: "1.33.1"}, tc.g, 1<<30)
 			assert.Equal(t, tc.ok, ok)
 			assert.Equal(t, tc.want, msg)
 		})
@@ -59,7 +60,7 @@ func TestKubeadmDryRunEvalFollowsKubeadmsChecks(t *testing.T) {
 }
 
 func TestKubeadmDryRunRunCommandFailsOnStderr(t *testing.T) {
-	res := SimulateRunCommand([]GuestCheck{{Kind: GuestKubeadmDryRun, Version: "1.33.1"}}, capiGuest("1.34.0", "1.34.0"), 1<<30)
+	res := SimulateRunCommand([]cloud.GuestCheck{{Kind: cloud.GuestKubeadmDryRun, Version: "1.33.1"}}, capiGuest("1.34.0", "1.34.0"), 1<<30)
 	assert.Equal(t, 1, res.ExitCode)
 	assert.Empty(t, res.Output)
 	assert.Contains(t, res.Error, "kubeadm init --dry-run --kubernetes-version v1.33.1: failed\n")
@@ -67,17 +68,17 @@ func TestKubeadmDryRunRunCommandFailsOnStderr(t *testing.T) {
 }
 
 func TestKubeadmDryRunValidate(t *testing.T) {
-	assert.NoError(t, GuestCheck{Kind: GuestKubeadmDryRun, Version: "1.33.1"}.Validate())
+	assert.NoError(t, cloud.GuestCheck{Kind: cloud.GuestKubeadmDryRun, Version: "1.33.1"}.Validate())
 	for _, v := range []string{"", "v1.33.1", "1.33", "1.33.1-1.1", "1.x.1"} {
-		assert.ErrorContains(t, GuestCheck{Kind: GuestKubeadmDryRun, Version: v}.Validate(), "want the Kubernetes version as major.minor.patch", v)
+		assert.ErrorContains(t, cloud.GuestCheck{Kind: cloud.GuestKubeadmDryRun, Version: v}.Validate(), "want the Kubernetes version as major.minor.patch", v)
 	}
-	assert.ErrorContains(t, GuestCheck{Kind: "kubeadm_init"}.Validate(), "kubeadm_dry_run", "the kinds listed name it")
+	assert.ErrorContains(t, cloud.GuestCheck{Kind: "kubeadm_init"}.Validate(), "kubeadm_dry_run", "the kinds listed name it")
 }
 
 func TestKubeadmDryRunTravelsInTheScriptsJSON(t *testing.T) {
 	checks, err := GuestChecksFromScript("#!/bin/bash\n# imgflow-guest-checks: [{\"kind\":\"kubeadm_dry_run\",\"version\":\"1.33.1\"}]\n")
 	assert.NoError(t, err)
-	assert.Equal(t, []GuestCheck{{Kind: GuestKubeadmDryRun, Version: "1.33.1"}}, checks)
+	assert.Equal(t, []cloud.GuestCheck{{Kind: cloud.GuestKubeadmDryRun, Version: "1.33.1"}}, checks)
 	_, err = GuestChecksFromScript("# imgflow-guest-checks: [{\"kind\":\"kubeadm_dry_run\",\"version\":\"v1.33\"}]\n")
 	assert.ErrorContains(t, err, "kubeadm_dry_run")
 }

@@ -1,15 +1,12 @@
-package cloud
+package guest
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
-)
 
-// GuestKubeadmDryRun is the predicate "kubeadm init --dry-run
-// --kubernetes-version v<Version> succeeds", the smoke test
-// kubernetes-sigs/image-builder runs on a VM of a Cluster API image.
-const GuestKubeadmDryRun = "kubeadm_dry_run"
+	"github.com/imgflow/imgflow/cloud"
+)
 
 // KubeadmDryRunCommand is the command line the predicate runs for version
 // (major.minor.patch, without "v").
@@ -57,13 +54,6 @@ func (v semver) String() string { return fmt.Sprintf("%d.%d.%d", v.major, v.mino
 // skewed is kubeadm's getSkewedKubernetesVersion: major.(minor+n).0.
 func (v semver) skewed(n int) semver { return semver{v.major, v.minor + n, 0} }
 
-func validateKubeadmDryRun(c GuestCheck) error {
-	if _, ok := parseSemver(c.Version); !ok || strings.HasPrefix(c.Version, "v") || strings.ContainsAny(c.Version, "-+") {
-		return fmt.Errorf("guest check kubeadm_dry_run: version %q: want the Kubernetes version as major.minor.patch, e.g. \"1.33.1\"", c.Version)
-	}
-	return nil
-}
-
 // evalKubeadmDryRun is what `kubeadm init --dry-run --kubernetes-version
 // v<Version>` would say on a VM of the image, from the recorded content:
 // the checks of kubeadm (v1.33) that depend on what the image installed.
@@ -81,7 +71,7 @@ func validateKubeadmDryRun(c GuestCheck) error {
 // not modelled: CPUs and memory of the VM size, swap, kernel modules and
 // sysctls (br_netfilter, ip_forward), ports in use, the runtime actually
 // answering on its socket.
-func (c GuestCheck) evalKubeadmDryRun(g *GuestContent) (bool, string) {
+func evalKubeadmDryRun(c cloud.GuestCheck, g *GuestContent) (bool, string) {
 	cmd := KubeadmDryRunCommand(c.Version)
 	failed := func(lines ...string) (bool, string) {
 		return false, cmd + ": failed\n  " + strings.Join(lines, "\n  ")

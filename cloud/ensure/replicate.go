@@ -1,4 +1,4 @@
-package cloud
+package ensure
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/imgflow/imgflow/cloud"
 )
 
 // ReplicateRequest is the complete target list a version should have.
@@ -24,7 +26,7 @@ type ReplicateRequest struct {
 
 // Replicate sets a version's target regions in one update. A version that
 // already has exactly these targets is left alone.
-func Replicate(ctx context.Context, p Provider, req ReplicateRequest) (*ImageVersion, Outcome, error) {
+func Replicate(ctx context.Context, p cloud.Provider, req ReplicateRequest) (*cloud.ImageVersion, cloud.Outcome, error) {
 	v, err := p.GetImageVersion(ctx, req.ResourceGroup, req.Gallery, req.Definition, req.Version)
 	if err != nil {
 		return nil, "", err
@@ -32,12 +34,12 @@ func Replicate(ctx context.Context, p Provider, req ReplicateRequest) (*ImageVer
 	if v.Failed() {
 		return nil, "", FailedVersionError(v, nil)
 	}
-	current := map[string]TargetRegion{}
+	current := map[string]cloud.TargetRegion{}
 	for _, r := range v.TargetRegions {
 		current[strings.ToLower(r.Name)] = r
 	}
 	names := append([]string{v.Location}, req.Regions...)
-	var targets []TargetRegion
+	var targets []cloud.TargetRegion
 	seen := map[string]bool{}
 	for i, n := range names {
 		// Names as the workflow wrote them: a display name ("West
@@ -47,12 +49,12 @@ func Replicate(ctx context.Context, p Provider, req ReplicateRequest) (*ImageVer
 			continue // the source region, always first
 		}
 		if seen[key] {
-			return nil, "", &ValidationError{Field: "target regions", Value: n, Problem: "is listed twice", Fix: "list each region once"}
+			return nil, "", &cloud.ValidationError{Field: "target regions", Value: n, Problem: "is listed twice", Fix: "list each region once"}
 		}
 		seen[key] = true
 		t, ok := current[key]
 		if !ok {
-			t = TargetRegion{Name: n, ReplicaCount: v.ReplicaCount, StorageAccountType: v.StorageAccountType}
+			t = cloud.TargetRegion{Name: n, ReplicaCount: v.ReplicaCount, StorageAccountType: v.StorageAccountType}
 		}
 		if req.ReplicaCount != 0 {
 			t.ReplicaCount = req.ReplicaCount
@@ -69,20 +71,20 @@ func Replicate(ctx context.Context, p Provider, req ReplicateRequest) (*ImageVer
 	if err != nil {
 		return nil, "", fmt.Errorf("list locations: %w", err)
 	}
-	if err := ValidateTargetRegions(v.Location, targets, known); err != nil {
+	if err := cloud.ValidateTargetRegions(v.Location, targets, known); err != nil {
 		return nil, "", err
 	}
 	if sameRegions(v.TargetRegions, targets) && len(v.TargetRegions) == len(targets) && replicasEqual(v.TargetRegions, targets) {
-		return v, Exists, nil
+		return v, cloud.Exists, nil
 	}
 	upd := *v
 	upd.TargetRegions = targets
 	got, err := p.UpdateImageVersion(ctx, upd)
-	return got, Updated, err
+	return got, cloud.Updated, err
 }
 
-func replicasEqual(a, b []TargetRegion) bool {
-	idx := map[string]TargetRegion{}
+func replicasEqual(a, b []cloud.TargetRegion) bool {
+	idx := map[string]cloud.TargetRegion{}
 	for _, r := range a {
 		idx[strings.ToLower(r.Name)] = r
 	}
@@ -108,7 +110,7 @@ var ErrVersionFailed = errors.New("image version failed")
 // (cause, when known) and the command that deletes it. The error wraps
 // ErrVersionFailed, ErrReplicationIncomplete when a region failed, and
 // cause.
-func FailedVersionError(v *ImageVersion, cause error) error {
+func FailedVersionError(v *cloud.ImageVersion, cause error) error {
 	msg := fmt.Sprintf("image version %s/%s/%s is in provisioningState Failed", v.Gallery, v.Definition, v.Name)
 	_, failed := ReplicationLaggards(v)
 	errs := []error{ErrVersionFailed}
@@ -138,11 +140,11 @@ func (e *versionFailedError) Unwrap() []error { return e.errs }
 // Completed. It fails at once when the version or a region reports
 // Failed, and after timeout otherwise, naming the regions that are not
 // Completed. progress, when set, sees every poll.
-func WaitReplicated(ctx context.Context, p Provider, v *ImageVersion, timeout, interval time.Duration, progress func([]RegionStatus)) (*ImageVersion, error) {
+func WaitReplicated(ctx context.Context, p cloud.Provider, v *cloud.ImageVersion, timeout, interval time.Duration, progress func([]cloud.RegionStatus)) (*cloud.ImageVersion, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var last *ImageVersion
+	var last *cloud.ImageVersion
 	pending := []string{"no status read yet"}
 	for {
 		got, err := p.GetImageVersion(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name)
@@ -181,8 +183,8 @@ func WaitReplicated(ctx context.Context, p Provider, v *ImageVersion, timeout, i
 
 // ReplicationLaggards lists target regions not yet Completed, and those
 // that Failed (with the platform's details).
-func ReplicationLaggards(v *ImageVersion) (pending, failed []string) {
-	status := map[string]RegionStatus{}
+func ReplicationLaggards(v *cloud.ImageVersion) (pending, failed []string) {
+	status := map[string]cloud.RegionStatus{}
 	for _, s := range v.Replication {
 		status[strings.ToLower(s.Region)] = s
 	}
@@ -191,13 +193,13 @@ func ReplicationLaggards(v *ImageVersion) (pending, failed []string) {
 		switch {
 		case !ok:
 			pending = append(pending, t.Name+" (no status)")
-		case strings.EqualFold(s.State, ReplicationFailed):
+		case strings.EqualFold(s.State, cloud.ReplicationFailed):
 			d := t.Name
 			if s.Details != "" {
 				d += " (" + s.Details + ")"
 			}
 			failed = append(failed, d)
-		case !strings.EqualFold(s.State, ReplicationCompleted):
+		case !strings.EqualFold(s.State, cloud.ReplicationCompleted):
 			pending = append(pending, fmt.Sprintf("%s (%s %d%%)", t.Name, s.State, s.Progress))
 		}
 	}

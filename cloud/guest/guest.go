@@ -1,4 +1,4 @@
-package cloud
+package guest
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/imgflow/imgflow/cloud"
 )
 
 // GuestContent is what a simulated build put on an image's OS disk: the
@@ -111,95 +113,22 @@ func DecodeGuestContent(b []byte) (*GuestContent, error) {
 	return &g, nil
 }
 
-// Guest check kinds: the predicates a check's simulated form may use.
-const (
-	GuestFileExists     = "file_exists"
-	GuestFileAbsent     = "file_absent"
-	GuestFileMode       = "file_mode"
-	GuestFileContains   = "file_contains"
-	GuestPackageVersion = "package_version"
-	GuestDiskUsedBelow  = "disk_used_below"
-	// GuestNotRun is the simulated form of a script no simulation can
-	// run (AgentBaker's VHD content test): it holds and says Text, which
-	// names what did not run, so its result is never read as a pass.
-	GuestNotRun = "not_run"
-)
-
-// GuestCheckKinds lists the kinds, sorted.
-var GuestCheckKinds = []string{GuestDiskUsedBelow, GuestFileAbsent, GuestFileContains, GuestFileExists, GuestFileMode, GuestKubeadmDryRun, GuestNotRun, GuestPackageVersion}
-
-// GuestCheck is one predicate on a GuestContent.
-type GuestCheck struct {
-	Kind string `json:"kind"`
-	// Path is the file of the file_* kinds.
-	Path string `json:"path,omitempty"`
-	// Mode is file_mode's octal mode ("0744").
-	Mode string `json:"mode,omitempty"`
-	// Text is what file_contains looks for, and what not_run says.
-	Text string `json:"text,omitempty"`
-	// Package and Version are package_version's; Version is also
-	// kubeadm_dry_run's Kubernetes version.
-	Package string `json:"package,omitempty"`
-	Version string `json:"version,omitempty"`
-	// Percent is disk_used_below's limit: used space in percent of the disk.
-	Percent int `json:"percent,omitempty"`
-}
-
-// Validate checks that the predicate has what its kind needs.
-func (c GuestCheck) Validate() error {
-	need := func(field, v string) error {
-		if v == "" {
-			return fmt.Errorf("guest check %s needs %s", c.Kind, field)
-		}
-		return nil
-	}
-	switch c.Kind {
-	case GuestFileExists, GuestFileAbsent:
-		return need("path", c.Path)
-	case GuestFileMode:
-		if _, err := strconv.ParseUint(c.Mode, 8, 12); err != nil || len(c.Mode) != 4 {
-			return fmt.Errorf("guest check file_mode %s: mode %q: want 4 octal digits, e.g. \"0744\"", c.Path, c.Mode)
-		}
-		return need("path", c.Path)
-	case GuestFileContains:
-		if err := need("path", c.Path); err != nil {
-			return err
-		}
-		return need("text", c.Text)
-	case GuestPackageVersion:
-		if err := need("package", c.Package); err != nil {
-			return err
-		}
-		return need("version", c.Version)
-	case GuestDiskUsedBelow:
-		if c.Percent <= 0 || c.Percent > 100 {
-			return fmt.Errorf("guest check disk_used_below: percent %d: want 1 to 100", c.Percent)
-		}
-		return nil
-	case GuestKubeadmDryRun:
-		return validateKubeadmDryRun(c)
-	case GuestNotRun:
-		return need("text", c.Text)
-	}
-	return fmt.Errorf("unknown guest check kind %q: use one of %s", c.Kind, strings.Join(GuestCheckKinds, ", "))
-}
-
-// Eval evaluates the predicate on g, for a disk of diskBytes, and says
+// Eval evaluates the predicate c on g, for a disk of diskBytes, and says
 // what it found, as the check's script would print it.
-func (c GuestCheck) Eval(g *GuestContent, diskBytes int64) (bool, string) {
+func Eval(c cloud.GuestCheck, g *GuestContent, diskBytes int64) (bool, string) {
 	f, exists := g.Files[c.Path]
 	switch c.Kind {
-	case GuestFileExists:
+	case cloud.GuestFileExists:
 		if !exists {
 			return false, c.Path + ": missing"
 		}
 		return true, c.Path + ": present"
-	case GuestFileAbsent:
+	case cloud.GuestFileAbsent:
 		if exists {
 			return false, c.Path + ": present, want absent"
 		}
 		return true, c.Path + ": absent"
-	case GuestFileMode:
+	case cloud.GuestFileMode:
 		if !exists {
 			return false, c.Path + ": missing"
 		}
@@ -207,7 +136,7 @@ func (c GuestCheck) Eval(g *GuestContent, diskBytes int64) (bool, string) {
 			return false, fmt.Sprintf("%s: mode %s, want %s", c.Path, f.Mode, c.Mode)
 		}
 		return true, fmt.Sprintf("%s: mode %s", c.Path, f.Mode)
-	case GuestFileContains:
+	case cloud.GuestFileContains:
 		if !exists {
 			return false, c.Path + ": missing"
 		}
@@ -215,7 +144,7 @@ func (c GuestCheck) Eval(g *GuestContent, diskBytes int64) (bool, string) {
 			return false, fmt.Sprintf("%s: does not contain %q", c.Path, c.Text)
 		}
 		return true, fmt.Sprintf("%s: contains %q", c.Path, c.Text)
-	case GuestPackageVersion:
+	case cloud.GuestPackageVersion:
 		got, ok := g.Packages[c.Package]
 		if !ok {
 			return false, c.Package + ": not installed"
@@ -224,7 +153,7 @@ func (c GuestCheck) Eval(g *GuestContent, diskBytes int64) (bool, string) {
 			return false, fmt.Sprintf("%s: version %s, want %s", c.Package, got, c.Version)
 		}
 		return true, fmt.Sprintf("%s: version %s", c.Package, got)
-	case GuestDiskUsedBelow:
+	case cloud.GuestDiskUsedBelow:
 		pct := 100
 		if diskBytes > 0 {
 			pct = int((g.UsedBytes*100 + diskBytes - 1) / diskBytes)
@@ -233,9 +162,9 @@ func (c GuestCheck) Eval(g *GuestContent, diskBytes int64) (bool, string) {
 			return false, fmt.Sprintf("disk used %d%%, want below %d%%", pct, c.Percent)
 		}
 		return true, fmt.Sprintf("disk used %d%%", pct)
-	case GuestKubeadmDryRun:
-		return c.evalKubeadmDryRun(g)
-	case GuestNotRun:
+	case cloud.GuestKubeadmDryRun:
+		return evalKubeadmDryRun(c, g)
+	case cloud.GuestNotRun:
 		return true, c.Text
 	}
 	return false, "unknown check kind " + c.Kind
@@ -244,16 +173,16 @@ func (c GuestCheck) Eval(g *GuestContent, diskBytes int64) (bool, string) {
 // SimulateRunCommand evaluates every predicate of a run command on g, as
 // its script would run: each finding on a line of stdout (passed) or
 // stderr (failed), exit code 1 when any failed.
-func SimulateRunCommand(checks []GuestCheck, g *GuestContent, diskBytes int64) *RunCommandResult {
+func SimulateRunCommand(checks []cloud.GuestCheck, g *GuestContent, diskBytes int64) *cloud.RunCommandResult {
 	var out, errs []string
 	for _, c := range checks {
-		if ok, msg := c.Eval(g, diskBytes); ok {
+		if ok, msg := Eval(c, g, diskBytes); ok {
 			out = append(out, msg)
 		} else {
 			errs = append(errs, msg)
 		}
 	}
-	res := &RunCommandResult{ExecutionState: RunSucceeded, Output: joinLines(out), Error: joinLines(errs)}
+	res := &cloud.RunCommandResult{ExecutionState: cloud.RunSucceeded, Output: joinLines(out), Error: joinLines(errs)}
 	if len(errs) > 0 {
 		res.ExitCode = 1
 	}
@@ -284,13 +213,13 @@ const guestChecksComment = "# imgflow-guest-checks: "
 // GuestChecksFromScript reads the predicates a check's script carries in
 // its "# imgflow-guest-checks:" comment (nil when it has none): how a fake
 // VM, which runs no script, knows what the script checks.
-func GuestChecksFromScript(script string) ([]GuestCheck, error) {
+func GuestChecksFromScript(script string) ([]cloud.GuestCheck, error) {
 	for line := range strings.Lines(script) {
 		rest, ok := strings.CutPrefix(strings.TrimSpace(line), strings.TrimSpace(guestChecksComment))
 		if !ok {
 			continue
 		}
-		var out []GuestCheck
+		var out []cloud.GuestCheck
 		if err := json.Unmarshal([]byte(strings.TrimSpace(rest)), &out); err != nil {
 			return nil, fmt.Errorf("the script's %q comment: %w", strings.TrimSpace(guestChecksComment), err)
 		}

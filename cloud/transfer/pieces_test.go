@@ -1,4 +1,4 @@
-package cloud_test
+package transfer_test
 
 import (
 	"context"
@@ -9,18 +9,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/vhd"
 )
 
-func piece(off, n int64) cloud.Chunk {
-	return cloud.Chunk{Offset: off, Length: n, Data: vhd.Range{Offset: off, Length: n}}
+func piece(off, n int64) transfer.Chunk {
+	return transfer.Chunk{Offset: off, Length: n, Data: vhd.Range{Offset: off, Length: n}}
 }
 
 func TestPiecesFollowTheDataNotTheChunkGrid(t *testing.T) {
-	const c = cloud.ChunkSize
+	const c = transfer.ChunkSize
 	const size = 8 * c
-	got := slices.Collect(cloud.Pieces([]vhd.Range{
+	got := slices.Collect(transfer.Pieces([]vhd.Range{
 		{Offset: c - 4096, Length: c},               // one request, though it crosses a chunk boundary
 		{Offset: 3 * c, Length: 512},                // ...
 		{Offset: 3*c + 512 + 8192, Length: 1024},    // 8 KiB away: merged with the one before
@@ -28,18 +28,18 @@ func TestPiecesFollowTheDataNotTheChunkGrid(t *testing.T) {
 		{Offset: 7*c + 8192 + 100<<10, Length: 512}, // 100 KiB away: a request of its own
 		{Offset: size - 512, Length: 4096},          // clipped at size
 	}, size, 64<<10))
-	assert.Equal(t, []cloud.Chunk{
+	assert.Equal(t, []transfer.Chunk{
 		piece(c-4096, c),
 		piece(3*c, 512+8192+1024),
 		piece(5*c, c), piece(6*c, c), piece(7*c, 4096),
 		piece(7*c+8192+100<<10, 512),
 		piece(size-512, 512),
 	}, got)
-	assert.Equal(t, int64(c+512+8192+1024+2*c+4096+512+512), cloud.DataBytes(cloud.Pieces([]vhd.Range{
+	assert.Equal(t, int64(c+512+8192+1024+2*c+4096+512+512), transfer.DataBytes(transfer.Pieces([]vhd.Range{
 		{Offset: c - 4096, Length: c}, {Offset: 3 * c, Length: 512}, {Offset: 3*c + 512 + 8192, Length: 1024},
 		{Offset: 5 * c, Length: 2*c + 4096}, {Offset: 7*c + 8192 + 100<<10, Length: 512}, {Offset: size - 512, Length: 4096},
 	}, size, 64<<10)))
-	assert.Empty(t, slices.Collect(cloud.Pieces(nil, size, 64<<10)))
+	assert.Empty(t, slices.Collect(transfer.Pieces(nil, size, 64<<10)))
 }
 
 // The digest assembled from pieces in order (Digester.Write) is the
@@ -47,12 +47,12 @@ func TestPiecesFollowTheDataNotTheChunkGrid(t *testing.T) {
 func TestDigesterWriteOfPiecesEqualsSparseDigest(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 20 {
-		size := int64(r.IntN(12*cloud.ChunkSize)/512*512 + 512)
+		size := int64(r.IntN(12*transfer.ChunkSize)/512*512 + 512)
 		content := make([]byte, size)
 		var ranges []vhd.Range
 		for range r.IntN(12) {
 			off := r.Int64N(size) / 512 * 512
-			n := min(size-off, (r.Int64N(3*cloud.ChunkSize)/512+1)*512)
+			n := min(size-off, (r.Int64N(3*transfer.ChunkSize)/512+1)*512)
 			for i := off; i < off+n; i += 1 + r.Int64N(4096) {
 				content[i] = byte(r.IntN(255) + 1)
 			}
@@ -61,8 +61,8 @@ func TestDigesterWriteOfPiecesEqualsSparseDigest(t *testing.T) {
 			}
 			ranges = append(ranges, vhd.Range{Offset: off, Length: n})
 		}
-		d := cloud.NewDigester(size)
-		for p := range cloud.Pieces(ranges, size, int64(r.IntN(2))*cloud.MergeGap) {
+		d := transfer.NewDigester(size)
+		for p := range transfer.Pieces(ranges, size, int64(r.IntN(2))*transfer.MergeGap) {
 			d.Write(p.Offset, content[p.Offset:p.Offset+p.Length])
 		}
 		got, err := d.Digest()
@@ -72,14 +72,14 @@ func TestDigesterWriteOfPiecesEqualsSparseDigest(t *testing.T) {
 }
 
 func TestDigesterWriteRejectsPiecesOutOfOrder(t *testing.T) {
-	d := cloud.NewDigester(3 * cloud.ChunkSize)
-	d.Write(cloud.ChunkSize, []byte{1})
+	d := transfer.NewDigester(3 * transfer.ChunkSize)
+	d.Write(transfer.ChunkSize, []byte{1})
 	d.Write(512, []byte{1})
 	_, err := d.Digest()
 	require.ErrorContains(t, err, "out of order")
 
-	d = cloud.NewDigester(cloud.ChunkSize)
-	d.Write(cloud.ChunkSize-1, []byte{1, 2})
+	d = transfer.NewDigester(transfer.ChunkSize)
+	d.Write(transfer.ChunkSize-1, []byte{1, 2})
 	_, err = d.Digest()
 	require.ErrorContains(t, err, "past the end")
 }
@@ -87,32 +87,24 @@ func TestDigesterWriteRejectsPiecesOutOfOrder(t *testing.T) {
 // A transfer's pieces reach the digest through RunChunks with NoSums:
 // the pieces are fetched and checked for data, never summed.
 func TestRunChunksWithoutSums(t *testing.T) {
-	const size = 3 * cloud.ChunkSize
+	const size = 3 * transfer.ChunkSize
 	content := make([]byte, size)
-	content[cloud.ChunkSize+5] = 7
-	var seen []cloud.ChunkJob
-	err := cloud.RunChunks(context.Background(), cloud.Pieces([]vhd.Range{{Offset: 0, Length: 2 * cloud.ChunkSize}}, size, 0), cloud.ChunkRun{
+	content[transfer.ChunkSize+5] = 7
+	var seen []transfer.ChunkJob
+	err := transfer.RunChunks(context.Background(), transfer.Pieces([]vhd.Range{{Offset: 0, Length: 2 * transfer.ChunkSize}}, size, 0), transfer.ChunkRun{
 		Parallel: 2,
 		NoSums:   true,
 		Fetch: func(_ context.Context, off int64, buf []byte) error {
 			copy(buf, content[off:])
 			return nil
 		},
-		InOrder: func(j *cloud.ChunkJob) {
-			seen = append(seen, cloud.ChunkJob{Chunk: j.Chunk, Span: j.Span, Sum: j.Sum})
+		InOrder: func(j *transfer.ChunkJob) {
+			seen = append(seen, transfer.ChunkJob{Chunk: j.Chunk, Span: j.Span, Sum: j.Sum})
 		},
 	})
 	require.NoError(t, err)
-	assert.Equal(t, []cloud.ChunkJob{
-		{Chunk: piece(0, cloud.ChunkSize)},
-		{Chunk: piece(cloud.ChunkSize, cloud.ChunkSize), Span: vhd.Range{Offset: cloud.ChunkSize, Length: 512}},
+	assert.Equal(t, []transfer.ChunkJob{
+		{Chunk: piece(0, transfer.ChunkSize)},
+		{Chunk: piece(transfer.ChunkSize, transfer.ChunkSize), Span: vhd.Range{Offset: transfer.ChunkSize, Length: 512}},
 	}, seen)
-}
-
-func TestMergeRangesSortsMergesAndLeavesItsInputAlone(t *testing.T) {
-	in := []vhd.Range{{Offset: 4096, Length: 512}, {Offset: 0, Length: 1024}, {Offset: 512, Length: 0}, {Offset: 1024, Length: 512}, {Offset: 4000, Length: 100}}
-	orig := slices.Clone(in)
-	assert.Equal(t, []vhd.Range{{Offset: 0, Length: 1536}, {Offset: 4000, Length: 608}}, cloud.MergeRanges(in))
-	assert.Equal(t, orig, in)
-	assert.Empty(t, cloud.MergeRanges(nil))
 }

@@ -1,10 +1,8 @@
-package cloud
+package transfer
 
 import (
-	"cmp"
 	"context"
 	"iter"
-	"slices"
 	"sync"
 
 	"github.com/imgflow/imgflow/vhd"
@@ -107,27 +105,7 @@ func normalize(ranges []vhd.Range, size int64) []vhd.Range {
 			rs = append(rs, vhd.Range{Offset: start, Length: end - start})
 		}
 	}
-	return MergeRanges(rs)
-}
-
-// MergeRanges returns ranges sorted, without empty ones, overlapping or
-// adjacent ones merged; ranges itself is not changed.
-func MergeRanges(ranges []vhd.Range) []vhd.Range {
-	rs := slices.Clone(ranges)
-	slices.SortFunc(rs, func(a, b vhd.Range) int { return cmp.Compare(a.Offset, b.Offset) })
-	var out []vhd.Range
-	for _, r := range rs {
-		if r.Length <= 0 {
-			continue
-		}
-		if n := len(out); n > 0 && r.Offset <= out[n-1].Offset+out[n-1].Length {
-			last := &out[n-1]
-			last.Length = max(last.Offset+last.Length, r.Offset+r.Length) - last.Offset
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
+	return vhd.MergeRanges(rs)
 }
 
 // ChunkJob is a chunk going through RunChunks.

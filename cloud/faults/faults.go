@@ -1,10 +1,14 @@
-package cloud
+package faults
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
+
+	"github.com/imgflow/imgflow/cloud"
 )
 
 // ErrCrash simulates the process dying: the operation it follows was made,
@@ -69,7 +73,7 @@ func (f *Faults) Before(name string) error {
 	if msg == "" {
 		msg = fmt.Sprintf("fault injected into %s", name)
 	}
-	return &Error{StatusCode: status, Code: code, Message: msg}
+	return &cloud.Error{StatusCode: status, Code: code, Message: msg}
 }
 
 // After returns ErrCrash when a crash fault is set for name.
@@ -106,4 +110,46 @@ func (f *Faults) Fired(name string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.fired[name]
+}
+
+// WithFaults wraps p so that the Provider methods named in f fail (or
+// crash after running) as the faults say.
+func WithFaults(p cloud.Provider, f *Faults) cloud.Provider {
+	return cloud.Intercept(p, cloud.Hooks{
+		Before: func(_ context.Context, op string) error { return f.Before(op) },
+		After:  func(_ context.Context, op string) error { return f.After(op) },
+	})
+}
+
+// PipelineLatencies are the cloud latencies the pipeline benchmarks
+// simulate (bench/pipeline, the release benchmarks), by operation, with
+// "packer" for a build (localsim's Builder.Slow): a packer build
+// dominates, then replication and copies, as in the real pipelines
+// (about 60 min packer, 10–45 min replication, 10 min copy), scaled down.
+func PipelineLatencies() map[string]time.Duration {
+	return map[string]time.Duration{
+		"packer":                     2000 * time.Millisecond,
+		"CreateImageVersion":         800 * time.Millisecond,
+		"UpdateImageVersion":         800 * time.Millisecond,
+		"CopyBlob":                   400 * time.Millisecond,
+		"UploadPageBlob":             300 * time.Millisecond,
+		"CreateDiskFromImageVersion": 200 * time.Millisecond,
+		"CreateManagedImage":         200 * time.Millisecond,
+		"CreateGallery":              50 * time.Millisecond,
+		"CreateImageDefinition":      50 * time.Millisecond,
+		"CreateResourceGroup":        50 * time.Millisecond,
+		"CreateStorageAccount":       50 * time.Millisecond,
+	}
+}
+
+// WithLatency wraps p so that each named operation takes at least the given
+// time, as a real cloud's would (benchmarks of pipeline concurrency).
+func WithLatency(p cloud.Provider, latency map[string]time.Duration) cloud.Provider {
+	return cloud.Intercept(p, cloud.Hooks{Before: func(ctx context.Context, op string) error {
+		d, ok := latency[op]
+		if !ok || d <= 0 {
+			return nil
+		}
+		return cloud.Sleep(ctx, d)
+	}})
 }

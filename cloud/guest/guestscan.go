@@ -1,4 +1,4 @@
-package cloud
+package guest
 
 import (
 	"bytes"
@@ -9,104 +9,16 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/imgflow/imgflow/cloud"
 )
-
-// Scans: run commands whose output is the product, a report (trivy's
-// vulnerability report, the CIS assessment), rather than a verdict. On
-// Azure the script installs the tool and prints its report; a target with
-// no guest OS evaluates the scan's simulated form (GuestScan) against the
-// image's recorded content and writes a report that says it is simulated.
-// A scan fails only when asked (FailOn), as AgentBaker's scans never fail
-// the build on findings.
-
-// Guest scan kinds.
-const (
-	// ScanTrivyRootfs is `trivy rootfs /`: the JSON report (trivy-report.json).
-	ScanTrivyRootfs = "trivy_rootfs"
-	// ScanTrivyImages is `trivy image` of every cached container image:
-	// the tables (trivy-images-table.txt).
-	ScanTrivyImages = "trivy_images"
-	// ScanCIS is the CIS benchmark assessment (cis-report.txt).
-	ScanCIS = "cis"
-)
-
-// TrivySeverities are trivy's severities, lowest first.
-var TrivySeverities = []string{"UNKNOWN", "LOW", "MEDIUM", "HIGH", "CRITICAL"}
-
-// GuestScan is the simulated form of a scan.
-type GuestScan struct {
-	Kind string `json:"kind"`
-	// Severity is trivy's --severity: the comma-separated severities reported.
-	Severity string `json:"severity,omitempty"`
-	// FailOn is the comma-separated severities of which one finding fails
-	// the scan ("": no finding does).
-	FailOn string `json:"fail_on,omitempty"`
-	// Level is the CIS profile level, 1 or 2.
-	Level int `json:"level,omitempty"`
-	// Advisories stand in for trivy's vulnerability database, which a
-	// simulation does not have: an advisory is a finding when the image
-	// records its package at its version.
-	Advisories []GuestAdvisory `json:"advisories,omitempty"`
-}
-
-// GuestAdvisory is a known vulnerability of one package version.
-type GuestAdvisory struct {
-	ID           string `json:"id"`
-	Package      string `json:"package"`
-	Version      string `json:"version"`
-	Severity     string `json:"severity"`
-	FixedVersion string `json:"fixed_version,omitempty"`
-	Title        string `json:"title,omitempty"`
-}
-
-// Validate checks the scan's fields.
-func (s *GuestScan) Validate() error {
-	switch s.Kind {
-	case ScanTrivyRootfs, ScanTrivyImages:
-		if s.Severity == "" {
-			return fmt.Errorf("scan %s needs severity, e.g. \"HIGH,CRITICAL\"", s.Kind)
-		}
-		if err := checkSeverities("severity", s.Severity); err != nil {
-			return err
-		}
-		if s.FailOn != "" {
-			if err := checkSeverities("fail_on", s.FailOn); err != nil {
-				return err
-			}
-		}
-		for _, a := range s.Advisories {
-			if a.ID == "" || a.Package == "" || a.Version == "" {
-				return fmt.Errorf("scan %s: advisory %+v needs id, package and version", s.Kind, a)
-			}
-			if err := checkSeverities("advisory "+a.ID+" severity", a.Severity); err != nil {
-				return err
-			}
-		}
-		return nil
-	case ScanCIS:
-		if s.Level != 1 && s.Level != 2 {
-			return fmt.Errorf("scan cis: level %d: use 1 or 2", s.Level)
-		}
-		return nil
-	}
-	return fmt.Errorf("unknown scan kind %q: use %s, %s or %s", s.Kind, ScanTrivyRootfs, ScanTrivyImages, ScanCIS)
-}
-
-func checkSeverities(field, list string) error {
-	for _, s := range strings.Split(list, ",") {
-		if !slices.Contains(TrivySeverities, s) {
-			return fmt.Errorf("%s %q: %q is not a trivy severity: use %s, comma-separated", field, list, s, strings.Join(TrivySeverities, ", "))
-		}
-	}
-	return nil
-}
 
 // SimulatedNote says, in every simulated report, what produced it.
 const SimulatedNote = "SIMULATED by imgflow: no VM booted and no scanner ran; this report is derived from the content the simulated build recorded on the image"
 
 // Simulate is a run command's result on a target without a guest OS
 // (local, the fake ARM): a scan's report, or its checks' verdict.
-func Simulate(checks []GuestCheck, scan *GuestScan, g *GuestContent, diskBytes int64) (*RunCommandResult, error) {
+func Simulate(checks []cloud.GuestCheck, scan *cloud.GuestScan, g *GuestContent, diskBytes int64) (*cloud.RunCommandResult, error) {
 	if scan == nil {
 		return SimulateRunCommand(checks, g, diskBytes), nil
 	}
@@ -122,10 +34,10 @@ func Simulate(checks []GuestCheck, scan *GuestScan, g *GuestContent, diskBytes i
 // SimulateScan is the result of the scan's script on an image holding g:
 // its report on stdout, the findings that fail it (FailOn) on stderr with
 // exit code 1.
-func SimulateScan(s *GuestScan, g *GuestContent) (*RunCommandResult, error) {
-	res := &RunCommandResult{ExecutionState: RunSucceeded}
+func SimulateScan(s *cloud.GuestScan, g *GuestContent) (*cloud.RunCommandResult, error) {
+	res := &cloud.RunCommandResult{ExecutionState: cloud.RunSucceeded}
 	switch s.Kind {
-	case ScanTrivyRootfs:
+	case cloud.ScanTrivyRootfs:
 		report, err := trivyReport(s, g)
 		if err != nil {
 			return nil, err
@@ -139,9 +51,9 @@ func SimulateScan(s *GuestScan, g *GuestContent) (*RunCommandResult, error) {
 			}
 			res.Error = fmt.Sprintf("trivy: %d vulnerabilities of severity %s (fail_on):\n%s", len(failing), s.FailOn, joinLines(lines))
 		}
-	case ScanTrivyImages:
+	case cloud.ScanTrivyImages:
 		res.Output = trivyImagesTable()
-	case ScanCIS:
+	case cloud.ScanCIS:
 		res.Output = cisReport(s.Level, g)
 	default:
 		return nil, fmt.Errorf("unknown scan kind %q", s.Kind)
@@ -151,12 +63,12 @@ func SimulateScan(s *GuestScan, g *GuestContent) (*RunCommandResult, error) {
 
 // findings are the advisories of packages g records at the advisory's
 // version with a severity in severities, by package then id.
-func findings(advisories []GuestAdvisory, g *GuestContent, severities string) []GuestAdvisory {
+func findings(advisories []cloud.GuestAdvisory, g *GuestContent, severities string) []cloud.GuestAdvisory {
 	if severities == "" {
 		return nil
 	}
 	want := strings.Split(severities, ",")
-	var out []GuestAdvisory
+	var out []cloud.GuestAdvisory
 	for _, a := range advisories {
 		if v, ok := g.Packages[a.Package]; ok && v == a.Version && slices.Contains(want, a.Severity) {
 			out = append(out, a)
@@ -174,7 +86,7 @@ func findings(advisories []GuestAdvisory, g *GuestContent, severities string) []
 // trivyReport is trivy's JSON report (schema version 2) of a rootfs scan
 // of g: its packages, and the advisories that match them as
 // vulnerabilities; the top-level "imgflow" object marks it simulated.
-func trivyReport(s *GuestScan, g *GuestContent) (string, error) {
+func trivyReport(s *cloud.GuestScan, g *GuestContent) (string, error) {
 	type pkg struct {
 		Name    string `json:"Name"`
 		Version string `json:"Version"`
@@ -261,13 +173,13 @@ const guestScanComment = "# imgflow-guest-scan: "
 // GuestScanFromScript reads the simulated form a scan's script carries in
 // its "# imgflow-guest-scan:" comment (nil when it has none): how a fake
 // VM, which runs no script, knows what the script scans.
-func GuestScanFromScript(script string) (*GuestScan, error) {
+func GuestScanFromScript(script string) (*cloud.GuestScan, error) {
 	for line := range strings.Lines(script) {
 		rest, ok := strings.CutPrefix(strings.TrimSpace(line), strings.TrimSpace(guestScanComment))
 		if !ok {
 			continue
 		}
-		var s GuestScan
+		var s cloud.GuestScan
 		if err := json.Unmarshal([]byte(strings.TrimSpace(rest)), &s); err != nil {
 			return nil, fmt.Errorf("the script's %q comment: %w", strings.TrimSpace(guestScanComment), err)
 		}

@@ -1,18 +1,18 @@
-package localsim
+package packer
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
-
-	"github.com/imgflow/imgflow/packer"
 )
+
+// FilesDirVar is the template variable through which imgflow's
+// packer_build passes the directory of staged uploads. Its value (a
+// temporary path) does not enter the build identity; the files it holds do.
+const FilesDirVar = "imgflow_files_dir"
 
 // DownloadsDirVar is the template variable through which packer_build
 // passed, before builds had a working directory of their own, the
@@ -38,7 +38,7 @@ type Download struct {
 // downloadVarRE matches a destination inside the downloads directory as
 // a JSON template writes it ({{user `imgflow_downloads_dir`}}/NAME) and as
 // an HCL2 template does ("${var.imgflow_downloads_dir}/NAME", shown with
-// its quotes by packer.Template).
+// its quotes by Template).
 var downloadVarRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile("^(?:\\{\\{\\s*user\\s+`" + DownloadsDirVar + "`\\s*\\}\\}|\"\\$\\{var\\." + DownloadsDirVar + "\\})/([^\"]*)\"?$")
 })
@@ -49,7 +49,7 @@ var downloadVarRE = sync.OnceValue(func() *regexp.Regexp {
 // a directory of its own and reads the files back from there. One that
 // packer_build cannot read back (an absolute path, a path leaving the
 // working directory, an expression) is an error saying what to write.
-func Downloads(tpl *packer.Template) ([]Download, error) {
+func Downloads(tpl *Template) ([]Download, error) {
 	var out []Download
 	var errs []string
 	for i, p := range tpl.Provisioners {
@@ -116,8 +116,8 @@ func stringList(v any) []string {
 	return out
 }
 
-// appliesTo reports whether the provisioner runs for build.
-func (d Download) appliesTo(build string) bool {
+// AppliesTo reports whether the provisioner runs for build.
+func (d Download) AppliesTo(build string) bool {
 	if len(d.Only) > 0 && !contains(d.Only, build) {
 		return false
 	}
@@ -131,109 +131,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// writeDownloads writes what the build's download provisioners would
-// fetch where packer would write it: into packer's working directory
-// (or DownloadsDirVar's directory). No VM ran, so a download is what
-// the simulation knows of the VM: a file the build uploaded is downloaded
-// as uploaded; any other path is a description of the build (source
-// image, variables without secrets, uploaded files with modes and
-// digests), as JSON when the name ends in .json, as text otherwise.
-func (p *prepared) writeDownloads(s *simulation) error {
-	if len(p.downloads) == 0 {
-		return nil
-	}
-	staged := map[string]stagedFile{}
-	if p.staged != nil {
-		staged = p.staged.files
-	}
-	for _, d := range p.downloads {
-		if !d.appliesTo(s.cfg.build) {
-			continue
-		}
-		var data []byte
-		if f, ok := staged[d.Source]; ok {
-			var err error
-			if data, err = os.ReadFile(f.abs); err != nil {
-				return err
-			}
-		} else {
-			data = p.describe(s, d, staged)
-		}
-		dir := p.workDir
-		if d.ViaVar {
-			dir = p.values[DownloadsDirVar]
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(d.Name))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(dst, data, 0o644); err != nil {
-			return fmt.Errorf("download %s: %w", d.Source, err)
-		}
-	}
-	return nil
-}
-
-// describe is the simulated content of a download that is not an upload.
-func (p *prepared) describe(s *simulation, d Download, staged map[string]stagedFile) []byte {
-	c := s.cfg
-	source := map[string]string{}
-	switch {
-	case c.sigSource != nil:
-		source["shared_image_gallery"] = c.sigSource.String()
-	case c.imageURL != "":
-		source["image_url"] = strings.SplitN(c.imageURL, "?", 2)[0]
-	default:
-		source = map[string]string{"publisher": c.publisher, "offer": c.offer, "sku": c.sku, "version": c.version}
-	}
-	vars := map[string]string{}
-	for k, v := range p.values {
-		if !p.secret[k] && k != FilesDirVar && k != DownloadsDirVar {
-			vars[k] = v
-		}
-	}
-	files := make([]stagedFile, 0, len(staged))
-	for _, f := range staged {
-		files = append(files, f)
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	note := fmt.Sprintf("%s of build %s, simulated by imgflow: no VM ran", d.Source, c.build)
-	if strings.HasSuffix(d.Name, ".json") {
-		data, _ := json.MarshalIndent(map[string]any{
-			"simulated": note, "build": c.build, "source_image": source, "variables": vars, "files": files,
-		}, "", "  ")
-		return append(data, '\n')
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s\n", note)
-	keys := sortedKeys(source)
-	fmt.Fprintf(&b, "source image:")
-	for _, k := range keys {
-		fmt.Fprintf(&b, " %s=%s", k, source[k])
-	}
-	b.WriteString("\nvariables:\n")
-	for _, k := range sortedKeys(vars) {
-		// A list (the install list, space-separated) reads one item a line.
-		if items := strings.Fields(vars[k]); len(items) > 1 {
-			fmt.Fprintf(&b, "  %s =\n    %s\n", k, strings.Join(items, "\n    "))
-			continue
-		}
-		fmt.Fprintf(&b, "  %s = %s\n", k, vars[k])
-	}
-	b.WriteString("files uploaded:\n")
-	for _, f := range files {
-		fmt.Fprintf(&b, "  %s %s %d sha256:%s\n", f.Path, f.Mode, f.Size, f.SHA256)
-	}
-	return []byte(b.String())
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

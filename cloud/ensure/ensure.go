@@ -1,4 +1,4 @@
-package cloud
+package ensure
 
 import (
 	"context"
@@ -8,16 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/internal/redact"
-)
-
-// Outcome says what an ensure did.
-type Outcome string
-
-const (
-	Created Outcome = "created"
-	Exists  Outcome = "exists"
-	Updated Outcome = "updated"
 )
 
 // SameLocation reports whether two locations are the same region: ARM
@@ -29,15 +21,15 @@ func locationKey(s string) string { return strings.ToLower(strings.ReplaceAll(s,
 
 // EnsureResourceGroup creates the group when missing. An existing group in
 // another location is an error: a group's location cannot change.
-func EnsureResourceGroup(ctx context.Context, p Provider, want ResourceGroup) (*ResourceGroup, Outcome, error) {
-	if err := errors.Join(ValidateResourceGroupName(want.Name), ValidateLocationName(want.Location)); err != nil {
+func EnsureResourceGroup(ctx context.Context, p cloud.Provider, want cloud.ResourceGroup) (*cloud.ResourceGroup, cloud.Outcome, error) {
+	if err := errors.Join(cloud.ValidateResourceGroupName(want.Name), cloud.ValidateLocationName(want.Location)); err != nil {
 		return nil, "", err
 	}
 	got, err := p.GetResourceGroup(ctx, want.Name)
 	switch {
-	case IsNotFound(err):
+	case cloud.IsNotFound(err):
 		rg, err := p.CreateResourceGroup(ctx, want)
-		return rg, Created, err
+		return rg, cloud.Created, err
 	case err != nil:
 		return nil, "", err
 	}
@@ -45,7 +37,7 @@ func EnsureResourceGroup(ctx context.Context, p Provider, want ResourceGroup) (*
 		return nil, "", fmt.Errorf("resource group %q already exists in %s, not %s: use location=%q or another resource group name",
 			want.Name, got.Location, want.Location, got.Location)
 	}
-	return got, Exists, nil
+	return got, cloud.Exists, nil
 }
 
 // EnsureGallery creates the gallery when missing, as a community gallery
@@ -55,10 +47,10 @@ func EnsureResourceGroup(ctx context.Context, p Provider, want ResourceGroup) (*
 // description and the community publisher details are updated; a private
 // gallery asked to be a community one, or a community gallery under
 // another prefix, is an error: Azure can change neither.
-func EnsureGallery(ctx context.Context, p Provider, want Gallery) (*Gallery, Outcome, error) {
-	errs := []error{ValidateGalleryName(want.Name), ValidateResourceGroupName(want.ResourceGroup), ValidateLocationName(want.Location)}
+func EnsureGallery(ctx context.Context, p cloud.Provider, want cloud.Gallery) (*cloud.Gallery, cloud.Outcome, error) {
+	errs := []error{cloud.ValidateGalleryName(want.Name), cloud.ValidateResourceGroupName(want.ResourceGroup), cloud.ValidateLocationName(want.Location)}
 	if want.Community != nil {
-		errs = append(errs, ValidateCommunityInfo(*want.Community))
+		errs = append(errs, cloud.ValidateCommunityInfo(*want.Community))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, "", err
@@ -75,9 +67,9 @@ func EnsureGallery(ctx context.Context, p Provider, want Gallery) (*Gallery, Out
 	}
 	got, err := p.GetGallery(ctx, want.ResourceGroup, want.Name)
 	switch {
-	case IsNotFound(err):
+	case cloud.IsNotFound(err):
 		g, err := p.CreateGallery(ctx, want)
-		return g, Created, err
+		return g, cloud.Created, err
 	case err != nil:
 		return nil, "", err
 	}
@@ -92,18 +84,18 @@ func EnsureGallery(ctx context.Context, p Provider, want Gallery) (*Gallery, Out
 	if want.Description != "" {
 		upd.Description = want.Description
 	}
-	upd.Community = UpdateCommunityProfile(got.Community, want.Community)
+	upd.Community = cloud.UpdateCommunityProfile(got.Community, want.Community)
 	if upd.Description == got.Description && (upd.Community == nil || *upd.Community == *got.Community) {
-		return got, Exists, nil
+		return got, cloud.Exists, nil
 	}
 	g, err := p.CreateGallery(ctx, upd)
-	return g, Updated, err
+	return g, cloud.Updated, err
 }
 
 // communityChangeError explains, in the workflow's terms, why an existing
 // gallery cannot take the community profile next (nil when it can).
-func communityChangeError(got *Gallery, next *CommunityInfo) error {
-	if CheckCommunityProfileChange(got.ID, got.Community, next) == nil {
+func communityChangeError(got *cloud.Gallery, next *cloud.CommunityInfo) error {
+	if cloud.CheckCommunityProfileChange(got.ID, got.Community, next) == nil {
 		return nil
 	}
 	if got.Community == nil {
@@ -122,7 +114,7 @@ func communityChangeError(got *Gallery, next *CommunityInfo) error {
 // its images can be used by anyone under its public name. The gallery must
 // have been created as a community gallery: Azure cannot convert a private
 // one. A gallery already public is left alone.
-func EnsureCommunity(ctx context.Context, p Provider, rg, gallery string) (*Gallery, Outcome, error) {
+func EnsureCommunity(ctx context.Context, p cloud.Provider, rg, gallery string) (*cloud.Gallery, cloud.Outcome, error) {
 	got, err := p.GetGallery(ctx, rg, gallery)
 	if err != nil {
 		return nil, "", err
@@ -133,51 +125,39 @@ func EnsureCommunity(ctx context.Context, p Provider, rg, gallery string) (*Gall
 			"an existing private gallery must be replaced: use a new name, or delete it", gallery, gallery)
 	}
 	if got.CommunityEnabled {
-		return got, Exists, nil
+		return got, cloud.Exists, nil
 	}
 	defs, err := p.ListImageDefinitions(ctx, rg, gallery)
 	if err != nil {
 		return nil, "", fmt.Errorf("list image definitions of %s: %w", gallery, err)
 	}
 	for _, d := range defs {
-		if st, bad := PrivateOnlySecurityType(d.Features); bad {
+		if st, bad := cloud.PrivateOnlySecurityType(d.Features); bad {
 			return nil, "", fmt.Errorf("gallery %q holds image definition %q with SecurityType %s, which community galleries refuse: use %sSupported instead",
 				gallery, d.Name, st, st)
 		}
 	}
 	g, err := p.ShareCommunity(ctx, rg, gallery)
-	return g, Created, err
-}
-
-// PrivateOnlySecurityType reports the SecurityType feature (of an image
-// definition's features) that community galleries refuse: TrustedLaunch
-// and ConfidentialVM; their "...Supported" variants are fine.
-func PrivateOnlySecurityType(features map[string]string) (string, bool) {
-	for k, v := range features {
-		if strings.EqualFold(k, "SecurityType") && (strings.EqualFold(v, "TrustedLaunch") || strings.EqualFold(v, "ConfidentialVM")) {
-			return v, true
-		}
-	}
-	return "", false
+	return g, cloud.Created, err
 }
 
 // EnsureImageDefinition creates the definition when missing. Immutable
 // fields that differ from an existing definition are an error naming each
 // one; mutable ones (description, end of life, features, tags) are updated.
-func EnsureImageDefinition(ctx context.Context, p Provider, want ImageDefinition, now time.Time) (*ImageDefinition, Outcome, error) {
+func EnsureImageDefinition(ctx context.Context, p cloud.Provider, want cloud.ImageDefinition, now time.Time) (*cloud.ImageDefinition, cloud.Outcome, error) {
 	g, err := p.GetGallery(ctx, want.ResourceGroup, want.Gallery)
 	if err != nil {
 		return nil, "", fmt.Errorf("image definition %s: gallery: %w", want.Name, err)
 	}
 	want.Location = g.Location
-	if err := ValidateImageDefinition(want, g.Community != nil || g.CommunityEnabled, now); err != nil {
+	if err := cloud.ValidateImageDefinition(want, g.Community != nil || g.CommunityEnabled, now); err != nil {
 		return nil, "", err
 	}
 	defs, err := p.ListImageDefinitions(ctx, want.ResourceGroup, want.Gallery)
 	if err != nil {
 		return nil, "", fmt.Errorf("list image definitions of %s: %w", want.Gallery, err)
 	}
-	var got *ImageDefinition
+	var got *cloud.ImageDefinition
 	for i, d := range defs {
 		if strings.EqualFold(d.Name, want.Name) {
 			got = &defs[i]
@@ -190,7 +170,7 @@ func EnsureImageDefinition(ctx context.Context, p Provider, want ImageDefinition
 	}
 	if got == nil {
 		d, err := p.CreateImageDefinition(ctx, want)
-		return d, Created, err
+		return d, cloud.Created, err
 	}
 	if diffs := immutableDefinitionDiffs(got, &want); len(diffs) > 0 {
 		return nil, "", fmt.Errorf("image definition %q already exists with different immutable properties (%s): Azure cannot change them; use another definition name, or change the workflow to match",
@@ -208,12 +188,12 @@ func EnsureImageDefinition(ctx context.Context, p Provider, want ImageDefinition
 			upd.Features = want.Features
 		}
 		d, err := p.CreateImageDefinition(ctx, upd)
-		return d, Updated, err
+		return d, cloud.Updated, err
 	}
-	return got, Exists, nil
+	return got, cloud.Exists, nil
 }
 
-func immutableDefinitionDiffs(got, want *ImageDefinition) []string {
+func immutableDefinitionDiffs(got, want *cloud.ImageDefinition) []string {
 	var diffs []string
 	check := func(name, old, new string) {
 		if !strings.EqualFold(old, new) {
@@ -230,7 +210,7 @@ func immutableDefinitionDiffs(got, want *ImageDefinition) []string {
 	return diffs
 }
 
-func definitionNeedsUpdate(got, want *ImageDefinition) bool {
+func definitionNeedsUpdate(got, want *cloud.ImageDefinition) bool {
 	if want.Description != "" && want.Description != got.Description {
 		return true
 	}
@@ -244,7 +224,7 @@ func definitionNeedsUpdate(got, want *ImageDefinition) bool {
 // made from another source is an error (the source is immutable); its
 // updatable publishing fields (target regions, exclude-from-latest, end of
 // life) are brought to what the workflow asks.
-func EnsureImageVersion(ctx context.Context, p Provider, want ImageVersion, now time.Time) (*ImageVersion, Outcome, error) {
+func EnsureImageVersion(ctx context.Context, p cloud.Provider, want cloud.ImageVersion, now time.Time) (*cloud.ImageVersion, cloud.Outcome, error) {
 	def, err := p.GetImageDefinition(ctx, want.ResourceGroup, want.Gallery, want.Definition)
 	if err != nil {
 		return nil, "", fmt.Errorf("image version %s: definition: %w", want.Name, err)
@@ -255,7 +235,7 @@ func EnsureImageVersion(ctx context.Context, p Provider, want ImageVersion, now 
 	// grown them; shrinking them back would drop replicas on every rerun).
 	keepRegions := len(want.TargetRegions) == 0
 	if keepRegions {
-		want.TargetRegions = []TargetRegion{{Name: want.Location}}
+		want.TargetRegions = []cloud.TargetRegion{{Name: want.Location}}
 	}
 	known, err := p.ListLocations(ctx)
 	if err != nil {
@@ -263,24 +243,24 @@ func EnsureImageVersion(ctx context.Context, p Provider, want ImageVersion, now 
 	}
 	// Shape first, then the regions against the subscription's list, so a
 	// bad region is reported once.
-	if err := ValidateImageVersion(want, now); err != nil {
+	if err := cloud.ValidateImageVersion(want, now); err != nil {
 		return nil, "", err
 	}
-	if err := ValidateTargetRegions(want.Location, want.TargetRegions, known); err != nil {
+	if err := cloud.ValidateTargetRegions(want.Location, want.TargetRegions, known); err != nil {
 		return nil, "", err
 	}
 	got, err := p.GetImageVersion(ctx, want.ResourceGroup, want.Gallery, want.Definition, want.Name)
 	switch {
-	case IsNotFound(err):
+	case cloud.IsNotFound(err):
 		v, err := p.CreateImageVersion(ctx, want)
-		return v, Created, err
+		return v, cloud.Created, err
 	case err != nil:
 		return nil, "", err
 	}
 	if got.Failed() {
 		return nil, "", FailedVersionError(got, nil)
 	}
-	if !SameSource(got.Source, want.Source) {
+	if !cloud.SameSource(got.Source, want.Source) {
 		return nil, "", fmt.Errorf("image version %s of %s already exists from another source (%s): a version's source cannot change; bump the version",
 			want.Name, want.Definition, describeSource(got.Source))
 	}
@@ -289,7 +269,7 @@ func EnsureImageVersion(ctx context.Context, p Provider, want ImageVersion, now 
 	}
 	if got.ExcludeFromLatest == want.ExcludeFromLatest && sameRegions(got.TargetRegions, want.TargetRegions) &&
 		(want.EndOfLife == nil || (got.EndOfLife != nil && want.EndOfLife.Equal(*got.EndOfLife))) {
-		return got, Exists, nil
+		return got, cloud.Exists, nil
 	}
 	upd := *got
 	upd.TargetRegions = want.TargetRegions
@@ -298,26 +278,11 @@ func EnsureImageVersion(ctx context.Context, p Provider, want ImageVersion, now 
 		upd.EndOfLife = want.EndOfLife
 	}
 	v, err := p.UpdateImageVersion(ctx, upd)
-	return v, Updated, err
+	return v, cloud.Updated, err
 }
 
-// SameSource compares image version sources the way Azure does: ids
-// case-insensitively, blob URLs without their query (a fresh SAS names
-// the same blob).
-func SameSource(a, b ImageSource) bool {
-	if a.Kind != b.Kind || !strings.EqualFold(a.ID, b.ID) || !strings.EqualFold(a.StorageAccountID, b.StorageAccountID) {
-		return false
-	}
-	if a.URI == b.URI {
-		return true
-	}
-	ra, errA := ParseBlobURL(a.URI)
-	rb, errB := ParseBlobURL(b.URI)
-	return errA == nil && errB == nil && strings.EqualFold(ra.Account, rb.Account) && ra.Container == rb.Container && ra.Name == rb.Name
-}
-
-func describeSource(s ImageSource) string {
-	if s.Kind == SourceVHD {
+func describeSource(s cloud.ImageSource) string {
+	if s.Kind == cloud.SourceVHD {
 		return "vhd " + redact.URL(s.URI)
 	}
 	return string(s.Kind) + " " + s.ID
@@ -325,11 +290,11 @@ func describeSource(s ImageSource) string {
 
 // sameRegions compares target lists as sets with their settings, treating
 // zero replica counts and storage types as "inherit".
-func sameRegions(a, b []TargetRegion) bool {
+func sameRegions(a, b []cloud.TargetRegion) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	idx := make(map[string]TargetRegion, len(a))
+	idx := make(map[string]cloud.TargetRegion, len(a))
 	for _, r := range a {
 		idx[strings.ToLower(r.Name)] = r
 	}
@@ -349,36 +314,36 @@ func sameRegions(a, b []TargetRegion) bool {
 }
 
 // EnsureStorageAccount creates the account when missing.
-func EnsureStorageAccount(ctx context.Context, p Provider, want StorageAccount) (*StorageAccount, Outcome, error) {
-	if err := errors.Join(ValidateStorageAccountName(want.Name), ValidateResourceGroupName(want.ResourceGroup), ValidateLocationName(want.Location)); err != nil {
+func EnsureStorageAccount(ctx context.Context, p cloud.Provider, want cloud.StorageAccount) (*cloud.StorageAccount, cloud.Outcome, error) {
+	if err := errors.Join(cloud.ValidateStorageAccountName(want.Name), cloud.ValidateResourceGroupName(want.ResourceGroup), cloud.ValidateLocationName(want.Location)); err != nil {
 		return nil, "", err
 	}
 	got, err := p.GetStorageAccount(ctx, want.ResourceGroup, want.Name)
 	switch {
-	case IsNotFound(err):
+	case cloud.IsNotFound(err):
 		sa, err := p.CreateStorageAccount(ctx, want)
-		return sa, Created, err
+		return sa, cloud.Created, err
 	case err != nil:
 		return nil, "", err
 	}
 	if !SameLocation(got.Location, want.Location) {
 		return nil, "", fmt.Errorf("storage account %q already exists in %s, not %s: use location=%q", want.Name, got.Location, want.Location, got.Location)
 	}
-	return got, Exists, nil
+	return got, cloud.Exists, nil
 }
 
 // EnsureManagedImage creates the managed image when missing; an existing
 // image from another source is an error.
-func EnsureManagedImage(ctx context.Context, p Provider, want ManagedImage) (*ManagedImage, Outcome, error) {
-	if err := errors.Join(ValidateResourceGroupName(want.ResourceGroup), ValidateLocationName(want.Location),
-		ValidateOSType(want.OSType), ValidateHyperVGeneration(want.HyperVGeneration)); err != nil {
+func EnsureManagedImage(ctx context.Context, p cloud.Provider, want cloud.ManagedImage) (*cloud.ManagedImage, cloud.Outcome, error) {
+	if err := errors.Join(cloud.ValidateResourceGroupName(want.ResourceGroup), cloud.ValidateLocationName(want.Location),
+		cloud.ValidateOSType(want.OSType), cloud.ValidateHyperVGeneration(want.HyperVGeneration)); err != nil {
 		return nil, "", err
 	}
 	got, err := p.GetManagedImage(ctx, want.ResourceGroup, want.Name)
 	switch {
-	case IsNotFound(err):
+	case cloud.IsNotFound(err):
 		img, err := p.CreateManagedImage(ctx, want)
-		return img, Created, err
+		return img, cloud.Created, err
 	case err != nil:
 		return nil, "", err
 	}
@@ -386,9 +351,9 @@ func EnsureManagedImage(ctx context.Context, p Provider, want ManagedImage) (*Ma
 	// account id a request may give.
 	wantSource := want.Source
 	wantSource.StorageAccountID = got.Source.StorageAccountID
-	if !SameSource(got.Source, wantSource) {
+	if !cloud.SameSource(got.Source, wantSource) {
 		return nil, "", fmt.Errorf("managed image %q already exists from another source (%s): use another name, or delete it first",
 			want.Name, describeSource(got.Source))
 	}
-	return got, Exists, nil
+	return got, cloud.Exists, nil
 }

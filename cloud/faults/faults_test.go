@@ -1,8 +1,7 @@
-package cloud_test
+package faults_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"testing"
 
@@ -10,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
+	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 )
 
@@ -17,30 +18,27 @@ func TestFaultsFailTheNamedOperationTheGivenNumberOfTimes(t *testing.T) {
 	p, err := local.NewMemory(local.Options{})
 	require.NoError(t, err)
 	defer p.Close()
-	faults := cloud.NewFaults(map[string]cloud.Fault{"CreateResourceGroup": {StatusCode: http.StatusTooManyRequests, Code: "TooManyRequests", Times: 1}})
-	fp := cloud.WithFaults(p, faults)
+	set := faults.NewFaults(map[string]faults.Fault{"CreateResourceGroup": {StatusCode: http.StatusTooManyRequests, Code: "TooManyRequests", Times: 1}})
+	fp := faults.WithFaults(p, set)
 	ctx := context.Background()
 
 	_, err = fp.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
-	var ce *cloud.Error
-	require.True(t, errors.As(err, &ce), "got %v", err)
-	assert.Equal(t, http.StatusTooManyRequests, ce.StatusCode)
-	assert.Equal(t, "TooManyRequests", ce.Code)
+	cloudtest.RequireError(t, err, http.StatusTooManyRequests, "TooManyRequests")
 	_, err = p.GetResourceGroup(ctx, "rg")
 	assert.True(t, cloud.IsNotFound(err), "the failed call must not reach the target")
 
 	_, err = fp.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
 	require.NoError(t, err, "the fault fires once")
-	assert.Equal(t, 1, faults.Fired("CreateResourceGroup"))
+	assert.Equal(t, 1, set.Fired("CreateResourceGroup"))
 }
 
 func TestCrashFaultRunsTheOperationThenStops(t *testing.T) {
 	p, err := local.NewMemory(local.Options{})
 	require.NoError(t, err)
 	defer p.Close()
-	fp := cloud.WithFaults(p, cloud.NewFaults(map[string]cloud.Fault{"CreateResourceGroup": {Crash: true}}))
+	fp := faults.WithFaults(p, faults.NewFaults(map[string]faults.Fault{"CreateResourceGroup": {Crash: true}}))
 	_, err = fp.CreateResourceGroup(context.Background(), cloud.ResourceGroup{Name: "rg", Location: "westeurope"})
-	assert.ErrorIs(t, err, cloud.ErrCrash)
+	assert.ErrorIs(t, err, faults.ErrCrash)
 	_, err = p.GetResourceGroup(context.Background(), "rg")
 	assert.NoError(t, err, "a crash fault happens after the operation")
 }
