@@ -29,15 +29,18 @@ func TestRunWritesArtifactsAndRunsListsThem(t *testing.T) {
 
 	runs := imgflow(t, "runs", "--state", state, "--output", "json")
 	require.Equal(t, 0, runs.code, runs.String())
-	var list []struct {
-		Status    string         `json:"status"`
-		Outputs   map[string]any `json:"outputs"`
-		Artifacts []struct {
-			Name, Path, SHA256 string
-			Size               int
-		} `json:"artifacts"`
+	var report struct {
+		Runs []struct {
+			Status    string         `json:"status"`
+			Outputs   map[string]any `json:"outputs"`
+			Artifacts []struct {
+				Name, Path, SHA256 string
+				Size               int
+			} `json:"artifacts"`
+		} `json:"runs"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(runs.stdout), &list))
+	require.NoError(t, json.Unmarshal([]byte(runs.stdout), &report))
+	list := report.Runs
 	require.Len(t, list, 1)
 	assert.Equal(t, "succeeded", list[0].Status)
 	assert.Equal(t, map[string]any{"name": "abc"}, list[0].Outputs)
