@@ -9,8 +9,9 @@ export PATH := $(CURDIR)/.tools/bin:$(PATH)
 
 .PHONY: build install run test deps vet fmt-check tidy-check lint docs ci-files clean
 
-# The version imgflow reports (imgflow version) and the generated CI files
-# pin: the tag at HEAD or the Go pseudo-version of HEAD.
+# The version imgflow reports (imgflow version) and the CI files it
+# generates pin (imgflow ci): the tag at HEAD or the Go pseudo-version of
+# HEAD.
 VERSION ?= $(shell scripts/version.sh)
 LDFLAGS := -X main.version=$(VERSION)
 
@@ -88,11 +89,15 @@ test: deps fmt-check tidy-check vet build lint
 
 # Regenerate the CI definitions of the shipped releases under ci/ (a test
 # fails when they are out of date).
+# They live in imgflow's own repository, so their jobs build imgflow from
+# the commit they run on (--imgflow-version checkout), never a version
+# that the files would have to name before it exists.
 RELEASES := $(basename $(notdir $(wildcard releases/*.star)))
+CI_FLAGS := --imgflow-version checkout
 ci-files: build
 	@for r in $(RELEASES); do \
-		$(BIN) ci github releases/$$r.star -o ci/github/release-$$r.yml && \
-		$(BIN) ci azure-pipelines releases/$$r.star -o ci/azure-pipelines/release-$$r.yml || exit 1; \
+		$(BIN) ci github $(CI_FLAGS) releases/$$r.star -o ci/github/release-$$r.yml && \
+		$(BIN) ci azure-pipelines $(CI_FLAGS) releases/$$r.star -o ci/azure-pipelines/release-$$r.yml || exit 1; \
 	done
 
 # Regenerate the builtin reference in WORKFLOWS.md.

@@ -63,7 +63,8 @@ func commandImpl(c *Call) (starlark.Value, error) {
 	}
 	display := strings.Join(argv, " ")
 	if c.Run.dryRun() {
-		c.Report(cloud.Outcome("run"), display+" in "+cwdRel)
+		// What a run would report: a plan words it "run" (planAction).
+		c.Report(cloud.Outcome("ran"), display+" in "+cwdRel)
 		return makeStruct("command", fields{"exit_code": 0, "output": ""}), nil
 	}
 

@@ -27,7 +27,7 @@ func registerCore(r *Registry) {
 				{Name: "name", Kind: KindString, Doc: "the parameter's name, set with `--var name=value`"},
 				{Name: "default", Kind: KindAny, Default: "None", Doc: "value when not set; without a default the parameter is required. A `--var` string is converted to the default's type (int, bool, list: comma-separated)"},
 				{Name: "doc", Kind: KindString, Default: `""`, Doc: "what the parameter is for (shown in errors)"},
-				{Name: "choices", Kind: KindStringList, Default: "None", Doc: "the allowed values"},
+				{Name: "choices", Kind: KindStringList, Default: "None", Doc: "the allowed values; for a list param, those of each element"},
 			},
 			Returns: "the value",
 			Doc:     "Declares a workflow input. Unknown `--var`s and missing required params are errors that list the declared params.",
@@ -156,19 +156,45 @@ func paramImpl(c *Call) (starlark.Value, error) {
 		v = decl.Default
 	}
 	if len(decl.Choices) > 0 {
-		s, _ := starlark.AsString(v)
-		if !contains(decl.Choices, s) {
-			want := "pass --var " + name + "=<one of them>"
-			if close, ok := suggest.Closest(s, decl.Choices); ok {
-				// Choices are exact (an image's OS name is "Ubuntu"): say
-				// which one was meant rather than guess.
-				want = "did you mean --var " + name + "=" + close + "?"
-			}
-			return nil, fmt.Errorf("param %q: %s is not one of the choices %s: %s", name, v, strings.Join(decl.Choices, ", "), want)
+		if err := checkChoices(decl, v); err != nil {
+			return nil, err
 		}
 	}
 	v.Freeze()
 	return v, nil
+}
+
+// checkChoices refuses a value that is not one of the param's choices;
+// a list param's choices are those of each element (features = ["fips"]).
+func checkChoices(decl ParamDecl, v starlark.Value) error {
+	elems := []starlark.Value{v}
+	list, isList := v.(*starlark.List)
+	if isList {
+		elems = elems[:0]
+		for i := 0; i < list.Len(); i++ {
+			elems = append(elems, list.Index(i))
+		}
+	}
+	for _, el := range elems {
+		s, _ := starlark.AsString(el)
+		if contains(decl.Choices, s) {
+			continue
+		}
+		want := "pass --var " + decl.Name + "=<one of them>"
+		if isList {
+			want = "pass --var " + decl.Name + "=<any of them, comma-separated>"
+		}
+		if close, ok := suggest.Closest(s, decl.Choices); ok {
+			// Choices are exact (an image's OS name is "Ubuntu"): say
+			// which one was meant rather than guess.
+			want = "did you mean " + close + "?"
+			if !isList {
+				want = "did you mean --var " + decl.Name + "=" + close + "?"
+			}
+		}
+		return fmt.Errorf("param %q: %s is not one of the choices %s: %s", decl.Name, el, strings.Join(decl.Choices, ", "), want)
+	}
+	return nil
 }
 
 func (c *Call) missingParam(decl ParamDecl) error {

@@ -83,6 +83,17 @@ output("channel", channel)
 	assert.Contains(t, msg, `param "channel": "nightly" is not one of the choices stable, beta: pass --var channel=<one of them>`)
 }
 
+func TestListParamChoicesAreEachElements(t *testing.T) {
+	s := newSnippetSandbox(t)
+	const src = `features = param("features", default = [], choices = ["fips", "gpu", "cvm"])
+output("features", features)
+`
+	assert.Equal(t, []any{"fips", "gpu"}, outputsOf(s.mustRun(src, map[string]string{"features": "fips,gpu"}))["features"])
+	assert.Equal(t, []any{}, outputsOf(s.mustRun(src, nil))["features"])
+	msg := s.mustFail(src, map[string]string{"features": "fips,gpv"})
+	assert.Contains(t, msg, `param "features": "gpv" is not one of the choices fips, gpu, cvm: did you mean gpu?`)
+}
+
 func TestRequiredParamListsTheDeclaredParams(t *testing.T) {
 	s := newSnippetSandbox(t)
 	msg := s.mustFail(`

@@ -375,7 +375,7 @@ func imageVersionImpl(c *Call) (starlark.Value, error) {
 	if v, err = ensure.WaitReplicated(c.Ctx(), c.Run.Provider, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil); err != nil {
 		return nil, fmt.Errorf("image version %s of %s: %w", name, want.Definition, err)
 	}
-	c.Report(outcome, fmt.Sprintf("%s/%s/%s in %d region(s)", v.Gallery, v.Definition, v.Name, len(v.TargetRegions)))
+	c.Report(outcome, fmt.Sprintf("%s/%s/%s in %s", v.Gallery, v.Definition, v.Name, describeTargets(v.TargetRegions)))
 	return versionValue(v, ds), nil
 }
 
@@ -444,12 +444,45 @@ func replicateImpl(c *Call) (starlark.Value, error) {
 			return nil, fmt.Errorf("replicate %s/%s: %w", req.Definition, req.Version, err)
 		}
 	}
-	c.Report(outcome, fmt.Sprintf("%s/%s to %d region(s)", req.Definition, req.Version, len(v.TargetRegions)))
+	c.Report(outcome, fmt.Sprintf("%s/%s to %s", req.Definition, req.Version, describeTargets(v.TargetRegions)))
 	statuses := make([]any, 0, len(v.Replication))
 	for _, s := range v.Replication {
 		statuses = append(statuses, makeStruct("region_status", fields{"name": s.Region, "state": s.State, "progress": s.Progress}))
 	}
 	return makeStruct("replication", fields{"version": versionValue(v, ds), "regions": statuses}), nil
+}
+
+// describeTargets says where a version is replicated and how many
+// replicas each region holds: "3 regions, 2 replicas each", or each
+// region's count when they differ ("3 regions: eastus 3, westus2 1, …").
+func describeTargets(targets []cloud.TargetRegion) string {
+	n := countOf(len(targets), "region", "regions")
+	if len(targets) == 0 {
+		return n
+	}
+	uniform := true
+	for _, t := range targets[1:] {
+		uniform = uniform && t.ReplicaCount == targets[0].ReplicaCount
+	}
+	if uniform {
+		each := countOf(targets[0].ReplicaCount, "replica", "replicas")
+		if len(targets) > 1 {
+			each += " each"
+		}
+		return n + ", " + each
+	}
+	parts := make([]string, len(targets))
+	for i, t := range targets {
+		parts[i] = fmt.Sprintf("%s %d", t.Name, t.ReplicaCount)
+	}
+	return n + " (replicas: " + strings.Join(parts, ", ") + ")"
+}
+
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // kindRegionTargets is replicate()'s regions: a list of names, or a dict of

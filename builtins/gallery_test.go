@@ -73,8 +73,19 @@ func TestReplicateGrowsTheRegionListInOneUpdate(t *testing.T) {
 	assert.Equal(t, []string{"westeurope", "eastus", "northeurope"}, targetNames(versionState(t, s.cloud)))
 
 	step := stepsOf(res, "replicate")[0]
-	assert.Contains(t, step.Summary, "3 region(s)")
+	assert.Contains(t, step.Summary, "to 3 regions, 1 replica each")
 	assert.Equal(t, "main.star:8:14", step.Pos)
+}
+
+// replicate's line says how many replicas each region gets.
+func TestReplicateSaysTheReplicaCounts(t *testing.T) {
+	s, _ := newReplicationSandbox(t)
+	res := s.mustRun(versionPrelude+`r = replicate(v, regions = {"eastus": 3, "northeurope": 1})`+replicateOutputs, nil)
+	assert.Contains(t, stepsOf(res, "replicate")[0].Summary, "to 3 regions (replicas: westeurope 1, eastus 3, northeurope 1)")
+
+	s, _ = newReplicationSandbox(t)
+	res = s.mustRun(versionPrelude+`r = replicate(v, regions = ["eastus"], replica_count = 2)`+replicateOutputs, nil)
+	assert.Contains(t, stepsOf(res, "replicate")[0].Summary, "to 2 regions, 2 replicas each")
 }
 
 // A workflow that makes a version with image_version() (default regions)

@@ -20,6 +20,7 @@
 package journal
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -309,6 +310,30 @@ func (j *File) Records() []Record {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return append([]Record(nil), j.records...)
+}
+
+// WriteCopy writes the records so far as the journal holds them to
+// dir/RUN_ID.jsonl, creating dir: a CI job keeps it with its artifacts
+// (imgflow runs --journal DIR reads it), while the journal itself stays
+// where the next attempt resumes from. It returns the copy's path.
+func (j *File) WriteCopy(dir string) (string, error) {
+	records := j.Records()
+	var b bytes.Buffer
+	for _, rec := range records {
+		line, err := encode(rec)
+		if err != nil {
+			return "", fmt.Errorf("journal copy: %w", err)
+		}
+		b.Write(line)
+	}
+	path := Path(dir, records[0].RunID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("journal copy: %w", err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return "", fmt.Errorf("journal copy: %w", err)
+	}
+	return path, nil
 }
 
 // Header is the run record.

@@ -222,3 +222,27 @@ func TestListReportsInvalidAndUnreadableRuns(t *testing.T) {
 	assert.Contains(t, byID["torn"].Error, "no complete record")
 	assert.False(t, byID["torn"].Resumable)
 }
+
+func TestACopyOfAReopenedJournalIsTheJournal(t *testing.T) {
+	dir := t.TempDir()
+	j, err := Create(dir, header("r1"))
+	require.NoError(t, err)
+	require.NoError(t, j.Append(step("a")))
+	require.NoError(t, j.Close())
+	j, err = Open(dir, "r1")
+	require.NoError(t, err)
+	defer j.Close()
+	require.NoError(t, j.Append(Record{Type: TypeResume, Workflow: "workflows/flatcar.star"}))
+
+	copied, err := j.WriteCopy(filepath.Join(t.TempDir(), "job", "journal"))
+	require.NoError(t, err)
+	assert.Equal(t, "r1.jsonl", filepath.Base(copied))
+	want, err := os.ReadFile(Path(dir, "r1"))
+	require.NoError(t, err)
+	got, err := os.ReadFile(copied)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got), "the records read back and those appended since, byte for byte")
+	recs, err := Read(copied)
+	require.NoError(t, err)
+	assert.Len(t, recs, 3)
+}

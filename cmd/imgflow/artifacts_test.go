@@ -29,15 +29,18 @@ func TestRunWritesArtifactsAndRunsListsThem(t *testing.T) {
 
 	runs := imgflow(t, "runs", "--state", state, "--output", "json")
 	require.Equal(t, 0, runs.code, runs.String())
-	var list []struct {
-		Status    string         `json:"status"`
-		Outputs   map[string]any `json:"outputs"`
-		Artifacts []struct {
-			Name, Path, SHA256 string
-			Size               int
-		} `json:"artifacts"`
+	var report struct {
+		Runs []struct {
+			Status    string         `json:"status"`
+			Outputs   map[string]any `json:"outputs"`
+			Artifacts []struct {
+				Name, Path, SHA256 string
+				Size               int
+			} `json:"artifacts"`
+		} `json:"runs"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(runs.stdout), &list))
+	require.NoError(t, json.Unmarshal([]byte(runs.stdout), &report))
+	list := report.Runs
 	require.Len(t, list, 1)
 	assert.Equal(t, "succeeded", list[0].Status)
 	assert.Equal(t, map[string]any{"name": "abc"}, list[0].Outputs)
@@ -93,4 +96,38 @@ func TestSeveralWorkflowsWriteArtifactsIntoTheirRunsDirectories(t *testing.T) {
 		filepath.Join(root, "testdata", "cli", "artifacts.star"), filepath.Join(root, "testdata", "interp", "parallel_ok.star"))
 	require.Equal(t, 1, res.code, res.String())
 	assert.Contains(t, res.stderr, "--artifacts and --export-outputs take one workflow")
+}
+
+// A CI job keeps its run's journal with its artifacts: the copy is the
+// journal, written however the run ended, and `imgflow runs` reads it.
+func TestRunWritesACopyOfItsJournalHoweverItEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, status string
+		code              int
+	}{
+		{"succeeded", `artifact("notes.txt", content = "ok\n")`, "succeeded", 0},
+		{"failed", `fail("broken on purpose")`, "invalid", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, file := workspaceWith(t, tc.src)
+			state, copies := t.TempDir(), filepath.Join(t.TempDir(), "job", "journal")
+			res := imgflow(t, "run", "--root", root, "--state", state, "--journal-copy", copies, file)
+			require.Equal(t, tc.code, res.code, res.String())
+			journals, err := filepath.Glob(filepath.Join(state, "runs", "*.jsonl"))
+			require.NoError(t, err)
+			require.Len(t, journals, 1)
+			want, err := os.ReadFile(journals[0])
+			require.NoError(t, err)
+			got, err := os.ReadFile(filepath.Join(copies, filepath.Base(journals[0])))
+			require.NoError(t, err, "the copy is named as the journal: RUN_ID.jsonl")
+			assert.Equal(t, string(want), string(got))
+
+			runs := imgflow(t, "runs", "--journal", copies)
+			require.Equal(t, 0, runs.code, runs.String())
+			assert.Contains(t, runs.stdout, tc.status)
+		})
+	}
+	res := imgflow(t, "run", "--root", repoRoot(t), "--journal-copy", t.TempDir(), filepath.Join(repoRoot(t), "releases", "flatcar.star"))
+	assert.Equal(t, 1, res.code)
+	assert.Contains(t, res.stderr, "--journal-copy")
 }

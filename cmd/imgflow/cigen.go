@@ -42,7 +42,7 @@ func cmdCI(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.journalVar, "journal-var", "IMGFLOW_JOURNAL_URL", "the CI `variable` that holds the journal container URL (https://ACCOUNT.blob.core.windows.net/CONTAINER); each job journals under URL/RELEASE/JOB_ID")
 	fs.StringVar(&o.target, "run-target", "azure", "the `target` the generated jobs plan and run on (their --target)")
 	fs.StringVar(&o.serviceConnection, "service-connection", "imgflow-release", "Azure Pipelines: the default `name` of the Azure service connection (workload identity federation), a pipeline parameter")
-	fs.StringVar(&o.imgflowVersion, "imgflow-version", "latest", "the imgflow `version` the jobs go install")
+	fs.StringVar(&o.imgflowVersion, "imgflow-version", "", "the imgflow `version` the jobs go install: a tag (v1.4.0), a commit, latest, or checkout to build the checked-out repository's own cmd/imgflow (a repository that is imgflow's, as imgflow's ci/ files); default: this imgflow's version (imgflow version), for a build from a clone the pseudo-version of its commit")
 	fs.StringVar(&o.goVersion, "go-version", "1.26.8", "the Go `version` the jobs install imgflow with")
 	fs.StringVar(&o.packerVersion, "packer-version", "1.9.5", "the packer `version` the jobs install")
 	fs.IntVar(&o.maxParallel, "max-parallel", 0, "at most `n` jobs at once (0: as many as the engine gives)")
@@ -56,6 +56,9 @@ func cmdCI(ctx context.Context, e *env, args []string) error {
 	}
 	if !regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`).MatchString(o.journalVar) {
 		return fmt.Errorf("--journal-var %q: want a variable name (letters, digits, _)", o.journalVar)
+	}
+	if o.imgflowVersion == "" {
+		o.imgflowVersion = pinnedVersion(e, imgflowVersion())
 	}
 	if err := o.validate(); err != nil {
 		return err
@@ -165,6 +168,42 @@ func planCommand(rel *release.Release, target string) string {
 	return fmt.Sprintf("imgflow plan %s --target %s", shellQuote(rel.File), shellQuote(target))
 }
 
+// jobOutputs is where a job keeps what its run wrote: the workflow's
+// artifact() files in dir/artifacts, a copy of its journal in dir/journal.
+// The CI job uploads dir.
+type jobOutputs string
+
+func (d jobOutputs) dir() string { return string(d) }
+
+// flags are the run flags writing there, quoted for the script.
+func (d jobOutputs) flags() string {
+	return fmt.Sprintf(" --artifacts \"%[1]s/artifacts\" --journal-copy \"%[1]s/journal\"", string(d))
+}
+
+// checkoutVersion is the --imgflow-version that builds imgflow from the
+// job's checkout rather than a published version.
+const checkoutVersion = "checkout"
+
 func installCommand(o ciOptions) string {
+	if o.imgflowVersion == checkoutVersion {
+		return "go install ./cmd/imgflow"
+	}
 	return "go install " + shellQuote("github.com/imgflow/imgflow/cmd/imgflow@"+o.imgflowVersion)
+}
+
+// pinnedVersion is the version the jobs install by default: the one that
+// generates the file, so the jobs run what was planned with. A build from
+// a tree with changes pins its commit, which lacks them; a build that
+// knows no version (go run, -buildvcs=false) falls back to latest. Both
+// are said.
+func pinnedVersion(e *env, built string) string {
+	v := installable(built)
+	switch {
+	case v == "":
+		e.warnf("ci: this imgflow does not know its version (built without VCS information, e.g. by go run): the jobs install imgflow@latest; pin one with --imgflow-version (a tag, a commit, or checkout)")
+		return "latest"
+	case v != built:
+		e.warnf("ci: this imgflow (%s) was built from a tree with changes: the jobs install its commit, %s, without them", built, v)
+	}
+	return v
 }

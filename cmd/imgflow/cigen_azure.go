@@ -76,14 +76,16 @@ type azStep struct {
 	Checkout string `yaml:"checkout,omitempty"`
 	// Download and Artifact: a pipeline artifact of this run
 	// (download: current).
-	Download    string            `yaml:"download,omitempty"`
-	Artifact    string            `yaml:"artifact,omitempty"`
-	Task        string            `yaml:"task,omitempty"`
-	Script      string            `yaml:"script,omitempty"`
-	DisplayName string            `yaml:"displayName"`
-	Condition   string            `yaml:"condition,omitempty"`
-	Inputs      map[string]string `yaml:"inputs,omitempty"`
-	Env         map[string]string `yaml:"env,omitempty"`
+	Download    string `yaml:"download,omitempty"`
+	Artifact    string `yaml:"artifact,omitempty"`
+	Task        string `yaml:"task,omitempty"`
+	Script      string `yaml:"script,omitempty"`
+	DisplayName string `yaml:"displayName"`
+	Condition   string `yaml:"condition,omitempty"`
+	// ContinueOnError: a summary with no job artifact to gather still reports.
+	ContinueOnError bool              `yaml:"continueOnError,omitempty"`
+	Inputs          map[string]string `yaml:"inputs,omitempty"`
+	Env             map[string]string `yaml:"env,omitempty"`
 }
 
 // azureMatrixKey is a job id as a matrix entry name, which takes letters,
@@ -136,8 +138,15 @@ func azurePipeline(rel *release.Release, o ciOptions) ([]byte, error) {
 		buildAfter = "approve"
 	}
 	// $(JOB_ARGS) is replaced in the script's text, so its quoting holds.
-	buildSteps := append(azureSetup(o, true, rel.Checkouts), cli("imgflow run $(JOB_ID)", runCommand(rel, o.target, "$(JOB_ARGS)", "$JOB_ID", journal)))
+	// Each job keeps its artifacts and journal copy as a pipeline
+	// artifact, however it ended; a retried job's attempt has its own
+	// (an artifact's name is taken once per run).
+	out := jobOutputs("$(Build.ArtifactStagingDirectory)/$(JOB_ID)")
+	buildSteps := append(azureSetup(o, true, rel.Checkouts),
+		cli("imgflow run $(JOB_ID)", runCommand(rel, o.target, "$(JOB_ARGS)", "$JOB_ID", journal)+out.flags()),
+		azureKeep("keep the job's artifacts and journal", "job-$(JOB_ID)-attempt$(System.JobAttempt)", out.dir()))
 	last := "build"
+	gathered := "job-*"
 	var promoteStage *azStage
 	if gated {
 		// As image-builder's build, test, approve_promotion and promote
@@ -146,21 +155,21 @@ func azurePipeline(rel *release.Release, o ciOptions) ([]byte, error) {
 		// promote stage's deployment jobs, one per job, wait for the
 		// environment's approval (checked once for the stage), then
 		// continue each job's run from its journal past the gate.
-		dir := "$(Build.ArtifactStagingDirectory)/tested"
-		buildSteps[len(buildSteps)-1] = cli("imgflow run $(JOB_ID)", "mkdir -p \""+dir+"\"\n"+runCommand(rel, o.target, "$(JOB_ARGS)", "$JOB_ID", journal)+" --stop-at "+rel.ApprovalGate+" --artifacts \""+dir+"\"")
-		buildSteps = append(buildSteps, azStep{Task: "PublishPipelineArtifact@1", DisplayName: "publish what was tested",
-			Inputs: map[string]string{"targetPath": dir, "artifact": "tested-$(JOB_ID)"}})
+		buildSteps[len(buildSteps)-2] = cli("imgflow run $(JOB_ID)", runCommand(rel, o.target, "$(JOB_ARGS)", "$JOB_ID", journal)+" --stop-at "+rel.ApprovalGate+out.flags())
+		buildSteps[len(buildSteps)-1] = azureKeep("keep what was tested, and the journal", "tested-$(JOB_ID)", out.dir())
 		var promote []any
 		for _, j := range rel.Jobs {
 			d := azDeployment{Deployment: rel.ApprovalGate + "_" + azureMatrixKey(j.ID), DisplayName: rel.ApprovalGate + " " + j.ID, Environment: rel.Approval, TimeoutInMinutes: 360, Pool: pool}
-			downloaded := "$(Pipeline.Workspace)/tested-" + j.ID
+			downloaded := jobOutputs("$(Pipeline.Workspace)/tested-" + j.ID)
 			d.Strategy.RunOnce.Deploy.Steps = append(azureSetup(o, true, rel.Checkouts),
 				azStep{Download: "current", Artifact: "tested-" + j.ID, DisplayName: "download what was tested"},
-				cli("imgflow run --continue "+j.ID, runCommand(rel, o.target, jobCommandArgs(j), j.ID, journal)+" --artifacts \""+downloaded+"\""))
+				cli("imgflow run --continue "+j.ID, runCommand(rel, o.target, jobCommandArgs(j), j.ID, journal)+downloaded.flags()),
+				azureKeep("keep what was published, and the journal", "published-"+j.ID+"-attempt$(System.JobAttempt)", downloaded.dir()))
 			promote = append(promote, d)
 		}
 		promoteStage = &azStage{Stage: rel.ApprovalGate, DisplayName: rel.ApprovalGate + " after the approval in " + rel.Approval, DependsOn: "build", Jobs: promote}
 		last = rel.ApprovalGate
+		gathered = "published-*"
 	}
 	p.Stages = append(p.Stages, azStage{Stage: "build", DisplayName: "build the jobs of " + rel.File, DependsOn: buildAfter, Jobs: []any{azJob{
 		Job: "build", DisplayName: "imgflow run", TimeoutInMinutes: 360, Pool: pool,
@@ -170,20 +179,36 @@ func azurePipeline(rel *release.Release, o ciOptions) ([]byte, error) {
 	if promoteStage != nil {
 		p.Stages = append(p.Stages, *promoteStage)
 	}
-	junit := "$(Build.ArtifactStagingDirectory)/release-" + rel.Name + ".xml"
+	// The summary gathers every job's artifacts and journal copy, and its
+	// report, into one artifact the release's next steps take.
+	report := "$(Build.ArtifactStagingDirectory)/release-" + rel.Name
+	junit := report + "/junit.xml"
 	p.Stages = append(p.Stages, azStage{Stage: "summary", DisplayName: "summary of " + rel.File, DependsOn: last, Condition: "always()", Jobs: []any{azJob{
 		Job: "summary", DisplayName: "imgflow runs --release", TimeoutInMinutes: 15, Pool: pool,
 		Steps: append(azureSetup(o, false, nil),
-			cli("imgflow runs --release", summaryCommand(rel, journal, junit)),
+			azStep{Task: "DownloadPipelineArtifact@2", DisplayName: "gather the jobs' artifacts and journals", ContinueOnError: true, Inputs: map[string]string{
+				"buildType":   "current",
+				"itemPattern": gathered + "/**",
+				"targetPath":  report + "/jobs",
+			}},
+			cli("imgflow runs --release", "mkdir -p \""+report+"\"\n"+summaryCommand(rel, journal, "\""+junit+"\"")),
 			azStep{Task: "PublishTestResults@2", DisplayName: "publish the jobs as tests", Condition: "always()", Inputs: map[string]string{
 				"testResultsFormat":            "JUnit",
 				"testResultsFiles":             junit,
 				"testRunTitle":                 "release " + rel.Name,
 				"failTaskOnMissingResultsFile": "false",
 			}},
+			azureKeep("keep the release's report, artifacts and journals", "release-"+rel.Name+"-attempt$(System.JobAttempt)", report),
 		),
 	}}})
 	return marshalYAML(generatedHeader("azure-pipelines", rel), p)
+}
+
+// azureKeep publishes a job's directory as the pipeline artifact name,
+// however the job ended (a failed job's journal matters most).
+func azureKeep(step, name, dir string) azStep {
+	return azStep{Task: "PublishPipelineArtifact@1", DisplayName: step, Condition: "always()",
+		Inputs: map[string]string{"targetPath": dir, "artifact": name}}
 }
 
 // azureSetup are the steps every job starts with: the workspace and the

@@ -95,10 +95,12 @@ func githubWorkflow(rel *release.Release, o ciOptions) ([]byte, error) {
 	}
 	w.Jobs.Plan = ghJob{Name: "plan", RunsOn: "ubuntu-latest", TimeoutMinutes: 30, Env: secrets,
 		Steps: append(githubSetup(o, true, rel.Checkouts), ghStep{Name: "imgflow plan", Run: planCommand(rel, o.target)})}
+	out := jobOutputs("imgflow-out/${{ matrix.job }}")
 	build := ghJob{Name: "${{ matrix.job }}", Needs: "plan", RunsOn: "ubuntu-latest", TimeoutMinutes: 360, Env: secrets,
 		Strategy: &ghStrategy{MaxParallel: o.maxParallel},
-		Steps: append(githubSetup(o, true, rel.Checkouts), ghStep{Name: "imgflow run",
-			Run: runCommand(rel, o.target, "${{ matrix.args }}", "${{ matrix.job }}", journal)})}
+		Steps: append(githubSetup(o, true, rel.Checkouts),
+			ghStep{Name: "imgflow run", Run: runCommand(rel, o.target, "${{ matrix.args }}", "${{ matrix.job }}", journal) + out.flags()},
+			githubKeep("keep the job's artifacts and journal", "job-${{ matrix.job }}", out.dir()))}
 	for _, j := range rel.Jobs {
 		build.Strategy.Matrix.Include = append(build.Strategy.Matrix.Include, ghMatrixEntry{Job: j.ID, Args: jobCommandArgs(j)})
 	}
@@ -112,14 +114,30 @@ func githubWorkflow(rel *release.Release, o ciOptions) ([]byte, error) {
 		build.Needs = "approve"
 	}
 	w.Jobs.Build = build
-	junit := "release-" + rel.Name + ".xml"
+	// The summary gathers every job's artifacts and journal copy, and its
+	// report, into one artifact the release's next steps take.
+	gathered := "release-" + rel.Name
+	pattern := "job-*"
+	if w.Jobs.Promote != nil {
+		pattern = "published-*"
+	}
+	junit := gathered + "/junit.xml"
 	w.Jobs.Summary = ghJob{Name: "summary", Needs: last, If: "${{ always() }}", RunsOn: "ubuntu-latest", TimeoutMinutes: 15,
 		Steps: append(githubSetup(o, false, nil),
-			ghStep{Name: "imgflow runs --release", Run: summaryCommand(rel, journal, junit)},
-			ghStep{Name: "upload the JUnit report", If: "${{ always() }}", Uses: "actions/upload-artifact@v4",
-				With: map[string]string{"name": "release-" + rel.Name + "-junit", "path": junit, "if-no-files-found": "warn"}},
+			ghStep{Name: "gather the jobs' artifacts and journals", Uses: "actions/download-artifact@v4", ContinueOnError: true,
+				With: map[string]string{"pattern": pattern, "path": gathered + "/jobs"}},
+			ghStep{Name: "imgflow runs --release", Run: "mkdir -p " + gathered + "\n" + summaryCommand(rel, journal, junit)},
+			githubKeep("keep the release's report, artifacts and journals", gathered, gathered),
 		)}
 	return marshalYAML(generatedHeader("github", rel), w)
+}
+
+// githubKeep uploads a job's directory as the artifact name, however
+// the job ended (a failed job's journal matters most); a re-run attempt
+// replaces its earlier upload.
+func githubKeep(step, name, dir string) ghStep {
+	return ghStep{Name: step, If: "${{ always() }}", Uses: "actions/upload-artifact@v4",
+		With: map[string]string{"name": name, "path": dir, "if-no-files-found": "warn", "overwrite": "true"}}
 }
 
 // githubSetup are the steps every job starts with: the workspace and the
@@ -165,16 +183,14 @@ func githubApproval(environment string) *ghJob {
 // from its journal past the gate. It needs every build job: a release
 // promotes when all its images passed.
 func githubPromote(rel *release.Release, o ciOptions, build *ghJob, journal string, secrets map[string]string) *ghJob {
-	dir := "artifacts/${{ matrix.job }}"
-	run := &build.Steps[len(build.Steps)-1]
-	run.Run = "mkdir -p " + dir + "\n" + runCommand(rel, o.target, "${{ matrix.args }}", "${{ matrix.job }}", journal) + " --stop-at " + rel.ApprovalGate + " --artifacts " + dir
-	build.Steps = append(build.Steps, ghStep{Name: "upload what was tested", Uses: "actions/upload-artifact@v4",
-		With: map[string]string{"name": "tested-${{ matrix.job }}", "path": dir, "if-no-files-found": "ignore"}})
+	out := jobOutputs("imgflow-out/${{ matrix.job }}")
+	run := &build.Steps[len(build.Steps)-2]
+	run.Run = runCommand(rel, o.target, "${{ matrix.args }}", "${{ matrix.job }}", journal) + " --stop-at " + rel.ApprovalGate + out.flags()
+	build.Steps[len(build.Steps)-1] = githubKeep("keep what was tested, and the journal", "tested-${{ matrix.job }}", out.dir())
 	steps := append(githubSetup(o, true, rel.Checkouts),
-		ghStep{Name: "download what was tested", Uses: "actions/download-artifact@v4", ContinueOnError: true, With: map[string]string{"name": "tested-${{ matrix.job }}", "path": dir}},
-		ghStep{Name: "imgflow run --continue (" + rel.ApprovalGate + ")", Run: runCommand(rel, o.target, "${{ matrix.args }}", "${{ matrix.job }}", journal) + " --artifacts " + dir},
-		ghStep{Name: "upload what was published", Uses: "actions/upload-artifact@v4",
-			With: map[string]string{"name": "published-${{ matrix.job }}", "path": dir, "if-no-files-found": "ignore"}},
+		ghStep{Name: "download what was tested", Uses: "actions/download-artifact@v4", ContinueOnError: true, With: map[string]string{"name": "tested-${{ matrix.job }}", "path": out.dir()}},
+		ghStep{Name: "imgflow run --continue (" + rel.ApprovalGate + ")", Run: runCommand(rel, o.target, "${{ matrix.args }}", "${{ matrix.job }}", journal) + out.flags()},
+		githubKeep("keep what was published, and the journal", "published-${{ matrix.job }}", out.dir()),
 	)
 	strategy := *build.Strategy
 	return &ghJob{Name: rel.ApprovalGate + " ${{ matrix.job }}", Needs: "build", RunsOn: "ubuntu-latest", TimeoutMinutes: 360,

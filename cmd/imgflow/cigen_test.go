@@ -34,14 +34,27 @@ func generated(t *testing.T, engine, release string) string {
 	return res.stdout
 }
 
+// makeCIFlags are the flags `make ci-files` generates ci/ with.
+func makeCIFlags(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "Makefile"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^CI_FLAGS := (.*)$`).FindStringSubmatch(string(data))
+	require.NotNil(t, m, "the Makefile's CI_FLAGS")
+	return strings.Fields(m[1])
+}
+
 func TestCommittedCIDefinitionsAreUpToDate(t *testing.T) {
+	flags := makeCIFlags(t)
 	for _, rel := range shippedReleases(t) {
 		name := strings.TrimSuffix(filepath.Base(rel), ".star")
 		for _, engine := range ciEngines {
 			committed := filepath.Join(repoRoot(t), "ci", engine, "release-"+name+".yml")
 			want, err := os.ReadFile(committed)
 			require.NoError(t, err, "ci/%s/release-%s.yml is missing: run make ci-files", engine, name)
-			assert.Equal(t, string(want), generated(t, engine, rel),
+			res := imgflow(t, append(append([]string{"ci", "--root", repoRoot(t)}, flags...), engine, rel)...)
+			require.Equal(t, 0, res.code, res.String())
+			assert.Equal(t, string(want), res.stdout,
 				"ci/%s/release-%s.yml is out of date: run make ci-files (imgflow ci %s releases/%s.star -o ci/%s/release-%s.yml)", engine, name, engine, name, engine, name)
 		}
 	}
@@ -100,8 +113,8 @@ func TestGitHubWorkflowRunsEachJobWithItsJournalAndNoSecret(t *testing.T) {
 	assert.Equal(t, "buildazurelinuxv3gen1", first["job"])
 	assert.Equal(t, "workflows/linux.star --var agentbaker=//third_party/AgentBaker --var job=buildAzureLinuxV3gen1", first["args"])
 	steps := build["steps"].([]any)
-	run := steps[len(steps)-1].(map[string]any)["run"]
-	assert.Equal(t, `imgflow run ${{ matrix.args }} --target azure --journal "$IMGFLOW_JOURNAL_URL/aks/${{ matrix.job }}" --continue`, run)
+	assert.Equal(t, `imgflow run ${{ matrix.args }} --target azure --journal "$IMGFLOW_JOURNAL_URL/aks/${{ matrix.job }}" --continue --artifacts "imgflow-out/${{ matrix.job }}/artifacts" --journal-copy "imgflow-out/${{ matrix.job }}/journal"`,
+		stepRunning(t, build, "imgflow run "))
 	assert.Equal(t, "${{ secrets.IMGFLOW_SECRET_UA_TOKEN }}", build["env"].(map[string]any)["IMGFLOW_SECRET_UA_TOKEN"], "the FIPS jobs' Ubuntu Pro token, from the repository's secrets")
 	var login map[string]any
 	for _, s := range steps {
@@ -113,7 +126,7 @@ func TestGitHubWorkflowRunsEachJobWithItsJournalAndNoSecret(t *testing.T) {
 	summary := jobs["summary"].(map[string]any)
 	assert.Equal(t, "build", summary["needs"])
 	assert.Equal(t, "${{ always() }}", summary["if"], "the fan-in runs when jobs failed too")
-	assert.Contains(t, text, `imgflow runs --release releases/aks.star --journal "$IMGFLOW_JOURNAL_URL" --junit release-aks.xml`)
+	assert.Contains(t, text, `imgflow runs --release releases/aks.star --journal "$IMGFLOW_JOURNAL_URL" --junit release-aks/junit.xml`)
 	assert.NotContains(t, text, "client-secret")
 	assert.NotRegexp(t, `sig=|AccountKey|password`, text)
 	var clone map[string]any
@@ -152,6 +165,8 @@ var (
 		"GoTool@0":             {[]string{"version"}, []string{"goPath", "goBin", "goDownloadUrl"}},
 		// targetPath's alias is path, artifact's artifactName.
 		"PublishPipelineArtifact@1": {[]string{"targetPath"}, []string{"artifact", "publishLocation", "fileSharePath", "parallel", "parallelCount", "properties"}},
+		// Each input under its name, not its alias (source, artifact, patterns, path).
+		"DownloadPipelineArtifact@2": {nil, []string{"buildType", "project", "definition", "specificBuildWithTriggering", "buildVersionToDownload", "allowFailedBuilds", "allowPartiallySucceededBuilds", "branchName", "pipelineId", "tags", "artifactName", "itemPattern", "targetPath"}},
 	}
 )
 
@@ -371,7 +386,7 @@ func TestAzurePipelineRunsEachJobWithItsJournalThroughTheServiceConnection(t *te
 	require.Len(t, matrix, 32, "one job per job of AgentBaker's release pipeline")
 	assert.Equal(t, map[string]any{"JOB_ID": "build2204fipstlgen2containerd", "JOB_ARGS": "workflows/linux.star --var agentbaker=//third_party/AgentBaker --var job=build2204fipstlgen2containerd"}, matrix["build2204fipstlgen2containerd"])
 	steps := asList(build["steps"])
-	last := asMap(steps[len(steps)-1])
+	last := asMap(steps[len(steps)-2])
 	assert.Equal(t, "AzureCLI@2", last["task"])
 	assert.Equal(t, "git clone --depth 1 https://github.com/Azure/AgentBaker third_party/AgentBaker", asMap(steps[1])["script"], "the jobs build from AgentBaker's checkout: the job clones it")
 	inputs := asMap(last["inputs"])
@@ -420,6 +435,9 @@ func TestCIGatesThePromotionOnTheReleasesApproval(t *testing.T) {
 	assert.Equal(t, journalOf.FindString(buildRun), journalOf.FindString(promoteRun), "the promote job continues the build job's run")
 	assert.Equal(t, "tested-${{ matrix.job }}", stepUsing(t, build, "actions/upload-artifact@v4")["with"].(map[string]any)["name"])
 	assert.Equal(t, "tested-${{ matrix.job }}", stepUsing(t, promote, "actions/download-artifact@v4")["with"].(map[string]any)["name"])
+	assert.Equal(t, "published-${{ matrix.job }}", stepUsing(t, promote, "actions/upload-artifact@v4")["with"].(map[string]any)["name"])
+	assert.Equal(t, "published-*", stepUsing(t, asMap(jobs["summary"]), "actions/download-artifact@v4")["with"].(map[string]any)["pattern"],
+		"the summary gathers what the promote jobs published")
 
 	az := generated(t, "azure-pipelines", capz)
 	var p map[string]any

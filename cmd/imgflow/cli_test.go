@@ -162,8 +162,8 @@ func TestRunFlatcarWorkflow(t *testing.T) {
 	assert.Contains(t, st.stdout, "gallery flatcar_staging westeurope\n")
 	assert.Contains(t, st.stdout, "definition flatcar-stable-amd64")
 	assert.Contains(t, st.stdout, "version "+flatcarVersion)
-	assert.Regexp(t, `(?m)^\s+replicated to `+strconv.Itoa(len(out.Regions))+` region\(s\): westeurope Completed, `, st.stdout)
-	assert.Contains(t, st.stdout, "replicated to 1 region(s): westeurope Completed\n", "the staging version stays in its region")
+	assert.Regexp(t, `(?m)^\s+replicated to `+strconv.Itoa(len(out.Regions))+` regions: westeurope Completed, `, st.stdout)
+	assert.Contains(t, st.stdout, "replicated to 1 region: westeurope Completed\n", "the staging version stays in its region")
 	assert.Regexp(t, `flatcar-linux-`+regexp.QuoteMeta(flatcarVersion)+`-stable-amd64\.vhd PageBlob 4194816 bytes sparse-sha256:[0-9a-f]{64}\n`, st.stdout, "the blob with what identifies its content")
 
 	// state --output json parses and agrees.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"go.starlark.net/syntax"
@@ -14,6 +15,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
+	"github.com/imgflow/imgflow/release"
 )
 
 // cmdCompleteParams prints name= for each param("name", …) a workflow
@@ -34,6 +36,12 @@ func cmdCompleteParams(ctx context.Context, e *env, args []string) error {
 	src, err := os.ReadFile(pos[0])
 	if err != nil {
 		return exitCode(1)
+	}
+	if release.IsRelease(pos[0], src) {
+		for _, line := range releaseCompletions(ctx, shared.root, pos[0], src, pos[1:]) {
+			fmt.Fprintln(e.stdout, line)
+		}
+		return nil
 	}
 	if len(pos) == 1 {
 		for _, p := range declaredParams(pos[0], src) {
@@ -151,4 +159,73 @@ func paramChoices(ctx context.Context, root, file string, src []byte, name strin
 		}
 	}
 	return nil
+}
+
+// releaseCompletions are, for a release file, what --var takes: its own
+// var("name", …) and the params of its jobs' workflows (a release's --var
+// goes to every job that takes it), as name=; given a name, that param's
+// choices, as the first job's workflow declaring it has them.
+func releaseCompletions(ctx context.Context, root, file string, src []byte, name []string) []string {
+	ws, err := builtins.NewWorkspace(root)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, paramChoicesTimeout)
+	defer cancel()
+	rel, err := release.Load(ctx, ws, file)
+	if err != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p+"=")
+		}
+	}
+	if len(name) == 0 {
+		for _, v := range releaseVarNames(file, src) {
+			add(v)
+		}
+	}
+	for _, j := range rel.Jobs {
+		wf := filepath.Join(ws.Root, filepath.FromSlash(j.Workflow))
+		wsrc, err := os.ReadFile(wf)
+		if err != nil {
+			continue
+		}
+		for _, p := range declaredParams(wf, wsrc) {
+			if len(name) == 1 && p.name == name[0] {
+				return paramChoices(ctx, root, wf, wsrc, p.name)
+			}
+			if len(name) == 0 {
+				add(p.name)
+			}
+		}
+	}
+	if len(name) == 1 {
+		return nil
+	}
+	return out
+}
+
+// releaseVarNames are the names of a release file's var("name", …) calls.
+func releaseVarNames(file string, src []byte) []string {
+	f, err := interp.FileOptions().Parse(file, src, 0)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if call, ok := n.(*syntax.CallExpr); ok && len(call.Args) > 0 {
+			if id, ok := call.Fn.(*syntax.Ident); ok && id.Name == "var" {
+				if name, ok := stringLiteral(call.Args[0]); ok {
+					names = append(names, name)
+				}
+			}
+		}
+		return true
+	})
+	return names
 }

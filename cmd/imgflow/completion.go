@@ -134,7 +134,7 @@ _imgflow_workflow() {
 }
 
 _imgflow() {
-    local cur prev cmd file name
+    local cur prev cmd file name value done
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     COMPREPLY=()
@@ -143,14 +143,17 @@ _imgflow() {
         return
     fi
     cmd=${COMP_WORDS[1]}
-    # --var name=VALUE: the choices the param declares. Bash splits the
-    # word at "=" unless COMP_WORDBREAKS lacks it.
+    # --var name=VALUE: the choices the param declares (a list param's
+    # after the last comma). Bash splits the word at "=" unless
+    # COMP_WORDBREAKS lacks it.
     if [[ $prev == = ]] && ((COMP_CWORD >= 3)); then
         case ${COMP_WORDS[COMP_CWORD-3]} in
         -var | --var)
             name=${COMP_WORDS[COMP_CWORD-2]}
             file=$(_imgflow_workflow)
-            [[ -n $file ]] && COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete-params "$file" "$name" 2>/dev/null)" -- "$cur"))
+            done=
+            [[ $cur == *,* ]] && done=${cur%,*},
+            [[ -n $file ]] && COMPREPLY=($(compgen -P "$done" -W "$("${COMP_WORDS[0]}" __complete-params "$file" "$name" 2>/dev/null)" -- "${cur##*,}"))
             return
             ;;
         esac
@@ -162,7 +165,10 @@ _imgflow() {
         file=$(_imgflow_workflow)
         if [[ -n $file && $cur == *=* ]]; then
             name=${cur%%=*}
-            COMPREPLY=($(compgen -P "$name=" -W "$("${COMP_WORDS[0]}" __complete-params "$file" "$name" 2>/dev/null)" -- "${cur#*=}"))
+            value=${cur#*=}
+            done=
+            [[ $value == *,* ]] && done=${value%,*},
+            COMPREPLY=($(compgen -P "$name=$done" -W "$("${COMP_WORDS[0]}" __complete-params "$file" "$name" 2>/dev/null)" -- "${value##*,}"))
         elif [[ -n $file ]]; then
             COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" __complete-params "$file" 2>/dev/null)" -- "$cur"))
             compopt -o nospace
@@ -264,6 +270,7 @@ _imgflow() {
         if [[ -n $file && $PREFIX == *=* ]]; then
             name=${PREFIX%%=*}
             compset -P '*='
+            compset -P '*,'
             params=(${(f)"$(${words[1]} __complete-params $file $name 2>/dev/null)"})
             compadd -- $params
         elif [[ -n $file ]]; then
@@ -294,7 +301,11 @@ _imgflow() {
 `)
 	for _, c := range cmds {
 		switch c.args {
-		case "workflow", "paths":
+		case "workflow":
+			// Workflows and release files, not the tests (imgflow test
+			// runs those); compsys completes with extendedglob set.
+			fmt.Fprintf(&b, "    %s) _files -g '*.star~*_test.star' ;;\n", c.name)
+		case "paths":
 			fmt.Fprintf(&b, "    %s) _files -g '*.star' ;;\n", c.name)
 		case "shells":
 			fmt.Fprintf(&b, "    %s) compadd bash zsh ;;\n", c.name)

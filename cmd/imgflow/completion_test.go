@@ -89,6 +89,15 @@ func TestBashCompletion(t *testing.T) {
 	assert.Equal(t, []string{"version=", "vhd="},
 		completeBashAt(t, script, root, 3, "imgflow", "plan", "--var", "v", "workflows/flatcar.star"))
 	assert.Empty(t, completeBash(t, script, root, "imgflow", "run", "--var", ""), "no workflow yet")
+	// A list param's choices, element by element.
+	assert.Equal(t, []string{"features=fips,gpu"}, completeBash(t, script, root, "imgflow", "run", "workflows/linux.star", "--var", "features=fips,g"))
+	// Where bash splits the word at "=".
+	assert.Equal(t, []string{"fips", "gpu", "cvm", "tl"}, completeBash(t, script, root, "imgflow", "run", "workflows/linux.star", "--var", "features", "=", ""))
+	assert.Equal(t, []string{"fips,gpu"}, completeBash(t, script, root, "imgflow", "run", "workflows/linux.star", "--var", "features", "=", "fips,g"))
+	// A release's --var: its var()s and its jobs' workflows' params.
+	assert.Subset(t, completeBash(t, script, root, "imgflow", "plan", "releases/flatcar.star", "--var", ""), []string{"channel=", "image_builder=", "kubernetes_versions="})
+	assert.Equal(t, []string{"image_builder=", "image_builder_version="}, completeBash(t, script, root, "imgflow", "run", "releases/capz.star", "--var", "image_b"))
+	assert.Equal(t, []string{"channel=beta"}, completeBash(t, script, root, "imgflow", "plan", "releases/flatcar.star", "--var", "channel=b"))
 	assert.Equal(t, []string{"bash", "zsh"}, completeBash(t, script, root, "imgflow", "completion", ""))
 	// ci: the engine, then the release file.
 	assert.Equal(t, []string{"github", "azure-pipelines"}, completeBash(t, script, root, "imgflow", "ci", ""))
@@ -117,6 +126,8 @@ func TestZshCompletion(t *testing.T) {
 	assert.Contains(t, res.stdout, "__complete-params")
 	assert.Contains(t, res.stdout, "ci) if ((CURRENT == 3)); then compadd github azure-pipelines; else _files -g '*.star'; fi ;;")
 	assert.Contains(t, res.stdout, "--export-outputs")
+	assert.Contains(t, res.stdout, "    run) _files -g '*.star~*_test.star' ;;", "run is offered no test file")
+	assert.Contains(t, res.stdout, "    test) _files -g '*.star' ;;")
 	zsh, err := exec.LookPath("zsh")
 	if err != nil {
 		t.Log("zsh not installed: syntax not checked")

@@ -98,15 +98,16 @@ func writeReleasePlan(e *env, rel *release.Release, rp ReleasePlan, results []*i
 	fmt.Fprintf(e.stdout, "release %s: %d jobs planned, %d failed\n", rp.Release, len(rp.Jobs), rp.Failed)
 }
 
-// outcomeCounts says how many steps have each outcome: "6 created, 1 run".
+// outcomeCounts says how many steps would do what, worded as a plan's
+// text words it (present tense): "6 create, 1 delete, 2 run".
 func outcomeCounts(steps []PlanStep) string {
 	counts := map[string]int{}
 	var order []string
 	for _, s := range steps {
-		if counts[s.Outcome] == 0 {
-			order = append(order, s.Outcome)
+		if counts[s.Action] == 0 {
+			order = append(order, s.Action)
 		}
-		counts[s.Outcome]++
+		counts[s.Action]++
 	}
 	sort.Strings(order)
 	parts := make([]string, len(order))

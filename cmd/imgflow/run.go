@@ -39,6 +39,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	jobs := fs.Int("j", 1, "with several workflow files, how many run at once")
 	exportOutputs := fs.Bool("export-outputs", false, "set the outputs as pipeline variables (Azure Pipelines, GitHub Actions)")
 	stopAt := fs.String("stop-at", "", "stop the run at the workflow's gate(name = `NAME`), e.g. promote: what comes after it waits for --resume/--continue without --stop-at (a CI job's approval)")
+	journalCopy := fs.String("journal-copy", "", "when the run ends, however it ends, also write its journal to `dir`/RUN_ID.jsonl (imgflow runs --journal DIR reads it): a CI job keeps it with its artifacts")
 	continueRun := fs.Bool("continue", false, "continue the latest run in --journal (its finished steps replay, nothing is redone) or start one when there is none: the command of a CI job that may be retried on another agent")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -63,8 +64,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 0 && *resume == "" {
 		return fmt.Errorf("run takes a workflow file: imgflow run workflows/flatcar.star --var name=value (or --resume RUN_ID)")
 	}
-	if len(pos) > 1 && (*resume != "" || *continueRun || asJSON || *outputs != "" || *exportOutputs || *artifacts != "") {
-		return fmt.Errorf("several workflows run with text output only: --resume, --continue, --output json, --outputs, --artifacts and --export-outputs take one workflow")
+	if len(pos) > 1 && (*resume != "" || *continueRun || asJSON || *outputs != "" || *exportOutputs || *artifacts != "" || *journalCopy != "") {
+		return fmt.Errorf("several workflows run with text output only: --resume, --continue, --output json, --outputs, --artifacts, --journal-copy and --export-outputs take one workflow")
 	}
 	if *resume != "" && *continueRun {
 		return fmt.Errorf("--resume RUN_ID and --continue: give one (--continue picks the latest run of --journal)")
@@ -86,8 +87,8 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if rel != nil && (*resume != "" || asJSON || *outputs != "" || *exportOutputs) {
-		return fmt.Errorf("%s is a release: each job continues its own journal; --resume, --output json, --outputs and --export-outputs take a workflow", rel.File)
+	if rel != nil && (*resume != "" || asJSON || *outputs != "" || *exportOutputs || *journalCopy != "") {
+		return fmt.Errorf("%s is a release: each job continues its own journal; --resume, --output json, --outputs, --journal-copy and --export-outputs take a workflow", rel.File)
 	}
 	if rel == nil && len(pos) == 1 && *resume == "" {
 		if err := checkVarNames(ws, pos[0], values); err != nil {
@@ -160,6 +161,11 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	logCI.endGroup(e.stdout)
 	if err := endJournal(ctx, j, res); err != nil {
 		return err
+	}
+	if *journalCopy != "" {
+		if _, err := j.WriteCopy(*journalCopy); err != nil {
+			return err
+		}
 	}
 	if asJSON {
 		if err := writeJSON(e.stdout, makeRunReport(ctx, file, tgt.name, info.ID, res)); err != nil {

@@ -58,7 +58,7 @@ func cmdRuns(ctx context.Context, e *env, args []string) error {
 		if runs == nil {
 			runs = []journal.Summary{}
 		}
-		return writeJSON(e.stdout, runs)
+		return writeJSON(e.stdout, runsReport{Journal: store.String(), Runs: runs})
 	}
 	for _, r := range runs {
 		if r.Warning != "" {
@@ -89,6 +89,15 @@ func cmdRuns(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.RunID, workflow, status, r.Steps, started, r.Error)
 	}
 	return tw.Flush()
+}
+
+// runsReport is `imgflow runs --output json`: an object, as every other
+// command's document, so fields can be added beside the runs.
+type runsReport struct {
+	// Journal is where the runs were read: a directory, or a container
+	// URL without its SAS.
+	Journal string            `json:"journal"`
+	Runs    []journal.Summary `json:"runs"`
 }
 
 // releaseFolder is a release whose jobs' runs a journal directory holds

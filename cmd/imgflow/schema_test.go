@@ -81,7 +81,7 @@ func decodeJSON(t *testing.T, res cliResult) any {
 
 func TestDocumentedSchemasCoverEveryJSONCommand(t *testing.T) {
 	tables := docTables(t)
-	want := map[string]int{"run": 4, "plan": 2, "test": 2, "state": 1, "runs": 1}
+	want := map[string]int{"run": 4, "plan": 2, "test": 2, "state": 1, "runs": 2}
 	for cmd, n := range want {
 		require.Len(t, tables[cmd], n, "tables of imgflow %s --output json", cmd)
 		for _, table := range tables[cmd] {
@@ -168,9 +168,12 @@ func TestTestStateAndRunsJSONMatchTheDoc(t *testing.T) {
 
 	runs := imgflow(t, "runs", "--state", state, "--output", "json")
 	require.Equal(t, 0, runs.code, runs.String())
-	list := decodeJSON(t, runs).([]any)
+	doc := decodeJSON(t, runs)
+	assertDocumented(t, tables["runs"][0], doc, "runs report")
+	assert.Equal(t, filepath.Join(state, "runs"), doc.(map[string]any)["journal"])
+	list := doc.(map[string]any)["runs"].([]any)
 	require.Len(t, list, 1)
-	assertDocumented(t, tables["runs"][0], list[0], "run summary")
+	assertDocumented(t, tables["runs"][1], list[0], "run summary")
 }
 
 // TestEveryOutcomeIsDocumented reads the outcomes builtins report

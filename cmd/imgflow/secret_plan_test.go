@@ -33,5 +33,6 @@ func TestPlanOfTheAKSReleaseNeedsNoSecret(t *testing.T) {
 	res := imgflow(t, "plan", "--root", root, "--state", t.TempDir(), "--no-packer-validate", filepath.Join(root, "releases", "aks.star"), "--var", "agentbaker=//testdata/agentbaker")
 	require.Equal(t, 0, res.code, res.String())
 	assert.Contains(t, res.stdout, "release aks: 32 jobs planned, 0 failed")
+	assert.Regexp(t, `buildaclfipstlgen2 +9 steps \(6 create, 1 delete, 2 run\)`, res.stdout, "a plan's words: present tense")
 	assert.Contains(t, res.stderr, "secrets not set, planned as <secret NAME: unset>: IMGFLOW_SECRET_UA_TOKEN; a run needs them")
 }

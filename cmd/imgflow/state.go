@@ -137,7 +137,11 @@ func writeRegions(w io.Writer, indent string, regions []cloud.RegionStatus, dim 
 	for i, r := range regions {
 		parts[i] = r.Region + " " + r.State
 	}
-	fmt.Fprintf(w, "%s%s %s\n", indent, dim(fmt.Sprintf("replicated to %d region(s):", len(regions))), strings.Join(parts, ", "))
+	n := fmt.Sprintf("%d regions", len(regions))
+	if len(regions) == 1 {
+		n = "1 region"
+	}
+	fmt.Fprintf(w, "%s%s %s\n", indent, dim("replicated to "+n+":"), strings.Join(parts, ", "))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -110,7 +111,7 @@ func TestDeprecatedJSONFlagWarns(t *testing.T) {
 	state := t.TempDir()
 	res := imgflow(t, "runs", "--state", state, "--json")
 	require.Equal(t, 0, res.code, res.String())
-	assert.Equal(t, "[]\n", res.stdout)
+	assert.JSONEq(t, `{"journal": `+strconv.Quote(filepath.Join(state, "runs"))+`, "runs": []}`, res.stdout)
 	assert.Contains(t, res.stderr, "warning: --json is deprecated: use --output json")
 }
 

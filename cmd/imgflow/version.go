@@ -42,11 +42,11 @@ func versionOf(info *debug.BuildInfo) string {
 	return v
 }
 
-// installableVersion is the version `go install …@VERSION` accepts for
-// this binary ("+dirty" dropped: the commit it names), or "" when the
-// binary knows none.
-func installableVersion() string {
-	v, _, _ := strings.Cut(imgflowVersion(), "+")
+// installable is the version `go install …@VERSION` accepts for a
+// binary of version v ("+dirty" dropped: the commit it names), or "" when
+// v is none.
+func installable(v string) string {
+	v, _, _ = strings.Cut(v, "+")
 	if v == "dev" {
 		return ""
 	}
