@@ -169,6 +169,17 @@ func (x *intercepted) GetImageVersion(ctx context.Context, rg string, gallery st
 	return r0, err
 }
 
+func (x *intercepted) ListImageVersions(ctx context.Context, rg string, gallery string, def string) (r0 []ImageVersion, err error) {
+	if err = x.before(ctx, "ListImageVersions"); err != nil {
+		return r0, err
+	}
+	r0, err = x.p.ListImageVersions(ctx, rg, gallery, def)
+	if err == nil {
+		err = x.after(ctx, "ListImageVersions")
+	}
+	return r0, err
+}
+
 func (x *intercepted) CreateImageVersion(ctx context.Context, v ImageVersion) (r0 *ImageVersion, err error) {
 	if err = x.before(ctx, "CreateImageVersion"); err != nil {
 		return r0, err

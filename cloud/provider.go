@@ -63,6 +63,10 @@ type Provider interface {
 	// GetImageVersion returns the version with its per-region replication
 	// status.
 	GetImageVersion(ctx context.Context, rg, gallery, def, version string) (*ImageVersion, error)
+	// ListImageVersions lists a definition's versions, sorted by name,
+	// without their per-region replication status (ARM's list by gallery
+	// image does not expand it: GetImageVersion does).
+	ListImageVersions(ctx context.Context, rg, gallery, def string) ([]ImageVersion, error)
 	// CreateImageVersion creates a version from its Source and replicates
 	// it to TargetRegions. It returns once the version exists; replication
 	// may still be in progress (see GetImageVersion).

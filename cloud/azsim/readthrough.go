@@ -243,6 +243,23 @@ func (p *Provider) loadDefinitions(ctx context.Context, rg, gal string) error {
 	return nil
 }
 
+// loadVersions reads every version of a definition from the base.
+func (p *Provider) loadVersions(ctx context.Context, rg, gal, def string) error {
+	if ok, err := p.definitionFromBase(ctx, rg, gal, def); !ok {
+		return err
+	}
+	versions, err := p.rt.base.ListImageVersions(ctx, rg, gal, def)
+	if err != nil && !cloud.IsNotFound(err) {
+		return err
+	}
+	for _, v := range versions {
+		if err := p.loadVersion(ctx, rg, gal, def, v.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (p *Provider) loadVersion(ctx context.Context, rg, gal, def, name string) error {
 	if ok, err := p.definitionFromBase(ctx, rg, gal, def); !ok {
 		return err

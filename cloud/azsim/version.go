@@ -39,6 +39,32 @@ func (p *Provider) GetImageVersion(ctx context.Context, rgName, gallery, def, na
 	})
 }
 
+// ListImageVersions implements cloud.Provider, sorted by name, without
+// replication status as ARM lists them.
+func (p *Provider) ListImageVersions(ctx context.Context, rgName, gallery, def string) ([]cloud.ImageVersion, error) {
+	if err := p.load(p.loadVersions(ctx, rgName, gallery, def)); err != nil {
+		return nil, err
+	}
+	var out []cloud.ImageVersion
+	err := p.view(ctx, func(st *State) error {
+		_, _, d, err := p.lookupDefinition(st, rgName, gallery, def,
+			cloud.ImageDefinitionID(st.SubscriptionID, rgName, gallery, def)+"/versions")
+		if err != nil {
+			return err
+		}
+		for _, k := range sortedKeys(d.Versions) {
+			v := deepcopy.Of(*d.Versions[k])
+			v.Replication = nil
+			out = append(out, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CreateImageVersion implements cloud.Provider: a PUT. A new version is
 // checked against its source; an existing one may not change source or
 // storage account type and otherwise updates like UpdateImageVersion.

@@ -3,6 +3,8 @@ package azure
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
@@ -28,6 +30,26 @@ func (p *Provider) GetImageVersion(ctx context.Context, rg, gallery, def, versio
 		return nil, opError("get image version", versionWhat(gallery, def, version), azErr(err, id))
 	}
 	return p.versionOut(ctx, &res.GalleryImageVersion, rg, gallery, def), nil
+}
+
+// ListImageVersions implements cloud.Provider, sorted by name.
+func (p *Provider) ListImageVersions(ctx context.Context, rg, gallery, def string) ([]cloud.ImageVersion, error) {
+	pager := p.versions.NewListByGalleryImagePager(rg, gallery, def, nil)
+	var out []cloud.ImageVersion
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, opError("list image versions of definition", gallery+"/"+def,
+				azErr(err, cloud.ImageDefinitionID(p.sub, rg, gallery, def)+"/versions"))
+		}
+		for _, v := range page.Value {
+			if v != nil {
+				out = append(out, *p.versionOut(ctx, v, rg, gallery, def))
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.ToLower(out[i].Name) < strings.ToLower(out[j].Name) })
+	return out, nil
 }
 
 // CreateImageVersion implements cloud.Provider: a PUT of the version with

@@ -389,6 +389,8 @@ func missingParents(e *env) {
 	requireCode(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 	_, err = e.p.ListImageDefinitions(e.ctx, "rg", "gal")
 	requireCode(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
+	_, err = e.p.ListImageVersions(e.ctx, "rg", "gal", "ubuntu")
+	requireCode(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
 	d := definition("rg", "gal", "ubuntu", "2204")
 	d.Location = Location
 	_, err = e.p.CreateImageDefinition(e.ctx, d)
@@ -666,6 +668,16 @@ func versionFromVHD(e *env) {
 	assert.Equal(t, Location, ver.Replication[0].Region)
 	assert.Positive(t, ver.SizeBytes)
 	assert.True(t, strings.EqualFold(cloud.ImageVersionID(e.p.SubscriptionID(), "rg", "gal", "ubuntu", "1.0.0"), ver.ID), ver.ID)
+
+	// A list names the version with its source; replication status is
+	// only in a GET's expand.
+	listed, err := e.p.ListImageVersions(e.ctx, "rg", "gal", "ubuntu")
+	require.NoError(t, err)
+	require.Len(t, listed, 1)
+	assert.Equal(t, "1.0.0", listed[0].Name)
+	assert.Equal(t, ref.URL(), listed[0].Source.URI)
+	assert.Equal(t, []string{Location}, listed[0].RegionNames())
+	assert.Empty(t, listed[0].Replication)
 
 	want := cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg", Gallery: "gal", Definition: "ubuntu",
 		Source: cloud.ImageSource{Kind: cloud.SourceVHD, URI: ref.URL(), StorageAccountID: sa.ID}}
