@@ -17,6 +17,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/azure/azuritetest"
 	"github.com/imgflow/imgflow/cloud/azure/fakearm"
+	"github.com/imgflow/imgflow/cloud/local"
 )
 
 // azureTarget points `imgflow run --target azure` at a fake ARM served over
@@ -153,4 +154,35 @@ func TestInvalidInputIsRefusedBeforeAnyAzureCall(t *testing.T) {
 	for _, r := range srv.Requests()[seeded:] {
 		assert.Equal(t, http.MethodGet, r.Method, "no write may reach Azure: %s %s", r.Method, r.Path)
 	}
+}
+
+// `imgflow state --target azure` lists what a run made on the Azure
+// target (here the fake ARM): the gallery, its definition and version.
+func TestStateListsTheAzureTargetsGalleries(t *testing.T) {
+	azureTarget(t)
+	res := flatcarOnAzure(t, t.TempDir())
+	require.Equal(t, 0, res.code, res.String())
+
+	res = imgflow(t, "state", "--root", repoRoot(t), "--target", "azure")
+	require.Equal(t, 0, res.code, res.String())
+	assert.Contains(t, res.stdout, "subscription "+fakearm.DefaultSubscriptionID)
+	assert.Regexp(t, `gallery \S+ westeurope community flatcar-`, res.stdout)
+	assert.Contains(t, res.stdout, "definition flatcar-stable-amd64")
+	assert.Contains(t, res.stdout, "version 4152.2.3")
+
+	res = imgflow(t, "state", "--root", repoRoot(t), "--target", "azure", "--output", "json")
+	require.Equal(t, 0, res.code, res.String())
+	var st local.State
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &st))
+	var versions []string
+	for _, rg := range st.ResourceGroups {
+		for _, g := range rg.Galleries {
+			for _, d := range g.Definitions {
+				for _, v := range d.Versions {
+					versions = append(versions, g.Name+"/"+d.Name+"/"+v.Name)
+				}
+			}
+		}
+	}
+	assert.Contains(t, versions, "flatcar/flatcar-stable-amd64/4152.2.3", res.stdout)
 }

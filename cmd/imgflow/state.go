@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -12,11 +13,12 @@ import (
 	"github.com/imgflow/imgflow/cloud/local"
 )
 
-func cmdState(e *env, args []string) error {
+func cmdState(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet("state", e)
 	var shared sharedFlags
 	shared.addRoot(fs)
 	shared.addState(fs)
+	shared.addTarget(fs)
 	shared.addOutput(fs, true)
 	if _, err := parseFlags(fs, args); err != nil {
 		return flagError(err)
@@ -24,6 +26,9 @@ func cmdState(e *env, args []string) error {
 	asJSON, err := shared.jsonOutput(e)
 	if err != nil {
 		return err
+	}
+	if shared.target.name != "local" {
+		return remoteState(ctx, e, shared, asJSON)
 	}
 	dir, err := stateDirOf(shared.root, shared.target.stateDir)
 	if err != nil {
