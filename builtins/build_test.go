@@ -16,6 +16,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/builtins/faulthook"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
@@ -106,7 +107,7 @@ func (f *buildFixture) runID(file string, vars map[string]string, id string, res
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return interp.Run(ctx, "//"+file, interp.Config{
-		Workspace: f.ws, Registry: f.reg, Vars: values, Reporter: f.rep, Journal: j, Faults: fs,
+		Workspace: f.ws, Registry: f.reg, Vars: values, Reporter: f.rep, Journal: j, Hooks: faulthook.Hooks(fs),
 		Info: builtins.RunInfo{ID: id, Time: snippetTime},
 	}, interp.Target{Apply: faults.WithFaults(f.apply, fs), Validate: overlay.New(f.cloud)})
 }
@@ -374,7 +375,7 @@ func execReported(t *testing.T, s *snippetSandbox, src string, rep builtins.Repo
 		cfg.Journal = j
 	}
 	fs := faults.NewFaults(injected)
-	cfg.Faults = fs
+	cfg.Hooks = faulthook.Hooks(fs)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return interp.Run(ctx, "//main.star", cfg, interp.Target{Apply: faults.WithFaults(s.cloud, fs), Validate: overlay.New(s.cloud)})

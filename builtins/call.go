@@ -90,18 +90,19 @@ func (s *Spec) call(thread *starlark.Thread, _ *starlark.Builtin, args starlark.
 	return c.invoke(c.live)
 }
 
-// live runs the builtin for real: injected faults first, then the Impl,
-// then the journal record, so a crash before the record replays nothing.
+// live runs the builtin for real: the Before hook first, then the Impl,
+// then the After hook, then the journal record, so a halt before the
+// record replays nothing.
 func (c *Call) live(_ *Call) (starlark.Value, error) {
 	name := c.Spec.Name
-	if err := c.Run.Faults.Before(name); err != nil {
+	if err := c.Run.Hooks.before(c.Ctx(), name, c.step); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	v, err := c.Spec.Impl(c)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Run.Faults.After(name); err != nil {
+	if err := c.Run.Hooks.after(c.Ctx(), name, c.step); err != nil {
 		return nil, err
 	}
 	if c.key == "" {

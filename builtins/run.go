@@ -10,7 +10,6 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/cloud"
-	"github.com/imgflow/imgflow/cloud/faults"
 )
 
 // Thread-local keys. Values are only reached through the accessors below.
@@ -125,8 +124,9 @@ type Run struct {
 	Registry *Registry
 	// Journal, when set, replays journaled steps and records new ones.
 	Journal Journal
-	// Faults injects failures into builtins (tests).
-	Faults *faults.Faults
+	// Hooks run around each builtin call of the apply pass; the caller
+	// installs them (tests inject faults through them).
+	Hooks CallHooks
 	// Packer runs packer_build's builds (the real packer.Runner on the
 	// Azure target) in the apply pass. Nil, the validation pass and plans
 	// simulate them (packer/localsim) against Provider: see packerBuilder.

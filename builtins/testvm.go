@@ -18,7 +18,6 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/imgflow/imgflow/cloud"
-	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/internal/redact"
 )
 
@@ -294,13 +293,13 @@ func testVMImpl(c *Call) (starlark.Value, error) {
 		return nil, err
 	}
 	results, err := c.runChecks(ctx, rgName, vmName, location, imageID, security, osType, ds, reports, checks)
-	if errors.Is(err, faults.ErrCrash) {
+	if errors.Is(err, cloud.ErrHalt) {
 		return nil, err // the process "died": nothing more runs
 	}
 	// The group goes now, whatever happened; the cleanup registered above
 	// retries at the end of the run should this fail.
 	if derr := p.DeleteResourceGroup(ctx, rgName); derr != nil && !cloud.IsNotFound(derr) {
-		if errors.Is(derr, faults.ErrCrash) {
+		if errors.Is(derr, cloud.ErrHalt) {
 			return nil, derr
 		}
 		return nil, errors.Join(err, fmt.Errorf("test_vm: delete resource group %s: %w", rgName, derr))

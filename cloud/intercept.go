@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"context"
+	"errors"
 )
 
 // The methods of intercepted are generated from the Provider interface
@@ -16,6 +17,13 @@ type Hooks struct {
 	Before func(ctx context.Context, op string) error
 	After  func(ctx context.Context, op string) error
 }
+
+// ErrHalt, wrapped in a hook's error, stops the run where it is, as if
+// the process had been killed: the operation before the hook happened,
+// nothing after it does (no journal record, no cleanup), so a resume
+// takes over from there. The run layers recognise it; only a hook a
+// caller installs (tests, the test harness) returns it.
+var ErrHalt = errors.New("run halted as if killed")
 
 // Intercept wraps p so that hooks run around each of its operations. Tests
 // use it for injected faults and simulated latency on any target.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
-	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/internal/gitrev"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -29,8 +28,9 @@ type Config struct {
 	// Journal, when set, makes the run resumable: journaled steps are
 	// replayed, new ones appended.
 	Journal *journal.File
-	// Faults injects failures into named builtins in the apply pass (tests).
-	Faults *faults.Faults
+	// Hooks run around each builtin call of the apply pass (tests inject
+	// faults through them; see builtins.CallHooks).
+	Hooks builtins.CallHooks
 	// AnyVars accepts --vars the workflow does not declare (several
 	// workflows run with one set of vars; the caller checks them).
 	AnyVars bool
@@ -74,7 +74,7 @@ type Result struct {
 	Params    []builtins.ParamDecl
 	// Err is nil on success; otherwise an *Error with file:line.
 	Err error
-	// Crashed reports an injected crash (faults.ErrCrash): like a dead
+	// Crashed reports a halt (a hook returned cloud.ErrHalt): like a dead
 	// process, it left the journal as it was and ran no cleanup.
 	Crashed bool
 	// Stopped is the gate the run stopped at (Config.StopAt), "" when it
@@ -90,7 +90,7 @@ type Result struct {
 func Run(ctx context.Context, file string, cfg Config, target Target) *Result {
 	if target.Validate != nil {
 		quiet := cfg
-		quiet.Reporter, quiet.Faults = nil, nil
+		quiet.Reporter, quiet.Hooks = nil, builtins.CallHooks{}
 		res := execPass(ctx, "validate", file, quiet, target.Validate)
 		if res.Err == nil && cfg.StopAt != "" && !slices.Contains(res.Gates, cfg.StopAt) {
 			// Else the run would go through and publish what the gate
@@ -115,7 +115,7 @@ func gateList(gates []string) string {
 // reads see the target, changes are recorded, not made. The reporter sees
 // each step with what it would do (created / exists / updated).
 func Plan(ctx context.Context, file string, cfg Config, p cloud.Provider) *Result {
-	cfg.Faults = nil
+	cfg.Hooks = builtins.CallHooks{}
 	res := execPass(ctx, "plan", file, cfg, p)
 	if res.Err == nil {
 		preflight(ctx, p, res, cfg.Vars)
@@ -148,7 +148,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	}
 	run := &builtins.Run{
 		Ctx: ctx, Provider: p, Workspace: cfg.Workspace, Info: cfg.Info, Vars: cfg.Vars, Registry: cfg.Registry,
-		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: prog.static.names, Faults: cfg.Faults,
+		Reporter: cfg.Reporter, Validating: pass != "apply", ParamHints: prog.static.names, Hooks: cfg.Hooks,
 		Packer: cfg.Packer, TempDir: cfg.TempDir, StopAt: cfg.StopAt,
 	}
 	if pass == "apply" {
@@ -182,7 +182,7 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 		err = checkVars(run, cfg.Vars)
 	}
 	res.Steps, res.Outputs, res.Params, res.Artifacts, res.Gates = run.Steps(), run.Outputs(), run.Params(), run.Artifacts(), run.Gates()
-	if errors.Is(err, faults.ErrCrash) {
+	if errors.Is(err, cloud.ErrHalt) {
 		res.Crashed, res.Err = true, renderError(err, cfg.Workspace)
 		return res
 	}
@@ -231,7 +231,7 @@ func runCleanups(ctx context.Context, run *builtins.Run, ld *loader, maxSteps ui
 		}
 		if err := c.Fn(run.Ctx, th); err != nil {
 			errs = append(errs, fmt.Errorf("cleanup %s registered at %s failed: %w", c.Name, c.Pos, renderError(err, run.Workspace)))
-			if errors.Is(err, faults.ErrCrash) {
+			if errors.Is(err, cloud.ErrHalt) {
 				return errs, true
 			}
 			continue

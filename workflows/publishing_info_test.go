@@ -14,6 +14,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/builtins/faulthook"
 	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/interp"
@@ -222,7 +223,7 @@ func TestResumedRunPublishesWhatTheBuildDownloaded(t *testing.T) {
 		defer j.Close()
 		fs := faults.NewFaults(injected)
 		return interp.Run(context.Background(), h.file, interp.Config{
-			Workspace: h.ws, Registry: h.reg, Vars: h.vars, Info: builtins.RunInfo{ID: id, Time: runTime}, Journal: j, Faults: fs, ArtifactsDir: dir,
+			Workspace: h.ws, Registry: h.reg, Vars: h.vars, Info: builtins.RunInfo{ID: id, Time: runTime}, Journal: j, Hooks: faulthook.Hooks(fs), ArtifactsDir: dir,
 		}, interp.Target{Apply: faults.WithFaults(h.cloud, fs), Validate: overlay.New(h.cloud)})
 	}
 	refDir := t.TempDir()

@@ -15,6 +15,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/builtins/faulthook"
 	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
@@ -73,7 +74,7 @@ func (h *harness) run(id string, resume bool, injected map[string]faults.Fault) 
 	defer j.Close()
 	fs := faults.NewFaults(injected)
 	res := interp.Run(context.Background(), h.file, interp.Config{
-		Workspace: h.ws, Registry: h.reg, Vars: h.vars, Info: builtins.RunInfo{ID: id, Time: runTime}, Journal: j, Faults: fs,
+		Workspace: h.ws, Registry: h.reg, Vars: h.vars, Info: builtins.RunInfo{ID: id, Time: runTime}, Journal: j, Hooks: faulthook.Hooks(fs),
 		Programs: &compiled,
 	}, interp.Target{Apply: faults.WithFaults(h.cloud, fs), Validate: overlay.New(h.cloud)})
 	return res

@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -12,8 +11,9 @@ import (
 )
 
 // ErrCrash simulates the process dying: the operation it follows was made,
-// but nothing after it (journal, cleanups) happens. Only tests inject it.
-var ErrCrash = errors.New("injected crash: the process stops here")
+// but nothing after it (journal, cleanups) happens. It wraps cloud.ErrHalt,
+// the error by which the run layers know to stop so. Only tests inject it.
+var ErrCrash = fmt.Errorf("injected crash: the process stops here: %w", cloud.ErrHalt)
 
 // Fault makes a named builtin or provider operation fail, for tests.
 type Fault struct {

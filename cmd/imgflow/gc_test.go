@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/builtins/faulthook"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
@@ -143,7 +144,7 @@ func TestGCDeletesTheTemporariesOfAKilledRun(t *testing.T) {
 	require.NoError(t, err)
 	set := faults.NewFaults(map[string]faults.Fault{"gallery": {Crash: true}})
 	cfg := h.Config(nil)
-	cfg.Journal, cfg.Faults = j, set
+	cfg.Journal, cfg.Hooks = j, faulthook.Hooks(set)
 	res := interp.Run(context.Background(), "//testdata/gc/temporary.star", cfg, interp.Target{Apply: faults.WithFaults(p, set), Validate: overlay.New(p)})
 	require.True(t, res.Crashed, "%v", res.Err)
 	ref := cloud.BlobRef{Account: "gcstore", Container: "uploads", Name: "disk.vhd"}

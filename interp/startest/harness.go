@@ -8,6 +8,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
+	"github.com/imgflow/imgflow/builtins/faulthook"
 	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
@@ -69,7 +70,7 @@ func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlar
 	defer j.Close()
 	res := interp.Run(ctx, "//"+rel, interp.Config{
 		Workspace: h.runner.Workspace, Registry: h.runner.Registry, Vars: values,
-		Info: info, Reporter: h.runner.Reporter, Journal: j, Faults: faultSet, Programs: &h.runner.programs,
+		Info: info, Reporter: h.runner.Reporter, Journal: j, Hooks: faulthook.Hooks(faultSet), Programs: &h.runner.programs,
 	}, interp.Target{Apply: faults.WithFaults(h.cloud, faultSet), Validate: overlay.New(h.cloud)})
 	if !res.Crashed {
 		status := journal.StatusSucceeded
