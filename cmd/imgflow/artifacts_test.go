@@ -95,7 +95,7 @@ func TestSeveralWorkflowsWriteArtifactsIntoTheirRunsDirectories(t *testing.T) {
 	res = imgflow(t, "run", "--root", root, "--state", state, "--artifacts", t.TempDir(),
 		filepath.Join(root, "testdata", "cli", "artifacts.star"), filepath.Join(root, "testdata", "interp", "parallel_ok.star"))
 	require.Equal(t, 1, res.code, res.String())
-	assert.Contains(t, res.stderr, "--artifacts and --export-outputs take one workflow")
+	assert.Contains(t, res.stderr, "--artifacts, --journal-copy and --export-outputs take one workflow")
 }
 
 // A CI job keeps its run's journal with its artifacts: the copy is the

@@ -67,12 +67,12 @@ func TestAzurePlanUsesOnlyRegionsWithImageVersions(t *testing.T) {
 	}
 	res := plan()
 	require.Equal(t, 0, res.code, res.String())
-	assert.Regexp(t, `image_version\s+flatcar/flatcar-stable-amd64/4152\.2\.3 in 46 region\(s\)`, res.stdout)
+	assert.Regexp(t, `image_version\s+flatcar/flatcar-stable-amd64/4152\.2\.3 in 46 regions, 1 replica each`, res.stdout)
 
 	srv.WithholdImageVersions("northeurope")
 	res = plan()
 	require.Equal(t, 0, res.code, res.String())
-	assert.Regexp(t, `image_version\s+flatcar/flatcar-stable-amd64/4152\.2\.3 in 45 region\(s\)`, res.stdout, "regions() leaves northeurope out")
+	assert.Regexp(t, `image_version\s+flatcar/flatcar-stable-amd64/4152\.2\.3 in 45 regions, 1 replica each`, res.stdout, "regions() leaves northeurope out")
 
 	srv.WithholdImageVersions("westeurope")
 	res = plan()

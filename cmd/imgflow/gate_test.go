@@ -90,7 +90,7 @@ func TestCapzStoppedAtPromoteThenContinuedPublishesAsOneRun(t *testing.T) {
 	promote := capzLocal(t, split, "--continue")
 	require.Equal(t, 0, promote.code, promote.String())
 	assert.NotRegexp(t, `(packer_build|test_vm) .* (created|passed) `, promote.stdout, "the build part and its tests are replayed, not redone")
-	assert.Regexp(t, `image_version\s+community_gallery/capi-ubun2-2404-gen2/`+capzVersion+` in 12 region\(s\) created`, promote.stdout)
+	assert.Regexp(t, `image_version\s+community_gallery/capi-ubun2-2404-gen2/`+capzVersion+` in 12 regions, 1 replica each created`, promote.stdout)
 	continued := onlyRun(t, split)
 	assert.Equal(t, stopped.RunID, continued.RunID, "the promotion continues the build's run")
 	assert.Equal(t, journal.StatusSucceeded, continued.Status)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -247,15 +248,23 @@ func check(t *testing.T, what string, want expectation, status int, h http.Heade
 	}
 }
 
-// at is the value at a dotted path of a JSON object, or nil.
+// at is the value at a dotted path of a JSON object, or nil; a number
+// indexes an array ("value.0.name").
 func at(doc map[string]any, path string) any {
 	var v any = doc
 	for _, k := range strings.Split(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
 			return nil
 		}
-		v = m[k]
 	}
 	return v
 }
