@@ -47,6 +47,9 @@ func (p *Provider) sourceContent(st *State, src cloud.ImageSource, resource stri
 	if depth > maxSourceDepth {
 		return content{}, azrules.InvalidParameter(resource, "The source chain of '%s' is too deep or circular.", resource)
 	}
+	if q, qst := p.sourcePeer(st, src); q != nil {
+		return q.sourceContent(qst, src, resource, depth) // its data files are the peer's
+	}
 	switch src.Kind {
 	case cloud.SourceVHD:
 		ref, err := cloud.ParseBlobURL(src.URI)

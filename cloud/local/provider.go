@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,6 +49,13 @@ type Options struct {
 	// plan): nothing in it is created, locked, cleaned or written, and
 	// every change fails. A missing directory reads as an empty state.
 	ReadOnly bool
+	// SubscriptionID is the id of a new state's subscription (default: a
+	// random GUID). An existing state of another subscription is an
+	// error.
+	SubscriptionID string
+	// Tenant, when set, joins the provider to a tenant whose other
+	// subscriptions it reads sources from (see Tenant).
+	Tenant *Tenant
 }
 
 // Provider is a simulated Azure subscription. It is safe for concurrent
@@ -80,6 +88,12 @@ type Provider struct {
 	locIndex  azrules.Regions
 	// marketplace is read-only once the provider is made.
 	marketplace map[cloud.MarketplaceImage][]string
+
+	// tenant and published: see Tenant.
+	tenant    *Tenant
+	published atomic.Pointer[State]
+	// newSub is Options.SubscriptionID.
+	newSub string
 }
 
 var _ cloud.Provider = (*Provider)(nil)
@@ -105,7 +119,7 @@ func (l *lockedReader) guid() (string, error) {
 }
 
 func newProvider(opts Options) *Provider {
-	p := &Provider{now: opts.Now, locations: opts.Locations, marketplace: opts.Marketplace}
+	p := &Provider{now: opts.Now, locations: opts.Locations, marketplace: opts.Marketplace, tenant: opts.Tenant, newSub: opts.SubscriptionID}
 	r := opts.Rand
 	if r == nil {
 		r = rand.Reader
@@ -163,7 +177,7 @@ func Open(dir string, opts Options) (*Provider, error) {
 		return fail(err)
 	}
 	if !ok {
-		sub, err := p.rand.guid()
+		sub, err := p.newSubscription()
 		if err != nil {
 			return fail(err)
 		}
@@ -172,10 +186,14 @@ func Open(dir string, opts Options) (*Provider, error) {
 			return fail(fmt.Errorf("write state: %w", err))
 		}
 	}
+	if err := p.checkSubscription(st); err != nil {
+		return fail(err)
+	}
 	if err := p.removeOrphanData(st); err != nil {
 		return fail(err)
 	}
-	p.st = st
+	p.setState(st)
+	p.tenant.add(p)
 	return p, nil
 }
 
@@ -192,13 +210,17 @@ func openReadOnly(dir string, opts Options) (*Provider, error) {
 		return nil, err
 	}
 	if !ok {
-		sub, err := p.rand.guid()
+		sub, err := p.newSubscription()
 		if err != nil {
 			return nil, err
 		}
 		st = newState(sub)
 	}
-	p.st = st
+	if err := p.checkSubscription(st); err != nil {
+		return nil, err
+	}
+	p.setState(st)
+	p.tenant.add(p)
 	return p, nil
 }
 
@@ -224,7 +246,7 @@ var errReadOnly = errors.New("local provider is open read-only (for display): no
 // to a private temporary directory that Close removes.
 func NewMemory(opts Options) (*Provider, error) {
 	p := newProvider(opts)
-	sub, err := p.rand.guid()
+	sub, err := p.newSubscription()
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +260,8 @@ func NewMemory(opts Options) (*Provider, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	p.st = newState(sub)
+	p.setState(newState(sub))
+	p.tenant.add(p)
 	return p, nil
 }
 
@@ -379,7 +402,7 @@ func (p *Provider) updateRemovingAll(ctx context.Context, fn func(st *State) (da
 			return fmt.Errorf("write state: %w", err)
 		}
 	}
-	p.st = next
+	p.setState(next)
 	for _, file := range files {
 		if file == "" {
 			continue

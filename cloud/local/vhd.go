@@ -20,6 +20,9 @@ func (p *Provider) vhdBlob(st *State, uri, resource string) (int64, cloud.BlobRe
 	}
 	_, sa := st.findStorageAccount(ref.Account)
 	if sa == nil {
+		if q, qst := p.accountPeer(st, ref.Account); q != nil {
+			return q.vhdBlob(qst, uri, resource) // an account of another subscription of the tenant
+		}
 		return 0, ref, azrules.AccountNotFound(ref.Account, ref.URL())
 	}
 	var b *BlobState

@@ -396,6 +396,9 @@ func (p *Provider) versionByID(ctx context.Context, srcID, resource string) (*cl
 	notFound := cloud.NotFound(cloud.CodeResourceNotFound, srcID, "The Resource '%s/%s' under resource group '%s' was not found.",
 		tVersion, strings.Join(rid.Names, "/"), rid.ResourceGroup)
 	if !strings.EqualFold(rid.Subscription, p.sub) {
+		if q := p.peerOf(rid.Subscription); q != nil {
+			return q.versionByID(ctx, srcID, resource) // another subscription of the tenant
+		}
 		return nil, nil, notFound
 	}
 	n := rid.Names
@@ -421,6 +424,9 @@ func (p *Provider) imageByID(ctx context.Context, srcID, resource string) (*clou
 	notFound := cloud.NotFound(cloud.CodeResourceNotFound, srcID, "The Resource '%s/%s' under resource group '%s' was not found.",
 		tImage, rid.Names[0], rid.ResourceGroup)
 	if !strings.EqualFold(rid.Subscription, p.sub) {
+		if q := p.peerOf(rid.Subscription); q != nil {
+			return q.imageByID(ctx, srcID, resource) // another subscription of the tenant
+		}
 		return nil, notFound
 	}
 	img, err := p.GetManagedImage(ctx, rid.ResourceGroup, rid.Names[0])

@@ -54,6 +54,9 @@ const (
 type Provider struct {
 	base cloud.Provider
 	sub  string
+	// peer finds the overlays of the tenant's other subscriptions
+	// (JoinTenant); nil: none.
+	peer func(sub string) *Provider
 
 	// wmu serialises writes: each reads (overlay, then base) and records as
 	// one step, so parallel writes see each other's results.
