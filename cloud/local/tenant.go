@@ -21,6 +21,17 @@ import (
 type Tenant struct {
 	mu    sync.Mutex
 	peers map[string]*Provider
+	// open opens a subscription not open yet (OpenWith).
+	open func(sub string) *Provider
+}
+
+// OpenWith makes Peer open a subscription of the tenant that is not open
+// yet with open (nil when it cannot be): a resumed run replays the steps
+// that named it, yet a disk may still be made from its version.
+func (t *Tenant) OpenWith(open func(sub string) *Provider) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.open = open
 }
 
 // NewTenant returns an empty tenant.
@@ -42,8 +53,12 @@ func (t *Tenant) Peer(sub string) *Provider {
 		return nil
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.peers[key(sub)]
+	p, open := t.peers[key(sub)], t.open
+	t.mu.Unlock()
+	if p != nil || open == nil || cloud.ValidateSubscriptionID(sub) != nil {
+		return p
+	}
+	return open(sub) // outside t.mu: opening adds the provider
 }
 
 func (t *Tenant) all() []*Provider {

@@ -396,7 +396,7 @@ func (p *Provider) versionByID(ctx context.Context, srcID, resource string) (*cl
 	notFound := cloud.NotFound(cloud.CodeResourceNotFound, srcID, "The Resource '%s/%s' under resource group '%s' was not found.",
 		tVersion, strings.Join(rid.Names, "/"), rid.ResourceGroup)
 	if !strings.EqualFold(rid.Subscription, p.sub) {
-		if q := p.peerOf(rid.Subscription); q != nil {
+		if q := p.peerOf(ctx, rid.Subscription); q != nil {
 			return q.versionByID(ctx, srcID, resource) // another subscription of the tenant
 		}
 		return nil, nil, notFound
@@ -424,7 +424,7 @@ func (p *Provider) imageByID(ctx context.Context, srcID, resource string) (*clou
 	notFound := cloud.NotFound(cloud.CodeResourceNotFound, srcID, "The Resource '%s/%s' under resource group '%s' was not found.",
 		tImage, rid.Names[0], rid.ResourceGroup)
 	if !strings.EqualFold(rid.Subscription, p.sub) {
-		if q := p.peerOf(rid.Subscription); q != nil {
+		if q := p.peerOf(ctx, rid.Subscription); q != nil {
 			return q.imageByID(ctx, srcID, resource) // another subscription of the tenant
 		}
 		return nil, notFound

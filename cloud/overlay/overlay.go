@@ -56,7 +56,7 @@ type Provider struct {
 	sub  string
 	// peer finds the overlays of the tenant's other subscriptions
 	// (JoinTenant); nil: none.
-	peer func(sub string) *Provider
+	peer func(ctx context.Context, sub string) *Provider
 
 	// wmu serialises writes: each reads (overlay, then base) and records as
 	// one step, so parallel writes see each other's results.

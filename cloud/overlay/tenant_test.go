@@ -1,6 +1,7 @@
 package overlay_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 
@@ -40,7 +41,7 @@ func TestTenantOverlaysSeeEachOthersChanges(t *testing.T) {
 
 	peers := map[string]*overlay.Provider{build.SubscriptionID(): build, gal.SubscriptionID(): gal}
 	for _, o := range peers {
-		o.JoinTenant(func(sub string) *overlay.Provider { return peers[sub] })
+		o.JoinTenant(func(_ context.Context, sub string) *overlay.Provider { return peers[sub] })
 	}
 	v, err := gal.CreateImageVersion(ctx, want)
 	require.NoError(t, err)

@@ -82,7 +82,7 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		if err != nil {
 			return nil, err
 		}
-		subs := tenant.NewCache(tenant.Local(f.stateDir, t, local.Options{ReadOnly: f.readOnly}))
+		subs := tenant.NewLocal(f.stateDir, t, local.Options{ReadOnly: f.readOnly})
 		return &target{name: f.name, provider: p, runsDir: runs, stateDir: f.stateDir, subs: subs,
 			close: func() error { return errors.Join(subs.Close(), p.Close()) }}, nil
 	case "azure":

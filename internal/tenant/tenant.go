@@ -92,6 +92,32 @@ func Local(dir string, t *local.Tenant, opts local.Options) Opener {
 	}
 }
 
+// NewLocal is the Cache of the local target's other subscriptions (see
+// Local), which t opens as well when a source in one of them is read
+// before any step named it (a resumed run).
+func NewLocal(dir string, t *local.Tenant, opts local.Options) *Cache {
+	return joined(NewCache(Local(dir, t, opts)), t)
+}
+
+// NewMemory is NewLocal for in-memory subscriptions (Memory).
+func NewMemory(t *local.Tenant, opts local.Options) *Cache {
+	return joined(NewCache(Memory(t, opts)), t)
+}
+
+// joined makes t open its subscriptions through c. Opening a local state
+// waits on nothing remote, hence no caller's context.
+func joined(c *Cache, t *local.Tenant) *Cache {
+	t.OpenWith(func(sub string) *local.Provider {
+		p, err := c.Provider(context.Background(), sub)
+		if err != nil {
+			return nil
+		}
+		lp, _ := p.(*local.Provider)
+		return lp
+	})
+	return c
+}
+
 // Memory is the Opener of in-memory subscriptions joined to t (tests,
 // imgflow test).
 func Memory(t *local.Tenant, opts local.Options) Opener {
@@ -155,12 +181,19 @@ func (d *dry) Provider(ctx context.Context, sub string) (cloud.Provider, error) 
 	return o, nil
 }
 
-// peer is the pass's overlay of sub, nil when none is open.
-func (d *dry) peer(sub string) *overlay.Provider {
+// peer is the pass's overlay of sub, opened when a source names it first
+// (a resumed run replays the steps that named it); nil when it cannot be.
+func (d *dry) peer(ctx context.Context, sub string) *overlay.Provider {
 	if d.primary != nil && strings.EqualFold(d.primary.SubscriptionID(), sub) {
 		return d.primary
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.overlays[strings.ToLower(sub)]
+	if cloud.ValidateSubscriptionID(sub) != nil {
+		return nil
+	}
+	p, err := d.Provider(ctx, sub)
+	if err != nil {
+		return nil // the source is then not found, as ARM answers
+	}
+	o, _ := p.(*overlay.Provider)
+	return o
 }

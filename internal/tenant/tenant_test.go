@@ -38,7 +38,7 @@ func newWorld(t *testing.T, src string) *world {
 	tn := local.NewTenant()
 	p, err := local.Open(dir, local.Options{Tenant: tn})
 	require.NoError(t, err)
-	w := &world{dir: dir, target: p, subs: tenant.NewCache(tenant.Local(dir, tn, local.Options{})), h: testharness.New(t, root, "xsub")}
+	w := &world{dir: dir, target: p, subs: tenant.NewLocal(dir, tn, local.Options{}), h: testharness.New(t, root, "xsub")}
 	t.Cleanup(func() { assert.NoError(t, w.subs.Close()); assert.NoError(t, p.Close()) })
 	return w
 }
@@ -177,4 +177,26 @@ storage_account("xsubvhds", resource_group = rg)`, "makes storage accounts and m
 			}
 		})
 	}
+}
+
+// A new process (imgflow run --resume) has not opened the gallery's
+// subscription when it makes a disk from a version there: the target's
+// tenant opens it then.
+func TestTenantOpensASubscriptionASourceNames(t *testing.T) {
+	w := newWorld(t, publish)
+	writeVHD(t, filepath.Dir(w.dir))
+	require.NoError(t, w.run().Err)
+	require.NoError(t, w.subs.Close())
+	require.NoError(t, w.target.Close())
+
+	tn := local.NewTenant()
+	p, err := local.Open(w.dir, local.Options{Tenant: tn})
+	require.NoError(t, err)
+	subs := tenant.NewLocal(w.dir, tn, local.Options{})
+	t.Cleanup(func() { assert.NoError(t, subs.Close()); assert.NoError(t, p.Close()) })
+	require.Empty(t, subs.Opened())
+	id := cloud.ImageVersionID(gallerySub, "aks-vhd-build", "sig", "ubuntu", "1.0.0")
+	_, err = p.CreateDiskFromImageVersion(context.Background(), cloud.Disk{Name: "export", ResourceGroup: "aks-vhd-build", Location: "eastus", SourceImageVersionID: id})
+	require.NoError(t, err)
+	assert.Len(t, subs.Opened(), 1)
 }

@@ -205,7 +205,7 @@ func (r *Runner) runTest(ctx context.Context, cfg interp.Config, file, name stri
 		return res
 	}
 	defer cloud.Close()
-	subs := tenant.NewCache(tenant.Memory(tn, local.Options{}))
+	subs := tenant.NewMemory(tn, local.Options{})
 	defer subs.Close()
 	journals, err := os.MkdirTemp("", "imgflow-test-runs-")
 	if err != nil {
