@@ -81,6 +81,9 @@ func (p *Provider) sourceContent(st *State, src cloud.ImageSource, resource stri
 // its data file or, for one made before resources had data files, its
 // source's content.
 func (p *Provider) resourceContent(st *State, id string, src cloud.ImageSource, depth int) (content, error) {
+	if q, qst := p.peerState(st, idSubscription(id)); q != nil {
+		return q.resourceContent(qst, id, src, depth) // another subscription's resource has its data there
+	}
 	path := p.dataFile(id)
 	if fi, err := os.Stat(path); err == nil {
 		return content{path: path, size: fi.Size()}, nil

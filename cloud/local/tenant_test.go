@@ -110,3 +110,24 @@ func TestOpenWithSubscriptionID(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "state.json"))
 	require.NoError(t, err)
 }
+
+// A version published straight to the other subscription's gallery from a
+// staged VHD that is gone (as packer's direct publishing leaves it): a
+// disk in the build subscription reads the version's own data there.
+func TestTenantReadsAVersionsDataInItsSubscription(t *testing.T) {
+	build, gal := newTenantPair(t, NewTenant())
+	_, err := gal.p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "galstage", ResourceGroup: rgName, Location: "westeurope"})
+	require.NoError(t, err)
+	require.NoError(t, gal.p.EnsureContainer(ctx, "galstage", "system"))
+	staged := cloud.BlobRef{Account: "galstage", Container: "system", Name: "osdisk.vhd"}
+	gal.upload(t, staged, vhdImage(vhdBytes, vhdTypeFixed))
+	v, err := gal.p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: rgName, Gallery: galName, Definition: defName,
+		Source: cloud.ImageSource{Kind: cloud.SourceVHD, URI: staged.URL(), StorageAccountID: cloud.StorageAccountID(otherSub, rgName, "galstage")}})
+	require.NoError(t, err)
+	require.NoError(t, gal.p.DeleteBlob(ctx, staged))
+
+	_, err = build.p.CreateVM(ctx, cloud.VM{Name: "vm", ResourceGroup: rgName, Location: "westeurope", ImageID: v.ID, Size: "Standard_D2s_v5"})
+	require.NoError(t, err)
+	_, err = build.p.CreateDiskFromImageVersion(ctx, cloud.Disk{Name: "export", ResourceGroup: rgName, Location: "westeurope", SourceImageVersionID: v.ID})
+	require.NoError(t, err)
+}
