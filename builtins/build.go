@@ -41,6 +41,9 @@ type outcomeBuilder interface {
 func (r *Run) packerBuilder() PackerBuilder {
 	if r.Packer == nil || r.dryRun() {
 		b := localsim.New(r.Provider)
+		if r.Subscriptions != nil {
+			b.Subscriptions = func(ctx context.Context, sub string) (cloud.Provider, error) { return r.ProviderFor(ctx, sub) }
+		}
 		if r.Workspace != nil {
 			b.Sums = r.Workspace.StagedSums
 		}
@@ -708,7 +711,11 @@ func (c *Call) buildResult(res *packer.Result) (starlark.Value, string, error) {
 		}
 		f["sig_version"] = v
 		if rid, err := cloud.ParseResourceID(res.GalleryImageVersionID); err == nil && len(rid.Names) == 3 {
-			summary = append(summary, "version "+strings.Join(rid.Names, "/"))
+			version := "version " + strings.Join(rid.Names, "/")
+			if !cloud.SameSubscription(rid.Subscription, c.Run.Provider.SubscriptionID()) {
+				version += " (subscription " + rid.Subscription + ")"
+			}
+			summary = append(summary, version)
 		}
 	}
 	if len(summary) == 0 {
@@ -724,7 +731,11 @@ func (c *Call) galleryVersion(id string) (starlark.Value, error) {
 	if err != nil || !rid.Is("Microsoft.Compute", "galleries", "images", "versions") {
 		return nil, fmt.Errorf("packer reported %q, which is not a gallery image version id", id)
 	}
-	ctx, p := c.Ctx(), c.Run.Provider
+	ctx := c.Ctx()
+	p, err := c.Run.ProviderFor(ctx, rid.Subscription) // the gallery may be in another subscription
+	if err != nil {
+		return nil, fmt.Errorf("read back %s: %w", id, err)
+	}
 	g, err := p.GetGallery(ctx, rid.ResourceGroup, rid.Names[0])
 	if err != nil {
 		return nil, fmt.Errorf("read back the gallery of %s: %w", id, err)
@@ -765,7 +776,11 @@ func (c *Call) builtVersion(tpl *packer.Template, values, env map[string]string)
 		if rg == "" || gallery == "" || def == "" || version == "" {
 			continue // packer's own validation names what is missing
 		}
-		v, err := c.Run.Provider.GetImageVersion(c.Ctx(), rg, gallery, def, version)
+		gp, err := c.Run.ProviderFor(c.Ctx(), str("subscription"))
+		if err != nil {
+			continue // a subscription the run cannot read: packer's build finds out
+		}
+		v, err := gp.GetImageVersion(c.Ctx(), rg, gallery, def, version)
 		if cloud.IsNotFound(err) {
 			continue
 		}
