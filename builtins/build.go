@@ -29,9 +29,10 @@ type PackerBuilder interface {
 
 // PackerSimulator makes a builder that simulates packer builds, making
 // their products in p, with temporary files under tempDir ("": the
-// system's). Whoever builds the workspace plugs it in
+// system's); subscriptions, when not nil, reaches the tenant's other
+// subscriptions (a SIG destination there). Whoever builds the workspace plugs it in
 // (Workspace.SimulatePacker; internal/localpacker for packer/localsim).
-type PackerSimulator func(p cloud.Provider, tempDir string) PackerBuilder
+type PackerSimulator func(p cloud.Provider, tempDir string, subscriptions func(ctx context.Context, sub string) (cloud.Provider, error)) PackerBuilder
 
 // outcomeBuilder is a PackerBuilder that knows whether it created
 // anything (the simulation reuses what an earlier run made).
@@ -63,7 +64,11 @@ func (r *Run) packerBuilder() (b PackerBuilder, simulated bool, err error) {
 		// the run's own place, which gc and resume remove.
 		tempDir = r.TempDir
 	}
-	return r.Workspace.SimulatePacker(r.Provider, tempDir), true, nil
+	var subs func(ctx context.Context, sub string) (cloud.Provider, error)
+	if r.Subscriptions != nil {
+		subs = r.ProviderFor
+	}
+	return r.Workspace.SimulatePacker(r.Provider, tempDir, subs), true, nil
 }
 
 // scratchDirer is a provider with a directory for temporary files that it
@@ -720,7 +725,11 @@ func (c *Call) buildResult(res *packer.Result) (starlark.Value, string, error) {
 		}
 		f["sig_version"] = v
 		if rid, err := cloud.ParseResourceID(res.GalleryImageVersionID); err == nil && len(rid.Names) == 3 {
-			summary = append(summary, "version "+strings.Join(rid.Names, "/"))
+			version := "version " + strings.Join(rid.Names, "/")
+			if !cloud.SameSubscription(rid.Subscription, c.Run.Provider.SubscriptionID()) {
+				version += " (subscription " + rid.Subscription + ")"
+			}
+			summary = append(summary, version)
 		}
 	}
 	if len(summary) == 0 {
@@ -736,7 +745,11 @@ func (c *Call) galleryVersion(id string) (starlark.Value, error) {
 	if err != nil || !rid.Is("Microsoft.Compute", "galleries", "images", "versions") {
 		return nil, fmt.Errorf("packer reported %q, which is not a gallery image version id", id)
 	}
-	ctx, p := c.Ctx(), c.Run.Provider
+	ctx := c.Ctx()
+	p, err := c.Run.ProviderFor(ctx, rid.Subscription) // the gallery may be in another subscription
+	if err != nil {
+		return nil, fmt.Errorf("read back %s: %w", id, err)
+	}
 	g, err := p.GetGallery(ctx, rid.ResourceGroup, rid.Names[0])
 	if err != nil {
 		return nil, fmt.Errorf("read back the gallery of %s: %w", id, err)
@@ -777,7 +790,11 @@ func (c *Call) builtVersion(tpl *packer.Template, values, env map[string]string)
 		if rg == "" || gallery == "" || def == "" || version == "" {
 			continue // packer's own validation names what is missing
 		}
-		v, err := c.Run.Provider.GetImageVersion(c.Ctx(), rg, gallery, def, version)
+		gp, err := c.Run.ProviderFor(c.Ctx(), str("subscription"))
+		if err != nil {
+			continue // a subscription the run cannot read: packer's build finds out
+		}
+		v, err := gp.GetImageVersion(c.Ctx(), rg, gallery, def, version)
 		if cloud.IsNotFound(err) {
 			continue
 		}

@@ -15,7 +15,7 @@ import (
 // existing version, and the plan (which reuses it) would be wrong.
 func TestPackerBuildReusesAnExistingDestinationOnTheAzureTarget(t *testing.T) {
 	t.Setenv("IMGFLOW_SECRET_UA_TOKEN", secretValue)
-	f := newBuildFixture(t)
+	f := newBuildFixtureIn(t, fakeBuildSubscription) // the subscription fakeBuild publishes to
 	require.NoError(t, publishFakeVersion(t, f))
 	packer := &failingBuilder{}
 	globals, run, err := directRun(t, f, packer, fakeBuild)
@@ -45,7 +45,7 @@ func (p failedReplication) GetImageVersion(ctx context.Context, rg, gallery, def
 // reused nor rebuilt: the error says how to get rid of it.
 func TestPackerBuildRefusesADestinationThatFailedToReplicate(t *testing.T) {
 	t.Setenv("IMGFLOW_SECRET_UA_TOKEN", secretValue)
-	f := newBuildFixture(t)
+	f := newBuildFixtureIn(t, fakeBuildSubscription) // the subscription fakeBuild publishes to
 	require.NoError(t, publishFakeVersion(t, f))
 	packer := &failingBuilder{}
 	_, _, err := directRunOn(t, f, failedReplication{f.cloud}, packer, fakeBuild)
@@ -54,3 +54,7 @@ func TestPackerBuildRefusesADestinationThatFailedToReplicate(t *testing.T) {
 	assert.Contains(t, err.Error(), "gallery image version 2021.01.01 of aksgallery/ubuntu2204, exists from an earlier build but is not usable (failed in: westus2 (disk copy error); not complete in: none)")
 	assert.Contains(t, err.Error(), "az sig image-version delete -g aks-galleries -r aksgallery -i ubuntu2204 -e 2021.01.01")
 }
+
+// fakeBuildSubscription is the subscription fakeBuild's template and the
+// fake packer's artifact name.
+const fakeBuildSubscription = "00000000-0000-0000-0000-000000000000"

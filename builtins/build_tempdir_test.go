@@ -35,7 +35,11 @@ func TestSimulatedBuildOfTheValidationPassUsesTheRunsTempDir(t *testing.T) {
 // import).
 func simulating() *Workspace {
 	sim := localsim.NewSimulator()
-	return &Workspace{SimulatePacker: func(p cloud.Provider, tempDir string) PackerBuilder { return sim(p, tempDir) }}
+	return &Workspace{SimulatePacker: func(p cloud.Provider, tempDir string, subs func(context.Context, string) (cloud.Provider, error)) PackerBuilder {
+		b := sim(p, tempDir)
+		b.Subscriptions = subs
+		return b
+	}}
 }
 
 // Without a simulator, a run that has no packer says what is missing

@@ -71,9 +71,16 @@ type buildFixture struct {
 
 func newBuildFixture(t *testing.T) *buildFixture {
 	t.Helper()
+	return newBuildFixtureIn(t, "")
+}
+
+// newBuildFixtureIn is newBuildFixture with the target in subscription
+// sub ("" a seeded random one).
+func newBuildFixtureIn(t *testing.T, sub string) *buildFixture {
+	t.Helper()
 	ws, err := localpacker.NewWorkspace("..")
 	require.NoError(t, err)
-	p, err := local.NewMemory(local.Options{Rand: rand.New(rand.NewSource(1)), Now: func() time.Time { return snippetTime }})
+	p, err := local.NewMemory(local.Options{Rand: rand.New(rand.NewSource(1)), Now: func() time.Time { return snippetTime }, SubscriptionID: sub})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, p.Close()) })
 	return &buildFixture{t: t, ws: ws, reg: builtins.NewRegistry(), cloud: p, apply: p, rep: &printRecorder{}, journals: t.TempDir()}

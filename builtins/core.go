@@ -325,7 +325,7 @@ func cleanupImpl(c *Call) (starlark.Value, error) {
 		}
 		if c.Run.Journal != nil {
 			kept = what
-			spec := journal.Cleanup{ID: id, Kind: kind, Name: "delete " + what, Pos: c.Pos(), Args: args}
+			spec := journal.Cleanup{ID: id, Kind: kind, Name: "delete " + what, Pos: c.Pos(), Args: c.Run.withSubscription(args, what)}
 			if err := c.Run.Journal.RecordCleanup(spec); err != nil {
 				return nil, fmt.Errorf("cleanup: %w", err)
 			}

@@ -280,7 +280,11 @@ func deleteImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("delete: %w", err)
 	}
-	err = deleters()[kind](c.Ctx(), c.Run.Provider, args)
+	p, err := cleanupProvider(c.Ctx(), c.Run.Provider, c.Run.Subscriptions, c.Run.withSubscription(args, what))
+	if err != nil {
+		return nil, fmt.Errorf("delete %s: %w", what, err)
+	}
+	err = deleters()[kind](c.Ctx(), p, args)
 	switch {
 	case cloud.IsNotFound(err):
 		c.Report(cloud.Exists, what+" (already gone)")

@@ -31,9 +31,10 @@ func registerGallery(r *Registry) {
 				{Name: "name", Kind: KindString, Doc: "resource group name"},
 				{Name: "location", Kind: KindLocation, Doc: "region, e.g. `westeurope` (ARM's spellings such as `West Europe` become that name)"},
 				{Name: "tags", Kind: KindStringDict, Default: "{}", Doc: "tags added when created"},
+				{Name: "subscription_id", Kind: KindString, Default: "None", Doc: "the subscription (a GUID) of the tenant to make it in; default: the target's"},
 			},
-			Returns: "struct(id, name, location)",
-			Doc:     "Ensures a resource group exists (created when missing; an existing one in another location is an error).",
+			Returns: "struct(id, name, location, subscription_id)",
+			Doc:     "Ensures a resource group exists (created when missing; an existing one in another location is an error). With `subscription_id`, in that subscription of the target's tenant, reached with the target's credential: galleries made in the group are there too.",
 			Example: `rg = resource_group("flatcar-image-gallery-staging", location = "westeurope")`,
 			Impl:    resourceGroupImpl,
 		},
@@ -46,8 +47,9 @@ func registerGallery(r *Registry) {
 				{Name: "description", Kind: KindString, Default: `""`, Doc: "description"},
 				{Name: "tags", Kind: KindStringDict, Default: "{}", Doc: "tags added when created"},
 				{Name: "community", Kind: kindCommunity, Default: "None", Doc: "a community_profile(): create a community gallery, which share_community() can make public"},
+				{Name: "subscription_id", Kind: KindString, Default: "None", Doc: "the gallery's subscription (a GUID) when it is not the target's, e.g. AgentBaker's GALLERY_SUBSCRIPTION_ID; default: the resource_group()'s, else the target's. Its definitions and versions are made there; their sources, test VMs and exports may be in the target's"},
 			},
-			Returns: "struct(id, name, resource_group, location, description, community, public_name)",
+			Returns: "struct(id, name, resource_group, location, description, community, public_name, subscription_id)",
 			Doc: "Ensures an Azure Compute Gallery exists. Gallery names are unique per subscription. " +
 				"With `community`, the gallery is created as a community gallery (Azure cannot convert an existing private gallery into one, so a private gallery of that name is an error); " +
 				"on a rerun its publisher URI, e-mail and EULA are updated, its prefix cannot change. " +
@@ -166,24 +168,57 @@ func (c *Call) standardTags(user map[string]string) cloud.Tags {
 
 func resourceGroupImpl(c *Call) (starlark.Value, error) {
 	want := cloud.ResourceGroup{Name: c.String("name", ""), Location: c.String("location", ""), Tags: c.standardTags(c.StringMap("tags"))}
-	rg, outcome, err := ensure.EnsureResourceGroup(c.Ctx(), c.Run.Provider, want)
+	p, err := c.subscriptionArg("resource group "+want.Name, "")
+	if err != nil {
+		return nil, err
+	}
+	rg, outcome, err := ensure.EnsureResourceGroup(c.Ctx(), p, want)
 	if err != nil {
 		return nil, fmt.Errorf("resource group %s: %w", want.Name, err)
 	}
-	c.Report(outcome, rg.Name+" in "+rg.Location)
-	return makeStruct("resource_group", fields{"id": rg.ID, "name": rg.Name, "location": rg.Location}), nil
+	c.Report(outcome, rg.Name+" in "+rg.Location+c.inOther(p))
+	return makeStruct("resource_group", fields{"id": rg.ID, "name": rg.Name, "location": rg.Location, "subscription_id": p.SubscriptionID()}), nil
 }
 
-// rgArg reads a resource_group() or name argument: its name and location.
-func (c *Call) rgArg(name string) (rgName, location string) {
-	if s := c.Struct(name); s != nil {
-		return attrString(s, "name"), attrString(s, "location")
+// subscriptionArg is the provider of the subscription_id argument (a
+// GUID, checked before any cloud call), else of inherited (a parent's
+// subscription, "" for the target's). A subscription_id that contradicts
+// the parent's is an error: ARM keeps children in their parent's
+// subscription.
+func (c *Call) subscriptionArg(what, inherited string) (cloud.Provider, error) {
+	sub := inherited
+	if c.Has("subscription_id") {
+		given := c.String("subscription_id", "")
+		if err := cloud.ValidateSubscriptionID(given); err != nil {
+			return nil, fmt.Errorf("%s: subscription_id: %w", what, err)
+		}
+		if inherited != "" && !cloud.SameSubscription(given, inherited) {
+			return nil, fmt.Errorf("%s: subscription_id %s, but its resource group is in subscription %s: make the group there, resource_group(…, subscription_id = %q), or drop subscription_id", what, given, inherited, given)
+		}
+		sub = given
 	}
-	return c.String(name, ""), ""
+	p, err := c.Run.ProviderFor(c.Ctx(), sub)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return p, nil
+}
+
+// rgArg reads a resource_group() or name argument: its name, location
+// and subscription ("" for a name: the target's, unless subscription_id).
+func (c *Call) rgArg(name string) (rgName, location, sub string) {
+	if s := c.Struct(name); s != nil {
+		return attrString(s, "name"), attrString(s, "location"), subscriptionOf(attrString(s, "id"))
+	}
+	return c.String(name, ""), "", ""
 }
 
 func galleryImpl(c *Call) (starlark.Value, error) {
-	rg, rgLocation := c.rgArg("resource_group")
+	rg, rgLocation, rgSub := c.rgArg("resource_group")
+	p, err := c.subscriptionArg("gallery "+c.String("name", ""), rgSub)
+	if err != nil {
+		return nil, err
+	}
 	want := cloud.Gallery{
 		Name: c.String("name", ""), ResourceGroup: rg, Location: c.String("location", rgLocation),
 		Description: c.String("description", ""), Tags: c.standardTags(c.StringMap("tags")),
@@ -195,7 +230,7 @@ func galleryImpl(c *Call) (starlark.Value, error) {
 	if want.Location == "" {
 		return nil, fmt.Errorf("gallery %s: location is required when resource_group is a name: pass location=… or resource_group=resource_group(…)", want.Name)
 	}
-	g, outcome, err := ensure.EnsureGallery(c.Ctx(), c.Run.Provider, want)
+	g, outcome, err := ensure.EnsureGallery(c.Ctx(), p, want)
 	if err != nil {
 		return nil, fmt.Errorf("gallery %s: %w", want.Name, err)
 	}
@@ -203,7 +238,7 @@ func galleryImpl(c *Call) (starlark.Value, error) {
 	if g.Community != nil {
 		detail += " as a community gallery (prefix " + g.Community.PublicNamePrefix + ")"
 	}
-	c.Report(outcome, detail)
+	c.Report(outcome, detail+c.inOther(p))
 	return galleryValue(g), nil
 }
 
@@ -218,6 +253,7 @@ func galleryValue(g *cloud.Gallery) *starlarkstruct.Struct {
 	return makeStruct("gallery", fields{
 		"id": g.ID, "name": g.Name, "resource_group": g.ResourceGroup, "location": g.Location,
 		"description": g.Description, "community": community, "public_name": public,
+		"subscription_id": subscriptionOf(g.ID),
 	})
 }
 
@@ -257,11 +293,15 @@ func removedShareParams() map[string]string {
 func shareCommunityImpl(c *Call) (starlark.Value, error) {
 	gs := c.Struct("gallery")
 	name := attrString(gs, "name")
-	g, outcome, err := ensure.EnsureCommunity(c.Ctx(), c.Run.Provider, attrString(gs, "resource_group"), name)
+	p, err := c.providerOfID(attrString(gs, "id"))
 	if err != nil {
 		return nil, fmt.Errorf("share gallery %s with the community: %w", name, err)
 	}
-	c.Report(outcome, g.Name+" as "+g.PublicName())
+	g, outcome, err := ensure.EnsureCommunity(c.Ctx(), p, attrString(gs, "resource_group"), name)
+	if err != nil {
+		return nil, fmt.Errorf("share gallery %s with the community: %w", name, err)
+	}
+	c.Report(outcome, g.Name+" as "+g.PublicName()+c.inOther(p))
 	return galleryValue(g), nil
 }
 
@@ -281,11 +321,15 @@ func imageDefinitionImpl(c *Call) (starlark.Value, error) {
 		}
 		want.EndOfLife = &eol
 	}
-	d, outcome, err := ensure.EnsureImageDefinition(c.Ctx(), c.Run.Provider, want, c.Run.Info.Time)
+	p, err := c.providerOfID(attrString(gs, "id"))
 	if err != nil {
 		return nil, fmt.Errorf("image definition %s: %w", want.Name, err)
 	}
-	c.Report(outcome, d.Gallery+"/"+d.Name)
+	d, outcome, err := ensure.EnsureImageDefinition(c.Ctx(), p, want, c.Run.Info.Time)
+	if err != nil {
+		return nil, fmt.Errorf("image definition %s: %w", want.Name, err)
+	}
+	c.Report(outcome, d.Gallery+"/"+d.Name+c.inOther(p))
 	return makeStruct("image_definition", fields{
 		"id": d.ID, "name": d.Name, "gallery": gs, "resource_group": d.ResourceGroup, "location": d.Location,
 		"publisher": d.Publisher, "offer": d.Offer, "sku": d.SKU, "os_type": d.OSType, "os_state": d.OSState,
@@ -366,16 +410,23 @@ func imageVersionImpl(c *Call) (starlark.Value, error) {
 		}
 		want.EndOfLife = &eol
 	}
-	v, outcome, err := ensure.EnsureImageVersion(c.Ctx(), c.Run.Provider, want, c.Run.Info.Time)
+	// The version goes where its definition is; its source may be in
+	// another subscription of the tenant (Azure reads it with the
+	// caller's access).
+	p, err := c.providerOfID(attrString(ds, "id"))
+	if err != nil {
+		return nil, fmt.Errorf("image version %s of %s: %w", name, want.Definition, err)
+	}
+	v, outcome, err := ensure.EnsureImageVersion(c.Ctx(), p, want, c.Run.Info.Time)
 	if err != nil {
 		return nil, fmt.Errorf("image version %s of %s: %w", name, want.Definition, err)
 	}
 	// Azure accepts a version before every region has its replica: a
 	// version is only usable everywhere once each region is Completed.
-	if v, err = ensure.WaitReplicated(c.Ctx(), c.Run.Provider, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil); err != nil {
+	if v, err = ensure.WaitReplicated(c.Ctx(), p, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil); err != nil {
 		return nil, fmt.Errorf("image version %s of %s: %w", name, want.Definition, err)
 	}
-	c.Report(outcome, fmt.Sprintf("%s/%s/%s in %s", v.Gallery, v.Definition, v.Name, describeTargets(v.TargetRegions)))
+	c.Report(outcome, fmt.Sprintf("%s/%s/%s in %s%s", v.Gallery, v.Definition, v.Name, describeTargets(v.TargetRegions), c.inOther(p)))
 	return versionValue(v, ds), nil
 }
 
@@ -434,17 +485,21 @@ func replicateImpl(c *Call) (starlark.Value, error) {
 		Definition: attrString(ds, "name"), Version: attrString(vs, "name"),
 		Regions: names, ReplicaCount: replicas, StorageAccountType: c.String("storage_account_type", ""), RegionReplicas: counts,
 	}
-	v, outcome, err := ensure.Replicate(c.Ctx(), c.Run.Provider, req)
+	p, err := c.providerOfID(attrString(vs, "id"))
+	if err != nil {
+		return nil, fmt.Errorf("replicate %s/%s: %w", req.Definition, req.Version, err)
+	}
+	v, outcome, err := ensure.Replicate(c.Ctx(), p, req)
 	if err != nil {
 		return nil, fmt.Errorf("replicate %s/%s: %w", req.Definition, req.Version, err)
 	}
 	if c.Bool("wait", true) {
-		v, err = ensure.WaitReplicated(c.Ctx(), c.Run.Provider, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil)
+		v, err = ensure.WaitReplicated(c.Ctx(), p, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil)
 		if err != nil {
 			return nil, fmt.Errorf("replicate %s/%s: %w", req.Definition, req.Version, err)
 		}
 	}
-	c.Report(outcome, fmt.Sprintf("%s/%s to %s", req.Definition, req.Version, describeTargets(v.TargetRegions)))
+	c.Report(outcome, fmt.Sprintf("%s/%s to %s%s", req.Definition, req.Version, describeTargets(v.TargetRegions), c.inOther(p)))
 	statuses := make([]any, 0, len(v.Replication))
 	for _, s := range v.Replication {
 		statuses = append(statuses, makeStruct("region_status", fields{"name": s.Region, "state": s.State, "progress": s.Progress}))

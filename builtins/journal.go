@@ -189,7 +189,11 @@ func (r *Run) cleanupFromSpec(spec journal.Cleanup) Cleanup {
 			if fn == nil {
 				return fmt.Errorf("unknown cleanup kind %q in the journal", spec.Kind)
 			}
-			return fn(ctx, r.Provider, spec.Args)
+			p, err := cleanupProvider(ctx, r.Provider, r.Subscriptions, spec.Args)
+			if err != nil {
+				return err
+			}
+			return fn(ctx, p, spec.Args)
 		},
 	}
 }
@@ -211,9 +215,19 @@ func (c *Call) replay(rec *journal.Step) (starlark.Value, error) {
 // RunCleanup runs a journaled cleanup against p, outside any run (imgflow
 // gc finishing what a dead run left).
 func (r *Registry) RunCleanup(ctx context.Context, p cloud.Provider, c journal.Cleanup) error {
+	return r.RunCleanupIn(ctx, p, nil, c)
+}
+
+// RunCleanupIn is RunCleanup for a target that reaches other
+// subscriptions: a cleanup of a resource in one of them runs there.
+func (r *Registry) RunCleanupIn(ctx context.Context, p cloud.Provider, subs Subscriptions, c journal.Cleanup) error {
 	fn, ok := r.cleanupKinds[c.Kind]
 	if !ok {
 		return fmt.Errorf("unknown cleanup kind %q", c.Kind)
+	}
+	p, err := cleanupProvider(ctx, p, subs, c.Args)
+	if err != nil {
+		return err
 	}
 	return fn(ctx, p, c.Args)
 }

@@ -106,10 +106,13 @@ type Cleanup struct {
 // (provider, workspace, vars) and what they produce (steps, outputs,
 // cleanups). It lives in a thread local of every thread of the run.
 type Run struct {
-	Ctx       context.Context
-	Provider  cloud.Provider
-	Workspace *Workspace
-	Info      RunInfo
+	Ctx      context.Context
+	Provider cloud.Provider
+	// Subscriptions, when set, reaches subscriptions other than the
+	// target's (see ProviderFor); nil: the target's only.
+	Subscriptions Subscriptions
+	Workspace     *Workspace
+	Info          RunInfo
 	// Vars are the --var / --vars-file values by name.
 	Vars     map[string]starlark.Value
 	Reporter Reporter

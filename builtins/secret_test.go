@@ -195,7 +195,7 @@ func TestPackerBuildRunsRealPackerOnTheAzureTarget(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.mode, func(t *testing.T) {
-			f := newBuildFixture(t)
+			f := newBuildFixtureIn(t, strings.TrimPrefix(sub, "/subscriptions/")) // the fake packer's ids name it
 			argv := filepath.Join(t.TempDir(), "argv")
 			out := &testutil.SyncBuffer{}
 			var runner builtins.PackerBuilder = &packer.Runner{Binary: fake, Stdout: out, Prefix: "[packer] ",

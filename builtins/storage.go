@@ -113,7 +113,10 @@ func registerStorage(r *Registry) {
 }
 
 func storageAccountImpl(c *Call) (starlark.Value, error) {
-	rg, rgLocation := c.rgArg("resource_group")
+	rg, rgLocation, rgSub := c.rgArg("resource_group")
+	if err := c.targetSubscriptionOnly("storage account "+c.String("name", ""), rgSub); err != nil {
+		return nil, err
+	}
 	want := cloud.StorageAccount{Name: c.String("name", ""), ResourceGroup: rg, Location: c.String("location", rgLocation), Tags: c.standardTags(nil)}
 	if want.Location == "" {
 		return nil, fmt.Errorf("storage account %s: location is required when resource_group is a name", want.Name)
@@ -276,7 +279,10 @@ func blobCopyImpl(c *Call) (starlark.Value, error) {
 }
 
 func managedImageImpl(c *Call) (starlark.Value, error) {
-	rg, rgLocation := c.rgArg("resource_group")
+	rg, rgLocation, rgSub := c.rgArg("resource_group")
+	if err := c.targetSubscriptionOnly("managed image "+c.String("name", ""), rgSub); err != nil {
+		return nil, err
+	}
 	src, err := c.sourceArg("source")
 	if err != nil {
 		return nil, fmt.Errorf("managed image: %w", err)

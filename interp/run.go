@@ -53,6 +53,12 @@ type Config struct {
 	// StopAt stops the apply pass at the workflow's gate(name = StopAt)
 	// (see builtins' gate); "" goes past every gate.
 	StopAt string
+	// Subscriptions, when set, gives each pass the other subscriptions of
+	// the target's tenant (a gallery in another subscription), reached
+	// as the pass's provider primary is: for a dry pass (validation,
+	// plan) dry-run views that see each other's recorded changes, new
+	// for every pass. Nil: the target's subscription only.
+	Subscriptions func(primary cloud.Provider, dry bool) builtins.Subscriptions
 }
 
 // Target is where a run happens. Validate, when set, is a dry-run copy of
@@ -153,6 +159,9 @@ func execPass(ctx context.Context, pass, file string, cfg Config, p cloud.Provid
 	}
 	if pass == "apply" {
 		run.ArtifactsDir = cfg.ArtifactsDir
+	}
+	if cfg.Subscriptions != nil {
+		run.Subscriptions = cfg.Subscriptions(p, pass != "apply")
 	}
 	if pass == "plan" {
 		run.PackerValidator = cfg.PackerValidator

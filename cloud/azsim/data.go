@@ -95,10 +95,20 @@ func (noData) Same(Content, Key) bool                     { return true }
 func (noData) Place(Staged, Key) error                    { return nil }
 func (noData) Remove(Key) error                           { return nil }
 
-// content is where a resource's bytes are: size bytes at key.
+// content is where a resource's bytes are: size bytes at key, in data
+// (nil: the simulation's own; another subscription's of the tenant).
 type content struct {
 	key  Key
 	size int64
+	data Data
+}
+
+// in is the Data holding c.
+func (c content) in(p *Provider) Data {
+	if c.data != nil {
+		return c.data
+	}
+	return p.data
 }
 
 // maxSourceDepth bounds the resolution of source chains.
@@ -110,6 +120,9 @@ func (p *Provider) sourceContent(st *State, src cloud.ImageSource, resource stri
 	if depth > maxSourceDepth {
 		return content{}, azrules.InvalidParameter(resource, "The source chain of '%s' is too deep or circular.", resource)
 	}
+	if q, qst := p.sourcePeer(st, src); q != nil {
+		return q.sourceContent(qst, src, resource, depth) // its content is the peer's
+	}
 	switch src.Kind {
 	case cloud.SourceVHD:
 		ref, err := cloud.ParseBlobURL(src.URI)
@@ -120,7 +133,7 @@ func (p *Provider) sourceContent(st *State, src cloud.ImageSource, resource stri
 		if err != nil {
 			return content{}, err
 		}
-		return content{key: BlobKey(sa.Name, ref.Container, b.Name), size: b.Size}, nil
+		return content{key: BlobKey(sa.Name, ref.Container, b.Name), size: b.Size, data: p.data}, nil
 	case cloud.SourceImageVersion:
 		_, v, err := p.versionByID(st, src.ID, resource)
 		if err != nil {
@@ -140,8 +153,11 @@ func (p *Provider) sourceContent(st *State, src cloud.ImageSource, resource stri
 // resourceContent returns the content of a managed image or image version:
 // its own or, for one made before resources had their own, its source's.
 func (p *Provider) resourceContent(st *State, id string, src cloud.ImageSource, depth int) (content, error) {
+	if q, qst := p.peerState(st, idSubscription(id)); q != nil {
+		return q.resourceContent(qst, id, src, depth) // another subscription's resource has its content there
+	}
 	if p.data.Has(ResourceKey(id)) {
-		return content{key: ResourceKey(id), size: -1}, nil
+		return content{key: ResourceKey(id), size: -1, data: p.data}, nil
 	}
 	return p.sourceContent(st, src, id, depth)
 }
@@ -184,7 +200,7 @@ func (p *Provider) updateWithData(ctx context.Context, fn func(t *tx) (*dataCopy
 				return err
 			}
 			switch {
-			case staged != nil && p.data.Same(from, c.src.key):
+			case staged != nil && c.src.in(p).Same(from, c.src.key):
 				err := p.data.Place(staged, ResourceKey(c.id))
 				staged = nil
 				return err
@@ -222,7 +238,7 @@ func (p *Provider) updateWithData(ctx context.Context, fn func(t *tx) (*dataCopy
 // copyContent stages a copy of src and returns it with the content it
 // was copied from (closed, for Data.Same).
 func (p *Provider) copyContent(ctx context.Context, src content) (Staged, Content, error) {
-	c, err := p.data.Open(ctx, src.key)
+	c, err := src.in(p).Open(ctx, src.key)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -240,7 +256,7 @@ func (p *Provider) copyContent(ctx context.Context, src content) (Staged, Conten
 // openContent opens src for reading after the lock is released: a
 // reader of its size bytes (zeros when not kept).
 func (p *Provider) openContent(ctx context.Context, src content) (io.ReaderAt, func(), error) {
-	c, err := p.data.Open(ctx, src.key)
+	c, err := src.in(p).Open(ctx, src.key)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -142,6 +142,9 @@ func (p *Provider) managedImageByID(st *State, srcID, resource string) (*cloud.M
 	}
 	notFound := azrules.ResourceNotFound(srcID, "Microsoft.Compute/images", rid.Names[0], rid.ResourceGroup)
 	if !strings.EqualFold(rid.Subscription, st.SubscriptionID) {
+		if q, qst := p.peerState(st, rid.Subscription); q != nil {
+			return q.managedImageByID(qst, srcID, resource) // another subscription of the tenant
+		}
 		return nil, notFound
 	}
 	rg, ok := st.ResourceGroups[key(rid.ResourceGroup)]

@@ -22,6 +22,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -62,6 +63,9 @@ type Options struct {
 	// (community public names, disk SAS URLs, run command results) and
 	// records every change (Changes).
 	DryRun bool
+	// Tenant finds the other subscriptions of the tenant whose resources
+	// this one uses (see Tenant); nil: none.
+	Tenant Tenant
 }
 
 // Store persists the state of a simulation.
@@ -93,6 +97,10 @@ type Provider struct {
 
 	// rt reads through to a base target (nil without one).
 	rt *readThrough
+
+	// tenant and published: see Tenant.
+	tenant    Tenant
+	published atomic.Pointer[State]
 }
 
 var _ cloud.Provider = (*Provider)(nil)
@@ -141,7 +149,7 @@ func NewGUID(r io.Reader) (string, error) {
 // base's with a Base).
 func New(st *State, opts Options) (*Provider, error) {
 	p := &Provider{target: opts.Target, store: opts.Store, data: opts.Data, dryRun: opts.DryRun,
-		now: opts.Now, locations: opts.Locations, marketplace: opts.Marketplace}
+		now: opts.Now, locations: opts.Locations, marketplace: opts.Marketplace, tenant: opts.Tenant}
 	r := opts.Rand
 	if r == nil {
 		r = rand.Reader
@@ -178,7 +186,7 @@ func New(st *State, opts Options) (*Provider, error) {
 		}
 		st = NewState(sub)
 	}
-	p.st = st
+	p.setState(st)
 	return p, nil
 }
 
@@ -207,10 +215,10 @@ func (p *Provider) Changes() []cloud.Change {
 func (p *Provider) Target() string { return p.target }
 
 // SubscriptionID implements cloud.Provider.
+// It takes no lock (a state's subscription never changes): a tenant's
+// lookup asks it of a simulation whose lock its caller holds.
 func (p *Provider) SubscriptionID() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.st.SubscriptionID
+	return p.published.Load().SubscriptionID
 }
 
 // put is the change of a PUT: create when the resource did not exist.
@@ -281,7 +289,7 @@ func (p *Provider) update(ctx context.Context, fn func(t *tx) error) error {
 			return fmt.Errorf("write state: %w", err)
 		}
 	}
-	p.st = t.st
+	p.setState(t.st)
 	if p.dryRun {
 		p.changes = append(p.changes, t.changes...)
 	}

@@ -111,7 +111,7 @@ func fetch[T any](ctx context.Context, p *Provider, id string, has func(st *Stat
 	if exists, _ := has(p.st); err != nil || exists {
 		return false, nil
 	}
-	put(p.st, v)
+	p.mutate(func(st *State) { put(st, v) })
 	return true, nil
 }
 
@@ -351,9 +351,11 @@ func (p *Provider) loadNewAccount(ctx context.Context, rg, name string) error {
 	if _, asks := p.rt.base.(cloud.Preflighter); asks {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if remote := group(p.st, remoteGroup); remote != nil {
-			delete(remote.StorageAccounts, key(name))
-		}
+		p.mutate(func(st *State) {
+			if remote := group(st, remoteGroup); remote != nil {
+				delete(remote.StorageAccounts, key(name))
+			}
+		})
 		return nil
 	}
 	return p.loadBlob(ctx, cloud.BlobRef{Account: name, Container: probeContainer, Name: probeBlob})
@@ -375,6 +377,11 @@ func (p *Provider) loadSource(ctx context.Context, src cloud.ImageSource) error 
 // names.
 func (p *Provider) loadID(ctx context.Context, id string) error {
 	rid, err := cloud.ParseResourceID(id)
+	if err == nil {
+		if q := p.peer(ctx, p.SubscriptionID(), rid.Subscription); q != nil {
+			return q.loadID(ctx, id) // another subscription of the tenant reads its own base
+		}
+	}
 	if p.rt == nil || err != nil || !strings.EqualFold(rid.Subscription, p.rt.sub) {
 		return nil
 	}
@@ -426,19 +433,26 @@ func (p *Provider) loadBlob(ctx context.Context, ref cloud.BlobRef) error {
 	if !account {
 		return nil
 	}
-	if _, sa = p.st.findStorageAccount(ref.Account); sa == nil {
-		remote := p.st.ResourceGroups[remoteGroup]
+	p.mutate(func(st *State) { p.putBlob(st, ref, b, container) })
+	return nil
+}
+
+// putBlob puts what the base said of ref in st (see loadBlob).
+func (p *Provider) putBlob(st *State, ref cloud.BlobRef, b *cloud.Blob, container bool) {
+	_, sa := st.findStorageAccount(ref.Account)
+	if sa == nil {
+		remote := st.ResourceGroups[remoteGroup]
 		if remote == nil {
 			remote = &ResourceGroupState{Base: true}
-			p.st.ResourceGroups[remoteGroup] = remote
-			p.st.Normalize()
+			st.ResourceGroups[remoteGroup] = remote
+			st.Normalize()
 		}
 		sa = &StorageAccountState{StorageAccount: cloud.StorageAccount{Name: ref.Account, BlobEndpoint: cloud.DefaultBlobEndpoint(ref.Account)},
 			Base: true, Containers: map[string]*ContainerState{}}
 		remote.StorageAccounts[key(ref.Account)] = sa
 	}
 	if !container {
-		return nil
+		return
 	}
 	if sa.Containers[ref.Container] == nil {
 		sa.Containers[ref.Container] = &ContainerState{Name: ref.Container, Base: true, Blobs: map[string]*BlobState{}}
@@ -448,7 +462,6 @@ func (p *Provider) loadBlob(ctx context.Context, ref cloud.BlobRef) error {
 			Digest: b.Digest, Metadata: b.Metadata}
 		p.rt.data.put(BlobKey(ref.Account, ref.Container, ref.Name), ref, b.Size)
 	}
-	return nil
 }
 
 // baseData keeps no bytes: content read from the base is read there,

@@ -179,6 +179,9 @@ func (p *Provider) versionByID(st *State, srcID, resource string) (*DefinitionSt
 	}
 	notFound := azrules.ResourceNotFound(srcID, "Microsoft.Compute/galleries/images/versions", strings.Join(rid.Names, "/"), rid.ResourceGroup)
 	if !strings.EqualFold(rid.Subscription, st.SubscriptionID) {
+		if q, qst := p.peerState(st, rid.Subscription); q != nil {
+			return q.versionByID(qst, srcID, resource) // another subscription of the tenant
+		}
 		return nil, nil, notFound
 	}
 	d, v, ok := findVersion(st, rid.ResourceGroup, rid.Names[0], rid.Names[1], rid.Names[2])
@@ -232,6 +235,11 @@ func (s stateSources) VHD(uri, resource string) (int64, cloud.BlobRef, error) {
 
 func (s stateSources) StorageAccountExists(id string) (bool, error) {
 	rid, err := cloud.ParseResourceID(id)
+	if err == nil && len(rid.Names) > 0 {
+		if q, qst := s.p.peerState(s.st, rid.Subscription); q != nil {
+			return stateSources{s.ctx, q, qst}.StorageAccountExists(id)
+		}
+	}
 	if err != nil || len(rid.Names) == 0 || !strings.EqualFold(rid.Subscription, s.st.SubscriptionID) {
 		return false, nil
 	}

@@ -19,6 +19,9 @@ func (p *Provider) vhdBlob(ctx context.Context, st *State, uri, resource string)
 	}
 	_, sa := st.findStorageAccount(ref.Account)
 	if sa == nil {
+		if q, qst := p.accountPeer(st, ref.Account); q != nil {
+			return q.vhdBlob(ctx, qst, uri, resource) // an account of another subscription of the tenant
+		}
 		return 0, ref, azrules.AccountNotFound(ref.Account, ref.URL())
 	}
 	var b *BlobState

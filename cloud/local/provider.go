@@ -44,9 +44,14 @@ type Options struct {
 	// Rand is the source of GUIDs (the subscription id of a new state,
 	// community public names); nil means crypto/rand.
 	Rand io.Reader
-	// SubscriptionID is the subscription of a memory state (NewMemory);
-	// "" draws a GUID from Rand. The fake ARM serves the one it was given.
+	// SubscriptionID is the subscription of a new state (NewMemory, or
+	// Open of a directory without one); "" draws a GUID from Rand. Open
+	// refuses an existing state of another subscription. The fake ARM
+	// serves the one it was given.
 	SubscriptionID string
+	// Tenant, when set, joins the provider to a tenant whose other
+	// subscriptions' resources it uses (see Tenant).
+	Tenant *Tenant
 	// Now is the clock for creation times; nil means time.Now.
 	Now func() time.Time
 	// Locations replaces the list of Azure locations
@@ -92,11 +97,15 @@ func (p *Provider) start(st *State, opts Options) (*Provider, error) {
 	if p.store != nil {
 		aopts.Store = p.store
 	}
+	if opts.Tenant != nil {
+		aopts.Tenant = simTenant{opts.Tenant}
+	}
 	sim, err := azsim.New(st, aopts)
 	if err != nil {
 		return nil, err
 	}
 	p.Provider = sim
+	opts.Tenant.add(p)
 	return p, nil
 }
 
@@ -112,9 +121,16 @@ func Open(dir string, opts Options) (*Provider, error) {
 	if opts.ReadOnly {
 		// state.json is replaced by a rename, so reading it without the
 		// lock sees one whole state, also while a run holds the directory.
-		st, _, err := loadState(p.store.path)
+		st, ok, err := loadState(p.store.path)
 		if err != nil {
 			return nil, err
+		}
+		if ok {
+			if err := checkSubscription(p.store.path, st, opts.SubscriptionID); err != nil {
+				return nil, err
+			}
+		} else if opts.SubscriptionID != "" {
+			st = azsim.NewState(opts.SubscriptionID)
 		}
 		return p.start(st, opts)
 	}
@@ -142,10 +158,16 @@ func Open(dir string, opts Options) (*Provider, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if !ok {
-		sub, err := azsim.NewGUID(opts.Rand)
-		if err != nil {
+	if ok {
+		if err := checkSubscription(p.store.path, st, opts.SubscriptionID); err != nil {
 			return fail(err)
+		}
+	} else {
+		sub := opts.SubscriptionID
+		if sub == "" {
+			if sub, err = azsim.NewGUID(opts.Rand); err != nil {
+				return fail(err)
+			}
 		}
 		st = azsim.NewState(sub)
 		if err := saveState(p.store.path, st); err != nil {

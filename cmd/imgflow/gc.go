@@ -185,7 +185,7 @@ func collectRun(ctx context.Context, e *env, tgt *target, reg *builtins.Registry
 			n++
 			continue
 		}
-		if err := reg.RunCleanup(ctx, tgt.provider, c); err != nil {
+		if err := reg.RunCleanupIn(ctx, tgt.provider, tgt.subs, c); err != nil {
 			errs = append(errs, fmt.Errorf("run %s: %s: %w", r.RunID, c.Name, err))
 			continue
 		}

@@ -177,7 +177,7 @@ func runJob(ctx context.Context, e *env, ws *builtins.Workspace, tgt *target, re
 	defer os.RemoveAll(builtins.RunTempDir(info.ID))
 	res := interp.Run(ctx, "//"+file, interp.Config{
 		Workspace: ws, Registry: reg, Vars: vars, Info: info, MaxSteps: maxSteps, Reporter: rep, Journal: jf, Packer: tgt.packer, StopAt: stopAt,
-		TempDir: builtins.RunTempDir(info.ID),
+		TempDir: builtins.RunTempDir(info.ID), Subscriptions: tgt.subscriptions(),
 	}, interp.Target{Apply: tgt.provider, Validate: tgt.dryRun()})
 	if err := endJournal(ctx, jf, res); err != nil {
 		return err

@@ -132,7 +132,7 @@ func planJobs(ctx context.Context, ws *builtins.Workspace, tgt *target, rel *rel
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			info := newPlanInfo()
-			cfg := interp.Config{Workspace: ws, Registry: reg, Vars: j.StarlarkVars(), Info: info, Reporter: prints, PackerValidator: validator}
+			cfg := interp.Config{Workspace: ws, Registry: reg, Vars: j.StarlarkVars(), Info: info, Reporter: prints, PackerValidator: validator, Subscriptions: tgt.subscriptions()}
 			if tmp, removeTmp, err := planTempDir(info); err == nil {
 				defer removeTmp()
 				cfg.TempDir = tmp

@@ -156,7 +156,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	defer os.RemoveAll(builtins.RunTempDir(info.ID))
 	res := interp.Run(ctx, "//"+file, interp.Config{
 		Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: info, MaxSteps: *maxSteps, Reporter: reporter, Journal: j, Packer: tgt.packer,
-		ArtifactsDir: artifactsDir, TempDir: builtins.RunTempDir(info.ID), StopAt: *stopAt,
+		ArtifactsDir: artifactsDir, TempDir: builtins.RunTempDir(info.ID), StopAt: *stopAt, Subscriptions: tgt.subscriptions(),
 	}, interp.Target{Apply: tgt.provider, Validate: tgt.dryRun()})
 	logCI.endGroup(e.stdout)
 	if err := endJournal(ctx, j, res); err != nil {

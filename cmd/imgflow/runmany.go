@@ -103,7 +103,7 @@ func runOneOfMany(ctx context.Context, e *env, ws *builtins.Workspace, tgt *targ
 	defer os.RemoveAll(builtins.RunTempDir(info.ID))
 	res := interp.Run(ctx, "//"+file, interp.Config{
 		Workspace: ws, Registry: reg, Vars: own, Info: info, MaxSteps: maxSteps, Reporter: rep, Journal: j, Packer: tgt.packer, AnyVars: true,
-		ArtifactsDir: artifactsDir, TempDir: builtins.RunTempDir(info.ID),
+		ArtifactsDir: artifactsDir, TempDir: builtins.RunTempDir(info.ID), Subscriptions: tgt.subscriptions(),
 	}, interp.Target{Apply: tgt.provider, Validate: tgt.dryRun()})
 	if err := endJournal(ctx, j, res); err != nil {
 		return res, info.ID, err

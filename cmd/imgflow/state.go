@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/internal/tenant"
 )
 
 func cmdState(ctx context.Context, e *env, args []string) error {
@@ -44,6 +46,29 @@ func cmdState(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.stdout, st)
 	}
 	printTree(e, st)
+	return printOtherSubscriptions(e, dir)
+}
+
+// printOtherSubscriptions shows the local target's other subscriptions
+// (a gallery in another subscription: tenant.LocalDir), after the
+// target's own.
+func printOtherSubscriptions(e *env, dir string) error {
+	subs, err := filepath.Glob(tenant.LocalDir(dir, "*"))
+	if err != nil {
+		return err
+	}
+	sort.Strings(subs)
+	for _, sub := range subs {
+		p, err := local.Open(sub, local.Options{ReadOnly: true})
+		if err != nil {
+			return err
+		}
+		st := p.Snapshot()
+		if err := p.Close(); err != nil {
+			return err
+		}
+		printTree(e, st)
+	}
 	return nil
 }
 

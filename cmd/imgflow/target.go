@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
 	"github.com/imgflow/imgflow/internal/localpacker"
+	"github.com/imgflow/imgflow/internal/tenant"
 	"github.com/imgflow/imgflow/journal"
 	"github.com/imgflow/imgflow/packer"
 )
@@ -28,7 +30,10 @@ type target struct {
 	stateDir string
 	// packer runs packer_build for real; nil simulates it (local target).
 	packer builtins.PackerBuilder
-	close  func() error
+	// subs are the other subscriptions of the target's tenant a run
+	// reaches (a gallery in another subscription), opened when named.
+	subs  *tenant.Cache
+	close func() error
 }
 
 // envSimulatePacker is a TEST-ONLY hook: set to "simulate", packer_build
@@ -71,11 +76,16 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 	runs := filepath.Join(f.stateDir, "runs")
 	switch f.name {
 	case "local":
-		p, err := local.Open(f.stateDir, local.Options{ReadOnly: f.readOnly})
+		// Another subscription is a state directory of its own under
+		// the target's (tenant.LocalDir); they form one tenant.
+		t := local.NewTenant()
+		p, err := local.Open(f.stateDir, local.Options{ReadOnly: f.readOnly, Tenant: t})
 		if err != nil {
 			return nil, err
 		}
-		return &target{name: f.name, provider: p, runsDir: runs, stateDir: f.stateDir, close: p.Close}, nil
+		subs := tenant.NewLocal(f.stateDir, t, local.Options{ReadOnly: f.readOnly})
+		return &target{name: f.name, provider: p, runsDir: runs, stateDir: f.stateDir, subs: subs,
+			close: func() error { return errors.Join(subs.Close(), p.Close()) }}, nil
 	case "azure":
 		auth, err := azure.ParseStorageAuth(f.storageAuth)
 		if err != nil {
@@ -99,7 +109,8 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 		if err != nil {
 			return nil, err
 		}
-		t := &target{name: f.name, provider: p, runsDir: runs, stateDir: f.stateDir,
+		subs := tenant.NewCache(func(ctx context.Context, sub string) (cloud.Provider, error) { return p.ForSubscription(ctx, sub) })
+		t := &target{name: f.name, provider: p, runsDir: runs, stateDir: f.stateDir, subs: subs,
 			packer: &packer.Runner{Stdout: e.stdout, Prefix: "[packer] ", CloudEnvironment: azCloud.PackerName}, close: func() error { return nil }}
 		if os.Getenv(envSimulatePacker) == "simulate" {
 			t.packer = nil // packer_build simulated against the target (tests)
@@ -113,6 +124,15 @@ func openTarget(ctx context.Context, e *env, ws *builtins.Workspace, f targetFla
 // target: reads see the target, changes are checked with its rules and
 // recorded only (cloud/overlay).
 func (t *target) dryRun() cloud.Provider { return overlay.New(t.provider) }
+
+// subscriptions is interp.Config.Subscriptions for the target: its other
+// subscriptions, as dry-run views in the dry passes.
+func (t *target) subscriptions() func(cloud.Provider, bool) builtins.Subscriptions {
+	if t.subs == nil {
+		return nil
+	}
+	return tenant.ForPass(t.subs)
+}
 
 // journals is the store of the run journals in runsDir: a directory, or an
 // Azure container URL. A container URL without a SAS is reached as the

@@ -5,6 +5,8 @@
 package localpacker
 
 import (
+	"context"
+
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/packer/localsim"
@@ -14,7 +16,11 @@ import (
 // it makes share one cache of staged files' sums.
 func Simulator() builtins.PackerSimulator {
 	sim := localsim.NewSimulator()
-	return func(p cloud.Provider, tempDir string) builtins.PackerBuilder { return sim(p, tempDir) }
+	return func(p cloud.Provider, tempDir string, subs func(ctx context.Context, sub string) (cloud.Provider, error)) builtins.PackerBuilder {
+		b := sim(p, tempDir)
+		b.Subscriptions = subs
+		return b
+	}
 }
 
 // NewWorkspace is builtins.NewWorkspace with the simulator plugged in.

@@ -12,6 +12,7 @@ import (
 	"github.com/imgflow/imgflow/cloud/faults"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
+	"github.com/imgflow/imgflow/internal/tenant"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -23,7 +24,10 @@ type harness struct {
 	runner   *Runner
 	testFile string
 	cloud    *local.Provider
-	runs     int
+	// subs are the fake cloud's other subscriptions (a gallery in
+	// another subscription), one tenant with cloud.
+	subs *tenant.Cache
+	runs int
 	// journals holds the runs' journals for resume.
 	journals journal.ScratchDir
 }
@@ -71,6 +75,7 @@ func (h *harness) run(thread *starlark.Thread, b *starlark.Builtin, args starlar
 	res := interp.Run(ctx, "//"+rel, interp.Config{
 		Workspace: h.runner.Workspace, Registry: h.runner.Registry, Vars: values,
 		Info: info, Reporter: h.runner.Reporter, Journal: j, Hooks: faulthook.Hooks(faultSet), Programs: &h.runner.programs,
+		Subscriptions: tenant.ForPass(h.subs),
 	}, interp.Target{Apply: faults.WithFaults(h.cloud, faultSet), Validate: overlay.New(h.cloud)})
 	if !res.Crashed {
 		status := journal.StatusSucceeded
@@ -169,7 +174,8 @@ func asInt(v any) int64 {
 }
 
 // result is the value run() returns: struct(ok, error, phase, run_id,
-// crashed, calls, outputs, state).
+// crashed, calls, outputs, state, subscriptions): state is the target's
+// subscription, subscriptions the others' by id.
 func (h *harness) result(res *interp.Result, runID string) (starlark.Value, error) {
 	var errVal any
 	if res.Err != nil {
@@ -194,8 +200,18 @@ func (h *harness) result(res *interp.Result, runID string) (starlark.Value, erro
 	if err != nil {
 		return nil, err
 	}
+	// The other subscriptions the runs of the test reached, by id.
+	others := map[string]any{}
+	for _, p := range h.subs.Opened() {
+		if lp, ok := p.(*local.Provider); ok {
+			if others[lp.SubscriptionID()], err = snapshot(lp); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return builtins.MakeStruct("run_result", map[string]any{
 		"ok": res.Err == nil, "error": errVal, "run_id": runID, "crashed": res.Crashed, "phase": res.Pass, "calls": calls, "outputs": outputs, "state": state,
+		"subscriptions": others,
 	}), nil
 }
 

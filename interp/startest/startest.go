@@ -19,6 +19,7 @@ import (
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
+	"github.com/imgflow/imgflow/internal/tenant"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
 )
@@ -197,19 +198,22 @@ func (r *Runner) load(ctx context.Context, cfg interp.Config, file string) (star
 func (r *Runner) runTest(ctx context.Context, cfg interp.Config, file, name string, fn *starlark.Function) Result {
 	res := Result{File: file, Name: name}
 	start := time.Now()
-	cloud, err := local.NewMemory(local.Options{})
+	tn := local.NewTenant()
+	cloud, err := local.NewMemory(local.Options{Tenant: tn})
 	if err != nil {
 		res.Failures = []string{err.Error()}
 		return res
 	}
 	defer cloud.Close()
+	subs := tenant.NewMemory(tn, local.Options{})
+	defer subs.Close()
 	journals, err := os.MkdirTemp("", "imgflow-test-runs-")
 	if err != nil {
 		res.Failures = []string{err.Error()}
 		return res
 	}
 	defer os.RemoveAll(journals)
-	h := &harness{runner: r, testFile: file, cloud: cloud, journals: journal.ScratchDir(journals)}
+	h := &harness{runner: r, testFile: file, cloud: cloud, subs: subs, journals: journal.ScratchDir(journals)}
 	rep := &collector{}
 	th, stop := interp.NewThread(ctx, cfg, file+":"+name)
 	starlarktest.SetReporter(th, rep)

@@ -87,6 +87,11 @@ type Builder struct {
 	// Sums, when set, remembers the sums of large staged files across
 	// builds (nil: every build hashes its staged files).
 	Sums *SumCache
+	// Subscriptions, when set, reaches the subscriptions of the tenant
+	// other than Provider's: a shared_image_gallery_destination (or
+	// source) whose subscription is one of them is published there, as
+	// packer does with the build's credential. Nil: Provider's only.
+	Subscriptions func(ctx context.Context, sub string) (cloud.Provider, error)
 }
 
 // New returns a Builder for p.

@@ -33,11 +33,48 @@ type simulation struct {
 	sourceGen  string // Hyper-V generation of a gallery source
 	sourceArch string // architecture of a gallery source
 	destGen    string // Hyper-V generation of the destination definition
-	location   string
-	account    *cloud.StorageAccount // VHD mode
+	// dest and src are the providers of the gallery destination's and
+	// the gallery source's subscriptions (nil: the build's).
+	dest, src cloud.Provider
+	location  string
+	account   *cloud.StorageAccount // VHD mode
 }
 
 func (s *simulation) p() cloud.Provider { return s.b.Provider }
+
+// destP is the provider of the gallery destination's subscription.
+func (s *simulation) destP() cloud.Provider {
+	if s.dest != nil {
+		return s.dest
+	}
+	return s.p()
+}
+
+// srcP is the provider of the gallery source's subscription.
+func (s *simulation) srcP() cloud.Provider {
+	if s.src != nil {
+		return s.src
+	}
+	return s.p()
+}
+
+// galleryProvider is the provider of a gallery reference's subscription:
+// the build's, or another of the tenant when Builder.Subscriptions
+// reaches it (packer publishes across subscriptions with one credential).
+func (s *simulation) galleryProvider(ctx context.Context, field string, r *sigRef) (cloud.Provider, error) {
+	sub := subOf(r)
+	if sub == "" || strings.EqualFold(sub, s.p().SubscriptionID()) {
+		return nil, nil
+	}
+	if s.b.Subscriptions == nil {
+		return nil, fmt.Errorf("build %s: %s %s is not the target's subscription %s", s.cfg.build, field, sub, s.p().SubscriptionID())
+	}
+	p, err := s.b.Subscriptions(ctx, sub)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %s %s: %w", s.cfg.build, field, sub, err)
+	}
+	return p, nil
+}
 
 // check verifies, before anything is created, what Azure would refuse: the
 // subscription, a missing source, a missing capture account, resource
@@ -45,14 +82,15 @@ func (s *simulation) p() cloud.Provider { return s.b.Provider }
 func (s *simulation) check(ctx context.Context) error {
 	c := s.cfg
 	sub := s.p().SubscriptionID()
-	for _, x := range []struct{ field, value string }{
-		{"subscription_id", c.subscription},
-		{"shared_image_gallery.subscription", subOf(c.sigSource)},
-		{"shared_image_gallery_destination.subscription", subOf(c.sigDest)},
-	} {
-		if x.value != "" && !strings.EqualFold(x.value, sub) {
-			return fmt.Errorf("build %s: %s %s is not the target's subscription %s", c.build, x.field, x.value, sub)
-		}
+	if c.subscription != "" && !strings.EqualFold(c.subscription, sub) {
+		return fmt.Errorf("build %s: subscription_id %s is not the target's subscription %s", c.build, c.subscription, sub)
+	}
+	var err error
+	if s.src, err = s.galleryProvider(ctx, "shared_image_gallery.subscription", c.sigSource); err != nil {
+		return err
+	}
+	if s.dest, err = s.galleryProvider(ctx, "shared_image_gallery_destination.subscription", c.sigDest); err != nil {
+		return err
 	}
 	switch {
 	case c.sigSource != nil:
@@ -110,11 +148,11 @@ func (s *simulation) check(ctx context.Context) error {
 	}
 	var dest *cloud.ImageDefinition
 	if d := c.sigDest; d != nil {
-		g, err := s.p().GetGallery(ctx, d.resourceGroup, d.gallery)
+		g, err := s.destP().GetGallery(ctx, d.resourceGroup, d.gallery)
 		if err != nil {
 			return fmt.Errorf("build %s: shared_image_gallery_destination gallery %s: %w (create it with gallery() before packer_build)", c.build, d.gallery, err)
 		}
-		if dest, err = s.p().GetImageDefinition(ctx, d.resourceGroup, d.gallery, d.image); err != nil {
+		if dest, err = s.destP().GetImageDefinition(ctx, d.resourceGroup, d.gallery, d.image); err != nil {
 			return fmt.Errorf("build %s: shared_image_gallery_destination image %s: %w (create it with image_definition() before packer_build)", c.build, d.image, err)
 		}
 		s.destGen = dest.HyperVGeneration
@@ -151,14 +189,14 @@ func subOf(r *sigRef) string {
 // Provider cannot list versions.
 func (s *simulation) gallerySource(ctx context.Context) (*cloud.ImageDefinition, int64, error) {
 	src := s.cfg.sigSource
-	def, err := s.p().GetImageDefinition(ctx, src.resourceGroup, src.gallery, src.image)
+	def, err := s.srcP().GetImageDefinition(ctx, src.resourceGroup, src.gallery, src.image)
 	if err != nil {
 		return nil, 0, fmt.Errorf("build %s: source shared_image_gallery %s: %w", s.cfg.build, src, err)
 	}
 	if strings.EqualFold(src.version, "latest") {
 		return def, 0, nil
 	}
-	v, err := s.p().GetImageVersion(ctx, src.resourceGroup, src.gallery, src.image, src.version)
+	v, err := s.srcP().GetImageVersion(ctx, src.resourceGroup, src.gallery, src.image, src.version)
 	if err != nil {
 		return nil, 0, fmt.Errorf("build %s: source shared_image_gallery %s: %w", s.cfg.build, src, err)
 	}
@@ -193,7 +231,7 @@ func (s *simulation) runVHD(ctx context.Context) (packer.Artifact, cloud.Outcome
 		Account: s.account.Name, Container: captureContainer, Endpoint: endpointOf(s.account),
 		Name: fmt.Sprintf("Microsoft.Compute/Images/%s/%s-osDisk.%s.vhd", c.captureContainer, c.capturePrefix, s.id),
 	}
-	outcome, err := s.ensureOSDisk(ctx, ref)
+	outcome, err := s.ensureOSDisk(ctx, s.p(), ref)
 	if err != nil {
 		return packer.Artifact{}, "", err
 	}
@@ -274,7 +312,7 @@ func (s *simulation) runManaged(ctx context.Context) (packer.Artifact, cloud.Out
 func (s *simulation) runGallery(ctx context.Context) (packer.Artifact, cloud.Outcome, error) {
 	c := s.cfg
 	d := c.sigDest
-	p := s.p()
+	p := s.destP() // the VM's disk, which the gallery reads, stands in the gallery's subscription
 	ref := cloud.BlobRef{Account: StagingAccount(p.SubscriptionID(), d.resourceGroup), Container: captureContainer,
 		Name: fmt.Sprintf("Microsoft.Compute/Images/packer/%s-osDisk.%s.vhd", d.image, s.id)}
 	v, err := s.existingVersion(ctx, func(got cloud.ImageSource) bool { return sameBlob(got, ref) })
@@ -291,7 +329,7 @@ func (s *simulation) runGallery(ctx context.Context) (packer.Artifact, cloud.Out
 			return packer.Artifact{}, "", fmt.Errorf("build %s: staging account for the OS disk: %w", c.build, err)
 		}
 		ref.Endpoint = endpointOf(sa)
-		if _, err := s.ensureOSDisk(ctx, ref); err != nil {
+		if _, err := s.ensureOSDisk(ctx, p, ref); err != nil {
 			return packer.Artifact{}, "", err
 		}
 		src := cloud.ImageSource{Kind: cloud.SourceVHD, URI: ref.URL(), StorageAccountID: sa.ID}
@@ -354,7 +392,7 @@ func (s *simulation) createImage(ctx context.Context, ref cloud.BlobRef) (*cloud
 		return nil, fmt.Errorf("build %s: staging account for the OS disk: %w", c.build, err)
 	}
 	ref.Endpoint = endpointOf(sa)
-	if _, err := s.ensureOSDisk(ctx, ref); err != nil {
+	if _, err := s.ensureOSDisk(ctx, p, ref); err != nil {
 		return nil, err
 	}
 	gen := s.destGen
@@ -387,7 +425,7 @@ func (s *simulation) createImage(ctx context.Context, ref cloud.BlobRef) (*cloud
 // is none, and an error when another source made it.
 func (s *simulation) existingVersion(ctx context.Context, madeByThisBuild func(cloud.ImageSource) bool) (*cloud.ImageVersion, error) {
 	d := s.cfg.sigDest
-	got, err := s.p().GetImageVersion(ctx, d.resourceGroup, d.gallery, d.image, d.version)
+	got, err := s.destP().GetImageVersion(ctx, d.resourceGroup, d.gallery, d.image, d.version)
 	switch {
 	case err == nil:
 		if madeByThisBuild(got.Source) {
@@ -404,7 +442,7 @@ func (s *simulation) existingVersion(ctx context.Context, madeByThisBuild func(c
 // waits for its replication, as packer does.
 func (s *simulation) createVersion(ctx context.Context, location string, src cloud.ImageSource) (*cloud.ImageVersion, error) {
 	d := s.cfg.sigDest
-	p := s.p()
+	p := s.destP()
 	replicas := s.cfg.replicaCount
 	if replicas == 0 {
 		replicas = 1
@@ -457,8 +495,7 @@ const (
 
 // ensureOSDisk uploads the build's OS disk VHD to ref unless an earlier run
 // did.
-func (s *simulation) ensureOSDisk(ctx context.Context, ref cloud.BlobRef) (cloud.Outcome, error) {
-	p := s.p()
+func (s *simulation) ensureOSDisk(ctx context.Context, p cloud.Provider, ref cloud.BlobRef) (cloud.Outcome, error) {
 	size := s.diskSize()
 	existing, err := p.GetBlob(ctx, ref)
 	switch {
