@@ -99,6 +99,7 @@ func TestAddingAnAzureOperationNamesTheCodeAsItIs(t *testing.T) {
 type sources struct {
 	files    map[string]bool
 	packages map[string]bool
+	names    map[string]bool
 	text     string
 }
 
@@ -133,6 +134,7 @@ func goSources(t *testing.T, root string) sources {
 	})
 	require.NoError(t, err)
 	s.text = b.String()
+	s.collectNames()
 	return s
 }
 
@@ -140,8 +142,21 @@ func (s sources) hasFile(name string) bool { return s.files[name] }
 
 // declares reports whether some Go file declares name: a function or
 // method, a type, a variable, constant or field, or an interface method.
-func (s sources) declares(name string) bool {
-	q := regexp.QuoteMeta(name)
-	re := regexp.MustCompile(`(?m)(func (\([^)]*\) )?` + q + `[\[(]|^\s*(type |var |const )?` + q + `\b\s*([\w*\[(]|=|:=)|\b` + q + ` :?=)`)
-	return re.MatchString(s.text)
+func (s sources) declares(name string) bool { return s.names[name] }
+
+// declRE matches the declarations declares looks for; the first group
+// that matched is the name.
+var declRE = regexp.MustCompile(`(?m)func (?:\([^)]*\) )?(\w+)[\[(]|^[ \t]*(?:type |var |const )?(\w+)[ \t]*(?:[\w*\[(]|=|:=)|\b(\w+) :?=`)
+
+// collectNames fills s.names from s.text, once.
+func (s *sources) collectNames() {
+	s.names = map[string]bool{}
+	for _, m := range declRE.FindAllStringSubmatch(s.text, -1) {
+		for _, g := range m[1:] {
+			if g != "" {
+				s.names[g] = true
+				break
+			}
+		}
+	}
 }
