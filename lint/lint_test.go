@@ -47,7 +47,7 @@ run_info("x")
 output("done", True)
 `
 	assert.Equal(t, []string{
-		`lib/calls.star:3:52: unknown-keyword: resource_group() has no parameter "colour"; its parameters are name, location, tags`,
+		`lib/calls.star:3:52: unknown-keyword: resource_group() has no parameter "colour"; its parameters are name, location, tags, subscription_id`,
 		`lib/calls.star:9:9: positional-argument: run_info() takes no arguments`,
 	}, strs(l.Source("lib/calls.star", []byte(src))))
 }
