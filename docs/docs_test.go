@@ -141,12 +141,13 @@ func goSources(t *testing.T, root string) sources {
 func (s sources) hasFile(name string) bool { return s.files[name] }
 
 // declares reports whether some Go file declares name: a function or
-// method, a type, a variable, constant or field, or an interface method.
+// method, a type, a package-level or block variable or constant, a field,
+// or an interface method (a local variable does not count).
 func (s sources) declares(name string) bool { return s.names[name] }
 
 // declRE matches the declarations declares looks for; the first group
 // that matched is the name.
-var declRE = regexp.MustCompile(`(?m)func (?:\([^)]*\) )?(\w+)[\[(]|^[ \t]*(?:type |var |const )?(\w+)[ \t]*(?:[\w*\[(]|=|:=)|\b(\w+) :?=`)
+var declRE = regexp.MustCompile(`(?m)func (?:\([^)]*\) )?(\w+)[\[(]|^[ \t]*(?:type |var |const )?(\w+)[ \t]*(?:[\w*\[(]|=)`)
 
 // collectNames fills s.names from s.text, once.
 func (s *sources) collectNames() {

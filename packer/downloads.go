@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -64,7 +65,7 @@ func Downloads(tpl *Template) ([]Download, error) {
 			errs = append(errs, fmt.Sprintf("provisioner %d (file, download %s) writes to %s: %s", i+1, src, dest, why))
 			continue
 		}
-		out = append(out, Download{Source: src, Name: name, ViaVar: viaVar, Only: stringList(p["only"]), Except: stringList(p["except"])})
+		out = append(out, Download{Source: src, Name: name, ViaVar: viaVar, Only: stringsOf(p["only"]), Except: stringsOf(p["except"])})
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
@@ -105,30 +106,10 @@ func downloadName(src, dest string) (name string, viaVar bool, why string) {
 	return name, viaVar, ""
 }
 
-func stringList(v any) []string {
-	items, _ := v.([]any)
-	var out []string
-	for _, it := range items {
-		if s, ok := it.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // AppliesTo reports whether the provisioner runs for build.
 func (d Download) AppliesTo(build string) bool {
-	if len(d.Only) > 0 && !contains(d.Only, build) {
+	if len(d.Only) > 0 && !slices.Contains(d.Only, build) {
 		return false
 	}
-	return !contains(d.Except, build)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return !slices.Contains(d.Except, build)
 }
