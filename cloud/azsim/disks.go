@@ -327,3 +327,14 @@ func (p *Provider) signature() (container, si, sig string, err error) {
 	}
 	return string(b), si, base64.RawURLEncoding.EncodeToString(raw), nil
 }
+
+func (p *Provider) loadDisk(ctx context.Context, rg, name string) error {
+	if ok, err := p.groupFromBase(ctx, rg); !ok {
+		return err
+	}
+	_, err := fetch(ctx, p, cloud.DiskID(p.rt.sub, rg, name),
+		func(st *State) (bool, bool) { return group(st, rg).Disks[key(name)] != nil, true },
+		func() (*cloud.Disk, error) { return p.rt.base.GetDisk(ctx, rg, name) },
+		func(st *State, v *cloud.Disk) { group(st, rg).Disks[key(name)] = v })
+	return err
+}

@@ -157,3 +157,14 @@ func (p *Provider) managedImageByID(st *State, srcID, resource string) (*cloud.M
 	}
 	return img, nil
 }
+
+func (p *Provider) loadImage(ctx context.Context, rg, name string) error {
+	if ok, err := p.groupFromBase(ctx, rg); !ok {
+		return err
+	}
+	_, err := fetch(ctx, p, cloud.ManagedImageID(p.rt.sub, rg, name),
+		func(st *State) (bool, bool) { return group(st, rg).Images[key(name)] != nil, true },
+		func() (*cloud.ManagedImage, error) { return p.rt.base.GetManagedImage(ctx, rg, name) },
+		func(st *State, v *cloud.ManagedImage) { group(st, rg).Images[key(name)] = v })
+	return err
+}

@@ -250,3 +250,35 @@ func (s stateSources) StorageAccountExists(id string) (bool, error) {
 	_, ok = rg.StorageAccounts[key(rid.Names[0])]
 	return ok, nil
 }
+
+// loadVersions reads every version of a definition from the base.
+func (p *Provider) loadVersions(ctx context.Context, rg, gal, def string) error {
+	if ok, err := p.definitionFromBase(ctx, rg, gal, def); !ok {
+		return err
+	}
+	versions, err := p.rt.base.ListImageVersions(ctx, rg, gal, def)
+	if err != nil && !cloud.IsNotFound(err) {
+		return err
+	}
+	for _, v := range versions {
+		if err := p.loadVersion(ctx, rg, gal, def, v.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Provider) loadVersion(ctx context.Context, rg, gal, def, name string) error {
+	if ok, err := p.definitionFromBase(ctx, rg, gal, def); !ok {
+		return err
+	}
+	_, err := fetch(ctx, p, cloud.ImageVersionID(p.rt.sub, rg, gal, def, name),
+		func(st *State) (bool, bool) {
+			return definition(st, rg, gal, def).Versions[key(name)] != nil, true
+		},
+		func() (*cloud.ImageVersion, error) { return p.rt.base.GetImageVersion(ctx, rg, gal, def, name) },
+		func(st *State, v *cloud.ImageVersion) {
+			definition(st, rg, gal, def).Versions[key(name)] = v
+		})
+	return err
+}

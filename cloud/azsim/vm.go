@@ -305,3 +305,23 @@ func readGuestContent(path string) (*guest.GuestContent, error) {
 	defer f.Close()
 	return guest.ReadGuestContent(f)
 }
+
+// loadVM reads a VM and its OS disk.
+func (p *Provider) loadVM(ctx context.Context, rg, name string) error {
+	if ok, err := p.groupFromBase(ctx, rg); !ok {
+		return err
+	}
+	_, err := fetch(ctx, p, cloud.VMID(p.rt.sub, rg, name),
+		func(st *State) (bool, bool) { return group(st, rg).VMs[key(name)] != nil, true },
+		func() (*cloud.VM, error) { return p.rt.base.GetVM(ctx, rg, name) },
+		func(st *State, v *cloud.VM) {
+			if group(st, rg).VMs == nil {
+				group(st, rg).VMs = map[string]*cloud.VM{}
+			}
+			group(st, rg).VMs[key(name)] = v
+		})
+	if err != nil {
+		return err
+	}
+	return p.loadDisk(ctx, rg, cloud.VMOSDiskName(name))
+}
