@@ -71,12 +71,6 @@ func (f *Fake) galleryImagesBeginDelete(ctx context.Context, rg, gallery, name s
 		if err != nil {
 			return armcompute.GalleryImagesClientDeleteResponse{}, err
 		}
-		// The versions are still the fake's, so is this rule until they
-		// move to the simulation (which has it: DeleteImageDefinition).
-		if n := len(sortedIDs(f.versions, d.ID+"/versions/")); n > 0 {
-			return armcompute.GalleryImagesClientDeleteResponse{}, newErr(http.StatusConflict, cloud.CodeConflict,
-				"Image definition '%s' cannot be deleted: it still has %d image version(s) (nested resources); delete them first.", d.Name, n)
-		}
 		if fe := f.lroFault(ctx, http.MethodDelete, d.ID); fe != nil {
 			return armcompute.GalleryImagesClientDeleteResponse{}, nil
 		}

@@ -146,9 +146,3 @@ func (f *Fake) communityGallery(location, public string) *cloud.Gallery {
 	}
 	return nil
 }
-
-// inGalleryRegion is azrules.CheckGalleryRegion for a resource of
-// gallery g.
-func (f *Fake) inGalleryRegion(g *cloud.Gallery, location, id, what string) *Error {
-	return armError(azrules.CheckGalleryRegion(f.regions, g.Location, location, id, what))
-}

@@ -151,6 +151,8 @@ func (f *Fake) putVM(rg, name string, in armcompute.VirtualMachine) (armcompute.
 	return clone(vm), http.StatusCreated, nil
 }
 
+const gib = 1 << 30
+
 // vmSource is what a VM gets from its image.
 type vmSource struct {
 	// content is the blob holding the image's OS disk ("" when unknown).
@@ -220,20 +222,48 @@ func (f *Fake) vmImage(image, loc string) (vmSource, *Error) {
 			}
 			image = latest
 		}
-		v, ok := f.versions[key(image)]
-		if !ok || v.regions[loc] == nil || v.regions[loc].state != armcompute.ReplicationStateCompleted {
+		v, def, ok := f.replicatedVersion(image, loc)
+		if !ok {
 			return vmSource{}, galleryImageNotFound(image, loc)
 		}
-		return vmSource{content: v.content, size: v.size, osType: v.def.OSType, osState: v.def.OSState}, nil
+		return vmSource{content: f.data.contentURL(v.ID), size: v.SizeBytes, osType: def.OSType, osState: def.OSState}, nil
 	}
-	m, ok := f.images[key(image)]
-	if !ok {
-		return vmSource{}, resourceNotFound("Microsoft.Compute/images", image, rgOf(image))
+	rid, _ := cloud.ParseResourceID(image)
+	if rid == nil || !rid.Is("Microsoft.Compute", "images") {
+		return vmSource{}, invalidParameter("'%s' is not a managed image id.", image)
 	}
-	if err := armError(azrules.CheckVMImageLocation("", image, deref(m.img.Location), loc)); err != nil {
+	m, err := f.sim.GetManagedImage(context.Background(), rid.ResourceGroup, rid.Names[0])
+	if err != nil {
+		return vmSource{}, armError(err)
+	}
+	if err := armError(azrules.CheckVMImageLocation("", image, m.Location, loc)); err != nil {
 		return vmSource{}, err
 	}
-	return vmSource{content: m.content, size: m.size, osType: m.osType, osState: cloud.OSStateGeneralized}, nil
+	return vmSource{content: f.data.contentURL(m.ID), size: m.SizeBytes, osType: m.OSType, osState: cloud.OSStateGeneralized}, nil
+}
+
+// replicatedVersion is the version at id with its definition, when it
+// is replicated to loc.
+func (f *Fake) replicatedVersion(id, loc string) (*cloud.ImageVersion, *cloud.ImageDefinition, bool) {
+	rid, err := cloud.ParseResourceID(id)
+	if err != nil || len(rid.Names) != 3 {
+		return nil, nil, false
+	}
+	ctx := context.Background()
+	v, _, err := f.sim.ImageVersionProgress(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1], rid.Names[2], false)
+	if err != nil {
+		return nil, nil, false
+	}
+	def, err := f.sim.GetImageDefinition(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1])
+	if err != nil {
+		return nil, nil, false
+	}
+	for _, r := range v.Replication {
+		if strings.EqualFold(r.Region, loc) && r.State == cloud.ReplicationCompleted {
+			return v, def, true
+		}
+	}
+	return nil, nil, false
 }
 
 // latestVersion is the id of the version a VM of the definition def gets
@@ -244,23 +274,27 @@ func (f *Fake) latestVersion(def, loc string) (string, *Error) {
 	if !f.simHas(def) {
 		return "", galleryImageNotFound(def, loc)
 	}
-	prefix := key(def) + "/versions/"
-	best := ""
-	for k, v := range f.versions {
-		if !strings.HasPrefix(k, prefix) || v.exclude {
-			continue
-		}
-		if st := v.regions[loc]; st == nil || st.state != armcompute.ReplicationStateCompleted {
-			continue
-		}
-		if best == "" || cloud.CompareVersions(v.name, f.versions[best].name) > 0 {
-			best = k
-		}
-	}
-	if best == "" {
+	rid, _ := cloud.ParseResourceID(def)
+	versions, err := f.sim.ListImageVersions(context.Background(), rid.ResourceGroup, rid.Names[0], rid.Names[1])
+	if err != nil {
 		return "", galleryImageNotFound(def, loc)
 	}
-	return f.versions[best].id, nil
+	var best *cloud.ImageVersion
+	for i, v := range versions {
+		if v.ExcludeFromLatest {
+			continue
+		}
+		if _, _, ok := f.replicatedVersion(v.ID, loc); !ok {
+			continue
+		}
+		if best == nil || cloud.CompareVersions(v.Name, best.Name) > 0 {
+			best = &versions[i]
+		}
+	}
+	if best == nil {
+		return "", galleryImageNotFound(def, loc)
+	}
+	return best.ID, nil
 }
 
 // checkVMNetwork checks the NIC configurations: networkApiVersion set, and
@@ -512,16 +546,8 @@ func (f *Fake) deleteGroup(ctx context.Context, name string) *Error {
 	}
 	prefix := strings.ToLower(deref(g.ID)) + "/"
 	in := func(id string) bool { return strings.HasPrefix(id, prefix) }
-	for id, d := range f.disks {
-		if in(id) {
-			f.dropDiskData(d)
-			delete(f.disks, id)
-		}
-	}
 	deleteIn(f.vms, in)
 	deleteIn(f.vnets, in)
-	deleteIn(f.images, in)
-	deleteIn(f.versions, in)
 	f.accountNames.Range(func(name, id any) bool {
 		if in(key(id.(string))) {
 			f.accountNames.Delete(name)
