@@ -29,6 +29,7 @@ func TestStatusOf(t *testing.T) {
 		CodeAuthorizationPermissionMismatch:     http.StatusForbidden,
 		CodeInvalidRange:                        http.StatusRequestedRangeNotSatisfiable,
 		CodeReplicationFailed:                   http.StatusInternalServerError,
+		CodeGalleryImageNotFound:                http.StatusNotFound,
 		"NoSuchCode":                            0,
 	} {
 		assert.Equal(t, status, StatusOf(code), code)

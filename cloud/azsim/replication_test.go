@@ -117,3 +117,31 @@ func TestUpdateReplicatesOnlyNewRegions(t *testing.T) {
 	assert.True(t, v.Failed(), "a failed operation leaves the version Failed")
 	assert.NoError(t, failure, "nothing said why")
 }
+
+// A VM of a definition gets its highest version replicated to the VM's
+// region; none there is ARM's 404 GalleryImageNotFound
+// (VirtualMachine_Create_FromAGeneralizedSharedImage.json).
+func TestVMImageOfADefinitionIsItsLatestReplicatedVersion(t *testing.T) {
+	ctx := context.Background()
+	p, _, in := replicatingSim(t)
+	_, err := p.CreateImageVersion(ctx, in) // 1.0.0: westus after two reads
+	require.NoError(t, err)
+	in.Name, in.TargetRegions = "2.0.0", []cloud.TargetRegion{{Name: "westeurope"}}
+	_, err = p.CreateImageVersion(ctx, in)
+	require.NoError(t, err)
+	def := cloud.ImageDefinitionID(p.SubscriptionID(), "rg", "g", "d")
+
+	img, err := p.ResolveVMImage(ctx, def, "westeurope")
+	require.NoError(t, err)
+	assert.Equal(t, cloud.ImageVersionID(p.SubscriptionID(), "rg", "g", "d", "2.0.0"), img.ID)
+	_, err = p.ResolveVMImage(ctx, def, "westus")
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeGalleryImageNotFound, "is not available in westus region")
+	for range 3 {
+		_, err = p.GetImageVersion(ctx, "rg", "g", "d", "1.0.0")
+		require.NoError(t, err)
+	}
+	img, err = p.ResolveVMImage(ctx, def, "westus")
+	require.NoError(t, err)
+	assert.Equal(t, cloud.ImageVersionID(p.SubscriptionID(), "rg", "g", "d", "1.0.0"), img.ID)
+	assert.Equal(t, cloud.OSTypeLinux, img.OSType)
+}

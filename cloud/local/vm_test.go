@@ -83,7 +83,7 @@ func TestVMRules(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = p.CreateVM(ctx, testVM("vm1", v.ID))
-	requireCloudErr(t, err, 400, cloud.CodeInvalidParameter, "is not available in eastus")
+	requireCloudErr(t, err, 404, cloud.CodeGalleryImageNotFound, "is not available in eastus region")
 	in := testVM("vm1", v.ID)
 	in.Location = "westeurope"
 	in.Size = ""

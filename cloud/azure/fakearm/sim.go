@@ -20,6 +20,7 @@ type simulation interface {
 	cloud.Provider
 	ImageVersionProgress(ctx context.Context, rg, gallery, def, name string, read bool) (*cloud.ImageVersion, error, error)
 	FailImageVersion(ctx context.Context, rg, gallery, def, name string, failure error) error
+	ResolveVMImage(ctx context.Context, imageID, loc string) (*azsim.VMImage, error)
 }
 
 // newSimulation makes the fake's simulation: an in-memory subscription

@@ -104,7 +104,7 @@ func (f *Fake) putVM(rg, name string, in armcompute.VirtualMachine) (armcompute.
 	image := deref(p.StorageProfile.ImageReference.ID)
 	if v, ok := f.vms[key(id)]; ok {
 		if !strings.EqualFold(deref(v.vm.Properties.StorageProfile.ImageReference.ID), image) {
-			return armcompute.VirtualMachine{}, 0, propertyChange("imageReference")
+			return armcompute.VirtualMachine{}, 0, propertyChange("storageProfile.imageReference")
 		}
 		v.vm.Tags = copyTags(in.Tags)
 		return clone(*v.vm), http.StatusOK, nil
@@ -206,95 +206,14 @@ func (f *Fake) completeVM(vm *armcompute.VirtualMachine, src vmSource) {
 	}
 }
 
-// vmImage checks a VM's image and returns what the VM gets from it.
+// vmImage resolves a VM's image in the simulation and returns what the
+// VM gets from it.
 func (f *Fake) vmImage(image, loc string) (vmSource, *Error) {
-	if cloud.ImageIsGalleryVersion(image) {
-		rid, _ := cloud.ParseResourceID(image)
-		if rid == nil || !(rid.Is("Microsoft.Compute", "galleries", "images") || rid.Is("Microsoft.Compute", "galleries", "images", "versions")) {
-			return vmSource{}, invalidParameter("'%s' is not a gallery image or gallery image version id.", image)
-		}
-		if len(rid.Names) == 2 {
-			// VirtualMachine_Create_FromAGeneralizedSharedImage.json: a
-			// definition's id means its latest version.
-			latest, err := f.latestVersion(image, loc)
-			if err != nil {
-				return vmSource{}, err
-			}
-			image = latest
-		}
-		v, def, ok := f.replicatedVersion(image, loc)
-		if !ok {
-			return vmSource{}, galleryImageNotFound(image, loc)
-		}
-		return vmSource{content: f.data.contentURL(v.ID), size: v.SizeBytes, osType: def.OSType, osState: def.OSState}, nil
-	}
-	rid, _ := cloud.ParseResourceID(image)
-	if rid == nil || !rid.Is("Microsoft.Compute", "images") {
-		return vmSource{}, invalidParameter("'%s' is not a managed image id.", image)
-	}
-	m, err := f.sim.GetManagedImage(context.Background(), rid.ResourceGroup, rid.Names[0])
+	img, err := f.sim.ResolveVMImage(context.Background(), image, loc)
 	if err != nil {
 		return vmSource{}, armError(err)
 	}
-	if err := armError(azrules.CheckVMImageLocation("", image, m.Location, loc)); err != nil {
-		return vmSource{}, err
-	}
-	return vmSource{content: f.data.contentURL(m.ID), size: m.SizeBytes, osType: m.OSType, osState: cloud.OSStateGeneralized}, nil
-}
-
-// replicatedVersion is the version at id with its definition, when it
-// is replicated to loc.
-func (f *Fake) replicatedVersion(id, loc string) (*cloud.ImageVersion, *cloud.ImageDefinition, bool) {
-	rid, err := cloud.ParseResourceID(id)
-	if err != nil || len(rid.Names) != 3 {
-		return nil, nil, false
-	}
-	ctx := context.Background()
-	v, _, err := f.sim.ImageVersionProgress(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1], rid.Names[2], false)
-	if err != nil {
-		return nil, nil, false
-	}
-	def, err := f.sim.GetImageDefinition(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1])
-	if err != nil {
-		return nil, nil, false
-	}
-	for _, r := range v.Replication {
-		if strings.EqualFold(r.Region, loc) && r.State == cloud.ReplicationCompleted {
-			return v, def, true
-		}
-	}
-	return nil, nil, false
-}
-
-// latestVersion is the id of the version a VM of the definition def gets
-// in loc: the highest version not excluded from latest that is replicated
-// to loc. Per-region excludeFromLatest is not modelled: imgflow sets it
-// for a whole version only.
-func (f *Fake) latestVersion(def, loc string) (string, *Error) {
-	if !f.simHas(def) {
-		return "", galleryImageNotFound(def, loc)
-	}
-	rid, _ := cloud.ParseResourceID(def)
-	versions, err := f.sim.ListImageVersions(context.Background(), rid.ResourceGroup, rid.Names[0], rid.Names[1])
-	if err != nil {
-		return "", galleryImageNotFound(def, loc)
-	}
-	var best *cloud.ImageVersion
-	for i, v := range versions {
-		if v.ExcludeFromLatest {
-			continue
-		}
-		if _, _, ok := f.replicatedVersion(v.ID, loc); !ok {
-			continue
-		}
-		if best == nil || cloud.CompareVersions(v.Name, best.Name) > 0 {
-			best = &versions[i]
-		}
-	}
-	if best == nil {
-		return "", galleryImageNotFound(def, loc)
-	}
-	return best.ID, nil
+	return vmSource{content: f.data.contentURL(img.ID), size: img.SizeBytes, osType: img.OSType, osState: img.OSState}, nil
 }
 
 // checkVMNetwork checks the NIC configurations: networkApiVersion set, and
@@ -584,14 +503,6 @@ func vnetKey(id string) string { return "/" + strings.TrimPrefix(id, "/") }
 // fake's errors name no resource id of their own).
 func resourceNotFound(typ, name, rg string) *Error {
 	return armError(azrules.ResourceNotFound("", typ, name, rg))
-}
-
-// galleryImageNotFound is ARM's answer to a VM of a gallery image version
-// that does not exist or is not replicated to the VM's region (it does not
-// tell which); Azure's message also names the target "imageReference".
-func galleryImageNotFound(image, loc string) *Error {
-	return newErr(http.StatusNotFound, "GalleryImageNotFound",
-		"The gallery image %s is not available in %s region. Please contact image owner to replicate to this region, or change your requested region.", image, loc)
 }
 
 func invalidParameter(format string, args ...any) *Error {
