@@ -30,6 +30,7 @@ func TestStatusOf(t *testing.T) {
 		CodeInvalidRange:                        http.StatusRequestedRangeNotSatisfiable,
 		CodeReplicationFailed:                   http.StatusInternalServerError,
 		CodeGalleryImageNotFound:                http.StatusNotFound,
+		CodeGalleryNotFound:                     http.StatusNotFound,
 		"NoSuchCode":                            0,
 	} {
 		assert.Equal(t, status, StatusOf(code), code)

@@ -102,8 +102,7 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAcc
 		}
 		id := cloud.StorageAccountID(st.SubscriptionID, rg.Name, in.Name)
 		if owner, _ := st.findStorageAccount(in.Name); owner != nil && owner != rg {
-			return nil, cloud.Conflict(cloud.CodeStorageAccountAlreadyTaken, id,
-				"The storage account named %s is already taken.", in.Name)
+			return nil, azrules.AccountNameTaken(id, in.Name)
 		}
 		want := in.Location
 		if want == "" {

@@ -92,12 +92,7 @@ func (f *Fake) putDefinition(ctx context.Context, rg, gallery, name string, in a
 	want := armconv.ImageDefinitionOf(&in, rg, gallery)
 	want.Name, want.ResourceGroup, want.Gallery, want.Location = name, rg, gallery, deref(in.Location)
 	if old, err := f.sim.GetImageDefinition(context.Background(), rg, gallery, name); err == nil && !deref(p.AllowUpdateImage) && !sameFeatures(old.Features, want.Features) {
-		// Azure documents that allowUpdateImage "must be set to true if
-		// the gallery image features are being updated" (armcompute
-		// GalleryImageProperties.AllowUpdateImage) but not the error it
-		// answers without it; this is the closest documented one.
-		return armcompute.GalleryImage{}, newErr(http.StatusConflict, cloud.CodePropertyChangeNotAllowed,
-			"Changing property 'features' of gallery image '%s' is not allowed unless 'allowUpdateImage' is set to true.", name)
+		return armcompute.GalleryImage{}, armError(azrules.FeaturesNeedAllowUpdate(cloud.ImageDefinitionID(f.sub, rg, gallery, name), name))
 	}
 	if fe := f.lroFault(ctx, http.MethodPut, cloud.ImageDefinitionID(f.sub, rg, gallery, name)); fe != nil {
 		return armcompute.GalleryImage{}, nil
