@@ -98,3 +98,12 @@ func TestURLQueries(t *testing.T) {
 	assert.Equal(t, "https://a/b?<redacted>", URLQueries("https://a/b?sv=1"))
 	assert.Equal(t, "what? nothing", URLQueries("what? nothing"))
 }
+
+func TestCheckSecretEnvRefusesShortSecrets(t *testing.T) {
+	assert.NoError(t, CheckSecretEnv([]string{"IMGFLOW_SECRET_UA_TOKEN=abcd", "IMGFLOW_SECRET_EMPTY=", "OTHER=x"}))
+	err := CheckSecretEnv([]string{"IMGFLOW_SECRET_UA_TOKEN=x", "PATH=/bin", "IMGFLOW_SECRET_PIN=123"})
+	assert.ErrorContains(t, err, "IMGFLOW_SECRET_UA_TOKEN holds fewer than 4 characters")
+	assert.ErrorContains(t, err, "unset IMGFLOW_SECRET_UA_TOKEN")
+	assert.ErrorContains(t, err, "IMGFLOW_SECRET_PIN holds fewer than 4 characters")
+	assert.NotContains(t, err.Error(), "123", "the value is not shown")
+}
