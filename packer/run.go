@@ -84,6 +84,14 @@ type BuildRequest struct {
 	// WorkDir holds besides the build's own output. Informational, for
 	// callers that compare requests.
 	Mirrors string
+	// Unmirrored says WorkDir was not made a mirror (CheckOwn instead of
+	// MirrorWorkDir): it holds only Own, the paths the build writes, and
+	// a builder that reads the checkout without running packer (the local
+	// simulation, in a plan) reads every other path from Mirrors, through
+	// ReadPath. Linking each of the checkout's entries was a tenth of a
+	// plan's time; real packer always gets the mirror.
+	Unmirrored bool
+	Own        []string
 	// Env is added to packer's environment after Runner.Env: what the
 	// template's {{env}} references read. The local simulation renders
 	// {{env}} from Env alone.

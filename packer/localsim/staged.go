@@ -106,7 +106,7 @@ func stagedFileOf(file string, info fs.FileInfo, sums *SumCache) (stagedFile, er
 // name; a source directory lands whole in the destination, only its
 // contents when it ends in "/". They enter the build's identity (an
 // edited script is another build) and its simulated downloads.
-func addUploads(tree *stagedTree, uploads []packer.Upload, workDir string, sums *SumCache) (*stagedTree, error) {
+func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildRequest, sums *SumCache) (*stagedTree, error) {
 	if len(uploads) == 0 {
 		return tree, nil
 	}
@@ -116,9 +116,9 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, workDir string, sums 
 		if !path.IsAbs(dest) || strings.ContainsAny(dest, "{$\"") {
 			continue // an expression or a relative path: packer resolves it on the VM
 		}
-		src := u.Source
-		if !filepath.IsAbs(src) && workDir != "" {
-			src = filepath.Join(workDir, filepath.FromSlash(src))
+		src, err := req.ReadPath(filepath.FromSlash(u.Source))
+		if err != nil {
+			return nil, err
 		}
 		info, err := os.Stat(src)
 		if err != nil {
@@ -140,6 +140,13 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, workDir string, sums 
 		root := dest
 		if !strings.HasSuffix(u.Source, "/") {
 			root = path.Join(dest, path.Base(u.Source))
+		}
+		if req.LinkedInMirror(filepath.FromSlash(u.Source)) {
+			// Read in place, src is the checkout's directory; through the
+			// mirror it is a link, which WalkDir does not descend into:
+			// the build is the same either way. (packer itself uploads
+			// the linked directory's files.)
+			continue
 		}
 		err = filepath.WalkDir(src, func(file string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
