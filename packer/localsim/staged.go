@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -84,6 +85,18 @@ func stagedFileOf(file string, info fs.FileInfo, sums *SumCache) (stagedFile, er
 			f.SHA256 = hex.EncodeToString(sum[:])
 			return f, nil
 		}
+		// Hashed as it is read: the build tools are megabytes, which
+		// read whole would be as many fresh pages of heap.
+		sum, n, err := hashFile(file)
+		if err != nil {
+			return f, err
+		}
+		if n > guest.MaxGuestText {
+			f.SHA256, f.Size = hex.EncodeToString(sum[:]), n
+			sums.store(info, sum)
+			return f, nil
+		}
+		// Shrunk since its stat: read whole below, text and all.
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -189,4 +202,19 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildReque
 	}
 	tree.digest = h.Sum(nil)
 	return tree, nil
+}
+
+// hashFile is the SHA-256 of a file's content and its length.
+func hashFile(file string) (sum [32]byte, n int64, err error) {
+	r, err := os.Open(file)
+	if err != nil {
+		return sum, 0, err
+	}
+	defer r.Close()
+	h := sha256.New()
+	if n, err = io.Copy(h, r); err != nil {
+		return sum, 0, err
+	}
+	h.Sum(sum[:0])
+	return sum, n, nil
 }
