@@ -334,8 +334,9 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	// A plan's simulated build only reads the checkout: it reads it in
 	// place (packer.BuildRequest.ReadPath) instead of through a mirror,
 	// unless it reads a directory the build also writes into. packer
-	// validate runs in the mirror.
-	unmirrored := simulated && c.Run.dryRun() && c.Run.PackerValidator == nil
+	// validate runs in the mirror, made when packer runs (a cached
+	// verdict needs none).
+	unmirrored := simulated && c.Run.dryRun()
 	makeWorkDir := func(mirrored bool) error {
 		if err := os.RemoveAll(workDir); err != nil {
 			return err
@@ -387,6 +388,9 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		Only: c.Strings("only"), WorkDir: workDir, Mirrors: cwdAbs, Env: env, SensitiveEnv: sensitiveEnv,
 		PluginConfigs: plugins, TempDir: buildDir, // the var-file too: a killed run's goes with the run's dir
 		Unmirrored: unmirrored, Own: own,
+	}
+	if unmirrored {
+		req.MakeWorkDir = func() error { return makeWorkDir(true) }
 	}
 	if err := c.validatePacker(ctx, req); err != nil {
 		return nil, scrub(err)

@@ -3,6 +3,7 @@ package builtins_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 
@@ -115,4 +116,45 @@ output("a", b.downloads["a.out"])
 			assert.False(t, rec.reqs[1].Unmirrored, "built again in the mirror")
 		})
 	}
+}
+
+// cachedVerdict is a validator that answers without running packer, as
+// the validate cache does on a hit: it looks at the build's directory as
+// it is, without PrepareWorkDir.
+type cachedVerdict struct{ entries [][]string }
+
+func (v *cachedVerdict) Validate(_ context.Context, req packer.BuildRequest) error {
+	des, err := os.ReadDir(req.WorkDir)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, d := range des {
+		names = append(names, d.Name())
+	}
+	v.entries = append(v.entries, names)
+	return nil
+}
+
+// With packer validate, the mirror is made only when packer runs: a
+// verdict found in the cache leaves the build's directory with its own
+// paths only.
+func TestPlannedBuildMirrorsOnlyWhenPackerRuns(t *testing.T) {
+	s := newSnippetSandbox(t)
+	s.write("ab/t.json", fmt.Sprintf(mirrorTemplate, "parts/a.sh", "/home/packer/parts/"))
+	s.write("ab/parts/a.sh", "a script\n")
+	s.write("ab/other.txt", "x")
+	s.write("downloads/kata.img", "kata uvm\n")
+	s.write("main.star", `resource_group("rg", location = "westeurope")
+b = packer_build("ab/t.json", cwd = "ab", inputs = {"parts/kata.img": "//downloads/kata.img"})
+output("a", b.downloads["a.out"])
+`)
+	v := &cachedVerdict{}
+	res := interp.Plan(context.Background(), "//main.star", interp.Config{
+		Workspace: s.ws, Registry: s.reg, Vars: map[string]starlark.Value{}, PackerValidator: v,
+		Info: builtins.RunInfo{ID: "plan", Time: snippetTime},
+	}, overlay.New(s.cloud))
+	require.NoError(t, res.Err)
+	assert.Equal(t, "a script\n", outputsOf(res)["a"])
+	assert.Equal(t, [][]string{{"parts"}}, v.entries, "the input's directory only: no link to t.json or other.txt")
 }

@@ -92,6 +92,10 @@ type BuildRequest struct {
 	// plan's time; real packer always gets the mirror.
 	Unmirrored bool
 	Own        []string
+	// MakeWorkDir, when set, makes WorkDir the mirror packer runs in:
+	// made only when packer runs (PrepareWorkDir), so a validation whose
+	// verdict is cached needs none.
+	MakeWorkDir func() error
 	// Env is added to packer's environment after Runner.Env: what the
 	// template's {{env}} references read. The local simulation renders
 	// {{env}} from Env alone.
@@ -193,6 +197,9 @@ func (e *BuildError) Unwrap() error { return e.cause }
 // the partial Result (artifacts of the builds that succeeded).
 func (r *Runner) Build(ctx context.Context, req BuildRequest) (*Result, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
+	}
+	if err := req.PrepareWorkDir(); err != nil {
 		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 	}
 	req = r.withCloudEnvironment(req)

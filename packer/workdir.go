@@ -81,6 +81,19 @@ func (r BuildRequest) LinkedInMirror(p string) bool {
 	return true
 }
 
+// PrepareWorkDir makes WorkDir what packer runs in when it is made
+// lazily (MakeWorkDir). Runner calls it before packer runs; so must any
+// other validator or builder that reads WorkDir.
+func (r BuildRequest) PrepareWorkDir() error {
+	if r.MakeWorkDir == nil {
+		return nil
+	}
+	if err := r.MakeWorkDir(); err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	return nil
+}
+
 // ReadPath is where the build reads p (relative to its working directory,
 // or absolute) from: in WorkDir, or, for an Unmirrored request, in
 // Mirrors unless p is one of Own or under one, as through the mirror.
