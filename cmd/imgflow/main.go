@@ -16,9 +16,11 @@ import (
 var version = "dev"
 
 func main() {
+	stopProfile := startProfile()
 	ctx, stop := notifyContext(context.Background())
 	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	stopProfile()
 	os.Exit(code)
 }
 

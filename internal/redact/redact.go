@@ -52,7 +52,9 @@ var (
 // whatever redacts SAS signatures redacts those too.
 func SAS(s string) string {
 	s = UserinfoPassword(s)
-	if !strings.Contains(strings.ToLower(s), "sig") {
+	// Both patterns need sig= (or its URL-encoded sig%3D): most texts
+	// have neither, and skip compiling and running the regexps.
+	if lower := strings.ToLower(s); !strings.Contains(lower, "sig=") && !strings.Contains(lower, "sig%3d") {
 		return s
 	}
 	s = sasQuery().ReplaceAllString(s, "?<redacted>")
