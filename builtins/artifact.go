@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
-	"sync"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -30,8 +28,8 @@ type Artifact struct {
 	Pos    string `json:"pos"`
 }
 
-// artifactNameRE is a plain file name: no directories, nothing hidden.
-var artifactNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
+// isArtifactName: a plain file name, no directories, nothing hidden.
+func isArtifactName(s string) bool { return isPlainName(s, 128, "._-") }
 
 func registerArtifacts(r *Registry) {
 	r.add("Artifacts",
@@ -55,7 +53,7 @@ func registerArtifacts(r *Registry) {
 
 func artifactImpl(c *Call) (starlark.Value, error) {
 	name := c.String("name", "")
-	if !artifactNameRE().MatchString(name) {
+	if !isArtifactName(name) {
 		return nil, fmt.Errorf("artifact: invalid name %q: use a file name of letters, digits, '.', '-' and '_', e.g. %q", name, "release-notes.txt")
 	}
 	content := c.Value("content")

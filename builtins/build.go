@@ -321,9 +321,6 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	}
 	defer os.RemoveAll(buildDir)
 	workDir := filepath.Join(buildDir, "cwd")
-	if err := os.Mkdir(workDir, 0o755); err != nil {
-		return nil, fail(err)
-	}
 	own := make([]string, 0, len(downloads)+len(pending))
 	for _, d := range downloads {
 		own = append(own, d.Name)
@@ -334,13 +331,32 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	for _, in := range inputs {
 		own = append(own, in.dest)
 	}
-	if err := packer.MirrorWorkDir(cwdAbs, workDir, own); err != nil {
-		return nil, fail(err)
+	// A plan's simulated build only reads the checkout: it reads it in
+	// place (packer.BuildRequest.ReadPath) instead of through a mirror,
+	// unless it reads a directory the build also writes into. packer
+	// validate runs in the mirror, made when packer runs (a cached
+	// verdict needs none).
+	unmirrored := simulated && c.Run.dryRun()
+	makeWorkDir := func(mirrored bool) error {
+		if err := os.RemoveAll(workDir); err != nil {
+			return err
+		}
+		if err := os.Mkdir(workDir, 0o755); err != nil {
+			return err
+		}
+		if mirrored {
+			if err := packer.MirrorWorkDir(cwdAbs, workDir, own); err != nil {
+				return err
+			}
+		} else if err := packer.CheckOwn(cwdAbs, own); err != nil {
+			return err
+		}
+		if err := placeInputs(workDir, inputs); err != nil {
+			return err
+		}
+		return standIn(workDir, pending)
 	}
-	if err := placeInputs(workDir, inputs); err != nil {
-		return nil, fail(err)
-	}
-	if err := standIn(workDir, pending); err != nil {
+	if err := makeWorkDir(!unmirrored); err != nil {
 		return nil, fail(err)
 	}
 	// Packer's messages name paths in the build's directory: they are
@@ -371,6 +387,10 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 		TemplatePath: tplPath, Vars: vars, Sensitive: sensitive, VarFiles: varFiles,
 		Only: c.Strings("only"), WorkDir: workDir, Mirrors: cwdAbs, Env: env, SensitiveEnv: sensitiveEnv,
 		PluginConfigs: plugins, TempDir: buildDir, // the var-file too: a killed run's goes with the run's dir
+		Unmirrored: unmirrored, Own: own,
+	}
+	if unmirrored {
+		req.MakeWorkDir = func() error { return makeWorkDir(true) }
 	}
 	if err := c.validatePacker(ctx, req); err != nil {
 		return nil, scrub(err)
@@ -379,10 +399,21 @@ func packerBuildImpl(c *Call) (starlark.Value, error) {
 	req.OnTemporaryResourceGroup = groups.note
 	outcome := cloud.Created
 	var res *packer.Result
-	if ob, ok := builder.(outcomeBuilder); ok {
-		res, outcome, err = ob.BuildOutcome(ctx, req)
-	} else {
-		res, err = builder.Build(ctx, req)
+	build := func() {
+		if ob, ok := builder.(outcomeBuilder); ok {
+			res, outcome, err = ob.BuildOutcome(ctx, req)
+		} else {
+			res, err = builder.Build(ctx, req)
+		}
+	}
+	build()
+	if errors.Is(err, packer.ErrNeedsMirror) {
+		// Refused before the simulation changed anything.
+		if err := makeWorkDir(true); err != nil {
+			return nil, fail(err)
+		}
+		req.Unmirrored = false
+		build()
 	}
 	if serr := groups.settle(res); serr != nil {
 		err = errors.Join(err, serr)

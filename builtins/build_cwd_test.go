@@ -29,6 +29,9 @@ func (r *requestRecorder) Validate(_ context.Context, req packer.BuildRequest) e
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reqs = append(r.reqs, req)
+	if err := req.PrepareWorkDir(); err != nil {
+		return err
+	}
 	_, err := os.Stat(filepath.Join(req.WorkDir, "ansible", "node.yml"))
 	r.playbook = append(r.playbook, err == nil)
 	return nil

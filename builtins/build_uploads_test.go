@@ -87,6 +87,9 @@ type standInRecorder struct {
 func (r *standInRecorder) Validate(_ context.Context, req packer.BuildRequest) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := req.PrepareWorkDir(); err != nil {
+		return err
+	}
 	_, err := os.Stat(filepath.Join(req.WorkDir, "tools", "bin", "lister"))
 	_, inCheckout := os.Stat(filepath.Join(r.checkout, "tools", "bin", "lister"))
 	r.seen = append(r.seen, err == nil && inCheckout != nil)

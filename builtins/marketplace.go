@@ -6,6 +6,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 func registerMarketplace(r *Registry) {
@@ -42,7 +43,7 @@ func marketplaceImageImpl(c *Call) (starlark.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("marketplace_image %s: %w", img, err)
 	}
-	version, err := cloud.ResolveMarketplaceVersion(versions, img, loc, requested)
+	version, err := azrules.ResolveMarketplaceVersion(versions, img, loc, requested)
 	if err != nil {
 		return nil, fmt.Errorf("marketplace_image: %w", err)
 	}

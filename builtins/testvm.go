@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -88,7 +86,7 @@ type vmCheck struct {
 	secretEnv map[string]string
 }
 
-var checkNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$`) })
+func isCheckName(s string) bool { return isPlainName(s, 80, "_.-") }
 
 // vmChecks reads and validates the checks argument.
 func (c *Call) vmChecks() ([]vmCheck, error) {
@@ -101,7 +99,7 @@ func (c *Call) vmChecks() ([]vmCheck, error) {
 	for i := 0; i < list.Len(); i++ {
 		s := list.Index(i).(*starlarkstruct.Struct)
 		ch := vmCheck{name: attrString(s, "name"), script: attrString(s, "script")}
-		if !checkNameRE().MatchString(ch.name) {
+		if !isCheckName(ch.name) {
 			return nil, fmt.Errorf("test_vm: checks[%d]: name %q: use 1 to 80 letters, digits, '-', '_' or '.', starting with a letter or digit", i, ch.name)
 		}
 		if seen[strings.ToLower(ch.name)] {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Guest check kinds: the predicates a check's simulated form may use.
@@ -93,10 +94,10 @@ const GuestKubeadmDryRun = "kubeadm_dry_run"
 
 // kubernetesVersionRE is the version a kubeadm_dry_run check names:
 // major.minor.patch, without "v" or a pre-release suffix.
-var kubernetesVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
+var kubernetesVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`) })
 
 func validateKubeadmDryRun(c GuestCheck) error {
-	if !kubernetesVersionRE.MatchString(c.Version) {
+	if !kubernetesVersionRE().MatchString(c.Version) {
 		return fmt.Errorf("guest check kubeadm_dry_run: version %q: want the Kubernetes version as major.minor.patch, e.g. \"1.33.1\"", c.Version)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -177,7 +178,7 @@ var (
 				return ""
 			}
 			ex := strings.ReplaceAll(v, "-", "_")
-			if !galleryNameRE.MatchString(ex) {
+			if !galleryNameRE().MatchString(ex) {
 				ex = "flatcar_staging"
 			}
 			return "use '_' instead of '-', e.g. " + ex
@@ -197,8 +198,11 @@ var (
 	skuRule       = identifierRule("SKU", 64, "flatcar-stable-amd64")
 )
 
-// galleryNameRE is galleryRule as a regexp, for checking suggested fixes.
-var galleryNameRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._]{0,78}[A-Za-z0-9])?$`)
+// galleryNameRE is galleryRule as a regexp, for checking suggested fixes;
+// compiled when one is made: its {0,78} is a program of that many states.
+var galleryNameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._]{0,78}[A-Za-z0-9])?$`)
+})
 
 func identifierRule(field string, maxLen int, example string) nameRule {
 	return nameRule{

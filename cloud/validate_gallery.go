@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -19,7 +20,7 @@ import (
 // ---------------------------------------------------------------------------
 // Community galleries
 
-var communityPrefixRE = regexp.MustCompile(`^[A-Za-z0-9]{5,16}$`)
+var communityPrefixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9]{5,16}$`) })
 
 // ValidateCommunityInfo checks a community gallery's public publisher
 // information. All four fields are required and every missing one is
@@ -33,7 +34,7 @@ func ValidateCommunityInfo(c CommunityInfo) error {
 	switch prefix := c.PublicNamePrefix; {
 	case prefix == "":
 		missing("community prefix", "prefix", "flatcar4capi")
-	case !communityPrefixRE.MatchString(prefix):
+	case !communityPrefixRE().MatchString(prefix):
 		var why []string
 		if bad := badRunes(prefix, isASCIIAlnum); len(bad) > 0 {
 			why = append(why, "it contains "+quoteRunes(bad))

@@ -3,16 +3,19 @@ package cloud
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // subscriptionIDRE is a subscription id as ARM spells it: a GUID, 8-4-4-4-12
 // hexadecimal digits.
-var subscriptionIDRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var subscriptionIDRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+})
 
 // ValidateSubscriptionID checks a subscription id: ARM answers any other
 // spelling with InvalidSubscriptionId, and only after a round trip.
 func ValidateSubscriptionID(id string) error {
-	if subscriptionIDRE.MatchString(id) {
+	if subscriptionIDRE().MatchString(id) {
 		return nil
 	}
 	return invalid("subscription id", id, "a subscription id is a GUID (8-4-4-4-12 hexadecimal digits)",

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.starlark.net/starlark"
 )
@@ -16,8 +17,15 @@ import (
 // anew. A *starlark.Program is immutable: one entry serves any number of
 // runs at once. The zero value is ready; it is safe for concurrent use.
 type Programs struct {
+	// Dir, when set, also keeps compiled modules on disk, for the next
+	// process (see programs_disk.go); Salt must then identify the
+	// binary, whose Starlark dialect and checks decide what compiles.
+	Dir, Salt string
+
 	mu      sync.Mutex
 	entries map[programKey]*program
+	// compiled counts the files compiled rather than found (tests).
+	compiled atomic.Int64
 }
 
 type programKey struct {
@@ -51,8 +59,20 @@ func (c *Programs) compile(filename string, src []byte, predeclared starlark.Str
 	}
 	c.mu.Unlock()
 	p.once.Do(func() {
-		c := compileProgram(filename, src, predeclared)
-		p.prog, p.static, p.err = c.prog, c.static, c.err
+		var path string
+		if c.Dir != "" {
+			path = c.diskPath(filename, src, key.predeclared)
+			if d := readDisk(path); d != nil {
+				p.prog, p.static = d.prog, d.static
+				return
+			}
+		}
+		c.compiled.Add(1)
+		compiled := compileProgram(filename, src, predeclared)
+		p.prog, p.static, p.err = compiled.prog, compiled.static, compiled.err
+		if path != "" && p.err == nil {
+			writeDisk(path, p)
+		}
 	})
 	return p
 }

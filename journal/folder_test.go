@@ -2,6 +2,8 @@ package journal
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -66,6 +68,12 @@ func TestAzureFoldersOfOneContainerKeepTheirRunsApart(t *testing.T) {
 	assert.Equal(t, []string{"t1"}, ids(top), "the container's own runs, not its folders'")
 	assert.Equal(t, []string{"a1"}, ids(a))
 	assert.ElementsMatch(t, []string{"b1", "b2"}, ids(b))
+	folders, err := top.JobFolders(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"rel/a", "rel/b"}, folders, "the release jobs' folders, once each")
+	folders, err = a.JobFolders(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, folders, "a job's folder has none below it")
 
 	j, err := a.Open(ctx, "a1")
 	require.NoError(t, err, "a run reopens in its folder")
@@ -108,4 +116,19 @@ func TestDurationCountsTheAttemptsNotTheTimeBetweenThem(t *testing.T) {
 	assert.Equal(t, 2, s.Attempts)
 	assert.Equal(t, t0.Add(101*time.Minute), s.Updated)
 	assert.Equal(t, map[string]any{"vhd": "u"}, s.Outputs)
+}
+
+func TestDirJobFoldersAreTheReleaseJobsWithJournals(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, loc := range []string{dir, filepath.Join(dir, "aks", "gen2"), filepath.Join(dir, "aks", "fips"), filepath.Join(dir, "flatcar", "stable")} {
+		j, err := Create(loc, header("r-"+filepath.Base(loc)))
+		require.NoError(t, err)
+		require.NoError(t, j.Close())
+	}
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "aks", "empty"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "aks", "gen2", "deeper", "x"), 0o755))
+	folders, err := Dir(dir).JobFolders(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"aks/fips", "aks/gen2", "flatcar/stable"}, folders, "only RELEASE/JOB folders holding a journal")
 }

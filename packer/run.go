@@ -84,6 +84,18 @@ type BuildRequest struct {
 	// WorkDir holds besides the build's own output. Informational, for
 	// callers that compare requests.
 	Mirrors string
+	// Unmirrored says WorkDir was not made a mirror (CheckOwn instead of
+	// MirrorWorkDir): it holds only Own, the paths the build writes, and
+	// a builder that reads the checkout without running packer (the local
+	// simulation, in a plan) reads every other path from Mirrors, through
+	// ReadPath. Linking each of the checkout's entries was a tenth of a
+	// plan's time; real packer always gets the mirror.
+	Unmirrored bool
+	Own        []string
+	// MakeWorkDir, when set, makes WorkDir the mirror packer runs in:
+	// made only when packer runs (PrepareWorkDir), so a validation whose
+	// verdict is cached needs none.
+	MakeWorkDir func() error
 	// Env is added to packer's environment after Runner.Env: what the
 	// template's {{env}} references read. The local simulation renders
 	// {{env}} from Env alone.
@@ -185,6 +197,9 @@ func (e *BuildError) Unwrap() error { return e.cause }
 // the partial Result (artifacts of the builds that succeeded).
 func (r *Runner) Build(ctx context.Context, req BuildRequest) (*Result, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
+	}
+	if err := req.PrepareWorkDir(); err != nil {
 		return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 	}
 	req = r.withCloudEnvironment(req)

@@ -80,6 +80,11 @@ func (u Upload) BadSource(workDir string) error {
 	if !filepath.IsAbs(p) && workDir != "" {
 		p = filepath.Join(workDir, filepath.FromSlash(p))
 	}
+	return u.BadSourceAt(p)
+}
+
+// BadSourceAt is BadSource for the source read from p.
+func (u Upload) BadSourceAt(p string) error {
 	if _, err := os.Stat(p); err != nil {
 		if pe, ok := err.(*os.PathError); ok {
 			return fmt.Errorf("Bad source '%s': %s %s: %w", u.Source, pe.Op, u.Source, pe.Err)

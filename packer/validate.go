@@ -70,6 +70,9 @@ func (r *Runner) Validate(ctx context.Context, req BuildRequest) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("packer validate %s: %w", req.TemplatePath, err)
 	}
+	if err := req.PrepareWorkDir(); err != nil {
+		return fmt.Errorf("packer validate %s: %w", req.TemplatePath, err)
+	}
 	req = r.withCloudEnvironment(req)
 	env := r.environ(req)
 	p, err := prepare(req, envMap(env), true)

@@ -30,15 +30,91 @@ func MirrorWorkDir(src, dir string, own []string) error {
 	if err != nil {
 		return err
 	}
+	tree, err := ownTree(src, own)
+	if err != nil {
+		return err
+	}
+	return mirror(abs, dir, tree)
+}
+
+// CheckOwn checks own as MirrorWorkDir does, for a build whose working
+// directory is not made a mirror (BuildRequest.Unmirrored).
+func CheckOwn(src string, own []string) error {
+	_, err := ownTree(src, own)
+	return err
+}
+
+func ownTree(src string, own []string) (map[string]any, error) {
 	tree := map[string]any{}
 	for _, p := range own {
 		p = path.Clean(p)
 		if path.IsAbs(p) || p == "." || p == ".." || strings.HasPrefix(p, "../") {
-			return fmt.Errorf("mirror %s: %q is not a path inside the working directory", src, p)
+			return nil, fmt.Errorf("mirror %s: %q is not a path inside the working directory", src, p)
 		}
 		addOwned(tree, strings.Split(p, "/"))
 	}
-	return mirror(abs, dir, tree)
+	return tree, nil
+}
+
+// ErrNeedsMirror is ReadPath's answer for a directory that holds both
+// own paths and the checkout's entries, which only the mirror shows: the
+// caller makes the mirror and builds again.
+var ErrNeedsMirror = errors.New("the build reads a directory it also writes into: it needs its mirrored working directory")
+
+// LinkedInMirror reports whether p is, in the mirror an Unmirrored
+// request does without, one of the links MirrorWorkDir makes: an entry of
+// the checkout at the top of the working directory that the build does
+// not own.
+func (r BuildRequest) LinkedInMirror(p string) bool {
+	if !r.Unmirrored || r.Mirrors == "" || filepath.IsAbs(p) {
+		return false
+	}
+	rel := path.Clean(filepath.ToSlash(p))
+	if rel == "." || rel == ".." || strings.Contains(rel, "/") {
+		return false
+	}
+	for _, o := range r.Own {
+		if o = path.Clean(o); o == rel || strings.HasPrefix(o, rel+"/") {
+			return false
+		}
+	}
+	return true
+}
+
+// PrepareWorkDir makes WorkDir what packer runs in when it is made
+// lazily (MakeWorkDir). Runner calls it before packer runs; so must any
+// other validator or builder that reads WorkDir.
+func (r BuildRequest) PrepareWorkDir() error {
+	if r.MakeWorkDir == nil {
+		return nil
+	}
+	if err := r.MakeWorkDir(); err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	return nil
+}
+
+// ReadPath is where the build reads p (relative to its working directory,
+// or absolute) from: in WorkDir, or, for an Unmirrored request, in
+// Mirrors unless p is one of Own or under one, as through the mirror.
+func (r BuildRequest) ReadPath(p string) (string, error) {
+	if !r.Unmirrored || r.Mirrors == "" || filepath.IsAbs(p) {
+		return ResolvePath(r.WorkDir, p), nil
+	}
+	rel := path.Clean(filepath.ToSlash(p))
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return ResolvePath(r.WorkDir, p), nil // beside the mirror, as from it
+	}
+	for _, o := range r.Own {
+		o = path.Clean(o)
+		switch {
+		case rel == o || strings.HasPrefix(rel, o+"/"):
+			return ResolvePath(r.WorkDir, p), nil
+		case rel == "." || strings.HasPrefix(o, rel+"/"):
+			return "", ErrNeedsMirror
+		}
+	}
+	return ResolvePath(r.Mirrors, p), nil
 }
 
 // addOwned adds a path's components to tree: a directory on the way maps

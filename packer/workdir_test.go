@@ -61,3 +61,56 @@ func TestMirrorWorkDirRefusesAPathOutside(t *testing.T) {
 		assert.Error(t, MirrorWorkDir(t.TempDir(), t.TempDir(), []string{p}), p)
 	}
 }
+
+// An unmirrored request reads every path as its mirror would show it:
+// an own path in the build's directory, the rest in the checkout, and a
+// directory that would mix the two is refused (ErrNeedsMirror) rather
+// than read from one side.
+func TestReadPathReadsAsTheMirrorWould(t *testing.T) {
+	src := t.TempDir()
+	write := func(root, rel, content string) {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	write(src, "vhdbuilder/packer/t.json", "{}")
+	write(src, "vhdbuilder/notice.txt", "notice")
+	write(src, "image-bom.json", "the checkout's own")
+	write(src, "parts/a.sh", "a")
+	own := []string{"image-bom.json", "vhdbuilder/out/x.log", "parts/pending.sh"}
+
+	mirrored := t.TempDir()
+	require.NoError(t, MirrorWorkDir(src, mirrored, own))
+	unmirrored := t.TempDir()
+	require.NoError(t, CheckOwn(src, own))
+	for _, dir := range []string{mirrored, unmirrored} {
+		write(dir, "image-bom.json", "downloaded")
+		write(dir, "vhdbuilder/out/x.log", "log")
+		write(dir, "parts/pending.sh", "stand-in")
+	}
+
+	req := BuildRequest{WorkDir: unmirrored, Mirrors: src, Unmirrored: true, Own: own}
+	through := BuildRequest{WorkDir: mirrored, Mirrors: src}
+	for _, rel := range []string{"vhdbuilder/packer/t.json", "vhdbuilder/notice.txt", "image-bom.json", "vhdbuilder/out/x.log", "./vhdbuilder/../parts/a.sh", "parts/pending.sh"} {
+		p, err := req.ReadPath(rel)
+		require.NoError(t, err, rel)
+		got, err := os.ReadFile(p)
+		require.NoError(t, err, rel)
+		m, err := through.ReadPath(rel)
+		require.NoError(t, err)
+		want, err := os.ReadFile(m)
+		require.NoError(t, err, rel)
+		assert.Equal(t, string(want), string(got), rel)
+	}
+	for _, rel := range []string{".", "parts", "vhdbuilder/out/../../parts"} {
+		_, err := req.ReadPath(rel)
+		assert.ErrorIs(t, err, ErrNeedsMirror, rel)
+		_, err = through.ReadPath(rel)
+		assert.NoError(t, err, "the mirror shows both sides: %s", rel)
+	}
+	abs := filepath.Join(src, "parts", "a.sh")
+	p, err := req.ReadPath(abs)
+	require.NoError(t, err)
+	assert.Equal(t, abs, p)
+	assert.Error(t, CheckOwn(src, []string{"../x"}), "own paths are checked as for the mirror")
+}

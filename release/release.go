@@ -13,6 +13,7 @@
 package release
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -193,6 +194,11 @@ func (j *Job) Args() []string {
 // IsRelease reports whether the Starlark source is a release file: it
 // calls job() and declares no param(), which every workflow may.
 func IsRelease(filename string, src []byte) bool {
+	if !bytes.Contains(src, []byte("job")) {
+		// No job() call can be written without the word: every plan and
+		// run of a workflow asks, and parsing it would cost a millisecond.
+		return false
+	}
 	f, err := interp.FileOptions().Parse(filename, src, 0)
 	if err != nil {
 		return false

@@ -119,6 +119,16 @@ func TestIsReleaseTellsReleasesFromWorkflows(t *testing.T) {
 	assert.False(t, IsReleaseFile("../releases/none.star"))
 }
 
+// Every plan and run asks whether its file is a release: a workflow
+// without the word job is answered without parsing it.
+func TestIsReleaseDoesNotParseAWorkflowWithoutJob(t *testing.T) {
+	src, err := os.ReadFile("../workflows/gen2.star")
+	require.NoError(t, err)
+	require.NotContains(t, string(src), "job")
+	assert.Zero(t, testing.AllocsPerRun(10, func() { IsRelease("gen2.star", src) }))
+	assert.False(t, IsRelease("w.star", []byte("load(\"//lib/x.star\", \"jobs\")\njobs()\n")), "a name containing job is no job() call")
+}
+
 func TestOverrideSetsAVarOnEveryJobThatTakesItAndKeepsTheIDs(t *testing.T) {
 	ws, err := localpacker.NewWorkspace("..")
 	require.NoError(t, err)

@@ -15,5 +15,9 @@
 //
 // A rule returns nil or a *cloud.Error shaped as Azure answers (see
 // cloud.StatusOf for the status of each code); resource names the ARM id
-// or blob URL (without SAS) the refusal concerns.
+// or blob URL (without SAS) the refusal concerns. Outside cloud/azsim,
+// this package is the only place an ARM error is built: the Azure target
+// too takes the answers it gives for Azure (a request it refuses before
+// sending, an answer it normalises) from here, as
+// TestARMErrorsBuiltOnlyInTheSimulation checks.
 package azrules

@@ -45,7 +45,7 @@ func PropertyChange(id, property string) *cloud.Error {
 
 // BlobNotFound is Storage's answer for a missing blob.
 func BlobNotFound(ref cloud.BlobRef) *cloud.Error {
-	return cloud.Errorf(cloud.CodeBlobNotFound, ref.URL(), "The specified blob does not exist.")
+	return BlobURLNotFound(ref.URL(), "")
 }
 
 // ContainerNotFound is Storage's answer for a missing container.
@@ -65,6 +65,58 @@ func AccountNotFound(account, resource string) *cloud.Error {
 func DiskWriteRefused(ref cloud.BlobRef) *cloud.Error {
 	return cloud.Errorf(cloud.CodeAuthorizationPermissionMismatch, ref.URL(),
 		"This request is not authorized to perform this operation using this permission: a managed disk's SAS grants read access only.")
+}
+
+// BlobURLNotFound is BlobNotFound for a blob known by its URL (without
+// SAS); detail, when not "", says more (what the blob holds instead).
+func BlobURLNotFound(resource, detail string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeBlobNotFound, resource, "%s", withDetail("The specified blob does not exist.", detail))
+}
+
+// BlobAlreadyExists is Storage's answer for a write without overwrite
+// onto an existing blob; detail, when not "", says more (what the blob
+// holds, what to do).
+func BlobAlreadyExists(resource, detail string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeBlobAlreadyExists, resource, "%s", withDetail("The specified blob already exists.", detail))
+}
+
+// InvalidRange is Storage's 416 for a read starting at or past the
+// blob's end.
+func InvalidRange(resource string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeInvalidRange, resource, "The range specified is invalid for the current size of the resource.")
+}
+
+// PageBlobAlignment is the size a page blob's size is a multiple of.
+const PageBlobAlignment = 512
+
+// CheckPageBlobSize is Storage's rule for a page blob's size: a multiple
+// of 512 bytes.
+func CheckPageBlobSize(resource string, size int64) error {
+	if size < 0 || size%PageBlobAlignment != 0 {
+		return InvalidParameter(resource, "The page blob size %d must be a multiple of %d bytes.", size, PageBlobAlignment)
+	}
+	return nil
+}
+
+// CannotVerifyCopySource is Storage's answer for a copy whose source it
+// cannot read; why says what is wrong with it ("cannot be read (code)").
+func CannotVerifyCopySource(source, why string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeCannotVerifyCopySource, source, "The specified resource does not exist: copy source %s %s.", source, why)
+}
+
+// DeletedNothing is a target's answer for a DELETE that found nothing:
+// ARM answers it 204 No Content where the simulation answers 404, and
+// every target answers ResourceNotFound so that callers tell "already
+// gone" from "deleted".
+func DeletedNothing(id string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeResourceNotFound, id, "not there: Azure answered the delete 204 No Content")
+}
+
+func withDetail(msg, detail string) string {
+	if detail == "" {
+		return msg
+	}
+	return msg + " " + detail
 }
 
 // SubscriptionNotFound is ARM's answer for a subscription the caller

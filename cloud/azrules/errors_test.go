@@ -45,9 +45,28 @@ func TestErrorConstructors(t *testing.T) {
 		"account": {azrules.AccountNotFound("acct", ref.URL()), http.StatusNotFound, cloud.CodeResourceNotFound, ref.URL(), "storage account acct not found"},
 		"disk write": {azrules.DiskWriteRefused(ref), http.StatusForbidden, cloud.CodeAuthorizationPermissionMismatch, ref.URL(),
 			"This request is not authorized to perform this operation using this permission: a managed disk's SAS grants read access only."},
+		"blob by URL": {azrules.BlobURLNotFound("u", "It holds half."), http.StatusNotFound, cloud.CodeBlobNotFound, "u",
+			"The specified blob does not exist. It holds half."},
+		"blob exists": {azrules.BlobAlreadyExists("u", ""), http.StatusConflict, cloud.CodeBlobAlreadyExists, "u", "The specified blob already exists."},
+		"blob exists, detail": {azrules.BlobAlreadyExists("u", "Delete it."), http.StatusConflict, cloud.CodeBlobAlreadyExists, "u",
+			"The specified blob already exists. Delete it."},
+		"range": {azrules.InvalidRange("u"), http.StatusRequestedRangeNotSatisfiable, cloud.CodeInvalidRange, "u",
+			"The range specified is invalid for the current size of the resource."},
+		"copy source": {azrules.CannotVerifyCopySource("u", "cannot be read (AuthenticationFailed)"), http.StatusNotFound, cloud.CodeCannotVerifyCopySource, "u",
+			"The specified resource does not exist: copy source u cannot be read (AuthenticationFailed)."},
+		"deleted nothing": {azrules.DeletedNothing("/d"), http.StatusNotFound, cloud.CodeResourceNotFound, "/d",
+			"not there: Azure answered the delete 204 No Content"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.Equal(t, &cloud.Error{StatusCode: tc.status, Code: tc.code, Resource: tc.resource, Message: tc.message}, tc.err)
 		})
+	}
+}
+
+func TestCheckPageBlobSize(t *testing.T) {
+	assert.NoError(t, azrules.CheckPageBlobSize("u", 0))
+	assert.NoError(t, azrules.CheckPageBlobSize("u", 1024))
+	for _, size := range []int64{-512, 1, 513} {
+		requireRefusal(t, azrules.CheckPageBlobSize("u", size), cloud.CodeInvalidParameter, "u", "must be a multiple of 512 bytes")
 	}
 }

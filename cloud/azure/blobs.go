@@ -21,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/vhd"
@@ -197,9 +198,10 @@ func blobErr(err error, resource string) error {
 	err = azErr(err, resource)
 	var ce *cloud.Error
 	if errors.As(err, &ce) && ce.StatusCode == http.StatusNotFound && (ce.Code == "" || ce.Code == "NotFound") {
-		ce.Code = cloud.CodeBlobNotFound
-		if ce.Message == "" {
-			ce.Message = "The specified blob does not exist."
+		msg := ce.Message
+		*ce = *azrules.BlobURLNotFound(ce.Resource, "")
+		if msg != "" {
+			ce.Message = msg
 		}
 	}
 	return err
@@ -225,7 +227,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 	full := p.resolve(ref)
 	u := shown(full)
 	if offset < 0 || length < 0 {
-		return nil, opError("read blob", u, cloud.BadRequest(cloud.CodeInvalidParameter, u, "invalid range: offset %d, length %d", offset, length))
+		return nil, opError("read blob", u, azrules.InvalidParameter(u, "invalid range: offset %d, length %d", offset, length))
 	}
 	pc, err := p.pageClient(ctx, full)
 	if err != nil {
@@ -255,8 +257,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 			return nil, opError("read blob", u, blobErr(err, u))
 		}
 		if offset >= deref(props.ContentLength) {
-			return nil, opError("read blob", u, &cloud.Error{StatusCode: http.StatusRequestedRangeNotSatisfiable, Code: cloud.CodeInvalidRange,
-				Resource: u, Message: "The range specified is invalid for the current size of the resource."})
+			return nil, opError("read blob", u, azrules.InvalidRange(u))
 		}
 	}
 	return data, nil
@@ -305,8 +306,8 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 	full := p.resolve(ref)
 	u := shown(full)
 	fail := func(err error) (*cloud.Blob, error) { return nil, opError("upload page blob", u, err) }
-	if src.Size < 0 || src.Size%pageSize != 0 {
-		return fail(cloud.BadRequest(cloud.CodeInvalidParameter, u, "The page blob size %d must be a multiple of 512 bytes.", src.Size))
+	if err := azrules.CheckPageBlobSize(u, src.Size); err != nil {
+		return fail(err)
 	}
 	ranges, err := pageRanges(src, u)
 	if err != nil {
@@ -397,7 +398,7 @@ func (p *Provider) createPageBlob(ctx context.Context, pc *pageblob.Client, u st
 }
 
 func alreadyExists(u string) error {
-	return cloud.Conflict(cloud.CodeBlobAlreadyExists, u, "The specified blob already exists.")
+	return azrules.BlobAlreadyExists(u, "")
 }
 
 // uploadPages writes one chunk. There is no per-request MD5: HTTPS

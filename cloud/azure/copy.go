@@ -21,6 +21,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/progress"
@@ -122,7 +123,7 @@ func (p *Provider) copyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 
 	ref, err := cloud.ParseBlobURL(srcURL)
 	if err != nil {
-		return fail(cloud.BadRequest(cloud.CodeInvalidParameter, j.shown, "invalid copy source: %v", redact.Error(err)))
+		return fail(azrules.InvalidParameter(j.shown, "invalid copy source: %v", redact.Error(err)))
 	}
 	j.srcRef = ref
 	if j.src, err = p.sourceClient(ctx, srcURL, ref); err != nil {
@@ -134,8 +135,7 @@ func (p *Provider) copyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 		if isStatus(err, http.StatusNotFound, http.StatusForbidden) {
 			var ce *cloud.Error
 			errors.As(err, &ce)
-			return fail(cloud.NotFound(cloud.CodeCannotVerifyCopySource, j.shown,
-				"The specified resource does not exist: copy source %s cannot be read (%s).", j.shown, ce.Code))
+			return fail(azrules.CannotVerifyCopySource(j.shown, "cannot be read ("+ce.Code+")"))
 		}
 		return fail(err)
 	}

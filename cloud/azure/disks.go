@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
@@ -41,7 +42,7 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, d cloud.Disk)
 	if loc == "" {
 		rid, err := cloud.ParseResourceID(d.SourceImageVersionID)
 		if err != nil || !rid.Is("Microsoft.Compute", "galleries", "images", "versions") {
-			return nil, opError("create disk", d.Name, cloud.BadRequest(cloud.CodeInvalidParameter, id,
+			return nil, opError("create disk", d.Name, azrules.InvalidParameter(id,
 				"'%s' is not a gallery image version id.", d.SourceImageVersionID))
 		}
 		v, err := p.GetImageVersion(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1], rid.Names[2])

@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
@@ -142,8 +143,7 @@ func (p *Provider) CreateImageDefinition(ctx context.Context, d cloud.ImageDefin
 		if err != nil {
 			if cloud.IsNotFound(err) && !cloud.HasCode(err, cloud.CodeResourceGroupNotFound) {
 				// As Azure answers a PUT under a missing gallery.
-				err = cloud.NotFound(cloud.CodeParentResourceNotFound, id,
-					"Can not perform requested operation on nested resource. Parent resource '%s' not found.", d.Gallery)
+				err = azrules.ParentNotFound(id, d.Gallery)
 			}
 			return nil, opError("create image definition", what, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
@@ -67,7 +68,7 @@ func (p *Provider) CreateManagedImage(ctx context.Context, img cloud.ManagedImag
 		}
 		tags[SourceTag] = img.Source.ID
 	default:
-		return nil, opError("create managed image", img.Name, cloud.BadRequest(cloud.CodeInvalidParameter, id,
+		return nil, opError("create managed image", img.Name, azrules.InvalidParameter(id,
 			"The managed image source kind '%s' is not supported; use a VHD blob or a gallery image version.", img.Source.Kind))
 	}
 	if osDisk == nil {

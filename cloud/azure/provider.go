@@ -32,6 +32,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/progress"
@@ -335,7 +336,7 @@ func waitDelete[T any](ctx context.Context, p *Provider, op, id string, begin fu
 		return err
 	}
 	if poller.Done() && first != nil && first.StatusCode == http.StatusNoContent {
-		return cloud.NotFound(cloud.CodeResourceNotFound, id, "not there: Azure answered the delete 204 No Content")
+		return azrules.DeletedNothing(id)
 	}
 	_, err = wait(ctx, p, op, poller)
 	return err

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/vhd"
@@ -152,8 +153,8 @@ func (p *Provider) claim(ctx context.Context, pc *pageblob.Client, u string, siz
 				return nil, blobErr(err, u)
 			}
 		case !overwrite && incomplete:
-			return nil, cloud.Conflict(cloud.CodeBlobAlreadyExists, u,
-				"%s holds an interrupted upload of different content (metadata %s): pass overwrite = True to replace it, or delete the blob", u, IncompleteMetadataKey)
+			return nil, azrules.BlobAlreadyExists(u, fmt.Sprintf(
+				"%s holds an interrupted upload of different content (metadata %s): pass overwrite = True to replace it, or delete the blob.", u, IncompleteMetadataKey))
 		case !overwrite:
 			return nil, alreadyExists(u)
 		case deref(props.LeaseState) == lease.StateTypeLeased:
@@ -276,6 +277,6 @@ func covered(have []vhd.Range, r vhd.Range) bool {
 // finished: it holds no content yet (an upload of the same content
 // resumes it), so it is not found.
 func incompleteErr(u string) error {
-	return &cloud.Error{StatusCode: http.StatusNotFound, Code: cloud.CodeBlobNotFound, Resource: u,
-		Message: fmt.Sprintf("The blob holds an interrupted upload (metadata %s), not complete content: uploading the same content resumes it.", IncompleteMetadataKey)}
+	return azrules.BlobURLNotFound(u, fmt.Sprintf(
+		"It holds an interrupted upload (metadata %s), not complete content: uploading the same content resumes it.", IncompleteMetadataKey))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/internal/redact"
 )
 
@@ -190,8 +191,7 @@ func (p *Provider) accountGroup(ctx context.Context, account string) (string, er
 			}
 		}
 	}
-	return "", opError("find storage account", account, cloud.NotFound(cloud.CodeResourceNotFound, account,
-		"no storage account %s in subscription %s", account, p.sub))
+	return "", opError("find storage account", account+" in subscription "+p.sub, azrules.AccountNotFound(account, account))
 }
 
 // rememberAccount records an account's resource group for ListKeys.
@@ -223,7 +223,12 @@ func (p *Provider) noDataAccess(ctx context.Context, account string, denied, key
 	} else {
 		msg += ", or run with --storage-auth auto to use the account key"
 	}
-	return &cloud.Error{StatusCode: http.StatusForbidden, Code: cloud.CodeAuthorizationPermissionMismatch, Resource: account, Message: msg}
+	// Azure's refusal (its status and code) with what to do about it.
+	out := &cloud.Error{StatusCode: http.StatusForbidden, Resource: account, Message: msg}
+	if ce, ok := asCloudError(denied); ok {
+		out.StatusCode, out.Code = ce.StatusCode, ce.Code
+	}
+	return out
 }
 
 // errCode is an error's status and Azure code, e.g. "403 AuthorizationFailed".

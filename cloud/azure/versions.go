@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 	"github.com/imgflow/imgflow/cloud/ensure"
 )
@@ -66,8 +67,7 @@ func (p *Provider) CreateImageVersion(ctx context.Context, v cloud.ImageVersion)
 		d, err := p.GetImageDefinition(ctx, v.ResourceGroup, v.Gallery, v.Definition)
 		if err != nil {
 			if cloud.HasCode(err, cloud.CodeResourceNotFound) {
-				err = cloud.NotFound(cloud.CodeParentResourceNotFound, id,
-					"Can not perform requested operation on nested resource. Parent resource '%s' not found.", v.Definition)
+				err = azrules.ParentNotFound(id, v.Definition)
 			}
 			return nil, opError("create image version", what, err)
 		}
@@ -75,7 +75,7 @@ func (p *Provider) CreateImageVersion(ctx context.Context, v cloud.ImageVersion)
 	}
 	storage, err := armconv.VersionStorageProfile(v.Source)
 	if err != nil {
-		return nil, opError("create image version", what, cloud.BadRequest(cloud.CodeInvalidParameter, id, "%v", err))
+		return nil, opError("create image version", what, azrules.InvalidParameter(id, "%v", err))
 	}
 	body := armcompute.GalleryImageVersion{
 		Location: to(loc),

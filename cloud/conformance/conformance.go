@@ -336,7 +336,7 @@ func conflicts(e *env) {
 	_, _, err := ensure.EnsureResourceGroup(e.ctx, e.p, cloud.ResourceGroup{Name: "rg-a", Location: "eastus"})
 	require.ErrorContains(t, err, "already exists in westeurope")
 	_, err = e.p.CreateResourceGroup(e.ctx, cloud.ResourceGroup{Name: "rg-a", Location: "eastus"})
-	requireCode(t, err, http.StatusConflict, "InvalidResourceGroupLocation")
+	requireCode(t, err, http.StatusConflict, cloud.CodeInvalidResourceGroupLocation)
 
 	// Gallery names are unique per subscription.
 	e.gallery("rg-a", "shared_gal")
@@ -1015,7 +1015,7 @@ func blobErrors(e *env) {
 	sameContent(t, file, b)
 
 	_, err = e.p.ReadBlob(e.ctx, ref, b.Size, 10)
-	requireCode(t, err, http.StatusRequestedRangeNotSatisfiable, "InvalidRange")
+	requireCode(t, err, http.StatusRequestedRangeNotSatisfiable, cloud.CodeInvalidRange)
 
 	_, err = e.p.UploadPageBlob(e.ctx, blobRef(sa, c, "odd.vhd"), cloud.PageSource{Reader: bytes.NewReader(make([]byte, 1000)), Size: 1000}, false)
 	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
@@ -1027,7 +1027,7 @@ func blobErrors(e *env) {
 	assert.True(t, cloud.IsNotFound(err), "%v", err)
 
 	_, err = e.p.CopyBlob(e.ctx, blobRef(sa, c, "missing.vhd").URL(), blobRef(sa, c, "copy.vhd"), false)
-	requireCode(t, err, http.StatusNotFound, "CannotVerifyCopySource")
+	requireCode(t, err, http.StatusNotFound, cloud.CodeCannotVerifyCopySource)
 	_, err = e.p.GetBlob(e.ctx, blobRef(sa, c, "copy.vhd"))
 	requireCode(t, err, http.StatusNotFound, cloud.CodeBlobNotFound, "a failed copy leaves nothing")
 

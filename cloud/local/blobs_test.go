@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/transfer"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -36,45 +37,45 @@ func TestBlobErrors(t *testing.T) {
 	p := f.p
 	missingAccount := cloud.BlobRef{Account: "nosuch", Container: "c", Name: "b"}
 	_, err := p.GetBlob(ctx, missingAccount)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound, "storage account nosuch not found")
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound, "storage account nosuch not found")
 	err = p.EnsureContainer(ctx, "nosuch", "c")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 
 	noContainer := cloud.BlobRef{Account: account, Container: "missing", Name: "b"}
 	_, err = p.UploadPageBlob(ctx, noContainer, cloud.PageSource{Reader: bytes.NewReader(nil), Size: 0}, false)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeContainerNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeContainerNotFound)
 	_, err = p.CopyBlob(ctx, f.vhd.URL(), noContainer, false)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeContainerNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeContainerNotFound)
 
 	missing := cloud.BlobRef{Account: account, Container: "vhds", Name: "missing"}
 	_, err = p.GetBlob(ctx, missing)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
 	_, err = p.ReadBlob(ctx, missing, 0, 1)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
 	err = p.DeleteBlob(ctx, missing)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
 
 	_, err = p.UploadPageBlob(ctx, missing, cloud.PageSource{Reader: bytes.NewReader(make([]byte, 1000)), Size: 1000}, false)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "multiple of 512")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "multiple of 512")
 
 	_, err = p.UploadPageBlob(ctx, f.vhd, cloud.PageSource{Reader: bytes.NewReader(make([]byte, 512)), Size: 512}, false)
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodeBlobAlreadyExists)
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeBlobAlreadyExists)
 	_, err = p.CopyBlob(ctx, f.vhd.URL(), f.vhd, false)
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodeBlobAlreadyExists)
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeBlobAlreadyExists)
 
 	_, err = p.CopyBlob(ctx, "https://elsewhere.blob.core.windows.net/c/b?sig=x", missing, false)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeCannotVerifyCopySource)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeCannotVerifyCopySource)
 	_, err = p.CopyBlob(ctx, missing.URL(), cloud.BlobRef{Account: account, Container: "vhds", Name: "dst"}, false)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeCannotVerifyCopySource)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeCannotVerifyCopySource)
 
 	_, err = p.ReadBlob(ctx, f.vhd, vhdBytes+512, 1)
-	requireCloudErr(t, err, http.StatusRequestedRangeNotSatisfiable, cloud.CodeInvalidRange)
+	cloudtest.RequireError(t, err, http.StatusRequestedRangeNotSatisfiable, cloud.CodeInvalidRange)
 }
 
 func TestUploadReadDelete(t *testing.T) {
 	f := newFixture(t)
 	p := f.p
-	data := vhdImage(vhdBytes, vhdTypeFixed)
+	data := cloudtest.FixedVHD(vhdBytes)
 	b, err := p.GetBlob(ctx, f.vhd)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.BlobTypePage, b.Type)
@@ -102,7 +103,7 @@ func TestUploadReadDelete(t *testing.T) {
 	require.NoError(t, p.DeleteBlob(ctx, f.vhd))
 	assert.NoFileExists(t, p.BlobPath(f.vhd))
 	_, err = p.GetBlob(ctx, f.vhd)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
 }
 
 // TestSparseUpload uploads 64 MiB with 1 MiB of data in two ranges, one of
@@ -147,7 +148,7 @@ func TestSparseUpload(t *testing.T) {
 	// Ranges outside the blob are refused.
 	_, err = f.p.UploadPageBlob(ctx, ref, cloud.PageSource{Reader: bytes.NewReader(content), Size: size,
 		Ranges: []vhd.Range{{Offset: size - 512, Length: 1024}}}, true)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 }
 
 func TestCopyBlob(t *testing.T) {
@@ -155,7 +156,7 @@ func TestCopyBlob(t *testing.T) {
 	const size = 32 << 20
 	content := make([]byte, size)
 	copy(content[5<<20:], "data in the middle")
-	copy(content[size-512:], vhdFooter(size-512, vhdTypeFixed))
+	copy(content[size-512:], cloudtest.VHDFooter(uint64(size-512), uint32(vhd.DiskTypeFixed)))
 	src := cloud.BlobRef{Account: account, Container: "vhds", Name: "src.vhd"}
 	f.upload(t, src, content)
 

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/faults"
 )
 
@@ -94,7 +95,7 @@ func TestADeleteSavesTheStateBeforeRemovingTheData(t *testing.T) {
 			q, err := Open(dir, testOptions())
 			require.NoError(t, err)
 			defer q.Close()
-			requireCloudErr(t, d.get(q), 404, notFoundCode(d.name))
+			cloudtest.RequireError(t, d.get(q), 404, notFoundCode(d.name))
 			assert.NoFileExists(t, file)
 			kept := q.referencedData(q.Snapshot())
 			assert.Len(t, kept, len(deletables())-1)
@@ -112,7 +113,7 @@ func TestADeleteRemovesTheDataOnceTheStateIsSaved(t *testing.T) {
 			file := d.file(f)
 			require.NoError(t, d.delete(f))
 			assert.NoFileExists(t, file)
-			requireCloudErr(t, d.get(f.p), 404, notFoundCode(d.name))
+			cloudtest.RequireError(t, d.get(f.p), 404, notFoundCode(d.name))
 		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/internal/testutil"
 )
 
@@ -37,7 +38,7 @@ const exportSize = 64 << 20
 // exportImage is a fixed VHD with data in three places, tagged so two
 // images differ.
 func exportImage(size int, tag string) []byte {
-	data := vhdImage(size, vhdTypeFixed)
+	data := cloudtest.FixedVHD(size)
 	copy(data[512:], "tag "+tag)
 	for i := range 64 << 10 {
 		data[size/2+i] = byte(i*13 + len(tag))
@@ -174,11 +175,11 @@ func TestDiskExportPath(t *testing.T) {
 
 	// Writes through the SAS are refused, without echoing it.
 	_, err = p.UploadPageBlob(ctx, ref, cloud.PageSource{Reader: bytes.NewReader(make([]byte, 512)), Size: 512}, true)
-	ce := requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthorizationPermissionMismatch)
+	ce := cloudtest.RequireError(t, err, http.StatusForbidden, cloud.CodeAuthorizationPermissionMismatch)
 	assert.NotContains(t, ce.Error(), sasSig(t, sas))
 	_, err = p.CopyBlob(ctx, f.vhd.URL(), ref, true)
-	requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthorizationPermissionMismatch)
-	requireCloudErr(t, p.DeleteBlob(ctx, ref), http.StatusForbidden, cloud.CodeAuthorizationPermissionMismatch)
+	cloudtest.RequireError(t, err, http.StatusForbidden, cloud.CodeAuthorizationPermissionMismatch)
+	cloudtest.RequireError(t, p.DeleteBlob(ctx, ref), http.StatusForbidden, cloud.CodeAuthorizationPermissionMismatch)
 
 	// Revoke (twice is fine), then delete.
 	require.NoError(t, p.RevokeDiskAccess(ctx, rgName, "export"))
@@ -187,12 +188,12 @@ func TestDiskExportPath(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, got.AccessGranted)
 	_, err = p.CopyBlob(ctx, sas, dst, true)
-	requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed, "Server failed to authenticate the request")
+	cloudtest.RequireError(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed, "Server failed to authenticate the request")
 	require.NoError(t, p.DeleteDisk(ctx, rgName, "export"))
 	assert.NoFileExists(t, p.dataFile(diskID))
 	_, err = p.GetDisk(ctx, rgName, "export")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
-	requireCloudErr(t, p.DeleteDisk(ctx, rgName, "export"), http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, p.DeleteDisk(ctx, rgName, "export"), http.StatusNotFound, cloud.CodeResourceNotFound)
 
 	// The exported copy outlives the disk; deleting the version removes
 	// its data.
@@ -222,15 +223,15 @@ func TestDiskRegionMustBeReplicated(t *testing.T) {
 	d := diskFrom(f, "disk", "1.0.0")
 	d.Location = "eastus"
 	_, err = f.p.CreateDiskFromImageVersion(ctx, d)
-	ce := requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter,
+	ce := cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter,
 		"image version "+versionID(f, "1.0.0")+" is not available in eastus: replicate it there first")
 	assert.Equal(t, cloud.DiskID(f.sub, rgName, "disk"), ce.Resource)
 	_, err = f.p.GetDisk(ctx, rgName, "disk")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 
 	d.Location = "marsnorth"
 	_, err = f.p.CreateDiskFromImageVersion(ctx, d)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeLocationNotAvailableForResourceType)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeLocationNotAvailableForResourceType)
 
 	_, err = f.p.UpdateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: rgName, Gallery: galName, Definition: defName,
 		TargetRegions: []cloud.TargetRegion{{Name: "westeurope"}, {Name: "eastus"}}})
@@ -252,26 +253,26 @@ func TestDiskCreateRules(t *testing.T) {
 	d := diskFrom(f, "disk", "1.0.0")
 	d.ResourceGroup = "nope"
 	_, err = p.CreateDiskFromImageVersion(ctx, d)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
 
 	d = diskFrom(f, "disk", "1.0.0")
 	d.SourceImageVersionID = "not-an-id"
 	_, err = p.CreateDiskFromImageVersion(ctx, d)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "not-an-id")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "not-an-id")
 	d.SourceImageVersionID = cloud.ManagedImageID(f.sub, rgName, "img")
 	_, err = p.CreateDiskFromImageVersion(ctx, d)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "is not a gallery image version id")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "is not a gallery image version id")
 
 	missing := versionID(f, "9.9.9")
 	d.SourceImageVersionID = missing
 	_, err = p.CreateDiskFromImageVersion(ctx, d)
-	ce := requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound, "9.9.9")
+	ce := cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound, "9.9.9")
 	assert.Equal(t, missing, ce.Resource)
 
 	d = diskFrom(f, "disk", "1.0.0")
 	d.SecurityType = "Paranoid"
 	_, err = p.CreateDiskFromImageVersion(ctx, d)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "'Paranoid'")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "'Paranoid'")
 
 	d.SecurityType = "trustedlaunch"
 	d.Tags = cloud.Tags{"a": "b"}
@@ -295,14 +296,14 @@ func TestDiskCreateRules(t *testing.T) {
 	other := diskFrom(f, "disk", "1.0.1")
 	other.SecurityType = "TrustedLaunch"
 	_, err = p.CreateDiskFromImageVersion(ctx, other)
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed)
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed)
 	other = diskFrom(f, "disk", "1.0.0")
 	_, err = p.CreateDiskFromImageVersion(ctx, other)
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "securityType")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "securityType")
 	other.SecurityType = "TrustedLaunch"
 	other.Location = "eastus"
 	_, err = p.CreateDiskFromImageVersion(ctx, other)
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodeInvalidResourceLocation)
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeInvalidResourceLocation)
 
 	// A security type needs a Gen2 image.
 	gen1 := f.def
@@ -316,7 +317,7 @@ func TestDiskCreateRules(t *testing.T) {
 	g1 := cloud.Disk{Name: "gen1", ResourceGroup: rgName, SecurityType: "ConfidentialVM",
 		SourceImageVersionID: cloud.ImageVersionID(f.sub, rgName, galName, "gen1", "1.0.0")}
 	_, err = p.CreateDiskFromImageVersion(ctx, g1)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "Hyper-V generation V2")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "Hyper-V generation V2")
 	g1.SecurityType = ""
 	disk, err = p.CreateDiskFromImageVersion(ctx, g1)
 	require.NoError(t, err)
@@ -324,12 +325,12 @@ func TestDiskCreateRules(t *testing.T) {
 
 	// Missing disks.
 	_, err = p.GetDisk(ctx, rgName, "nope")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound, "Microsoft.Compute/disks/nope")
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound, "Microsoft.Compute/disks/nope")
 	_, err = p.GrantDiskAccess(ctx, rgName, "nope", time.Hour)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
-	requireCloudErr(t, p.RevokeDiskAccess(ctx, rgName, "nope"), http.StatusNotFound, cloud.CodeResourceNotFound)
-	requireCloudErr(t, p.DeleteDisk(ctx, rgName, "nope"), http.StatusNotFound, cloud.CodeResourceNotFound)
-	requireCloudErr(t, p.DeleteDisk(ctx, "nope", "nope"), http.StatusNotFound, cloud.CodeResourceGroupNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, p.RevokeDiskAccess(ctx, rgName, "nope"), http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, p.DeleteDisk(ctx, rgName, "nope"), http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, p.DeleteDisk(ctx, "nope", "nope"), http.StatusNotFound, cloud.CodeResourceGroupNotFound)
 }
 
 func TestDiskGrantRules(t *testing.T) {
@@ -343,7 +344,7 @@ func TestDiskGrantRules(t *testing.T) {
 
 	for _, d := range []time.Duration{0, 999 * time.Millisecond, 24*time.Hour + time.Second, -time.Hour} {
 		_, err := p.GrantDiskAccess(ctx, rgName, "disk", d)
-		requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "between 1s and 24h0m0s")
+		cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "between 1s and 24h0m0s")
 	}
 	sas, err := p.GrantDiskAccess(ctx, rgName, "disk", time.Hour)
 	require.NoError(t, err)
@@ -351,20 +352,20 @@ func TestDiskGrantRules(t *testing.T) {
 
 	// Granted twice, or deleted while granted: refused.
 	_, err = p.GrantDiskAccess(ctx, rgName, "disk", time.Hour)
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodeOperationNotAllowed, "Revoke access first")
-	requireCloudErr(t, p.DeleteDisk(ctx, rgName, "disk"), http.StatusConflict, cloud.CodeOperationNotAllowed, "revoke access first")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeOperationNotAllowed, "Revoke access first")
+	cloudtest.RequireError(t, p.DeleteDisk(ctx, rgName, "disk"), http.StatusConflict, cloud.CodeOperationNotAllowed, "revoke access first")
 
 	// Bad, missing or misplaced signatures.
 	refused := func(t *testing.T, sasURL string) {
 		t.Helper()
 		_, err := p.CopyBlob(ctx, sasURL, dst, true)
-		ce := requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed, "Server failed to authenticate the request")
+		ce := cloudtest.RequireError(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed, "Server failed to authenticate the request")
 		assert.NotContains(t, ce.Error(), sig, "errors never carry the SAS")
 		_, err = p.ReadBlob(ctx, sasRef(t, sasURL), 0, 512)
-		ce = requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
+		ce = cloudtest.RequireError(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
 		assert.NotContains(t, ce.Error(), sig)
 		_, err = p.GetBlob(ctx, sasRef(t, sasURL))
-		requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
+		cloudtest.RequireError(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
 	}
 	t.Run("bad sig", func(t *testing.T) {
 		refused(t, withSig(t, sas, "AAAA"+sig[4:]))
@@ -382,7 +383,7 @@ func TestDiskGrantRules(t *testing.T) {
 		ref, err := cloud.ParseBlobURL(sas) // drops the query
 		require.NoError(t, err)
 		_, err = p.ReadBlob(ctx, ref, 0, 512)
-		requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
+		cloudtest.RequireError(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
 	})
 	_, err = p.CopyBlob(ctx, sas, dst, true)
 	require.NoError(t, err, "the right SAS still works")
@@ -403,9 +404,9 @@ func TestDiskGrantRules(t *testing.T) {
 	require.NoError(t, err, "valid up to its duration")
 	clock.Advance(time.Second)
 	_, err = p.CopyBlob(ctx, sas2, dst, true)
-	requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed, "expired")
+	cloudtest.RequireError(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed, "expired")
 	_, err = p.ReadBlob(ctx, sasRef(t, sas2), 0, 11)
-	requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed, "expired")
+	cloudtest.RequireError(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed, "expired")
 	got, err := p.GetDisk(ctx, rgName, "disk")
 	require.NoError(t, err)
 	assert.False(t, got.AccessGranted)
@@ -451,7 +452,7 @@ func TestDiskSASNotInState(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "boot sector", string(data))
 	_, err = q.ReadBlob(ctx, sasRef(t, withSig(t, sas, "x"+sig)), 0, 11)
-	requireCloudErr(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
+	cloudtest.RequireError(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
 }
 
 func TestVersionContentIsSnapshot(t *testing.T) {
@@ -552,7 +553,7 @@ func TestDiskConcurrentUse(t *testing.T) {
 			if i%2 == 1 {
 				data = b
 			}
-			_, err := p.UploadPageBlob(ctx, f.vhd, cloud.PageSource{Reader: bytes.NewReader(data), Size: int64(len(data))}, true)
+			_, err := p.UploadPageBlob(ctx, f.vhd, cloudtest.PageSource(data), true)
 			check(err)
 		}
 	}()

@@ -12,12 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 )
 
 func TestResourceGroups(t *testing.T) {
 	p := newTestProvider(t)
 	_, err := p.GetResourceGroup(ctx, "rg")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound, "'rg' could not be found")
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound, "'rg' could not be found")
 
 	rg, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "RG", Location: "West Europe", Tags: cloud.Tags{"a": "1"}})
 	require.NoError(t, err)
@@ -30,10 +31,10 @@ func TestResourceGroups(t *testing.T) {
 	assert.Equal(t, cloud.Tags{"b": "2"}, rg.Tags)
 
 	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg", Location: "eastus"})
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodeInvalidResourceGroupLocation, "already exists in location 'westeurope'")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeInvalidResourceGroupLocation, "already exists in location 'westeurope'")
 
 	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "other", Location: "europe"})
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeLocationNotAvailableForResourceType)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeLocationNotAvailableForResourceType)
 
 	got, err := p.GetResourceGroup(ctx, "Rg")
 	require.NoError(t, err)
@@ -46,14 +47,14 @@ func TestResourceGroups(t *testing.T) {
 func TestGalleries(t *testing.T) {
 	p := newTestProvider(t)
 	_, err := p.CreateGallery(ctx, cloud.Gallery{Name: "g", ResourceGroup: "rg1", Location: "westeurope"})
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
 
 	for _, rg := range []string{"rg1", "rg2"} {
 		_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: rg, Location: "westeurope"})
 		require.NoError(t, err)
 	}
 	_, err = p.GetGallery(ctx, "rg1", "g")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 
 	g, err := p.CreateGallery(ctx, cloud.Gallery{Name: "g", ResourceGroup: "rg1", Location: "westeurope", Description: "one"})
 	require.NoError(t, err)
@@ -66,11 +67,11 @@ func TestGalleries(t *testing.T) {
 	assert.Equal(t, cloud.Tags{"k": "v"}, g.Tags)
 
 	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: "g", ResourceGroup: "rg1", Location: "eastus"})
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodeInvalidResourceLocation)
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeInvalidResourceLocation)
 
 	// Unique per subscription, not per resource group.
 	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: "G", ResourceGroup: "rg2", Location: "westeurope"})
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodeConflict, "not unique within the subscription")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeConflict, "not unique within the subscription")
 
 	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: "a", ResourceGroup: "rg2"})
 	require.NoError(t, err)
@@ -110,7 +111,7 @@ func TestCommunityGalleryIsCreatedAsOne(t *testing.T) {
 	assert.Equal(t, info, *g.Community)
 	info.PublicNamePrefix = "flatcar4capi"
 	_, err = f.p.CreateGallery(ctx, cloud.Gallery{Name: "community", ResourceGroup: rgName, Community: &info})
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "publicNamePrefix")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "publicNamePrefix")
 
 	// A PUT without a profile keeps it.
 	g, err = f.p.CreateGallery(ctx, cloud.Gallery{Name: "community", ResourceGroup: rgName, Description: "d"})
@@ -119,7 +120,7 @@ func TestCommunityGalleryIsCreatedAsOne(t *testing.T) {
 
 	// A private gallery is not converted.
 	_, err = f.p.CreateGallery(ctx, cloud.Gallery{Name: galName, ResourceGroup: rgName, Community: &info})
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "from 'Private' to 'Community'")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "from 'Private' to 'Community'")
 	got, err := f.p.GetGallery(ctx, rgName, galName)
 	require.NoError(t, err)
 	assert.Nil(t, got.Community)
@@ -128,9 +129,9 @@ func TestCommunityGalleryIsCreatedAsOne(t *testing.T) {
 func TestShareCommunity(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.p.ShareCommunity(ctx, rgName, "missing")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 	_, err = f.p.ShareCommunity(ctx, rgName, galName)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "is not a community gallery")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "is not a community gallery")
 
 	communityGallery(t, f)
 	g, err := f.p.ShareCommunity(ctx, rgName, "community")
@@ -159,7 +160,7 @@ func TestShareCommunity(t *testing.T) {
 	d.Gallery, d.Name, d.SKU = "community", "tl", "tl"
 	d.Features = map[string]string{"SecurityType": "TrustedLaunch"}
 	_, err = f.p.CreateImageDefinition(ctx, d)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "TrustedLaunch")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "TrustedLaunch")
 	d.Features["SecurityType"] = "TrustedLaunchSupported"
 	_, err = f.p.CreateImageDefinition(ctx, d)
 	require.NoError(t, err)
@@ -174,7 +175,7 @@ func TestShareCommunityRefusesPrivateOnlySecurityType(t *testing.T) {
 	_, err := f.p.CreateImageDefinition(ctx, d)
 	require.NoError(t, err, "a community gallery not yet public accepts ConfidentialVM")
 	_, err = f.p.ShareCommunity(ctx, rgName, "community")
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "'cvm'", "ConfidentialVM")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "'cvm'", "ConfidentialVM")
 	g, err := f.p.GetGallery(ctx, rgName, "community")
 	require.NoError(t, err)
 	assert.False(t, g.CommunityEnabled)
@@ -188,15 +189,15 @@ func TestImageDefinitions(t *testing.T) {
 	d := f.def
 	d.ResourceGroup = "nope"
 	_, err := p.CreateImageDefinition(ctx, d)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
 	d = f.def
 	d.Gallery = "nope"
 	_, err = p.CreateImageDefinition(ctx, d)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound, "'nope'")
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound, "'nope'")
 	_, err = p.GetImageDefinition(ctx, rgName, galName, "nope")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 	_, err = p.ListImageDefinitions(ctx, rgName, "nope")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
 
 	got, err := p.GetImageDefinition(ctx, rgName, galName, defName)
 	require.NoError(t, err)
@@ -206,7 +207,7 @@ func TestImageDefinitions(t *testing.T) {
 	d = f.def
 	d.Location = "eastus"
 	_, err = p.CreateImageDefinition(ctx, d)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "gallery's region")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "gallery's region")
 
 	// Mutable fields update.
 	eol := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -226,7 +227,7 @@ func TestImageDefinitions(t *testing.T) {
 	d = f.def
 	d.OSType, d.HyperVGeneration, d.Offer = cloud.OSTypeWindows, cloud.HyperVGenV1, "beta"
 	_, err = p.CreateImageDefinition(ctx, d)
-	ce := requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed,
+	ce := cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed,
 		"'osType'", "'Linux' -> 'Windows'", "'hyperVGeneration'", "'V2' -> 'V1'", "'identifier.offer'", "'stable' -> 'beta'")
 	assert.NotContains(t, ce.Message, "osState")
 	for _, change := range []func(*cloud.ImageDefinition){
@@ -238,7 +239,7 @@ func TestImageDefinitions(t *testing.T) {
 		d := f.def
 		change(&d)
 		_, err = p.CreateImageDefinition(ctx, d)
-		requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed)
+		cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed)
 	}
 
 	// The (publisher, offer, sku) triple is unique within the gallery.
@@ -246,7 +247,7 @@ func TestImageDefinitions(t *testing.T) {
 	d.Name = "copy"
 	d.SKU = "Flatcar-Stable"
 	_, err = p.CreateImageDefinition(ctx, d)
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodeConflict, "'"+defName+"'")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeConflict, "'"+defName+"'")
 	d.SKU = "copy"
 	_, err = p.CreateImageDefinition(ctx, d)
 	require.NoError(t, err, "two of three may repeat")
@@ -258,12 +259,12 @@ func TestImageDefinitions(t *testing.T) {
 
 	require.NoError(t, p.DeleteImageDefinition(ctx, rgName, galName, "copy"))
 	err = p.DeleteImageDefinition(ctx, rgName, galName, "copy")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 
 	_, err = p.CreateImageVersion(ctx, f.version("1.0.0"))
 	require.NoError(t, err)
 	err = p.DeleteImageDefinition(ctx, rgName, galName, defName)
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodeConflict, "version")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeConflict, "version")
 	require.NoError(t, p.DeleteImageVersion(ctx, rgName, galName, defName, "1.0.0"))
 	require.NoError(t, p.DeleteImageDefinition(ctx, rgName, galName, defName))
 }

@@ -1,10 +1,8 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"math/rand"
 	"strings"
@@ -15,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
-	"github.com/imgflow/imgflow/vhd"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 )
 
 var (
@@ -33,20 +31,6 @@ func newTestProvider(t *testing.T) *Provider {
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, p.Close()) })
 	return p
-}
-
-// requireCloudErr asserts err is a cloud.Error with the status and code,
-// whose message contains every fragment.
-func requireCloudErr(t *testing.T, err error, status int, code string, fragments ...string) *cloud.Error {
-	t.Helper()
-	var ce *cloud.Error
-	require.ErrorAs(t, err, &ce, "want %d %s, got %v", status, code, err)
-	assert.Equal(t, status, ce.StatusCode, "status of %v", err)
-	assert.Equal(t, code, ce.Code, "code of %v", err)
-	for _, f := range fragments {
-		assert.Contains(t, ce.Message, f)
-	}
-	return ce
 }
 
 // fixture is a resource group with a gallery, a Gen2 Linux definition and
@@ -79,26 +63,21 @@ func setupFixture(t *testing.T, p *Provider) *fixture {
 	require.NoError(t, err)
 	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: galName, ResourceGroup: rgName, Location: "westeurope"})
 	require.NoError(t, err)
-	f.def = cloud.ImageDefinition{
-		Name: defName, ResourceGroup: rgName, Gallery: galName,
-		Publisher: "kinvolk", Offer: "stable", SKU: defName,
-		OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized,
-		HyperVGeneration: cloud.HyperVGenV2, Architecture: cloud.ArchX64,
-	}
+	f.def = cloudtest.Definition(rgName, galName, defName, defName)
 	_, err = p.CreateImageDefinition(ctx, f.def)
 	require.NoError(t, err)
 	_, err = p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: rgName, Location: "westeurope"})
 	require.NoError(t, err)
 	require.NoError(t, p.EnsureContainer(ctx, account, "vhds"))
 	f.vhd = cloud.BlobRef{Account: account, Container: "vhds", Name: "flatcar.vhd"}
-	f.upload(t, f.vhd, vhdImage(vhdBytes, vhdTypeFixed))
+	f.upload(t, f.vhd, cloudtest.FixedVHD(vhdBytes))
 	return f
 }
 
 // upload writes data as a page blob (overwriting).
 func (f *fixture) upload(t *testing.T, ref cloud.BlobRef, data []byte) *cloud.Blob {
 	t.Helper()
-	b, err := f.p.UploadPageBlob(ctx, ref, cloud.PageSource{Reader: bytes.NewReader(data), Size: int64(len(data))}, true)
+	b, err := f.p.UploadPageBlob(ctx, ref, cloudtest.PageSource(data), true)
 	require.NoError(t, err)
 	return b
 }
@@ -111,35 +90,6 @@ func (f *fixture) vhdSource() cloud.ImageSource {
 
 func (f *fixture) version(name string) cloud.ImageVersion {
 	return cloud.ImageVersion{Name: name, ResourceGroup: rgName, Gallery: galName, Definition: defName, Source: f.vhdSource()}
-}
-
-// Footer layout for the hand-built footers below (VHD specification).
-const (
-	vhdFooterSize   = vhd.FooterSize
-	vhdSizeOffset   = 48 // current (virtual) size, big-endian uint64
-	vhdTypeOffset   = 60 // disk type, big-endian uint32
-	vhdTypeFixed    = uint32(vhd.DiskTypeFixed)
-	vhdTypeDynamic  = uint32(vhd.DiskTypeDynamic)
-	vhdTypeDiffDisk = uint32(vhd.DiskTypeDifferencing)
-)
-
-// vhdFooter builds a VHD footer by hand (cookie, current size at 48, disk
-// type at 60), enough for the checks the provider makes.
-func vhdFooter(size uint64, diskType uint32) []byte {
-	b := make([]byte, vhdFooterSize)
-	copy(b, "conectix")
-	binary.BigEndian.PutUint64(b[40:], size) // original size
-	binary.BigEndian.PutUint64(b[vhdSizeOffset:], size)
-	binary.BigEndian.PutUint32(b[vhdTypeOffset:], diskType)
-	return b
-}
-
-// vhdImage is a VHD of the given virtual size: some data, then a footer.
-func vhdImage(size int, diskType uint32) []byte {
-	data := make([]byte, size+vhdFooterSize)
-	copy(data, "boot sector")
-	copy(data[size:], vhdFooter(uint64(size), diskType))
-	return data
 }
 
 // diskAccount is the SAS host label of a disk: md- and 12 characters of

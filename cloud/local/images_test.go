@@ -8,15 +8,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 func TestManagedImages(t *testing.T) {
 	f := newFixture(t)
 	p := f.p
 	_, err := p.CreateManagedImage(ctx, cloud.ManagedImage{Name: "img", ResourceGroup: "nope", Source: f.vhdSource()})
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
 	_, err = p.GetManagedImage(ctx, rgName, "img")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 
 	img, err := p.CreateManagedImage(ctx, cloud.ManagedImage{Name: "img", ResourceGroup: rgName,
 		OSType: cloud.OSTypeLinux, HyperVGeneration: cloud.HyperVGenV2, Source: f.vhdSource()})
@@ -32,18 +34,18 @@ func TestManagedImages(t *testing.T) {
 	assert.Equal(t, cloud.Tags{"a": "b"}, again.Tags)
 	other := f.vhd
 	other.Name = "other.vhd"
-	f.upload(t, other, vhdImage(vhdBytes, vhdTypeFixed))
+	f.upload(t, other, cloudtest.FixedVHD(vhdBytes))
 	_, err = p.CreateManagedImage(ctx, cloud.ManagedImage{Name: "img", ResourceGroup: rgName,
 		Source: cloud.ImageSource{Kind: cloud.SourceVHD, URI: other.URL()}})
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "'source'")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "'source'")
 
 	// VHD footer checks apply.
 	dyn := f.vhd
 	dyn.Name = "dyn.vhd"
-	f.upload(t, dyn, vhdImage(vhdBytes, vhdTypeDynamic))
+	f.upload(t, dyn, cloudtest.VHD(vhdBytes, uint32(vhd.DiskTypeDynamic)))
 	_, err = p.CreateManagedImage(ctx, cloud.ManagedImage{Name: "dyn", ResourceGroup: rgName,
 		Source: cloud.ImageSource{Kind: cloud.SourceVHD, URI: dyn.URL()}})
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "Dynamic VHD type")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "Dynamic VHD type")
 
 	// From a gallery version: OS type and generation come from its definition.
 	_, err = p.CreateImageVersion(ctx, f.version("1.0.0"))
@@ -54,18 +56,18 @@ func TestManagedImages(t *testing.T) {
 	assert.Equal(t, cloud.OSTypeLinux, fromVer.OSType)
 	assert.Equal(t, cloud.HyperVGenV2, fromVer.HyperVGeneration)
 	_, err = p.CreateManagedImage(ctx, cloud.ManagedImage{Name: "bad", ResourceGroup: rgName, HyperVGeneration: cloud.HyperVGenV1, Source: src})
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "Hyper-V generation")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "Hyper-V generation")
 
 	require.NoError(t, p.DeleteManagedImage(ctx, rgName, "img"))
 	err = p.DeleteManagedImage(ctx, rgName, "img")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 }
 
 func TestStorageAccounts(t *testing.T) {
 	f := newFixture(t)
 	p := f.p
 	_, err := p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "x", ResourceGroup: "nope"})
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
 
 	sa, err := p.GetStorageAccount(ctx, rgName, account)
 	require.NoError(t, err)
@@ -75,13 +77,13 @@ func TestStorageAccounts(t *testing.T) {
 	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg2", Location: "eastus"})
 	require.NoError(t, err)
 	_, err = p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: "rg2"})
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodeStorageAccountAlreadyTaken, "already taken")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeStorageAccountAlreadyTaken, "already taken")
 	_, err = p.GetStorageAccount(ctx, "rg2", account)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 
 	sa, err = p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: rgName, Tags: cloud.Tags{"t": "1"}})
 	require.NoError(t, err)
 	assert.Equal(t, cloud.Tags{"t": "1"}, sa.Tags)
 	_, err = p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: rgName, Location: "eastus"})
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodeInvalidResourceLocation)
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeInvalidResourceLocation)
 }

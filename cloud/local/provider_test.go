@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 )
 
 func TestLocations(t *testing.T) {
@@ -122,7 +123,7 @@ func populate(t *testing.T, f *fixture) {
 	require.NoError(t, err)
 	require.NoError(t, p.EnsureContainer(ctx, account, "vhds"))
 	f.vhd = cloud.BlobRef{Account: account, Container: "vhds", Name: "flatcar.vhd"}
-	f.upload(t, f.vhd, vhdImage(vhdBytes, vhdTypeFixed))
+	f.upload(t, f.vhd, cloudtest.FixedVHD(vhdBytes))
 	v := f.version("1.0.0")
 	v.TargetRegions = []cloud.TargetRegion{{Name: "westeurope"}, {Name: "eastus"}}
 	_, err = p.CreateImageVersion(ctx, v)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 )
 
 // populatedStateDoc is the state.json of a directory holding one of
@@ -153,5 +155,5 @@ func TestOpenAcceptsNullCollections(t *testing.T) {
 	require.NoError(t, err, "a null collection is an empty one")
 	defer p.Close()
 	_, err = p.GetImageVersion(ctx, rgName, galName, defName, "1.0.0")
-	requireCloudErr(t, err, 404, "ResourceNotFound")
+	cloudtest.RequireError(t, err, 404, "ResourceNotFound")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 )
 
 const otherSub = "00000000-0000-0000-0000-00000000beef"
@@ -58,7 +59,7 @@ func TestTenantSourcesAcrossSubscriptions(t *testing.T) {
 	_, err = gal.p.GetImageVersion(ctx, rgName, galName, defName, "1.0.0")
 	require.NoError(t, err)
 	_, err = build.p.GetImageVersion(ctx, rgName, galName, defName, "1.0.0")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound) // each subscription has its own
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound) // each subscription has its own
 
 	// A VHD in the build subscription's storage account is a source too.
 	_, err = gal.p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.1", ResourceGroup: rgName, Gallery: galName, Definition: defName, Source: build.vhdSource()})
@@ -89,7 +90,7 @@ func TestTenantOnlyReachesItsMembers(t *testing.T) {
 	require.NoError(t, err)
 	_, err = gal.p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: rgName, Gallery: galName, Definition: defName,
 		Source: cloud.ImageSource{Kind: cloud.SourceManagedImage, ID: img.ID}})
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 }
 
 func TestOpenWithSubscriptionID(t *testing.T) {
@@ -120,7 +121,7 @@ func TestTenantReadsAVersionsDataInItsSubscription(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, gal.p.EnsureContainer(ctx, "galstage", "system"))
 	staged := cloud.BlobRef{Account: "galstage", Container: "system", Name: "osdisk.vhd"}
-	gal.upload(t, staged, vhdImage(vhdBytes, vhdTypeFixed))
+	gal.upload(t, staged, cloudtest.FixedVHD(vhdBytes))
 	v, err := gal.p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: rgName, Gallery: galName, Definition: defName,
 		Source: cloud.ImageSource{Kind: cloud.SourceVHD, URI: staged.URL(), StorageAccountID: cloud.StorageAccountID(otherSub, rgName, "galstage")}})
 	require.NoError(t, err)

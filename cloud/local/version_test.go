@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 func TestImageVersionParents(t *testing.T) {
@@ -16,23 +18,23 @@ func TestImageVersionParents(t *testing.T) {
 	v := f.version("1.0.0")
 	v.ResourceGroup = "nope"
 	_, err := f.p.CreateImageVersion(ctx, v)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
 	v = f.version("1.0.0")
 	v.Gallery = "nope"
 	_, err = f.p.CreateImageVersion(ctx, v)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
 	v = f.version("1.0.0")
 	v.Definition = "nope"
 	_, err = f.p.CreateImageVersion(ctx, v)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound, "'nope'")
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound, "'nope'")
 	_, err = f.p.GetImageVersion(ctx, rgName, galName, defName, "1.0.0")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 	_, err = f.p.GetImageVersion(ctx, rgName, galName, "nope", "1.0.0")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
 	err = f.p.DeleteImageVersion(ctx, rgName, galName, defName, "1.0.0")
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 	_, err = f.p.UpdateImageVersion(ctx, f.version("1.0.0"))
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 }
 
 func TestImageVersionDefaultsAndReplication(t *testing.T) {
@@ -87,13 +89,13 @@ func TestImageVersionTargetRegionRules(t *testing.T) {
 			v := f.version("1.0.0")
 			v.TargetRegions = tc.regions
 			_, err := f.p.CreateImageVersion(ctx, v)
-			requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, tc.fragment)
+			cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, tc.fragment)
 		})
 	}
 	v := f.version("1.0.0")
 	v.Location = "eastus"
 	_, err := f.p.CreateImageVersion(ctx, v)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "gallery's region")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "gallery's region")
 }
 
 func TestImageVersionPutAgainAndUpdate(t *testing.T) {
@@ -114,17 +116,17 @@ func TestImageVersionPutAgainAndUpdate(t *testing.T) {
 	// Source and storage account type are immutable.
 	other := f.vhd
 	other.Name = "other.vhd"
-	f.upload(t, other, vhdImage(vhdBytes, vhdTypeFixed))
+	f.upload(t, other, cloudtest.FixedVHD(vhdBytes))
 	changed := v
 	changed.Source.URI = other.URL()
 	_, err = f.p.CreateImageVersion(ctx, changed)
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "Changing property 'source' is not allowed")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "Changing property 'source' is not allowed")
 	_, err = f.p.UpdateImageVersion(ctx, changed)
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "'source'")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "'source'")
 	changed = v
 	changed.StorageAccountType = cloud.StoragePremiumLRS
 	_, err = f.p.CreateImageVersion(ctx, changed)
-	requireCloudErr(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "'storageAccountType'")
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed, "'storageAccountType'")
 
 	// Update: remove a region, change replicas, EOL, tags.
 	eol := time.Date(2031, 6, 1, 0, 0, 0, 0, time.UTC)
@@ -151,7 +153,7 @@ func TestImageVersionPutAgainAndUpdate(t *testing.T) {
 	// Same region checks on update.
 	upd.TargetRegions = []cloud.TargetRegion{{Name: "eastus"}}
 	_, err = f.p.UpdateImageVersion(ctx, upd)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "must contain the location")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "must contain the location")
 
 	// PATCH semantics: unset fields stay.
 	got, err = f.p.UpdateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: rgName, Gallery: galName, Definition: defName, ExcludeFromLatest: true})
@@ -170,12 +172,12 @@ func TestImageVersionVHDSource(t *testing.T) {
 		code     string
 		fragment string
 	}{
-		"dynamic":       {vhdImage(vhdBytes, vhdTypeDynamic), http.StatusBadRequest, cloud.CodeInvalidParameter, "is of Dynamic VHD type. Please retry with fixed VHD type"},
-		"differencing":  {vhdImage(vhdBytes, vhdTypeDiffDisk), http.StatusBadRequest, cloud.CodeInvalidParameter, "Please retry with fixed VHD type"},
+		"dynamic":       {cloudtest.VHD(vhdBytes, uint32(vhd.DiskTypeDynamic)), http.StatusBadRequest, cloud.CodeInvalidParameter, "is of Dynamic VHD type. Please retry with fixed VHD type"},
+		"differencing":  {cloudtest.VHD(vhdBytes, uint32(vhd.DiskTypeDifferencing)), http.StatusBadRequest, cloud.CodeInvalidParameter, "Please retry with fixed VHD type"},
 		"not a vhd":     {make([]byte, 1<<20), http.StatusBadRequest, cloud.CodeInvalidParameter, "conectix"},
-		"unaligned":     {vhdImage(vhdBytes+512, vhdTypeFixed), http.StatusBadRequest, cloud.CodeInvalidParameter, "whole number (in MBs)"},
+		"unaligned":     {cloudtest.FixedVHD(vhdBytes + 512), http.StatusBadRequest, cloud.CodeInvalidParameter, "whole number (in MBs)"},
 		"tiny":          {nil, http.StatusBadRequest, cloud.CodeInvalidParameter, "conectix"},
-		"fixed is fine": {vhdImage(2<<20, vhdTypeFixed), 0, "", ""},
+		"fixed is fine": {cloudtest.FixedVHD(2 << 20), 0, "", ""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -190,23 +192,23 @@ func TestImageVersionVHDSource(t *testing.T) {
 				require.NoError(t, f.p.DeleteImageVersion(ctx, rgName, galName, defName, "1.0.0"))
 				return
 			}
-			requireCloudErr(t, err, tc.status, tc.code, tc.fragment)
+			cloudtest.RequireError(t, err, tc.status, tc.code, tc.fragment)
 		})
 	}
 
 	v := f.version("1.0.0")
 	v.Source.URI = cloud.BlobRef{Account: account, Container: "vhds", Name: "missing.vhd"}.URL()
 	_, err := f.p.CreateImageVersion(ctx, v)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
 
 	v.Source.URI = cloud.BlobRef{Account: "nosuchaccount", Container: "vhds", Name: "a.vhd"}.URL()
 	_, err = f.p.CreateImageVersion(ctx, v)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound, "storage account nosuchaccount not found")
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound, "storage account nosuchaccount not found")
 
 	v = f.version("1.0.0")
 	v.Source.StorageAccountID = cloud.StorageAccountID(f.sub, rgName, "elsewhere")
 	_, err = f.p.CreateImageVersion(ctx, v)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "does not match")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "does not match")
 }
 
 func TestImageVersionImageSources(t *testing.T) {
@@ -240,13 +242,13 @@ func TestImageVersionImageSources(t *testing.T) {
 		v := v
 		v.Definition = "bad"
 		_, err = f.p.CreateImageVersion(ctx, v)
-		requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, name)
+		cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, name)
 	}
 
 	v.Name = "2.0.0"
 	v.Source.ID = cloud.ImageVersionID(f.sub, rgName, galName, defName, "9.9.9")
 	_, err = f.p.CreateImageVersion(ctx, v)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 
 	// From a managed image.
 	img, err := f.p.CreateManagedImage(ctx, cloud.ManagedImage{Name: "img", ResourceGroup: rgName,
@@ -263,9 +265,9 @@ func TestImageVersionImageSources(t *testing.T) {
 	v.Name = "3.0.0"
 	v.Source.ID = gen1.ID
 	_, err = f.p.CreateImageVersion(ctx, v)
-	requireCloudErr(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "Hyper-V generation")
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter, "Hyper-V generation")
 
 	v.Source.ID = cloud.ManagedImageID(f.sub, rgName, "missing")
 	_, err = f.p.CreateImageVersion(ctx, v)
-	requireCloudErr(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/guest"
 )
 
@@ -15,7 +16,7 @@ import (
 // record, as a simulated packer build writes it.
 func guestVersion(t *testing.T, f *fixture, g *guest.GuestContent) *cloud.ImageVersion {
 	t.Helper()
-	data := vhdImage(vhdBytes, vhdTypeFixed)
+	data := cloudtest.FixedVHD(vhdBytes)
 	rec, err := guest.EncodeGuestContent(g)
 	require.NoError(t, err)
 	copy(data[guest.GuestContentOffset:], rec)
@@ -63,7 +64,7 @@ func TestVMRunCommandAndDelete(t *testing.T) {
 	assert.Equal(t, "/etc/tmpfiles.d/aks-mglru.conf: missing\n", res.Error)
 
 	_, err = p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "raw", Script: "true"})
-	requireCloudErr(t, err, 400, cloud.CodeInvalidParameter, "needs a simulated form")
+	cloudtest.RequireError(t, err, 400, cloud.CodeInvalidParameter, "needs a simulated form")
 
 	require.NoError(t, p.DeleteVM(ctx, "imgflow-test", "vm1"))
 	_, err = p.GetVM(ctx, "imgflow-test", "vm1")
@@ -83,12 +84,12 @@ func TestVMRules(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = p.CreateVM(ctx, testVM("vm1", v.ID))
-	requireCloudErr(t, err, 404, cloud.CodeGalleryImageNotFound, "is not available in eastus region")
+	cloudtest.RequireError(t, err, 404, cloud.CodeGalleryImageNotFound, "is not available in eastus region")
 	in := testVM("vm1", v.ID)
 	in.Location = "westeurope"
 	in.Size = ""
 	_, err = p.CreateVM(ctx, in)
-	requireCloudErr(t, err, 400, cloud.CodeInvalidParameter, "vmSize")
+	cloudtest.RequireError(t, err, 400, cloud.CodeInvalidParameter, "vmSize")
 	in = testVM("vm1", cloud.ImageVersionID(f.sub, rgName, galName, defName, "9.9.9"))
 	in.Location = "westeurope"
 	_, err = p.CreateVM(ctx, in)
@@ -96,7 +97,7 @@ func TestVMRules(t *testing.T) {
 	in = testVM("vm1", v.ID)
 	in.ResourceGroup = "missing"
 	_, err = p.CreateVM(ctx, in)
-	requireCloudErr(t, err, 404, cloud.CodeResourceGroupNotFound)
+	cloudtest.RequireError(t, err, 404, cloud.CodeResourceGroupNotFound)
 }
 
 func TestVMWithoutGuestRecord(t *testing.T) {
@@ -126,14 +127,14 @@ func TestDeleteResourceGroupDeletesEverything(t *testing.T) {
 
 	require.NoError(t, p.DeleteResourceGroup(ctx, "imgflow-test"))
 	_, err = p.GetResourceGroup(ctx, "imgflow-test")
-	requireCloudErr(t, err, 404, cloud.CodeResourceGroupNotFound)
+	cloudtest.RequireError(t, err, 404, cloud.CodeResourceGroupNotFound)
 	_, err = p.GetVM(ctx, "imgflow-test", "vm1")
-	requireCloudErr(t, err, 404, cloud.CodeResourceGroupNotFound)
+	cloudtest.RequireError(t, err, 404, cloud.CodeResourceGroupNotFound)
 	assert.NoFileExists(t, diskFile, "the VM disk's data goes with its group")
 	_, err = p.GetImageVersion(ctx, rgName, galName, defName, "1.0.0")
 	assert.NoError(t, err, "other groups stay")
 	err = p.DeleteResourceGroup(ctx, "imgflow-test")
-	requireCloudErr(t, err, 404, cloud.CodeResourceGroupNotFound)
+	cloudtest.RequireError(t, err, 404, cloud.CodeResourceGroupNotFound)
 
 	// The whole fixture group, with its gallery, version and blobs.
 	blobFile := p.blobFile(account, "vhds", "flatcar.vhd")

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/conformance"
 	"github.com/imgflow/imgflow/cloud/ensure"
 	"github.com/imgflow/imgflow/cloud/local"
@@ -78,18 +79,15 @@ func seed(t *testing.T, base *local.Provider) *fixture {
 	must(base.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg2", Location: "westeurope"}))
 	must(base.CreateGallery(ctx, cloud.Gallery{Name: "gal1", ResourceGroup: "rg1", Location: "westeurope"}))
 	must(base.CreateGallery(ctx, cloud.Gallery{Name: "other", ResourceGroup: "rg2", Location: "westeurope"}))
-	flatcar := communityInfo("flatcar")
+	flatcar := cloudtest.Community("flatcar")
 	must(base.CreateGallery(ctx, cloud.Gallery{Name: "shared", ResourceGroup: "rg2", Location: "westeurope", Community: &flatcar}))
 	f.shared, err = base.ShareCommunity(ctx, "rg2", "shared")
 	require.NoError(t, err)
-	f.def = cloud.ImageDefinition{
-		Name: "flatcar", ResourceGroup: "rg1", Gallery: "gal1", Publisher: "kinvolk", Offer: "stable", SKU: "flatcar",
-		OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized, HyperVGeneration: cloud.HyperVGenV2, Architecture: cloud.ArchX64,
-	}
+	f.def = cloudtest.Definition("rg1", "gal1", "flatcar", "flatcar")
 	must(base.CreateImageDefinition(ctx, f.def))
 	must(base.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: "rg1", Location: "westeurope"}))
 	require.NoError(t, base.EnsureContainer(ctx, account, "vhds"))
-	must(base.UploadPageBlob(ctx, f.vhd, pageSource(vhdImage(vhdBytes)), false))
+	must(base.UploadPageBlob(ctx, f.vhd, cloudtest.PageSource(cloudtest.FixedVHD(vhdBytes)), false))
 	f.v1, err = base.CreateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(f.vhd)})
 	require.NoError(t, err)
 	return f
@@ -112,41 +110,6 @@ func (f *fixture) snapshot(t *testing.T) string {
 	blob, err := os.ReadFile(f.base.BlobPath(f.vhd))
 	require.NoError(t, err)
 	return string(data) + fmt.Sprintf("%x", blob)
-}
-
-func communityInfo(prefix string) cloud.CommunityInfo {
-	return cloud.CommunityInfo{PublicNamePrefix: prefix, PublisherURI: "https://example.com", PublisherContact: "ops@example.com", EULA: "https://example.com/eula"}
-}
-
-func pageSource(data []byte) cloud.PageSource {
-	return cloud.PageSource{Reader: bytes.NewReader(data), Size: int64(len(data))}
-}
-
-// vhdImage is a fixed VHD of the given virtual size: some data, a footer.
-func vhdImage(size int) []byte {
-	data := make([]byte, size+512)
-	copy(data, "boot sector")
-	footer := data[size:]
-	copy(footer, "conectix")
-	binary.BigEndian.PutUint64(footer[40:], uint64(size))
-	binary.BigEndian.PutUint64(footer[48:], uint64(size))
-	binary.BigEndian.PutUint32(footer[60:], 2)
-	return data
-}
-
-func requireCode(t *testing.T, err error, status int, code string) {
-	t.Helper()
-	var ce *cloud.Error
-	require.ErrorAs(t, err, &ce, "want %d %s, got %v", status, code, err)
-	assert.Equal(t, status, ce.StatusCode, "%v", err)
-	assert.Equal(t, code, ce.Code, "%v", err)
-}
-
-func definition(rg, gallery, name, sku string) cloud.ImageDefinition {
-	return cloud.ImageDefinition{
-		Name: name, ResourceGroup: rg, Gallery: gallery, Publisher: "kinvolk", Offer: "stable", SKU: sku,
-		OSType: cloud.OSTypeLinux, OSState: cloud.OSStateGeneralized, HyperVGeneration: cloud.HyperVGenV2, Architecture: cloud.ArchX64,
-	}
 }
 
 // scenario runs ensures and writes through p and logs each step's outcome
@@ -197,23 +160,23 @@ func scenario(t *testing.T, f *fixture, p cloud.Provider) map[string]string {
 	})
 	do("list galleries", func() (any, cloud.Outcome, error) { v, err := p.ListGalleries(ctx); return v, "", err })
 	do("definition in overlay gallery", func() (any, cloud.Outcome, error) {
-		return ensure.EnsureImageDefinition(ctx, p, definition("rg-new", "galnew", "flatcar", "flatcar"), now)
+		return ensure.EnsureImageDefinition(ctx, p, cloudtest.Definition("rg-new", "galnew", "flatcar", "flatcar"), now)
 	})
 	do("definition again", func() (any, cloud.Outcome, error) {
-		return ensure.EnsureImageDefinition(ctx, p, definition("rg-new", "galnew", "flatcar", "flatcar"), now)
+		return ensure.EnsureImageDefinition(ctx, p, cloudtest.Definition("rg-new", "galnew", "flatcar", "flatcar"), now)
 	})
 	do("definition base immutable conflict", func() (any, cloud.Outcome, error) {
-		d := definition("rg1", "gal1", "flatcar", "flatcar")
+		d := cloudtest.Definition("rg1", "gal1", "flatcar", "flatcar")
 		d.OSState = cloud.OSStateSpecialized
 		return ensure.EnsureImageDefinition(ctx, p, d, now)
 	})
 	do("definition base feature update", func() (any, cloud.Outcome, error) {
-		d := definition("rg1", "gal1", "flatcar", "flatcar")
+		d := cloudtest.Definition("rg1", "gal1", "flatcar", "flatcar")
 		d.Features = map[string]string{"IsAcceleratedNetworkSupported": "true"}
 		return ensure.EnsureImageDefinition(ctx, p, d, now)
 	})
 	do("definition triple taken", func() (any, cloud.Outcome, error) {
-		return ensure.EnsureImageDefinition(ctx, p, definition("rg1", "gal1", "flatcar2", "flatcar"), now)
+		return ensure.EnsureImageDefinition(ctx, p, cloudtest.Definition("rg1", "gal1", "flatcar2", "flatcar"), now)
 	})
 	do("list definitions overlay gallery", func() (any, cloud.Outcome, error) {
 		v, err := p.ListImageDefinitions(ctx, "rg-new", "galnew")
@@ -224,11 +187,11 @@ func scenario(t *testing.T, f *fixture, p cloud.Provider) map[string]string {
 		return v, "", err
 	})
 	do("upload vhd", func() (any, cloud.Outcome, error) {
-		v, err := p.UploadPageBlob(ctx, upload, pageSource(vhdImage(2*vhdBytes)), false)
+		v, err := p.UploadPageBlob(ctx, upload, cloudtest.PageSource(cloudtest.FixedVHD(2*vhdBytes)), false)
 		return v, "", err
 	})
 	do("upload again without overwrite", func() (any, cloud.Outcome, error) {
-		v, err := p.UploadPageBlob(ctx, upload, pageSource(vhdImage(2*vhdBytes)), false)
+		v, err := p.UploadPageBlob(ctx, upload, cloudtest.PageSource(cloudtest.FixedVHD(2*vhdBytes)), false)
 		return v, "", err
 	})
 	do("version from uploaded vhd", func() (any, cloud.Outcome, error) {
@@ -262,7 +225,7 @@ func scenario(t *testing.T, f *fixture, p cloud.Provider) map[string]string {
 		return ensure.Replicate(ctx, p, ensure.ReplicateRequest{ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Version: "1.0.0", Regions: []string{"northeurope", "eastus"}})
 	})
 	do("community gallery create", func() (any, cloud.Outcome, error) {
-		info := communityInfo("imgflow")
+		info := cloudtest.Community("imgflow")
 		return ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "galcommunity", ResourceGroup: "rg-new", Location: "westeurope", Community: &info})
 	})
 	do("community overlay gallery", func() (any, cloud.Outcome, error) {
@@ -272,19 +235,19 @@ func scenario(t *testing.T, f *fixture, p cloud.Provider) map[string]string {
 		return ensure.EnsureCommunity(ctx, p, "rg-new", "galcommunity")
 	})
 	do("community other prefix", func() (any, cloud.Outcome, error) {
-		info := communityInfo("other")
+		info := cloudtest.Community("other")
 		return ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "galcommunity", ResourceGroup: "rg-new", Location: "westeurope", Community: &info})
 	})
 	do("community overlay private gallery", func() (any, cloud.Outcome, error) {
 		return ensure.EnsureCommunity(ctx, p, "rg-new", "galnew")
 	})
 	do("community convert base private gallery", func() (any, cloud.Outcome, error) {
-		info := communityInfo("imgflow")
+		info := cloudtest.Community("imgflow")
 		v, err := p.CreateGallery(ctx, cloud.Gallery{Name: "gal1", ResourceGroup: "rg1", Location: "westeurope", Community: &info})
 		return v, "", err
 	})
 	do("community base shared, new contact", func() (any, cloud.Outcome, error) {
-		info := communityInfo("flatcar")
+		info := cloudtest.Community("flatcar")
 		info.PublisherContact = "new@example.com"
 		return ensure.EnsureGallery(ctx, p, cloud.Gallery{Name: "shared", ResourceGroup: "rg2", Location: "westeurope", Community: &info})
 	})
@@ -319,11 +282,11 @@ func scenario(t *testing.T, f *fixture, p cloud.Provider) map[string]string {
 			Source: cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: f.v1.ID}})
 	})
 	do("definition missing gallery", func() (any, cloud.Outcome, error) {
-		v, err := p.CreateImageDefinition(ctx, definition("rg-new", "nogallery", "d", "d"))
+		v, err := p.CreateImageDefinition(ctx, cloudtest.Definition("rg-new", "nogallery", "d", "d"))
 		return v, "", err
 	})
 	do("definition missing rg", func() (any, cloud.Outcome, error) {
-		v, err := p.CreateImageDefinition(ctx, definition("norg", "nogallery", "d", "d"))
+		v, err := p.CreateImageDefinition(ctx, cloudtest.Definition("norg", "nogallery", "d", "d"))
 		return v, "", err
 	})
 	do("version missing definition", func() (any, cloud.Outcome, error) {
@@ -437,14 +400,14 @@ func TestBaseNeverChanged(t *testing.T) {
 	must := func(_ any, err error) { t.Helper(); require.NoError(t, err) }
 	must(p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg1", Location: "westeurope", Tags: cloud.Tags{"a": "b"}}))
 	must(p.CreateGallery(ctx, cloud.Gallery{Name: "gal2", ResourceGroup: "rg1"}))
-	profile := communityInfo("galthree")
+	profile := cloudtest.Community("galthree")
 	must(p.CreateGallery(ctx, cloud.Gallery{Name: "gal3", ResourceGroup: "rg1", Community: &profile}))
 	must(p.ShareCommunity(ctx, "rg1", "gal3"))
-	flatcar := communityInfo("flatcar")
+	flatcar := cloudtest.Community("flatcar")
 	flatcar.EULA = "https://example.com/new-eula"
 	must(p.CreateGallery(ctx, cloud.Gallery{Name: "shared", ResourceGroup: "rg2", Community: &flatcar}))
 	must(p.ShareCommunity(ctx, "rg2", "shared"))
-	must(p.CreateImageDefinition(ctx, definition("rg1", "gal1", "extra", "extra")))
+	must(p.CreateImageDefinition(ctx, cloudtest.Definition("rg1", "gal1", "extra", "extra")))
 	require.NoError(t, p.DeleteImageDefinition(ctx, "rg1", "gal1", "extra"))
 	must(p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.1", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(f.vhd)}))
 	must(p.UpdateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.1", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", ExcludeFromLatest: true}))
@@ -453,18 +416,18 @@ func TestBaseNeverChanged(t *testing.T) {
 	require.NoError(t, p.DeleteManagedImage(ctx, "rg1", "img1"))
 	must(p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: account, ResourceGroup: "rg1", Tags: cloud.Tags{"a": "b"}}))
 	// The definition made from a base definition and deleted from base.
-	must(p.CreateImageDefinition(ctx, definition("rg1", "gal1", "gone", "gone")))
+	must(p.CreateImageDefinition(ctx, cloudtest.Definition("rg1", "gal1", "gone", "gone")))
 	// Blob writes on base blobs.
 	require.NoError(t, p.EnsureContainer(ctx, account, "vhds"))
 	require.NoError(t, p.SetBlobMetadata(ctx, f.vhd, map[string]string{"exported": "yes"}))
-	must(p.UploadPageBlob(ctx, f.vhd, pageSource(make([]byte, 1024)), true))
+	must(p.UploadPageBlob(ctx, f.vhd, cloudtest.PageSource(make([]byte, 1024)), true))
 	must(p.CopyBlob(ctx, f.vhd.URL(), cloud.BlobRef{Account: account, Container: "vhds", Name: "copy.vhd"}, false))
 	require.NoError(t, p.DeleteBlob(ctx, f.vhd))
 	_, err := p.GetBlob(ctx, f.vhd)
-	requireCode(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
 	// Disks.
 	_, err = p.CreateDiskFromImageVersion(ctx, cloud.Disk{Name: "disk1", ResourceGroup: "rg1", SourceImageVersionID: f.v1.ID})
-	requireCode(t, err, http.StatusNotFound, cloud.CodeResourceNotFound) // deleted in the overlay by the scenario
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound) // deleted in the overlay by the scenario
 	must(p.CreateDiskFromImageVersion(ctx, cloud.Disk{Name: "disk1", ResourceGroup: "rg1",
 		SourceImageVersionID: cloud.ImageVersionID(f.sub, "rg-new", "galnew", "flatcar", "2.0.0")}))
 	must(p.GrantDiskAccess(ctx, "rg1", "disk1", time.Hour))
@@ -500,13 +463,13 @@ func TestDiskExport(t *testing.T) {
 	assert.Equal(t, cloud.HyperVGenV2, disk.HyperVGeneration)
 
 	_, err = p.CreateDiskFromImageVersion(ctx, cloud.Disk{Name: "elsewhere", ResourceGroup: "rg1", Location: "eastus", SourceImageVersionID: f.v1.ID})
-	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 
 	sas, err := p.GrantDiskAccess(ctx, "rg1", "export", time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, "https://md-pending.blob.core.windows.net/export/abcd?sig=<pending>", sas)
 	_, err = p.GrantDiskAccess(ctx, "rg1", "export", time.Hour)
-	requireCode(t, err, http.StatusConflict, cloud.CodeOperationNotAllowed)
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeOperationNotAllowed)
 	got, err := p.GetDisk(ctx, "rg1", "export")
 	require.NoError(t, err)
 	assert.True(t, got.AccessGranted)
@@ -520,7 +483,7 @@ func TestDiskExport(t *testing.T) {
 	require.NoError(t, p.EnsureContainer(ctx, account, "exports"))
 	dest := cloud.BlobRef{Account: account, Container: "exports", Name: "export.vhd"}
 	_, err = p.GetBlob(ctx, dest)
-	requireCode(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeBlobNotFound)
 	copied, err := p.CopyBlob(ctx, sas, dest, false)
 	require.NoError(t, err)
 	assert.Equal(t, disk.SizeBytes, copied.Size)
@@ -532,7 +495,7 @@ func TestDiskExport(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, make([]byte, 512), footer, "overlay data reads as zeros, capped at the blob's end")
 	_, err = p.ReadBlob(ctx, dest, b.Size, 1)
-	requireCode(t, err, http.StatusRequestedRangeNotSatisfiable, cloud.CodeInvalidRange)
+	cloudtest.RequireError(t, err, http.StatusRequestedRangeNotSatisfiable, cloud.CodeInvalidRange)
 	require.NoError(t, p.SetBlobMetadata(ctx, dest, map[string]string{"imgflow": "export"}))
 
 	// A version from the exported VHD works too.
@@ -541,14 +504,14 @@ func TestDiskExport(t *testing.T) {
 	assert.Equal(t, cloud.Created, out)
 
 	_, err = p.GetBlob(ctx, cloud.BlobRef{Account: "md-pending", Container: "other", Name: "abcd"})
-	requireCode(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
+	cloudtest.RequireError(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
 	require.ErrorContains(t, p.DeleteDisk(ctx, "rg1", "export"), "revoke access first")
 	require.NoError(t, p.RevokeDiskAccess(ctx, "rg1", "export"))
 	_, err = p.CopyBlob(ctx, sas, cloud.BlobRef{Account: account, Container: "exports", Name: "again.vhd"}, false)
-	requireCode(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
+	cloudtest.RequireError(t, err, http.StatusForbidden, cloud.CodeAuthenticationFailed)
 	require.NoError(t, p.DeleteDisk(ctx, "rg1", "export"))
 	_, err = p.GetDisk(ctx, "rg1", "export")
-	requireCode(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 
 	diskID := cloud.DiskID(f.sub, "rg1", "export")
 	exportsURL := cloud.DefaultBlobEndpoint(account) + "/exports"
@@ -574,19 +537,19 @@ func TestBlobs(t *testing.T) {
 
 	// Identical content gets the digest the target computes, without data.
 	ref := cloud.BlobRef{Account: account, Container: "vhds", Name: "same.vhd"}
-	up, err := p.UploadPageBlob(ctx, ref, pageSource(vhdImage(vhdBytes)), false)
+	up, err := p.UploadPageBlob(ctx, ref, cloudtest.PageSource(cloudtest.FixedVHD(vhdBytes)), false)
 	require.NoError(t, err)
 	assert.Equal(t, baseBlob.Digest, up.Digest)
 	assert.Equal(t, baseBlob.Size, up.Size)
 	// Sparse: only the ranges hold data, the rest is zeros.
-	data := vhdImage(vhdBytes)
+	data := cloudtest.FixedVHD(vhdBytes)
 	sparse := cloud.PageSource{Reader: bytes.NewReader(data), Size: int64(len(data)),
 		Ranges: []vhd.Range{{Offset: 0, Length: 512}, {Offset: vhdBytes, Length: 512}}}
 	up2, err := p.UploadPageBlob(ctx, cloud.BlobRef{Account: account, Container: "vhds", Name: "sparse.vhd"}, sparse, false)
 	require.NoError(t, err)
 	assert.Equal(t, baseBlob.Digest, up2.Digest)
 	_, err = p.UploadPageBlob(ctx, ref, cloud.PageSource{Size: 1000}, true)
-	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 
 	// Metadata on a base blob: the overlay's copy has it and still reads
 	// the base's content.
@@ -606,11 +569,11 @@ func TestBlobs(t *testing.T) {
 	// account nobody has fails.
 	require.NoError(t, p.EnsureContainer(ctx, account, "vhds"))
 	assert.Empty(t, changesOf(p, overlay.KindContainer))
-	requireCode(t, p.EnsureContainer(ctx, "nosuchaccount", "c"), http.StatusNotFound, cloud.CodeResourceNotFound)
+	cloudtest.RequireError(t, p.EnsureContainer(ctx, "nosuchaccount", "c"), http.StatusNotFound, cloud.CodeResourceNotFound)
 	_, err = p.CopyBlob(ctx, cloud.BlobRef{Account: account, Container: "vhds", Name: "missing"}.URL(), cloud.BlobRef{Account: account, Container: "vhds", Name: "x"}, false)
-	requireCode(t, err, http.StatusNotFound, cloud.CodeCannotVerifyCopySource)
-	_, err = p.UploadPageBlob(ctx, cloud.BlobRef{Account: account, Container: "nope", Name: "x"}, pageSource(make([]byte, 512)), false)
-	requireCode(t, err, http.StatusNotFound, cloud.CodeContainerNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeCannotVerifyCopySource)
+	_, err = p.UploadPageBlob(ctx, cloud.BlobRef{Account: account, Container: "nope", Name: "x"}, cloudtest.PageSource(make([]byte, 512)), false)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeContainerNotFound)
 }
 
 func changesOf(p *overlay.Provider, kind string) []overlay.Change {
@@ -641,11 +604,11 @@ func TestListsAndDeletes(t *testing.T) {
 
 	// A definition deleted in the overlay disappears from lists; one
 	// holding overlay versions cannot be deleted.
-	_, err = p.CreateImageDefinition(ctx, definition("rg1", "gal1", "extra", "extra"))
+	_, err = p.CreateImageDefinition(ctx, cloudtest.Definition("rg1", "gal1", "extra", "extra"))
 	require.NoError(t, err)
 	_, err = p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "1.0.0", ResourceGroup: "rg1", Gallery: "gal1", Definition: "extra", Source: f.vhdSource(f.vhd)})
 	require.NoError(t, err)
-	requireCode(t, p.DeleteImageDefinition(ctx, "rg1", "gal1", "extra"), http.StatusConflict, cloud.CodeConflict)
+	cloudtest.RequireError(t, p.DeleteImageDefinition(ctx, "rg1", "gal1", "extra"), http.StatusConflict, cloud.CodeConflict)
 	require.NoError(t, p.DeleteImageVersion(ctx, "rg1", "gal1", "extra", "1.0.0"))
 	require.NoError(t, p.DeleteImageDefinition(ctx, "rg1", "gal1", "extra"))
 	defs, err := p.ListImageDefinitions(ctx, "rg1", "gal1")
@@ -653,19 +616,19 @@ func TestListsAndDeletes(t *testing.T) {
 	require.Len(t, defs, 1)
 	assert.Equal(t, "flatcar", defs[0].Name)
 	_, err = p.GetImageVersion(ctx, "rg1", "gal1", "extra", "1.0.0")
-	requireCode(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
 	_, err = p.ListImageDefinitions(ctx, "rg1", "nogallery")
-	requireCode(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeParentResourceNotFound)
 
 	// Definition identity is immutable at the provider level too.
 	d := f.def
 	d.Architecture = cloud.ArchArm64
 	_, err = p.CreateImageDefinition(ctx, d)
-	requireCode(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed)
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodePropertyChangeNotAllowed)
 	_, err = p.CreateGallery(ctx, cloud.Gallery{Name: "gal1", ResourceGroup: "rg1", Location: "eastus"})
-	requireCode(t, err, http.StatusConflict, cloud.CodeInvalidResourceLocation)
+	cloudtest.RequireError(t, err, http.StatusConflict, cloud.CodeInvalidResourceLocation)
 	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rgx", Location: "europe"})
-	requireCode(t, err, http.StatusBadRequest, cloud.CodeLocationNotAvailableForResourceType)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeLocationNotAvailableForResourceType)
 }
 
 // TestConcurrentEnsures runs ensures in parallel, as parallel() branches
@@ -686,7 +649,7 @@ func TestConcurrentEnsures(t *testing.T) {
 					return err
 				}
 				name := fmt.Sprintf("def%d", i%4)
-				if _, _, err := ensure.EnsureImageDefinition(ctx, p, definition("rgpar", "galpar", name, name), now); err != nil {
+				if _, _, err := ensure.EnsureImageDefinition(ctx, p, cloudtest.Definition("rgpar", "galpar", name, name), now); err != nil {
 					return err
 				}
 				v := cloud.ImageVersion{Name: fmt.Sprintf("1.0.%d", i), ResourceGroup: "rgpar", Gallery: "galpar", Definition: name,
@@ -695,7 +658,7 @@ func TestConcurrentEnsures(t *testing.T) {
 					return err
 				}
 				ref := cloud.BlobRef{Account: account, Container: "vhds", Name: fmt.Sprintf("b%d.vhd", i)}
-				if _, err := p.UploadPageBlob(ctx, ref, pageSource(vhdImage(1<<20)), false); err != nil {
+				if _, err := p.UploadPageBlob(ctx, ref, cloudtest.PageSource(cloudtest.FixedVHD(1<<20)), false); err != nil {
 					return err
 				}
 				_, err := p.ListGalleries(ctx)
@@ -752,9 +715,9 @@ func TestPersistentBaseKeepsItsFiles(t *testing.T) {
 	require.NoError(t, err)
 	f := seed(t, base)
 	dynamic := cloud.BlobRef{Account: account, Container: "vhds", Name: "dynamic.vhd"}
-	dyn := vhdImage(vhdBytes)
+	dyn := cloudtest.FixedVHD(vhdBytes)
 	binary.BigEndian.PutUint32(dyn[vhdBytes+60:], 3)
-	_, err = base.UploadPageBlob(ctx, dynamic, pageSource(dyn), false)
+	_, err = base.UploadPageBlob(ctx, dynamic, cloudtest.PageSource(dyn), false)
 	require.NoError(t, err)
 	stateFile, err := os.ReadFile(filepath.Join(dir, "state.json"))
 	require.NoError(t, err)
@@ -764,13 +727,13 @@ func TestPersistentBaseKeepsItsFiles(t *testing.T) {
 	scenario(t, f, p)
 	require.NoError(t, p.EnsureContainer(ctx, account, "drycontainer"))
 	uploaded := cloud.BlobRef{Account: account, Container: "drycontainer", Name: "new.vhd"}
-	_, err = p.UploadPageBlob(ctx, uploaded, pageSource(dyn), false) // a dynamic VHD, unread
+	_, err = p.UploadPageBlob(ctx, uploaded, cloudtest.PageSource(dyn), false) // a dynamic VHD, unread
 	require.NoError(t, err)
 	v, err := p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "3.0.0", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(uploaded)})
 	require.NoError(t, err)
 	assert.Equal(t, int64(vhdBytes), v.SizeBytes)
 	_, err = p.CreateImageVersion(ctx, cloud.ImageVersion{Name: "3.0.1", ResourceGroup: "rg1", Gallery: "gal1", Definition: "flatcar", Source: f.vhdSource(dynamic)})
-	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 	assert.ErrorContains(t, err, "Dynamic VHD type")
 	require.NoError(t, p.DeleteBlob(ctx, dynamic))
 

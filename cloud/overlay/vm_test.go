@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/cloudtest"
 	"github.com/imgflow/imgflow/cloud/overlay"
 )
 
@@ -30,22 +31,22 @@ func TestVMsInADryRun(t *testing.T) {
 	assert.Equal(t, int64(vhdBytes+512), disk.SizeBytes)
 
 	_, err = p.CreateVM(ctx, cloud.VM{Name: "vm2", ResourceGroup: "imgflow-testvm-1", Location: "eastus", Size: "Standard_D2ds_v5", ImageID: f.v1.ID})
-	requireCode(t, err, http.StatusNotFound, cloud.CodeGalleryImageNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeGalleryImageNotFound)
 	_, err = p.CreateVM(ctx, cloud.VM{Name: "vm2", ResourceGroup: "imgflow-testvm-1", ImageID: f.v1.ID})
-	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 
 	res, err := p.RunCommand(ctx, "imgflow-testvm-1", "vm1", cloud.RunCommand{Name: "cse", Script: "true",
 		Simulated: []cloud.GuestCheck{{Kind: cloud.GuestFileExists, Path: "/x"}}})
 	require.NoError(t, err)
 	assert.True(t, res.Passed(), "a dry run runs nothing")
 	_, err = p.RunCommand(ctx, "imgflow-testvm-1", "vm1", cloud.RunCommand{Name: "bad", Simulated: []cloud.GuestCheck{{Kind: "nope"}}})
-	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 	_, err = p.RunCommand(ctx, "imgflow-testvm-1", "vm1", cloud.RunCommand{Name: "bad-scan", SimulatedScan: &cloud.GuestScan{Kind: cloud.ScanTrivyRootfs, Severity: "SEVERE"}})
-	requireCode(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 
 	require.NoError(t, p.DeleteResourceGroup(ctx, "imgflow-testvm-1"))
 	_, err = p.GetVM(ctx, "imgflow-testvm-1", "vm1")
-	requireCode(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
 	assert.Equal(t, []overlay.Change{{Op: overlay.OpCreate, Kind: overlay.KindVM, ID: vm.ID}}, changesOf(p, overlay.KindVM))
 	assert.Equal(t, []overlay.Change{{Op: overlay.OpCreate, Kind: overlay.KindRunCommand, ID: vm.ID + "/runCommands/cse"}}, changesOf(p, overlay.KindRunCommand))
 	assert.Equal(t, before, f.snapshot(t), "the base never changes")

@@ -35,6 +35,10 @@ type command struct {
 	// near what the transfer buffers hold. The others evaluate workflows
 	// and exit (see lightGC).
 	movesData bool
+	// secrets marks a command that evaluates workflows, whose outputs hide
+	// every secret() value: it refuses a value too short to hide before
+	// doing anything (redact.CheckSecretEnv).
+	secrets bool
 	// run runs the command. Its flags are those it declares on the
 	// FlagSet of newFlagSet; completion and -h read them from there.
 	run func(ctx context.Context, e *env, args []string) error
@@ -48,11 +52,13 @@ func commands() []*command {
 			description: "Runs a workflow: a validation pass on a dry-run view of the target first (a failure there changes nothing), then the pass that changes the target. Each step is journaled, so a failed or interrupted run can continue with --resume; several files run side by side (-j). The files the workflow publishes with artifact() (vhd-publishing-info.json, release notes, build logs) go to --artifacts DIR, by default .imgflow/artifacts/RUN_ID, and are listed after the outputs.",
 			example:     "imgflow run workflows/linux.star --var os_version=24.04 --artifacts out/2404gen2",
 			movesData:   true,
+			secrets:     true,
 			run:         cmdRun},
 		{name: "plan", usage: "FILE [flags]", args: "workflow",
 			summary:     "what run would do; nothing changes",
 			description: "Shows what `imgflow run` would change, step by step, reading the target without changing it. When packer is on PATH, every packer_build reached goes through `packer validate`.",
 			example:     "imgflow plan workflows/flatcar.star --var version=4152.2.3 --output json",
+			secrets:     true,
 			run:         cmdPlan},
 		{name: "runs", usage: "[flags]",
 			summary:     "list runs and whether they can be resumed",
@@ -73,11 +79,13 @@ func commands() []*command {
 			summary:     "run *_test.star files (default: workflows/)",
 			description: "Runs the test_* functions of *_test.star files on an in-memory target; a PATH ending in /... includes its subdirectories.",
 			example:     "imgflow test workflows/... --junit test-results.xml",
+			secrets:     true,
 			run:         cmdTest},
 		{name: "check", usage: "FILE… [flags]", args: "workflow",
 			summary:     "parse, resolve, lint, plan every known cell, packer validate; nothing runs",
 			description: "Parses and resolves workflows and every module they load, and lints them, without running anything. A lint-clean workflow is then planned on an empty in-memory target with its params' defaults, with the vars of each release job (releases/*.star) that runs it and with each named var set its test file passes to run(); each packer_build template reached goes once through `packer validate` when packer is on PATH. It says which validations ran and which were skipped, and why; any lint finding or failed plan exits 1.",
 			example:     "imgflow check workflows/flatcar.star",
+			secrets:     true,
 			run:         cmdCheck},
 		{name: "fmt", usage: "[PATH…] [flags]", args: "paths",
 			summary:     "format .star files like buildifier (default: workflows lib)",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/imgflow/imgflow/builtins"
@@ -43,57 +44,29 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 	if shared.journal != "" {
 		tgt.runsDir = shared.journal
 	}
-	store, err := tgt.journals()
+	stores, err := journalStores(ctx, tgt)
 	if err != nil {
 		return err
 	}
-	runs, err := store.List(ctx)
-	if err != nil {
-		return err
-	}
-	reg := builtins.NewRegistry()
-	now := time.Now()
-	cleaned, failed, unread := 0, 0, 0
-	for _, r := range runs {
-		switch {
-		case r.Status == journal.StatusCorrupt:
-			e.errorf("run %s: %s\nits cleanups are not all known, so none is run: check the resources of run %s by hand, then move the journal aside", r.RunID, r.Error, r.RunID)
-			unread++
-			continue
-		case r.Status == journal.StatusNotStarted:
-			// Torn in its first write: the header comes before any
-			// change, so there is nothing to clean but the journal.
-			discardNotStarted(ctx, e, store, r.RunID, *dryRun)
-			continue
-		case r.Status == journal.StatusUnreadable:
-			e.errorf("run %s: journal unreadable (%s): its cleanups, if any, are not known; check its resources by hand", r.RunID, r.Error)
-			unread++
-			continue
-		}
-		if reason := keep(r, now, *olderThan); reason != "" {
-			continue
-		}
-		if r.Warning != "" {
-			e.warnf("run %s: %s", r.RunID, r.Warning)
-		}
-		removeRunTempDir(e, r.RunID, *dryRun)
-		n, errs := collectRun(ctx, e, tgt, reg, r, *dryRun)
-		cleaned += n
-		failed += len(errs)
-		for _, err := range errs {
-			e.errorf("%v", err)
+	g := gcPass{e: e, tgt: tgt, reg: builtins.NewRegistry(), now: time.Now(), olderThan: *olderThan, dryRun: *dryRun}
+	for _, store := range stores {
+		if err := g.sweep(ctx, store); err != nil {
+			return err
 		}
 	}
+	cleaned, failed, unread := g.cleaned, g.failed, g.unread
 	if !*dryRun {
 		for _, dir := range sweepPlanTempDirs(*olderThan) {
 			fmt.Fprintf(e.stdout, "removed %s (a plan that did not finish)\n", dir)
 		}
 	}
-	if d, ok := store.(journal.Dir); ok && !*dryRun {
-		// Journals a crash left half-made, before their header was in
-		// place: no run, nothing to clean.
-		if _, err := journal.SweepHalfMade(string(d)); err != nil {
-			e.warnf("%v", err)
+	for _, store := range stores {
+		if d, ok := store.(journal.Dir); ok && !*dryRun {
+			// Journals a crash left half-made, before their header was in
+			// place: no run, nothing to clean.
+			if _, err := journal.SweepHalfMade(string(d)); err != nil {
+				e.warnf("%v", err)
+			}
 		}
 	}
 	verb := "cleaned"
@@ -107,6 +80,85 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "gc: %s %d resource(s), %d failed\n", verb, cleaned, failed)
 	if failed > 0 {
 		return exitCode(1)
+	}
+	return nil
+}
+
+// journalStores are the journal locations gc sweeps: the target's, and
+// below it each release job's folder (RELEASE/JOB, see jobJournal), whose
+// abandoned runs leave temporaries as any run does.
+func journalStores(ctx context.Context, tgt *target) ([]journal.Store, error) {
+	base, err := tgt.journals()
+	if err != nil {
+		return nil, err
+	}
+	stores := []journal.Store{base}
+	nested, ok := base.(journal.JobFolders)
+	if !ok {
+		return stores, nil
+	}
+	folders, err := nested.JobFolders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range folders {
+		rel, job, _ := strings.Cut(f, "/")
+		s, err := tgt.journalsAt(jobJournal(tgt.runsDir, rel, job))
+		if err != nil {
+			return nil, err
+		}
+		stores = append(stores, s)
+	}
+	return stores, nil
+}
+
+// gcPass is one gc over the stores, counting what it did.
+type gcPass struct {
+	e                       *env
+	tgt                     *target
+	reg                     *builtins.Registry
+	now                     time.Time
+	olderThan               time.Duration
+	dryRun                  bool
+	cleaned, failed, unread int
+}
+
+// sweep cleans up after the abandoned runs of one store.
+func (g *gcPass) sweep(ctx context.Context, store journal.Store) error {
+	e := g.e
+	runs, err := store.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		switch {
+		case r.Status == journal.StatusCorrupt:
+			e.errorf("run %s: %s\nits cleanups are not all known, so none is run: check the resources of run %s by hand, then move the journal aside", r.RunID, r.Error, r.RunID)
+			g.unread++
+			continue
+		case r.Status == journal.StatusNotStarted:
+			// Torn in its first write: the header comes before any
+			// change, so there is nothing to clean but the journal.
+			discardNotStarted(ctx, e, store, r.RunID, g.dryRun)
+			continue
+		case r.Status == journal.StatusUnreadable:
+			e.errorf("run %s: journal unreadable (%s): its cleanups, if any, are not known; check its resources by hand", r.RunID, r.Error)
+			g.unread++
+			continue
+		}
+		if reason := keep(r, g.now, g.olderThan); reason != "" {
+			continue
+		}
+		if r.Warning != "" {
+			e.warnf("run %s: %s", r.RunID, r.Warning)
+		}
+		removeRunTempDir(e, r.RunID, g.dryRun)
+		n, errs := collectRun(ctx, e, g.tgt, g.reg, store, r, g.dryRun)
+		g.cleaned += n
+		g.failed += len(errs)
+		for _, err := range errs {
+			e.errorf("%v", err)
+		}
 	}
 	return nil
 }
@@ -162,11 +214,7 @@ func removeRunTempDir(e *env, runID string, dryRun bool) {
 }
 
 // collectRun runs the pending cleanups of one run, journaling each.
-func collectRun(ctx context.Context, e *env, tgt *target, reg *builtins.Registry, r journal.Summary, dryRun bool) (int, []error) {
-	store, err := tgt.journals()
-	if err != nil {
-		return 0, []error{err}
-	}
+func collectRun(ctx context.Context, e *env, tgt *target, reg *builtins.Registry, store journal.Store, r journal.Summary, dryRun bool) (int, []error) {
 	j, err := store.Open(ctx, r.RunID)
 	if journal.IsCorrupt(err) {
 		return 0, []error{err} // damaged since it was listed

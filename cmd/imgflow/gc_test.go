@@ -29,12 +29,19 @@ func crashedExport(t *testing.T, dir string) { crashedExportAt(t, dir, "CopyBlob
 // crashedExportAt is crashedExport dying at the provider call op.
 func crashedExportAt(t *testing.T, dir, op string) {
 	t.Helper()
+	crashedExportJournaledIn(t, dir, filepath.Join(dir, "runs"), op)
+}
+
+// crashedExportJournaledIn is crashedExportAt with the run's journal in
+// runs (a release job's folder, say).
+func crashedExportJournaledIn(t *testing.T, dir, runs, op string) {
+	t.Helper()
 	h := testharness.New(t, repoRoot(t), "crashed")
 	h.Info.Time = time.Now().UTC()
 	p, err := local.Open(dir, local.Options{})
 	require.NoError(t, err)
 	defer p.Close()
-	j, err := journal.Create(filepath.Join(dir, "runs"), journal.Record{RunID: "crashed", RunTime: &h.Info.Time, Workflow: "testdata/gc/export.star", Target: "local"})
+	j, err := journal.Create(runs, journal.Record{RunID: "crashed", RunTime: &h.Info.Time, Workflow: "testdata/gc/export.star", Target: "local"})
 	require.NoError(t, err)
 	defer j.Close()
 	set := faults.NewFaults(map[string]faults.Fault{op: {Crash: true}})
@@ -104,6 +111,28 @@ func TestGCFinishesTheCleanupsOfAnAbandonedRun(t *testing.T) {
 	res = imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s")
 	require.Equal(t, 0, res.code, res.String())
 	assert.Contains(t, res.stdout, "gc: cleaned 0 resource(s)")
+}
+
+func TestGCCleansUpAfterTheRunsOfReleaseJobs(t *testing.T) {
+	dir := t.TempDir()
+	// `imgflow run releases/aks.star` journals job gen2 in runs/aks/gen2.
+	crashedExportJournaledIn(t, dir, filepath.Join(dir, "runs", "aks", "gen2"), "CopyBlob")
+	temp := killedRunTemp(t)
+
+	res := imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s", "--dry-run")
+	require.Equal(t, 0, res.code, res.String())
+	assert.Contains(t, res.stdout, "would delete disk imgflow-export-", "the job's run is found below the journal location")
+	assert.Contains(t, res.stdout, "would remove "+temp+" (run crashed)")
+
+	res = imgflow(t, "gc", "--root", repoRoot(t), "--state", dir, "--older-than", "0s")
+	require.Equal(t, 0, res.code, res.String())
+	assert.Contains(t, res.stdout, "gc: cleaned 3 resource(s), 0 failed")
+	assert.Empty(t, disksIn(t, dir), "the job's temporary disk is gone")
+	assert.NoDirExists(t, temp)
+
+	runs, err := journal.Dir(filepath.Join(dir, "runs", "aks", "gen2")).List(context.Background())
+	require.NoError(t, err)
+	require.Len(t, runs, 1, "the job's journal stays where the job continues it")
 }
 
 func TestGCNeverTouchesARunningRun(t *testing.T) {

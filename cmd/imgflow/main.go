@@ -8,15 +8,19 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+
+	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
 func main() {
+	stopProfile := startProfile()
 	ctx, stop := notifyContext(context.Background())
 	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	stopProfile()
 	os.Exit(code)
 }
 
@@ -42,7 +46,13 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !cmd.movesData {
 		defer lessGC()()
 	}
-	err := cmd.run(ctx, env, rest)
+	var err error
+	if cmd.secrets {
+		err = redact.CheckSecretEnv(os.Environ())
+	}
+	if err == nil {
+		err = cmd.run(ctx, env, rest)
+	}
 	if err == nil {
 		return 0
 	}

@@ -101,7 +101,8 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	}
 	defer removeTmp()
 	cfg := interp.Config{Workspace: ws, Registry: builtins.NewRegistry(), Vars: values, Info: info,
-		PackerValidator: packerValidator(*noPackerValidate), TempDir: tmp, Subscriptions: tgt.subscriptions()}
+		PackerValidator: packerValidator(*noPackerValidate), TempDir: tmp, Subscriptions: tgt.subscriptions(),
+		Programs: newPrograms()}
 	logCI := detectCI()
 	if !asJSON {
 		rep := newConsoleReporter(e)

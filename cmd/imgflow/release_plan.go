@@ -123,6 +123,7 @@ func outcomeCounts(steps []PlanStep) string {
 func planJobs(ctx context.Context, ws *builtins.Workspace, tgt *target, rel *release.Release, prints builtins.Reporter, validator builtins.PackerValidator) []*interp.Result {
 	results := make([]*interp.Result, len(rel.Jobs))
 	reg := builtins.NewRegistry()
+	programs := newPrograms() // the jobs load the same libraries
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, j := range rel.Jobs {
@@ -132,7 +133,7 @@ func planJobs(ctx context.Context, ws *builtins.Workspace, tgt *target, rel *rel
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			info := newPlanInfo()
-			cfg := interp.Config{Workspace: ws, Registry: reg, Vars: j.StarlarkVars(), Info: info, Reporter: prints, PackerValidator: validator, Subscriptions: tgt.subscriptions()}
+			cfg := interp.Config{Workspace: ws, Registry: reg, Vars: j.StarlarkVars(), Info: info, Reporter: prints, PackerValidator: validator, Subscriptions: tgt.subscriptions(), Programs: programs}
 			if tmp, removeTmp, err := planTempDir(info); err == nil {
 				defer removeTmp()
 				cfg.TempDir = tmp

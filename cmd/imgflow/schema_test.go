@@ -24,15 +24,14 @@ var (
 	docRowRE     = regexp.MustCompile("(?m)^\\| `(\\w+)` \\|.*$")
 )
 
-// docTables are the field tables of each command's section of
-// docs/output-schemas.md, in order: for run the report, a step and an
-// error.
-func docTables(t *testing.T) map[string][][]docField {
+// docSections are the sections of docs/output-schemas.md on each
+// command's JSON, by command.
+func docSections(t *testing.T) map[string]string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "output-schemas.md"))
 	require.NoError(t, err)
 	doc := string(data)
-	out := map[string][][]docField{}
+	out := map[string]string{}
 	locs := docSectionRE.FindAllStringSubmatchIndex(doc, -1)
 	for i, loc := range locs {
 		end := len(doc)
@@ -42,8 +41,57 @@ func docTables(t *testing.T) map[string][][]docField {
 		if next := strings.Index(doc[loc[1]:end], "\n## "); next >= 0 {
 			end = loc[1] + next
 		}
-		cmd := doc[loc[2]:loc[3]]
-		for _, table := range strings.Split(doc[loc[1]:end], "| field | type | meaning |")[1:] {
+		out[doc[loc[2]:loc[3]]] = doc[loc[1]:end]
+	}
+	return out
+}
+
+// docExample is the first JSON example of a command's section.
+func docExample(t *testing.T, cmd string) map[string]any {
+	t.Helper()
+	section := docSections(t)[cmd]
+	_, rest, ok := strings.Cut(section, "```json\n")
+	require.True(t, ok, "the section on imgflow %s --output json has an example", cmd)
+	block, _, _ := strings.Cut(rest, "```")
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(block), &v), "the example of imgflow %s --output json is JSON", cmd)
+	return v
+}
+
+// assertLikeExample checks that got agrees with an abridged example: each
+// field the example shows is there with the example's value, where "…"
+// in a string stands for any text; duration_ms varies.
+func assertLikeExample(t *testing.T, example, got any, what string) {
+	t.Helper()
+	switch ex := example.(type) {
+	case map[string]any:
+		m, ok := got.(map[string]any)
+		require.True(t, ok, "%s: want an object like %v, got %v", what, example, got)
+		for k, v := range ex {
+			if k == "duration_ms" {
+				continue
+			}
+			require.Contains(t, m, k, "%s", what)
+			assertLikeExample(t, v, m[k], what+"."+k)
+		}
+	case string:
+		s, ok := got.(string)
+		require.True(t, ok, "%s: want a string like %q, got %v", what, ex, got)
+		pattern := "^" + strings.ReplaceAll(regexp.QuoteMeta(ex), "…", ".*") + "$"
+		assert.Regexp(t, pattern, s, "%s: docs/output-schemas.md's example shows %q", what, ex)
+	default:
+		assert.Equal(t, example, got, "%s: docs/output-schemas.md's example", what)
+	}
+}
+
+// docTables are the field tables of each command's section of
+// docs/output-schemas.md, in order: for run the report, a step and an
+// error.
+func docTables(t *testing.T) map[string][][]docField {
+	t.Helper()
+	out := map[string][][]docField{}
+	for cmd, section := range docSections(t) {
+		for _, table := range strings.Split(section, "| field | type | meaning |")[1:] {
 			var fields []docField
 			for _, m := range docRowRE.FindAllStringSubmatch(table, -1) {
 				fields = append(fields, docField{name: m[1], optional: strings.Contains(m[0], "*omitted when empty*")})
@@ -102,6 +150,9 @@ func TestRunAndPlanJSONMatchTheDoc(t *testing.T) {
 	assertDocumented(t, tables["plan"][0], planDoc, "plan")
 	planSteps := planDoc["steps"].([]any)
 	require.NotEmpty(t, planSteps)
+	planExample := docExample(t, "plan")
+	assertLikeExample(t, planExample["steps"].([]any)[0], planSteps[0], "plan example step")
+	assertLikeExample(t, planExample["outputs"], planDoc["outputs"], "plan example outputs")
 	for i, s := range planSteps {
 		assertDocumented(t, tables["plan"][1], s, "plan step")
 		step := s.(map[string]any)
@@ -116,6 +167,9 @@ func TestRunAndPlanJSONMatchTheDoc(t *testing.T) {
 	assertDocumented(t, tables["run"][0], runDoc, "run")
 	runSteps := runDoc["steps"].([]any)
 	require.Len(t, runSteps, len(planSteps), "run does what plan said")
+	runExample := docExample(t, "run")
+	assertLikeExample(t, runExample["steps"].([]any)[0], runSteps[0], "run example step")
+	assertLikeExample(t, runExample["outputs"], runDoc["outputs"], "run example outputs")
 	for i, s := range runSteps {
 		assertDocumented(t, tables["run"][1], s, "run step")
 		step, planned := s.(map[string]any), planSteps[i].(map[string]any)

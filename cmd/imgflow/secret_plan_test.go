@@ -36,3 +36,25 @@ func TestPlanOfTheAKSReleaseNeedsNoSecret(t *testing.T) {
 	assert.Regexp(t, `buildaclfipstlgen2 +9 steps \(6 create, 1 delete, 2 run\)`, res.stdout, "a plan's words: present tense")
 	assert.Contains(t, res.stderr, "secrets not set, planned as <secret NAME: unset>: IMGFLOW_SECRET_UA_TOKEN; a run needs them")
 }
+
+// A secret() value too short to hide (every "x" of the output would
+// become <secret>) is refused, naming its variable, before the workflow
+// is read or the target touched.
+func TestShortSecretIsRefusedBeforeAnyWork(t *testing.T) {
+	t.Setenv("IMGFLOW_SECRET_UA_TOKEN", "x")
+	dir := workspace(t, map[string]string{
+		"workflows/s.star": "\"\"\"S.\"\"\"\n\nprint(\"workflow evaluated\")\nresource_group(name = \"rg\", location = \"westeurope\")\n",
+	})
+	wf := filepath.Join(dir, "workflows", "s.star")
+	state := filepath.Join(t.TempDir(), "state")
+	for _, args := range [][]string{{"run", "--state", state}, {"plan", "--state", state}, {"check"}} {
+		cmd := args[0]
+		res := imgflow(t, append(args, "--root", dir, wf)...)
+		assert.Equal(t, 1, res.code, res.String())
+		assert.Contains(t, res.stderr, "IMGFLOW_SECRET_UA_TOKEN holds fewer than 4 characters", cmd)
+		assert.NotContains(t, res.stdout+res.stderr, "workflow evaluated", cmd)
+		assert.NoDirExists(t, state, cmd)
+	}
+	res := imgflow(t, "fmt", "-check", wf)
+	assert.Equal(t, 0, res.code, "fmt evaluates nothing: %s", res.String())
+}

@@ -9,6 +9,7 @@ package redact
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"regexp"
 	"sort"
@@ -20,9 +21,10 @@ import (
 // values (builtins.SecretEnvPrefix is the same string).
 const SecretEnvPrefix = "IMGFLOW_SECRET_"
 
-// minSecretLen is the shortest secret value replaced by Values: shorter
-// ones ("1", "yes") would blank out ordinary words of a message.
-const minSecretLen = 4
+// MinSecretLen is the shortest secret() value imgflow accepts (see
+// CheckSecretEnv) and replaces: a shorter one ("x", "yes") would blank
+// out ordinary words of every output.
+const MinSecretLen = 4
 
 var (
 	// A URL query carrying a signature: the whole query goes.
@@ -50,7 +52,9 @@ var (
 // whatever redacts SAS signatures redacts those too.
 func SAS(s string) string {
 	s = UserinfoPassword(s)
-	if !strings.Contains(strings.ToLower(s), "sig") {
+	// Both patterns need sig= (or its URL-encoded sig%3D): most texts
+	// have neither, and skip compiling and running the regexps.
+	if lower := strings.ToLower(s); !strings.Contains(lower, "sig=") && !strings.Contains(lower, "sig%3d") {
 		return s
 	}
 	s = sasQuery().ReplaceAllString(s, "?<redacted>")
@@ -98,11 +102,27 @@ func Values(s string, values []string) string {
 	sorted := append([]string(nil), values...)
 	sort.Slice(sorted, func(i, j int) bool { return len(sorted[i]) > len(sorted[j]) })
 	for _, v := range sorted {
-		if len(v) >= minSecretLen {
+		if len(v) >= MinSecretLen {
 			s = strings.ReplaceAll(s, v, "<secret>")
 		}
 	}
 	return s
+}
+
+// CheckSecretEnv refuses secret() values too short to redact: each
+// IMGFLOW_SECRET_* variable of environ (KEY=VALUE entries) that holds a
+// value shorter than MinSecretLen, named with what to do. An empty value
+// is an unset secret, which secret() reports where it is read.
+func CheckSecretEnv(environ []string) error {
+	var errs []error
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok && strings.HasPrefix(k, SecretEnvPrefix) && v != "" && len(v) < MinSecretLen {
+			errs = append(errs, fmt.Errorf("%s holds fewer than %d characters: a secret that short cannot be hidden (it would blank those characters out of every output); set the real secret, or unset %s",
+				k, MinSecretLen, k))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // SecretValues returns the secret() values held in environ (KEY=VALUE

@@ -42,6 +42,13 @@ func TestSAS(t *testing.T) {
 	}
 }
 
+// Every step's summary and error goes through SAS: a text with no sig=
+// (words like signature or design) is answered without running, or
+// compiling, the regexps.
+func TestSASSkipsTextsWithoutASignature(t *testing.T) {
+	assert.Zero(t, testing.AllocsPerRun(10, func() { SAS("the signature of the design stays, sig is no parameter") }))
+}
+
 func TestURL(t *testing.T) {
 	for in, want := range map[string]string{
 		"https://a.blob.core.windows.net/c/b.vhd?sv=2021&sp=r&sig=abc": "https://a.blob.core.windows.net/c/b.vhd?<redacted>",
@@ -97,4 +104,13 @@ func TestURLQueries(t *testing.T) {
 		URLQueries("get https://a/b?x=1&token=2 and https://u:p@c/d?sig=3 then http://e/f"))
 	assert.Equal(t, "https://a/b?<redacted>", URLQueries("https://a/b?sv=1"))
 	assert.Equal(t, "what? nothing", URLQueries("what? nothing"))
+}
+
+func TestCheckSecretEnvRefusesShortSecrets(t *testing.T) {
+	assert.NoError(t, CheckSecretEnv([]string{"IMGFLOW_SECRET_UA_TOKEN=abcd", "IMGFLOW_SECRET_EMPTY=", "OTHER=x"}))
+	err := CheckSecretEnv([]string{"IMGFLOW_SECRET_UA_TOKEN=x", "PATH=/bin", "IMGFLOW_SECRET_PIN=123"})
+	assert.ErrorContains(t, err, "IMGFLOW_SECRET_UA_TOKEN holds fewer than 4 characters")
+	assert.ErrorContains(t, err, "unset IMGFLOW_SECRET_UA_TOKEN")
+	assert.ErrorContains(t, err, "IMGFLOW_SECRET_PIN holds fewer than 4 characters")
+	assert.NotContains(t, err.Error(), "123", "the value is not shown")
 }

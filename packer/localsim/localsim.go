@@ -59,6 +59,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -201,7 +202,10 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 	if req.TemplatePath == "" {
 		return nil, errors.New("packer build: no template path")
 	}
-	path := packer.ResolvePath(req.WorkDir, req.TemplatePath)
+	path, err := req.ReadPath(req.TemplatePath)
+	if err != nil {
+		return nil, err
+	}
 	tpl, err := packer.LoadTemplate(path)
 	if err != nil {
 		return nil, err
@@ -209,7 +213,11 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 	// Source, not the file: a template may be a directory of files.
 	p := &prepared{tpl: tpl, tplData: tpl.Source(), display: req.TemplatePath, values: map[string]string{}, secret: map[string]bool{}, workDir: req.WorkDir}
 	for _, f := range req.VarFiles {
-		vf, err := tpl.ReadVarFile(packer.ResolvePath(req.WorkDir, f))
+		file, err := req.ReadPath(f)
+		if err != nil {
+			return nil, err
+		}
+		vf, err := tpl.ReadVarFile(file)
 		if err != nil {
 			return nil, fmt.Errorf("packer build %s: %w", req.TemplatePath, err)
 		}
@@ -258,7 +266,11 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 		if !u.AppliesTo(p.builds) {
 			continue
 		}
-		if err := u.BadSource(req.WorkDir); err != nil {
+		src, err := req.ReadPath(filepath.FromSlash(u.Source))
+		if err != nil {
+			return nil, err
+		}
+		if err := u.BadSourceAt(src); err != nil {
 			bad = append(bad, fmt.Errorf("provisioner %d (file): %w", u.Provisioner, err))
 		}
 		uploads = append(uploads, u)
@@ -274,7 +286,7 @@ func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
 			return nil, fmt.Errorf("packer build %s: staged files: %w", req.TemplatePath, err)
 		}
 	}
-	if p.staged, err = addUploads(p.staged, uploads, req.WorkDir, sums); err != nil {
+	if p.staged, err = addUploads(p.staged, uploads, req, sums); err != nil {
 		return nil, fmt.Errorf("packer build %s: uploads: %w", req.TemplatePath, err)
 	}
 	return p, nil

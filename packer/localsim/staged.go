@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -84,6 +85,18 @@ func stagedFileOf(file string, info fs.FileInfo, sums *SumCache) (stagedFile, er
 			f.SHA256 = hex.EncodeToString(sum[:])
 			return f, nil
 		}
+		// Hashed as it is read: the build tools are megabytes, which
+		// read whole would be as many fresh pages of heap.
+		sum, n, err := hashFile(file)
+		if err != nil {
+			return f, err
+		}
+		if n > guest.MaxGuestText {
+			f.SHA256, f.Size = hex.EncodeToString(sum[:]), n
+			sums.store(info, sum)
+			return f, nil
+		}
+		// Shrunk since its stat: read whole below, text and all.
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -106,7 +119,7 @@ func stagedFileOf(file string, info fs.FileInfo, sums *SumCache) (stagedFile, er
 // name; a source directory lands whole in the destination, only its
 // contents when it ends in "/". They enter the build's identity (an
 // edited script is another build) and its simulated downloads.
-func addUploads(tree *stagedTree, uploads []packer.Upload, workDir string, sums *SumCache) (*stagedTree, error) {
+func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildRequest, sums *SumCache) (*stagedTree, error) {
 	if len(uploads) == 0 {
 		return tree, nil
 	}
@@ -116,9 +129,9 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, workDir string, sums 
 		if !path.IsAbs(dest) || strings.ContainsAny(dest, "{$\"") {
 			continue // an expression or a relative path: packer resolves it on the VM
 		}
-		src := u.Source
-		if !filepath.IsAbs(src) && workDir != "" {
-			src = filepath.Join(workDir, filepath.FromSlash(src))
+		src, err := req.ReadPath(filepath.FromSlash(u.Source))
+		if err != nil {
+			return nil, err
 		}
 		info, err := os.Stat(src)
 		if err != nil {
@@ -140,6 +153,13 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, workDir string, sums 
 		root := dest
 		if !strings.HasSuffix(u.Source, "/") {
 			root = path.Join(dest, path.Base(u.Source))
+		}
+		if req.LinkedInMirror(filepath.FromSlash(u.Source)) {
+			// Read in place, src is the checkout's directory; through the
+			// mirror it is a link, which WalkDir does not descend into:
+			// the build is the same either way. (packer itself uploads
+			// the linked directory's files.)
+			continue
 		}
 		err = filepath.WalkDir(src, func(file string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
@@ -182,4 +202,19 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, workDir string, sums 
 	}
 	tree.digest = h.Sum(nil)
 	return tree, nil
+}
+
+// hashFile is the SHA-256 of a file's content and its length.
+func hashFile(file string) (sum [32]byte, n int64, err error) {
+	r, err := os.Open(file)
+	if err != nil {
+		return sum, 0, err
+	}
+	defer r.Close()
+	h := sha256.New()
+	if n, err = io.Copy(h, r); err != nil {
+		return sum, 0, err
+	}
+	h.Sum(sum[:0])
+	return sum, n, nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -61,4 +62,25 @@ func TestSumCacheHashesALargeStagedFileOnce(t *testing.T) {
 	none, err := readStaged(stage(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, third.digest, none.digest)
+}
+
+// A large staged file (a build tool) is hashed as it is read, not read
+// whole into memory: a plan staging megabytes allocates kilobytes.
+func TestStagedFileOfHashesALargeFileWithoutReadingItWhole(t *testing.T) {
+	data := bytes.Repeat([]byte("lister binary "), 300_000) // 4 MiB
+	file := filepath.Join(t.TempDir(), "lister")
+	require.NoError(t, os.WriteFile(file, data, 0o755))
+	info, err := os.Stat(file)
+	require.NoError(t, err)
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f, err := stagedFileOf(file, info, nil)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	sum := sha256.Sum256(data)
+	assert.Equal(t, hex.EncodeToString(sum[:]), f.SHA256)
+	assert.Equal(t, int64(len(data)), f.Size)
+	assert.Empty(t, f.text, "only small files keep their text")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(len(data)/8), "bytes allocated")
 }

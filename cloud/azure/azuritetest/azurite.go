@@ -65,7 +65,7 @@ func StagingAccounts(subscription string) []string {
 }
 
 // WorkflowAccounts are the storage accounts the repository's workflows
-// use by default in subscription: lib/aks.star's and lib/flatcar.star's
+// use by default in subscription: lib/aks/gallery.star's and lib/flatcar.star's
 // storage_account_name() prefixes with the subscription's hash (names are
 // global across Azure, so the defaults are the subscription's own).
 func WorkflowAccounts(subscription string) []string {
