@@ -81,6 +81,12 @@ const (
 	// CodeReplicationFailed: a gallery image version whose replication to
 	// a region failed.
 	CodeReplicationFailed = "GalleryImageVersionReplicationFailed"
+	// CodeGalleryImageNotFound: a VM of a gallery image version that is
+	// missing or not replicated to the VM's region.
+	CodeGalleryImageNotFound = "GalleryImageNotFound"
+	// CodeGalleryNotFound: a community gallery public name no gallery
+	// has in a location.
+	CodeGalleryNotFound = "GalleryNotFound"
 )
 
 // StatusOf is the HTTP status Azure answers an error code with; 0 for a
@@ -88,7 +94,7 @@ const (
 func StatusOf(code string) int {
 	switch code {
 	case CodeResourceGroupNotFound, CodeResourceNotFound, CodeParentResourceNotFound, CodeNotFound, CodeSubscriptionNotFound,
-		CodeBlobNotFound, CodeContainerNotFound, CodeCannotVerifyCopySource:
+		CodeBlobNotFound, CodeContainerNotFound, CodeCannotVerifyCopySource, CodeGalleryImageNotFound, CodeGalleryNotFound:
 		return http.StatusNotFound
 	case CodeConflict, CodePropertyChangeNotAllowed, CodeBlobAlreadyExists, CodeOperationNotAllowed,
 		CodeInvalidResourceGroupLocation, CodeInvalidResourceLocation, CodeStorageAccountAlreadyTaken:

@@ -29,6 +29,8 @@ func TestStatusOf(t *testing.T) {
 		CodeAuthorizationPermissionMismatch:     http.StatusForbidden,
 		CodeInvalidRange:                        http.StatusRequestedRangeNotSatisfiable,
 		CodeReplicationFailed:                   http.StatusInternalServerError,
+		CodeGalleryImageNotFound:                http.StatusNotFound,
+		CodeGalleryNotFound:                     http.StatusNotFound,
 		"NoSuchCode":                            0,
 	} {
 		assert.Equal(t, status, StatusOf(code), code)

@@ -23,11 +23,7 @@ import (
 // resources, and a rule azsim calls from package cloud. An entry whose
 // file no longer builds one fails the test: remove it.
 var stillPorting = map[string]string{
-	"cloud/azure/fakearm/blobgate.go":    "Storage's 404 for an account the fake does not hold, written as the XML Azurite's edge answers",
-	"cloud/azure/fakearm/blobs.go":       "account and blob lookups of disk-export and copy sources, not yet azsim's",
-	"cloud/azure/fakearm/definitions.go": "delete with versions (azsim has it; the versions are still the fake's) and the allowUpdateImage rule",
-	"cloud/azure/fakearm/resources.go":   "SubscriptionNotFound and StorageAccountAlreadyTaken, not yet azsim's",
-	"cloud/azure/fakearm/versions.go":    "a version's failed replication, until versions move to azsim",
+	"cloud/azure/fakearm/blobgate.go": "Storage's 404 for an account the fake does not hold, written as the XML Azurite's edge answers",
 	// These need an edit of cloud/azsim. Move CheckCommunityProfileChange
 	// to azrules with azsim's call (gallery.go); let DataRanges return a
 	// plain error that azsim's and the Azure target's UploadPageBlob wrap

@@ -118,3 +118,31 @@ func withDetail(msg, detail string) string {
 	}
 	return msg + " " + detail
 }
+
+// SubscriptionNotFound is ARM's answer for a subscription the caller
+// cannot see.
+func SubscriptionNotFound(sub string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeSubscriptionNotFound, "/subscriptions/"+sub, "The subscription '%s' could not be found.", sub)
+}
+
+// AccountNameTaken is Storage's answer for a storage account name (global)
+// another resource group or subscription holds.
+func AccountNameTaken(id, name string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeStorageAccountAlreadyTaken, id, "The storage account named %s is already taken.", name)
+}
+
+// CommunityGalleryNotFound is Compute's answer for a community gallery
+// public name that no gallery shares in location.
+func CommunityGalleryNotFound(public, location string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeGalleryNotFound, "", "The community gallery '%s' was not found in location '%s'.", public, location)
+}
+
+// FeaturesNeedAllowUpdate refuses a PUT changing the features of image
+// definition name without allowUpdateImage. Azure documents that the flag
+// "must be set to true if the gallery image features are being updated"
+// (armcompute GalleryImageProperties.AllowUpdateImage) but not the error
+// it answers without it; this is the closest documented one.
+func FeaturesNeedAllowUpdate(id, name string) *cloud.Error {
+	return cloud.Errorf(cloud.CodePropertyChangeNotAllowed, id,
+		"Changing property 'features' of gallery image '%s' is not allowed unless 'allowUpdateImage' is set to true.", name)
+}

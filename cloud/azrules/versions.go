@@ -119,6 +119,14 @@ func ReplicateAtOnce(v *cloud.ImageVersion) {
 	}
 }
 
+// ReplicationFailed is the failure of a version whose replication failed
+// in regions ("<display name>: <details>"). Azure's code for a failed
+// regional replica is not documented; this one names what happened.
+func ReplicationFailed(id, name string, regions []string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeReplicationFailed, id, "Replication of gallery image version '%s' failed in %s.",
+		name, strings.Join(regions, "; "))
+}
+
 // Sources finds what an image version can be made from, answering
 // Azure's not-found errors (naming resource, the version being made)
 // when it is missing.

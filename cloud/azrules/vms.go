@@ -32,6 +32,15 @@ func CheckVMImageLocation(id, imageID, imageLocation, location string) error {
 	return nil
 }
 
+// GalleryImageNotFound is ARM's answer to VM id of a gallery image (a
+// version, or a definition's latest) that does not exist or is not
+// replicated to the VM's location; Azure does not tell which
+// (testdata/azure/contract/vm/10_vm_create_not_replicated.json).
+func GalleryImageNotFound(id, image, location string) *cloud.Error {
+	return cloud.Errorf(cloud.CodeGalleryImageNotFound, id,
+		"The gallery image %s is not available in %s region. Please contact image owner to replicate to this region, or change your requested region.", image, location)
+}
+
 // MaxWindowsComputerName is how long a Windows VM's
 // osProfile.computerName may be (NetBIOS); Linux allows 64.
 const MaxWindowsComputerName = 15

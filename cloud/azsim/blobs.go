@@ -347,3 +347,87 @@ func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
 		return nil
 	})
 }
+
+// loadRef reads a blob ref that may be nil.
+func (p *Provider) loadRef(ctx context.Context, ref *cloud.BlobRef) error {
+	if ref == nil {
+		return nil
+	}
+	return p.loadBlob(ctx, *ref)
+}
+
+// loadURL reads the blob at a URL; a disk's SAS URL is the state's.
+func (p *Provider) loadURL(ctx context.Context, u string) error {
+	ref, err := cloud.ParseBlobURL(u)
+	if err != nil {
+		return nil // the call reports it
+	}
+	return p.loadBlob(ctx, ref)
+}
+
+// loadBlob reads what the base's blob service says of ref: whether the
+// account, the container and the blob exist.
+func (p *Provider) loadBlob(ctx context.Context, ref cloud.BlobRef) error {
+	if p.rt == nil || azrules.IsDiskAccount(ref.Account) {
+		return nil
+	}
+	aKey, cKey, bKey := "account:"+key(ref.Account), "container:"+key(ref.Account)+"/"+ref.Container, "blob:"+ref.URL()
+	p.mu.Lock()
+	_, sa := p.st.findStorageAccount(ref.Account)
+	var c *ContainerState
+	if sa != nil {
+		c = sa.Containers[ref.Container]
+	}
+	done := (sa == nil && p.rt.known[aKey]) || (sa != nil && !sa.Base) ||
+		(c == nil && p.rt.known[cKey]) || (c != nil && (!c.Base || c.Blobs[ref.Name] != nil || p.rt.known[bKey]))
+	p.mu.Unlock()
+	if done {
+		return nil
+	}
+	b, err := p.rt.base.GetBlob(ctx, ref)
+	account, container := true, true
+	switch {
+	case cloud.HasCode(err, cloud.CodeBlobNotFound):
+	case cloud.HasCode(err, cloud.CodeContainerNotFound):
+		container = false
+	case cloud.HasCode(err, cloud.CodeResourceNotFound):
+		account, container = false, false
+	case err != nil:
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rt.known[aKey], p.rt.known[cKey], p.rt.known[bKey] = true, true, true
+	if !account {
+		return nil
+	}
+	p.mutate(func(st *State) { p.putBlob(st, ref, b, container) })
+	return nil
+}
+
+// putBlob puts what the base said of ref in st (see loadBlob).
+func (p *Provider) putBlob(st *State, ref cloud.BlobRef, b *cloud.Blob, container bool) {
+	_, sa := st.findStorageAccount(ref.Account)
+	if sa == nil {
+		remote := st.ResourceGroups[remoteGroup]
+		if remote == nil {
+			remote = &ResourceGroupState{Base: true}
+			st.ResourceGroups[remoteGroup] = remote
+			st.Normalize()
+		}
+		sa = &StorageAccountState{StorageAccount: cloud.StorageAccount{Name: ref.Account, BlobEndpoint: cloud.DefaultBlobEndpoint(ref.Account)},
+			Base: true, Containers: map[string]*ContainerState{}}
+		remote.StorageAccounts[key(ref.Account)] = sa
+	}
+	if !container {
+		return
+	}
+	if sa.Containers[ref.Container] == nil {
+		sa.Containers[ref.Container] = &ContainerState{Name: ref.Container, Base: true, Blobs: map[string]*BlobState{}}
+	}
+	if b != nil && sa.Containers[ref.Container].Blobs[ref.Name] == nil {
+		sa.Containers[ref.Container].Blobs[ref.Name] = &BlobState{Name: ref.Name, Type: b.Type, Size: b.Size, MD5: b.MD5,
+			Digest: b.Digest, Metadata: b.Metadata}
+		p.rt.data.put(BlobKey(ref.Account, ref.Container, ref.Name), ref, b.Size)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"time"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
@@ -75,6 +76,24 @@ type Data interface {
 	Remove(k Key) error
 }
 
+// Blobs holds the blobs of the state's storage accounts outside the
+// state (Options.Blobs).
+type Blobs interface {
+	// Blob describes the blob at ref (its type and size); nil when it is
+	// not there.
+	Blob(ctx context.Context, ref cloud.BlobRef) (*BlobState, error)
+}
+
+// DiskAccess opens read access to a disk's content where a reader finds
+// it (Options.DiskAccess).
+type DiskAccess interface {
+	// Grant returns a read SAS URL of the content at k, valid until
+	// expiry.
+	Grant(ctx context.Context, k Key, expiry time.Time) (string, error)
+	// Revoke closes the access Grant opened to k.
+	Revoke(ctx context.Context, k Key) error
+}
+
 // noData keeps no content: every content reads as zeros.
 type noData struct{}
 
@@ -128,6 +147,10 @@ func (p *Provider) sourceContent(st *State, src cloud.ImageSource, resource stri
 		ref, err := cloud.ParseBlobURL(src.URI)
 		if err != nil {
 			return content{}, azrules.InvalidParameter(resource, "%v", err)
+		}
+		if _, sa := st.findStorageAccount(ref.Account); sa != nil && p.blobs != nil {
+			// Checked by vhdBlob; its size is the content's.
+			return content{key: BlobKey(sa.Name, ref.Container, ref.Name), size: -1, data: p.data}, nil
 		}
 		sa, _, b, err := p.lookupBlob(st, ref)
 		if err != nil {

@@ -154,3 +154,49 @@ func definitionsOf(g *GalleryState) []cloud.ImageDefinition {
 	}
 	return out
 }
+
+func (p *Provider) loadDefinition(ctx context.Context, rg, gal, name string) error {
+	_, err := p.definitionFromBase(ctx, rg, gal, name)
+	return err
+}
+
+func (p *Provider) definitionFromBase(ctx context.Context, rg, gal, name string) (bool, error) {
+	if ok, err := p.galleryFromBase(ctx, rg, gal); !ok {
+		return false, err
+	}
+	return fetch(ctx, p, cloud.ImageDefinitionID(p.rt.sub, rg, gal, name),
+		func(st *State) (bool, bool) {
+			d := gallery(st, rg, gal).Definitions[key(name)]
+			return d != nil, d != nil && d.Base
+		},
+		func() (*cloud.ImageDefinition, error) { return p.rt.base.GetImageDefinition(ctx, rg, gal, name) },
+		func(st *State, v *cloud.ImageDefinition) {
+			gallery(st, rg, gal).Definitions[key(name)] = &DefinitionState{ImageDefinition: *v, Base: true,
+				Versions: map[string]*cloud.ImageVersion{}}
+		})
+}
+
+// loadDefinitions reads every definition of a gallery from the base.
+func (p *Provider) loadDefinitions(ctx context.Context, rg, gal string) error {
+	if ok, err := p.galleryFromBase(ctx, rg, gal); !ok {
+		return err
+	}
+	defs, err := p.rt.base.ListImageDefinitions(ctx, rg, gal)
+	if err != nil && !cloud.IsNotFound(err) {
+		return err
+	}
+	for _, d := range defs {
+		if _, err := p.definitionFromBase(ctx, rg, gal, d.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// definition finds a loaded definition (see group).
+func definition(st *State, rg, g, name string) *DefinitionState {
+	if d := gallery(st, rg, g).Definitions[key(name)]; d != nil {
+		return d
+	}
+	return &DefinitionState{Versions: map[string]*cloud.ImageVersion{}}
+}

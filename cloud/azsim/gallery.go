@@ -159,3 +159,49 @@ func (p *Provider) guid() (string, error) {
 	}
 	return p.rand.guid()
 }
+
+func (p *Provider) loadGallery(ctx context.Context, rg, name string) error {
+	_, err := p.galleryFromBase(ctx, rg, name)
+	return err
+}
+
+func (p *Provider) galleryFromBase(ctx context.Context, rg, name string) (bool, error) {
+	if ok, err := p.groupFromBase(ctx, rg); !ok {
+		return false, err
+	}
+	return fetch(ctx, p, cloud.GalleryID(p.rt.sub, rg, name),
+		func(st *State) (bool, bool) {
+			g := group(st, rg).Galleries[key(name)]
+			return g != nil, g != nil && g.Base
+		},
+		func() (*cloud.Gallery, error) { return p.rt.base.GetGallery(ctx, rg, name) },
+		func(st *State, v *cloud.Gallery) {
+			group(st, rg).Galleries[key(name)] = &GalleryState{Gallery: *v, Base: true, Definitions: map[string]*DefinitionState{}}
+		})
+}
+
+// loadGalleries reads every gallery of the base (gallery names are
+// unique per subscription).
+func (p *Provider) loadGalleries(ctx context.Context) error {
+	if p.rt == nil {
+		return nil
+	}
+	all, err := p.rt.base.ListGalleries(ctx)
+	if err != nil {
+		return err
+	}
+	for _, g := range all {
+		if _, err := p.galleryFromBase(ctx, g.ResourceGroup, g.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gallery finds a loaded gallery (see group).
+func gallery(st *State, rg, name string) *GalleryState {
+	if g := group(st, rg).Galleries[key(name)]; g != nil {
+		return g
+	}
+	return &GalleryState{Definitions: map[string]*DefinitionState{}}
+}

@@ -102,8 +102,7 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAcc
 		}
 		id := cloud.StorageAccountID(st.SubscriptionID, rg.Name, in.Name)
 		if owner, _ := st.findStorageAccount(in.Name); owner != nil && owner != rg {
-			return nil, cloud.Conflict(cloud.CodeStorageAccountAlreadyTaken, id,
-				"The storage account named %s is already taken.", in.Name)
+			return nil, azrules.AccountNameTaken(id, in.Name)
 		}
 		want := in.Location
 		if want == "" {
@@ -148,4 +147,84 @@ func (p *Provider) AccountGroup(name string) string {
 		return rg.Name
 	}
 	return ""
+}
+
+func (p *Provider) loadGroup(ctx context.Context, rg string) error {
+	_, err := p.groupFromBase(ctx, rg)
+	return err
+}
+
+func (p *Provider) groupFromBase(ctx context.Context, name string) (bool, error) {
+	if p.rt == nil {
+		return false, nil
+	}
+	if err := p.loadLocations(ctx); err != nil {
+		return false, err
+	}
+	return fetch(ctx, p, cloud.ResourceGroupID(p.rt.sub, name),
+		func(st *State) (bool, bool) {
+			rg := st.ResourceGroups[key(name)]
+			return rg != nil, rg != nil && rg.Base
+		},
+		func() (*cloud.ResourceGroup, error) { return p.rt.base.GetResourceGroup(ctx, name) },
+		func(st *State, v *cloud.ResourceGroup) {
+			st.ResourceGroups[key(name)] = &ResourceGroupState{ResourceGroup: *v, Base: true}
+			st.Normalize()
+		})
+}
+
+// group finds a loaded resource group (as gallery and definition do
+// their resources); a missing one is an empty one, so that a lookup
+// below it finds nothing.
+func group(st *State, rg string) *ResourceGroupState {
+	if g := st.ResourceGroups[key(rg)]; g != nil {
+		return g
+	}
+	g := &ResourceGroupState{}
+	(&State{ResourceGroups: map[string]*ResourceGroupState{"": g}}).Normalize()
+	return g
+}
+
+// loadAccount reads a storage account of a resource group; one known
+// from its blobs only moves into its group.
+func (p *Provider) loadAccount(ctx context.Context, rg, name string) error {
+	if ok, err := p.groupFromBase(ctx, rg); !ok {
+		return err
+	}
+	_, err := fetch(ctx, p, cloud.StorageAccountID(p.rt.sub, rg, name),
+		func(st *State) (bool, bool) { return group(st, rg).StorageAccounts[key(name)] != nil, true },
+		func() (*cloud.StorageAccount, error) { return p.rt.base.GetStorageAccount(ctx, rg, name) },
+		func(st *State, v *cloud.StorageAccount) {
+			sa := &StorageAccountState{StorageAccount: *v, Base: true, Containers: map[string]*ContainerState{}}
+			if remote := group(st, remoteGroup); remote != nil && remote.StorageAccounts[key(name)] != nil {
+				sa.Containers = remote.StorageAccounts[key(name)].Containers
+				delete(remote.StorageAccounts, key(name))
+			}
+			group(st, rg).StorageAccounts[key(name)] = sa
+		})
+	return err
+}
+
+// loadNewAccount prepares a storage account's creation: storage account
+// names are global, so one the base's blob endpoint serves is someone
+// else's, unless the base can ask Storage itself (a cloud.Preflighter:
+// its preflight judges the name).
+func (p *Provider) loadNewAccount(ctx context.Context, rg, name string) error {
+	if p.rt == nil {
+		return nil
+	}
+	if err := p.loadAccount(ctx, rg, name); err != nil {
+		return err
+	}
+	if _, asks := p.rt.base.(cloud.Preflighter); asks {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.mutate(func(st *State) {
+			if remote := group(st, remoteGroup); remote != nil {
+				delete(remote.StorageAccounts, key(name))
+			}
+		})
+		return nil
+	}
+	return p.loadBlob(ctx, cloud.BlobRef{Account: name, Container: probeContainer, Name: probeBlob})
 }

@@ -95,14 +95,30 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 				return nil, err
 			}
 			img.SizeBytes = v.SizeBytes
+		case "":
+			// A managed disk (ARM's storageProfile.osDisk.managedDisk), as
+			// the Azure target captures an image from a version's disk.
+			d, err := p.diskByID(st, in.Source.ID, id)
+			if err != nil {
+				return nil, err
+			}
+			if def, _, err := p.versionByID(st, d.SourceImageVersionID, id); err == nil && img.OSType == "" {
+				img.OSType = def.OSType
+			}
+			if img.HyperVGeneration == "" {
+				img.HyperVGeneration = d.HyperVGeneration
+			}
+			img.SizeBytes = d.SizeBytes
 		default:
 			return nil, azrules.InvalidParameter(id, "The managed image source kind '%s' is not supported; use a VHD blob or a gallery image version.", in.Source.Kind)
 		}
 		if img.HyperVGeneration == "" {
 			img.HyperVGeneration = cloud.HyperVGenV1 // Azure's default for images
 		}
-		src, err := p.sourceContent(st, in.Source, id, 0)
-		if err != nil {
+		var src content
+		if in.Source.Kind == "" {
+			src = content{key: ResourceKey(in.Source.ID), size: img.SizeBytes}
+		} else if src, err = p.sourceContent(st, in.Source, id, 0); err != nil {
 			return nil, err
 		}
 		rg.Images[key(in.Name)] = img
@@ -156,4 +172,15 @@ func (p *Provider) managedImageByID(st *State, srcID, resource string) (*cloud.M
 		return nil, notFound
 	}
 	return img, nil
+}
+
+func (p *Provider) loadImage(ctx context.Context, rg, name string) error {
+	if ok, err := p.groupFromBase(ctx, rg); !ok {
+		return err
+	}
+	_, err := fetch(ctx, p, cloud.ManagedImageID(p.rt.sub, rg, name),
+		func(st *State) (bool, bool) { return group(st, rg).Images[key(name)] != nil, true },
+		func() (*cloud.ManagedImage, error) { return p.rt.base.GetManagedImage(ctx, rg, name) },
+		func(st *State, v *cloud.ManagedImage) { group(st, rg).Images[key(name)] = v })
+	return err
 }

@@ -63,6 +63,19 @@ type Options struct {
 	// (community public names, disk SAS URLs, run command results) and
 	// records every change (Changes).
 	DryRun bool
+	// Replication, when set, says how replication to each new target
+	// region of a version goes (see replication.go); nil replicates at
+	// once.
+	Replication func(region string) Replication
+	// Blobs, when set, holds the blobs of the state's storage accounts
+	// (the fake ARM's blob backend): the state keeps no containers or
+	// blobs of its own, and a VHD source is looked up there; Data then
+	// opens their content by BlobKey.
+	Blobs Blobs
+	// DiskAccess, when set, opens and closes read access to a disk's
+	// content where the reader finds it (the fake ARM's blob backend):
+	// its SAS URL replaces the simulation's own.
+	DiskAccess DiskAccess
 	// Tenant finds the other subscriptions of the tenant whose resources
 	// this one uses (see Tenant); nil: none.
 	Tenant Tenant
@@ -94,6 +107,10 @@ type Provider struct {
 	locations   []cloud.Location
 	locIndex    azrules.Regions
 	marketplace map[cloud.MarketplaceImage][]string
+
+	replication func(region string) Replication
+	blobs       Blobs
+	diskAccess  DiskAccess
 
 	// rt reads through to a base target (nil without one).
 	rt *readThrough
@@ -149,7 +166,8 @@ func NewGUID(r io.Reader) (string, error) {
 // base's with a Base).
 func New(st *State, opts Options) (*Provider, error) {
 	p := &Provider{target: opts.Target, store: opts.Store, data: opts.Data, dryRun: opts.DryRun,
-		now: opts.Now, locations: opts.Locations, marketplace: opts.Marketplace, tenant: opts.Tenant}
+		now: opts.Now, locations: opts.Locations, marketplace: opts.Marketplace, tenant: opts.Tenant,
+		replication: opts.Replication, blobs: opts.Blobs, diskAccess: opts.DiskAccess}
 	r := opts.Rand
 	if r == nil {
 		r = rand.Reader

@@ -74,6 +74,9 @@ type DefinitionState struct {
 	// (what is below it may be there too); never stored.
 	Base     bool                           `json:"-"`
 	Versions map[string]*cloud.ImageVersion `json:"versions,omitempty"`
+	// Progress is the replication in progress of Versions, by the same
+	// key (Options.Replication; never stored).
+	Progress map[string]*VersionProgress `json:"-"`
 }
 
 // StorageAccountState is a storage account and its containers.

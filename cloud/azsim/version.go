@@ -30,6 +30,10 @@ func (p *Provider) GetImageVersion(ctx context.Context, rgName, gallery, def, na
 	if err := p.load(p.loadVersion(ctx, rgName, gallery, def, name)); err != nil {
 		return nil, err
 	}
+	if p.replication != nil {
+		v, _, err := p.ImageVersionProgress(ctx, rgName, gallery, def, name, true)
+		return v, err
+	}
 	return read(ctx, p, func(st *State) (*cloud.ImageVersion, error) {
 		_, _, v, err := p.lookupVersion(st, rgName, gallery, def, name)
 		if err != nil {
@@ -52,7 +56,11 @@ func (p *Provider) ListImageVersions(ctx context.Context, rgName, gallery, def s
 		if err != nil {
 			return err
 		}
+		if d.Progress != nil {
+			d = deepcopy.Of(d) // replication advances on the clock, not on a list
+		}
 		for _, k := range sortedKeys(d.Versions) {
+			p.advance(d, d.Versions[k], false)
 			v := deepcopy.Of(*d.Versions[k])
 			v.Replication = nil
 			out = append(out, v)
@@ -91,7 +99,9 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 		}
 		var data *dataCopy
 		v, ok := d.Versions[key(in.Name)]
+		var prev []cloud.RegionStatus
 		if ok {
+			prev = v.Replication
 			if err := azrules.CheckVersionUnchanged(v, in.Source, in.StorageAccountType, true); err != nil {
 				return nil, err
 			}
@@ -114,6 +124,7 @@ func (p *Provider) CreateImageVersion(ctx context.Context, in cloud.ImageVersion
 		if err := azrules.Publish(p.locIndex, v, in, true); err != nil {
 			return nil, err
 		}
+		p.replicate(d, v, prev, ok)
 		v.EndOfLife = copyTime(v.EndOfLife)
 		d.Versions[key(in.Name)] = v
 		t.log(put(ok), cloud.KindImageVersion, v.ID)
@@ -134,10 +145,11 @@ func (p *Provider) UpdateImageVersion(ctx context.Context, in cloud.ImageVersion
 		return nil, err
 	}
 	return write(ctx, p, func(t *tx) (*cloud.ImageVersion, error) {
-		g, _, v, err := p.lookupVersion(t.st, in.ResourceGroup, in.Gallery, in.Definition, in.Name)
+		g, d, v, err := p.lookupVersion(t.st, in.ResourceGroup, in.Gallery, in.Definition, in.Name)
 		if err != nil {
 			return nil, err
 		}
+		prev := v.Replication
 		if err := azrules.CheckGalleryRegion(p.locIndex, g.Location, in.Location, v.ID, "image versions"); err != nil {
 			return nil, err
 		}
@@ -147,6 +159,7 @@ func (p *Provider) UpdateImageVersion(ctx context.Context, in cloud.ImageVersion
 		if err := azrules.Publish(p.locIndex, v, in, false); err != nil {
 			return nil, err
 		}
+		p.replicate(d, v, prev, true)
 		v.EndOfLife = copyTime(v.EndOfLife)
 		t.log(cloud.OpUpdate, cloud.KindImageVersion, v.ID)
 		return v, nil
@@ -165,6 +178,7 @@ func (p *Provider) DeleteImageVersion(ctx context.Context, rgName, gallery, def,
 			return err
 		}
 		delete(d.Versions, key(name))
+		delete(d.Progress, key(name))
 		t.remove(ResourceKey(v.ID))
 		t.log(cloud.OpDelete, cloud.KindImageVersion, v.ID)
 		return nil
@@ -249,4 +263,36 @@ func (s stateSources) StorageAccountExists(id string) (bool, error) {
 	}
 	_, ok = rg.StorageAccounts[key(rid.Names[0])]
 	return ok, nil
+}
+
+// loadVersions reads every version of a definition from the base.
+func (p *Provider) loadVersions(ctx context.Context, rg, gal, def string) error {
+	if ok, err := p.definitionFromBase(ctx, rg, gal, def); !ok {
+		return err
+	}
+	versions, err := p.rt.base.ListImageVersions(ctx, rg, gal, def)
+	if err != nil && !cloud.IsNotFound(err) {
+		return err
+	}
+	for _, v := range versions {
+		if err := p.loadVersion(ctx, rg, gal, def, v.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Provider) loadVersion(ctx context.Context, rg, gal, def, name string) error {
+	if ok, err := p.definitionFromBase(ctx, rg, gal, def); !ok {
+		return err
+	}
+	_, err := fetch(ctx, p, cloud.ImageVersionID(p.rt.sub, rg, gal, def, name),
+		func(st *State) (bool, bool) {
+			return definition(st, rg, gal, def).Versions[key(name)] != nil, true
+		},
+		func() (*cloud.ImageVersion, error) { return p.rt.base.GetImageVersion(ctx, rg, gal, def, name) },
+		func(st *State, v *cloud.ImageVersion) {
+			definition(st, rg, gal, def).Versions[key(name)] = v
+		})
+	return err
 }

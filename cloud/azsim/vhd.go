@@ -25,7 +25,11 @@ func (p *Provider) vhdBlob(ctx context.Context, st *State, uri, resource string)
 		return 0, ref, azrules.AccountNotFound(ref.Account, ref.URL())
 	}
 	var b *BlobState
-	if c, ok := sa.Containers[ref.Container]; ok {
+	if p.blobs != nil {
+		if b, err = p.blobs.Blob(ctx, ref); err != nil {
+			return 0, ref, err
+		}
+	} else if c, ok := sa.Containers[ref.Container]; ok {
 		b = c.Blobs[ref.Name]
 	}
 	if b == nil {

@@ -89,10 +89,11 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 		if err != nil {
 			return nil, err
 		}
-		src, size, hyperV, err := p.vmImage(st, in.ImageID, id, loc)
+		img, src, err := p.vmImage(st, in.ImageID, id, loc)
 		if err != nil {
 			return nil, err
 		}
+		hyperV, size := img.HyperVGeneration, img.SizeBytes+vhd.FooterSize
 		if err := azrules.CheckVMSecurity(id, security, in.ImageID, hyperV); err != nil {
 			return nil, err
 		}
@@ -106,7 +107,7 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 			SecurityType: security, HyperVGeneration: hyperV, SizeBytes: size, Tags: deepcopy.Of(in.Tags),
 		}
 		if cloud.ImageIsGalleryVersion(in.ImageID) {
-			disk.SourceImageVersionID = in.ImageID
+			disk.SourceImageVersionID = img.ID
 		}
 		rg.Disks[key(diskName)] = disk
 		vm := &cloud.VM{
@@ -128,29 +129,99 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 	return &out, nil
 }
 
-// vmImage resolves a VM's image: its content, the OS disk's size (the
-// image's fixed VHD) and Hyper-V generation.
-func (p *Provider) vmImage(st *State, imageID, vmID, loc string) (content, int64, string, error) {
+// VMImage is what a VM gets from its image.
+type VMImage struct {
+	// ID is the image: the managed image, or the gallery version (a
+	// definition's latest when the VM names a definition).
+	ID                                string
+	OSType, OSState, HyperVGeneration string
+	// SizeBytes is the image's virtual size.
+	SizeBytes int64
+}
+
+// ResolveVMImage resolves the image of a VM in loc as ARM does (see
+// vmImage).
+func (p *Provider) ResolveVMImage(ctx context.Context, imageID, loc string) (*VMImage, error) {
+	if err := p.load(p.loadID(ctx, imageID)); err != nil {
+		return nil, err
+	}
+	var out VMImage
+	err := p.view(ctx, func(st *State) error {
+		img, _, err := p.vmImage(st, imageID, "", loc)
+		out = img
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// vmImage resolves a VM's image and its content: a managed image in the
+// VM's location, or a gallery version replicated there; a definition's
+// id means its latest version there
+// (VirtualMachine_Create_FromAGeneralizedSharedImage.json).
+func (p *Provider) vmImage(st *State, imageID, vmID, loc string) (VMImage, content, error) {
 	if cloud.ImageIsGalleryVersion(imageID) {
-		def, v, err := p.versionByID(st, imageID, vmID)
+		def, v, err := p.galleryImage(st, imageID, vmID, loc)
 		if err != nil {
-			return content{}, 0, "", err
-		}
-		if err := azrules.CheckDiskSource(vmID, v, def.HyperVGeneration, loc, ""); err != nil {
-			return content{}, 0, "", err // the VM's OS disk is made from the version in loc
+			return VMImage{}, content{}, err
 		}
 		c, err := p.resourceContent(st, v.ID, v.Source, 0)
-		return c, v.SizeBytes + vhd.FooterSize, def.HyperVGeneration, err
+		return VMImage{ID: v.ID, OSType: def.OSType, OSState: def.OSState, HyperVGeneration: def.HyperVGeneration, SizeBytes: v.SizeBytes}, c, err
 	}
 	img, err := p.managedImageByID(st, imageID, vmID)
 	if err != nil {
-		return content{}, 0, "", err
+		return VMImage{}, content{}, err
 	}
 	if err := azrules.CheckVMImageLocation(vmID, img.ID, img.Location, loc); err != nil {
-		return content{}, 0, "", err
+		return VMImage{}, content{}, err
 	}
 	c, err := p.resourceContent(st, img.ID, img.Source, 0)
-	return c, img.SizeBytes + vhd.FooterSize, img.HyperVGeneration, err
+	return VMImage{ID: img.ID, OSType: img.OSType, OSState: cloud.OSStateGeneralized, HyperVGeneration: img.HyperVGeneration,
+		SizeBytes: img.SizeBytes}, c, err
+}
+
+// galleryImage is the version a VM of imageID gets in loc: the version,
+// or the definition's highest version replicated there and not excluded
+// from latest; GalleryImageNotFound when there is none.
+func (p *Provider) galleryImage(st *State, imageID, vmID, loc string) (*cloud.ImageDefinition, *cloud.ImageVersion, error) {
+	rid, err := cloud.ParseResourceID(imageID)
+	notFound := azrules.GalleryImageNotFound(vmID, imageID, loc)
+	switch {
+	case err == nil && rid.Is("Microsoft.Compute", "galleries", "images", "versions"):
+		d, v, err := p.versionByID(st, imageID, vmID)
+		if cloud.IsNotFound(err) || (err == nil && !replicatedTo(v, loc)) {
+			return nil, nil, notFound
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		return &d.ImageDefinition, v, nil
+	case err == nil && rid.Is("Microsoft.Compute", "galleries", "images") && strings.EqualFold(rid.Subscription, st.SubscriptionID):
+		d := definition(st, rid.ResourceGroup, rid.Names[0], rid.Names[1])
+		var best *cloud.ImageVersion
+		for _, v := range d.Versions {
+			if !v.ExcludeFromLatest && replicatedTo(v, loc) && (best == nil || cloud.CompareVersions(v.Name, best.Name) > 0) {
+				best = v
+			}
+		}
+		if best == nil {
+			return nil, nil, notFound
+		}
+		return &d.ImageDefinition, best, nil
+	}
+	return nil, nil, azrules.InvalidParameter(vmID, "'%s' is not a gallery image or gallery image version id.", imageID)
+}
+
+// replicatedTo reports whether v's replication to loc completed.
+func replicatedTo(v *cloud.ImageVersion, loc string) bool {
+	for _, r := range v.Replication {
+		if strings.EqualFold(r.Region, loc) && r.State == cloud.ReplicationCompleted {
+			return true
+		}
+	}
+	return false
 }
 
 // DeleteVM implements cloud.Provider: the VM and its OS disk.
@@ -304,4 +375,24 @@ func readGuestContent(path string) (*guest.GuestContent, error) {
 	}
 	defer f.Close()
 	return guest.ReadGuestContent(f)
+}
+
+// loadVM reads a VM and its OS disk.
+func (p *Provider) loadVM(ctx context.Context, rg, name string) error {
+	if ok, err := p.groupFromBase(ctx, rg); !ok {
+		return err
+	}
+	_, err := fetch(ctx, p, cloud.VMID(p.rt.sub, rg, name),
+		func(st *State) (bool, bool) { return group(st, rg).VMs[key(name)] != nil, true },
+		func() (*cloud.VM, error) { return p.rt.base.GetVM(ctx, rg, name) },
+		func(st *State, v *cloud.VM) {
+			if group(st, rg).VMs == nil {
+				group(st, rg).VMs = map[string]*cloud.VM{}
+			}
+			group(st, rg).VMs[key(name)] = v
+		})
+	if err != nil {
+		return err
+	}
+	return p.loadDisk(ctx, rg, cloud.VMOSDiskName(name))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
 // vhdFooterSize is the footer a disk export appends to the disk's bytes.
@@ -76,20 +77,9 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, d cloud.Disk)
 	return p.GetDisk(ctx, d.ResourceGroup, d.Name)
 }
 
-// diskSKUFor is the storage type of a managed disk imgflow makes (a
-// test VM's OS disk, a disk exported from a version): Standard HDD, but
-// Standard SSD for ConfidentialVM, the type of every confidential VM disk
-// in the REST spec examples (ComputeRP 2025-04-01
-// VirtualMachine_Create_WithSecurityTypeConfidentialVM.json: osDisk
-// managedDisk storageAccountType StandardSSD_LRS with a
-// securityEncryptionType), so that no Azure disk rule on confidential
-// disks can refuse it.
-func diskSKUFor(securityType string) string {
-	if strings.EqualFold(securityType, SecurityConfidentialVM) {
-		return string(armcompute.DiskStorageAccountTypesStandardSSDLRS)
-	}
-	return string(armcompute.DiskStorageAccountTypesStandardLRS)
-}
+// diskSKUFor is the storage type of a managed disk imgflow makes
+// (armconv.DiskSKU).
+func diskSKUFor(securityType string) string { return armconv.DiskSKU(securityType) }
 
 func diskSecurityType(s string) *armcompute.DiskSecurityTypes {
 	switch {

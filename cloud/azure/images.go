@@ -11,6 +11,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
 // SourceTag is the tag recording a managed image's gallery version source:
@@ -140,26 +141,7 @@ func (p *Provider) DeleteManagedImage(ctx context.Context, rg, name string) erro
 }
 
 func (p *Provider) imageOut(ctx context.Context, img *armcompute.Image, rg string) *cloud.ManagedImage {
-	out := &cloud.ManagedImage{ID: deref(img.ID), Name: deref(img.Name), ResourceGroup: rg, Location: p.regionName(ctx, deref(img.Location)), Tags: tagsOut(img.Tags)}
-	if r := rgFromID(out.ID); r != "" {
-		out.ResourceGroup = r
-	}
-	if props := img.Properties; props != nil {
-		out.HyperVGeneration = strOf(props.HyperVGeneration)
-		if sp := props.StorageProfile; sp != nil && sp.OSDisk != nil {
-			d := sp.OSDisk
-			out.OSType = strOf(d.OSType)
-			if d.DiskSizeGB != nil {
-				out.SizeBytes = int64(*d.DiskSizeGB) * gib
-			}
-			switch {
-			case deref(d.BlobURI) != "":
-				out.Source = cloud.ImageSource{Kind: cloud.SourceVHD, URI: *d.BlobURI}
-			case d.ManagedDisk != nil:
-				out.Source = cloud.ImageSource{ID: deref(d.ManagedDisk.ID)}
-			}
-		}
-	}
+	out := armconv.ManagedImageOf(img, rg, func(name string) string { return p.regionName(ctx, name) })
 	if src := out.Tags[SourceTag]; src != "" {
 		out.Source = cloud.ImageSource{Kind: cloud.SourceImageVersion, ID: src}
 		delete(out.Tags, SourceTag)
@@ -167,5 +149,5 @@ func (p *Provider) imageOut(ctx context.Context, img *armcompute.Image, rg strin
 			out.Tags = nil
 		}
 	}
-	return out
+	return &out
 }

@@ -2,7 +2,6 @@ package azure
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -11,8 +10,8 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 	"github.com/imgflow/imgflow/cloud/ensure"
-	"github.com/imgflow/imgflow/internal/redact"
 )
 
 const gib = 1 << 30
@@ -74,7 +73,7 @@ func (p *Provider) CreateImageVersion(ctx context.Context, v cloud.ImageVersion)
 		}
 		loc = d.Location
 	}
-	storage, err := storageProfile(v.Source)
+	storage, err := armconv.VersionStorageProfile(v.Source)
 	if err != nil {
 		return nil, opError("create image version", what, azrules.InvalidParameter(id, "%v", err))
 	}
@@ -83,7 +82,7 @@ func (p *Provider) CreateImageVersion(ctx context.Context, v cloud.ImageVersion)
 		Tags:     tagsIn(v.Tags),
 		Properties: &armcompute.GalleryImageVersionProperties{
 			StorageProfile:    storage,
-			PublishingProfile: publishingProfile(v, true),
+			PublishingProfile: armconv.VersionPublishingProfile(v, true),
 		},
 	}
 	poller, err := p.versions.BeginCreateOrUpdate(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name, body, nil)
@@ -130,7 +129,7 @@ func (p *Provider) UpdateImageVersion(ctx context.Context, v cloud.ImageVersion)
 		Tags: tagsIn(v.Tags),
 		Properties: &armcompute.GalleryImageVersionProperties{
 			StorageProfile:    &armcompute.GalleryImageVersionStorageProfile{},
-			PublishingProfile: publishingProfile(v, false),
+			PublishingProfile: armconv.VersionPublishingProfile(v, false),
 		},
 	}
 	poller, err := p.versions.BeginUpdate(ctx, v.ResourceGroup, v.Gallery, v.Definition, v.Name, body, nil)
@@ -150,126 +149,7 @@ func (p *Provider) DeleteImageVersion(ctx context.Context, rg, gallery, def, ver
 	return opError("delete image version", what, azErr(err, id))
 }
 
-// storageProfile is the version's source in Azure's three shapes.
-func storageProfile(src cloud.ImageSource) (*armcompute.GalleryImageVersionStorageProfile, error) {
-	switch src.Kind {
-	case cloud.SourceManagedImage, cloud.SourceImageVersion:
-		if src.ID == "" {
-			return nil, fmt.Errorf("the %s source has no id", src.Kind)
-		}
-		return &armcompute.GalleryImageVersionStorageProfile{Source: &armcompute.GalleryArtifactVersionFullSource{ID: to(src.ID)}}, nil
-	case cloud.SourceVHD:
-		if src.URI == "" {
-			return nil, fmt.Errorf("the VHD source has no URI")
-		}
-		s := &armcompute.GalleryDiskImageSource{URI: to(src.URI)}
-		if src.StorageAccountID != "" {
-			s.StorageAccountID = to(src.StorageAccountID)
-		}
-		return &armcompute.GalleryImageVersionStorageProfile{OSDiskImage: &armcompute.GalleryOSDiskImage{
-			HostCaching: to(armcompute.HostCachingReadOnly),
-			Source:      s,
-		}}, nil
-	}
-	return nil, fmt.Errorf("the image version source kind %q is not supported; use a managed image, an image version or a VHD", src.Kind)
-}
-
-// publishingProfile builds the publishing profile; create marks a PUT
-// (storage account type included), otherwise a PATCH.
-func publishingProfile(v cloud.ImageVersion, create bool) *armcompute.GalleryImageVersionPublishingProfile {
-	pp := &armcompute.GalleryImageVersionPublishingProfile{
-		ReplicaCount:      optInt32(v.ReplicaCount),
-		ExcludeFromLatest: to(v.ExcludeFromLatest),
-		EndOfLifeDate:     v.EndOfLife,
-	}
-	if create || v.StorageAccountType != "" {
-		pp.StorageAccountType = optStr[armcompute.StorageAccountType](v.StorageAccountType)
-	}
-	for _, r := range v.TargetRegions {
-		pp.TargetRegions = append(pp.TargetRegions, &armcompute.TargetRegion{
-			Name:                 to(r.Name),
-			RegionalReplicaCount: optInt32(r.ReplicaCount),
-			StorageAccountType:   optStr[armcompute.StorageAccountType](r.StorageAccountType),
-		})
-	}
-	return pp
-}
-
 func (p *Provider) versionOut(ctx context.Context, g *armcompute.GalleryImageVersion, rg, gallery, def string) *cloud.ImageVersion {
-	out := &cloud.ImageVersion{ID: deref(g.ID), Name: deref(g.Name), ResourceGroup: rg, Gallery: gallery, Definition: def,
-		Location: p.regionName(ctx, deref(g.Location)), Tags: tagsOut(g.Tags)}
-	if rid, err := cloud.ParseResourceID(out.ID); err == nil && len(rid.Names) == 3 {
-		out.ResourceGroup, out.Gallery, out.Definition = rid.ResourceGroup, rid.Names[0], rid.Names[1]
-	}
-	props := g.Properties
-	if props == nil {
-		return out
-	}
-	out.ProvisioningState = strOf(props.ProvisioningState)
-	if sp := props.StorageProfile; sp != nil {
-		switch {
-		case sp.Source != nil && deref(sp.Source.ID) != "":
-			out.Source = cloud.ImageSource{Kind: sourceKindOf(*sp.Source.ID), ID: *sp.Source.ID}
-		case sp.OSDiskImage != nil && sp.OSDiskImage.Source != nil:
-			s := sp.OSDiskImage.Source
-			if deref(s.URI) != "" {
-				out.Source = cloud.ImageSource{Kind: cloud.SourceVHD, URI: *s.URI, StorageAccountID: deref(s.StorageAccountID)}
-			} else if deref(s.ID) != "" {
-				out.Source = cloud.ImageSource{Kind: sourceKindOf(*s.ID), ID: *s.ID}
-			}
-		}
-		if sp.OSDiskImage != nil && sp.OSDiskImage.SizeInGB != nil {
-			out.SizeBytes = int64(*sp.OSDiskImage.SizeInGB) * gib
-		}
-	}
-	if pp := props.PublishingProfile; pp != nil {
-		out.ReplicaCount = int(deref(pp.ReplicaCount))
-		out.StorageAccountType = strOf(pp.StorageAccountType)
-		out.ExcludeFromLatest = deref(pp.ExcludeFromLatest)
-		if pp.EndOfLifeDate != nil {
-			t := pp.EndOfLifeDate.UTC()
-			out.EndOfLife = &t
-		}
-		for _, r := range pp.TargetRegions {
-			if r == nil || r.Name == nil {
-				continue
-			}
-			t := cloud.TargetRegion{Name: p.regionName(ctx, *r.Name), ReplicaCount: int(deref(r.RegionalReplicaCount)), StorageAccountType: strOf(r.StorageAccountType)}
-			if t.ReplicaCount == 0 {
-				t.ReplicaCount = out.ReplicaCount
-			}
-			if t.StorageAccountType == "" {
-				t.StorageAccountType = out.StorageAccountType
-			}
-			out.TargetRegions = append(out.TargetRegions, t)
-		}
-	}
-	if rs := props.ReplicationStatus; rs != nil {
-		for _, s := range rs.Summary {
-			if s == nil {
-				continue
-			}
-			out.Replication = append(out.Replication, cloud.RegionStatus{
-				Region:   p.regionName(ctx, deref(s.Region)),
-				State:    strOf(s.State),
-				Progress: int(deref(s.Progress)),
-				Details:  redact.SAS(deref(s.Details)),
-			})
-		}
-	}
-	return out
-}
-
-// sourceKindOf tells a managed image id from a gallery version id.
-func sourceKindOf(id string) cloud.SourceKind {
-	rid, err := cloud.ParseResourceID(id)
-	switch {
-	case err != nil:
-		return ""
-	case rid.Is("Microsoft.Compute", "images"):
-		return cloud.SourceManagedImage
-	case rid.Is("Microsoft.Compute", "galleries", "images", "versions"):
-		return cloud.SourceImageVersion
-	}
-	return ""
+	out := armconv.ImageVersionOf(g, rg, gallery, def, func(name string) string { return p.regionName(ctx, name) })
+	return &out
 }

@@ -84,7 +84,7 @@ func TestVMRules(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = p.CreateVM(ctx, testVM("vm1", v.ID))
-	cloudtest.RequireError(t, err, 400, cloud.CodeInvalidParameter, "is not available in eastus")
+	cloudtest.RequireError(t, err, 404, cloud.CodeGalleryImageNotFound, "is not available in eastus region")
 	in := testVM("vm1", v.ID)
 	in.Location = "westeurope"
 	in.Size = ""

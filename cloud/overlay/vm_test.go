@@ -31,7 +31,7 @@ func TestVMsInADryRun(t *testing.T) {
 	assert.Equal(t, int64(vhdBytes+512), disk.SizeBytes)
 
 	_, err = p.CreateVM(ctx, cloud.VM{Name: "vm2", ResourceGroup: "imgflow-testvm-1", Location: "eastus", Size: "Standard_D2ds_v5", ImageID: f.v1.ID})
-	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
+	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeGalleryImageNotFound)
 	_, err = p.CreateVM(ctx, cloud.VM{Name: "vm2", ResourceGroup: "imgflow-testvm-1", ImageID: f.v1.ID})
 	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidParameter)
 

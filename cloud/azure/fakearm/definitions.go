@@ -71,12 +71,6 @@ func (f *Fake) galleryImagesBeginDelete(ctx context.Context, rg, gallery, name s
 		if err != nil {
 			return armcompute.GalleryImagesClientDeleteResponse{}, err
 		}
-		// The versions are still the fake's, so is this rule until they
-		// move to the simulation (which has it: DeleteImageDefinition).
-		if n := len(sortedIDs(f.versions, d.ID+"/versions/")); n > 0 {
-			return armcompute.GalleryImagesClientDeleteResponse{}, newErr(http.StatusConflict, cloud.CodeConflict,
-				"Image definition '%s' cannot be deleted: it still has %d image version(s) (nested resources); delete them first.", d.Name, n)
-		}
 		if fe := f.lroFault(ctx, http.MethodDelete, d.ID); fe != nil {
 			return armcompute.GalleryImagesClientDeleteResponse{}, nil
 		}
@@ -98,12 +92,7 @@ func (f *Fake) putDefinition(ctx context.Context, rg, gallery, name string, in a
 	want := armconv.ImageDefinitionOf(&in, rg, gallery)
 	want.Name, want.ResourceGroup, want.Gallery, want.Location = name, rg, gallery, deref(in.Location)
 	if old, err := f.sim.GetImageDefinition(context.Background(), rg, gallery, name); err == nil && !deref(p.AllowUpdateImage) && !sameFeatures(old.Features, want.Features) {
-		// Azure documents that allowUpdateImage "must be set to true if
-		// the gallery image features are being updated" (armcompute
-		// GalleryImageProperties.AllowUpdateImage) but not the error it
-		// answers without it; this is the closest documented one.
-		return armcompute.GalleryImage{}, newErr(http.StatusConflict, cloud.CodePropertyChangeNotAllowed,
-			"Changing property 'features' of gallery image '%s' is not allowed unless 'allowUpdateImage' is set to true.", name)
+		return armcompute.GalleryImage{}, armError(azrules.FeaturesNeedAllowUpdate(cloud.ImageDefinitionID(f.sub, rg, gallery, name), name))
 	}
 	if fe := f.lroFault(ctx, http.MethodPut, cloud.ImageDefinitionID(f.sub, rg, gallery, name)); fe != nil {
 		return armcompute.GalleryImage{}, nil

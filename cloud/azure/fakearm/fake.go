@@ -3,9 +3,11 @@
 //
 // It is built on the SDK's own fake servers (armcompute/v7/fake,
 // armresources/v3/fake, armstorage/v2/fake, armsubscriptions/fake): their
-// handlers (one per ARM operation, see operations.go) are backed by maps
-// and apply Azure's rules through package azrules, as the local target
-// does (parents, conflicts, immutable fields, community public names). The
+// handlers (one per ARM operation, see operations.go) convert the SDK
+// models to package cloud's values and call the one simulated Azure
+// (cloud/azsim, sim.go), which holds the resources and applies Azure's
+// rules as it does for the local target; VMs and their run commands are
+// still kept here, as SDK models checked with package azrules. The
 // transport answers on ARM's terms, as the REST spec examples do (see
 // lro.go and testdata/azure/contract): long operations answer 201/200
 // with provisioningState Creating/Updating and Azure-AsyncOperation, or
@@ -113,18 +115,17 @@ type Fake struct {
 	accountNames sync.Map
 
 	// sim holds the resources the fake has ported to the one simulation
-	// (sim.go); the maps below hold the others.
-	sim simulation
+	// (sim.go); the maps below hold the others. data is where it finds
+	// their data (the blob backend; nil without one).
+	sim  simulation
+	data *blobData
 	// featureOrder is, per image definition (lower(id)), its features'
 	// names in the order its last PUT gave them, as ARM answers them.
 	featureOrder map[string][]string
 
-	mu       sync.Mutex
-	versions map[string]*version                      // lower(id)
-	images   map[string]*managedImage                 // lower(id)
-	disks    map[string]*disk                         // lower(id)
-	vms      map[string]*vmState                      // lower(id)
-	vnets    map[string]*armresources.GenericResource // lower(id)
+	mu    sync.Mutex
+	vms   map[string]*vmState                      // lower(id)
+	vnets map[string]*armresources.GenericResource // lower(id)
 
 	locations []cloud.Location
 	regions   azrules.Regions
@@ -150,9 +151,6 @@ func New(opts Options) *Fake {
 		opts:         opts,
 		sub:          opts.SubscriptionID,
 		rand:         opts.Rand,
-		versions:     map[string]*version{},
-		images:       map[string]*managedImage{},
-		disks:        map[string]*disk{},
 		vms:          map[string]*vmState{},
 		vnets:        map[string]*armresources.GenericResource{},
 		lroFail:      map[string]*lroFailure{},
@@ -173,7 +171,10 @@ func New(opts Options) *Fake {
 		f.locations = azrules.DefaultLocations()
 	}
 	f.regions = azrules.NewRegions(f.locations)
-	f.sim = newSimulation(opts, f.sub, f.rand)
+	if opts.Blob != nil {
+		f.data = newBlobData(opts.Blob)
+	}
+	f.sim = newSimulation(f)
 	srv := newServers(f)
 	f.compute = computefake.NewServerFactoryTransport(srv.compute)
 	f.resources = resourcesfake.NewServerFactoryTransport(srv.resources)
@@ -531,8 +532,7 @@ func (f *Fake) exists(path string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := strings.ToLower(path)
-	return f.versions[k] != nil || f.images[k] != nil ||
-		f.disks[k] != nil || f.vms[k] != nil || f.vnets[k] != nil || f.runCommandExists(k) || f.simHas(path)
+	return f.vms[k] != nil || f.vnets[k] != nil || f.runCommandExists(k) || f.simHas(path)
 }
 
 // failPage makes the list request at path fail with err. Pager handlers
@@ -583,8 +583,6 @@ func clone[T any](v T) T {
 	return out
 }
 
-func fold(s string) string { return strings.ToLower(strings.ReplaceAll(s, " ", "")) }
-
 func key(id string) string { return strings.ToLower(id) }
 
 func to[T any](v T) *T { return &v }
@@ -609,16 +607,4 @@ func copyTags(t map[string]*string) map[string]*string {
 		return nil
 	}
 	return maps.Clone(t)
-}
-
-// sortedIDs returns a map's keys having prefix, sorted.
-func sortedIDs[V any](m map[string]V, prefix string) []string {
-	var out []string
-	for k := range m {
-		if strings.HasPrefix(k, strings.ToLower(prefix)) {
-			out = append(out, k)
-		}
-	}
-	slices.Sort(out)
-	return out
 }

@@ -115,8 +115,7 @@ func (f *Fake) communityGalleriesGet(ctx context.Context, location, public strin
 	return answer(f, func() (armcompute.CommunityGalleriesClientGetResponse, *Error) {
 		g := f.communityGallery(location, public)
 		if g == nil {
-			return armcompute.CommunityGalleriesClientGetResponse{}, newErr(http.StatusNotFound, "GalleryNotFound",
-				"The community gallery '%s' was not found in location '%s'.", public, location)
+			return armcompute.CommunityGalleriesClientGetResponse{}, armError(azrules.CommunityGalleryNotFound(public, location))
 		}
 		return armcompute.CommunityGalleriesClientGetResponse{CommunityGallery: armcompute.CommunityGallery{
 			Name: to(public), Location: to(g.Location), Type: to("Microsoft.Compute/locations/communityGalleries"),
@@ -145,10 +144,4 @@ func (f *Fake) communityGallery(location, public string) *cloud.Gallery {
 		return &g
 	}
 	return nil
-}
-
-// inGalleryRegion is azrules.CheckGalleryRegion for a resource of
-// gallery g.
-func (f *Fake) inGalleryRegion(g *cloud.Gallery, location, id, what string) *Error {
-	return armError(azrules.CheckGalleryRegion(f.regions, g.Location, location, id, what))
 }

@@ -153,7 +153,7 @@ func (f *Fake) answerLRO(req *http.Request, api string, final *http.Response, ex
 		delete(f.lroFail, k)
 		op.failure, op.noError, bodyPolling = fl.err, fl.noError, fl.bodyPolling
 	}
-	if _, ok := f.versions[k]; ok && (req.Method == http.MethodPut || req.Method == http.MethodPatch) {
+	if strings.HasPrefix(api, "GalleryImageVersionsClient.") && (req.Method == http.MethodPut || req.Method == http.MethodPatch) && f.simHas(k) {
 		op.version = k
 		op.failure = nil // the version carries its own failure
 	}
@@ -212,12 +212,6 @@ func (f *Fake) operationRegion(path string) string {
 		k = strings.TrimSuffix(k, strings.ToLower(p))
 	}
 	switch {
-	case f.versions[k] != nil:
-		return f.versions[k].location
-	case f.disks[k] != nil:
-		return deref(f.disks[k].d.Location)
-	case f.images[k] != nil:
-		return deref(f.images[k].img.Location)
 	case f.simLocation(k) != "":
 		return f.simLocation(k)
 	case f.vms[k] != nil:
@@ -257,17 +251,11 @@ func (f *Fake) progress(op *operation, poll bool) (string, *Error) {
 	}
 	status := statusSucceeded
 	if op.version != "" {
-		v := f.versions[op.version]
-		if v != nil {
-			f.advance(v, poll)
-			switch v.provisioning {
-			case statusSucceeded:
-			case statusFailed:
-				status, op.failure = statusFailed, v.failure
-				op.noError = v.failure == nil
-			default:
-				return statusInProgress, nil
-			}
+		switch status, op.failure = f.versionStatus(op.version, poll); status {
+		case statusInProgress:
+			return status, nil
+		case statusFailed:
+			op.noError = op.failure == nil
 		}
 	} else if op.failure != nil || op.noError {
 		status = statusFailed

@@ -2,6 +2,7 @@ package fakearm
 
 import (
 	"context"
+	"strings"
 
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
@@ -93,6 +94,140 @@ type operations interface {
 	virtualMachineRunCommandsBeginCreateOrUpdate(ctx context.Context, rg, vmName, name string, in armcompute.VirtualMachineRunCommand, _ *armcompute.VirtualMachineRunCommandsClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.VirtualMachineRunCommandsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder)
 	virtualMachineRunCommandsGetByVirtualMachine(ctx context.Context, rg, vmName, name string, opts *armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineOptions) (resp azfake.Responder[armcompute.VirtualMachineRunCommandsClientGetByVirtualMachineResponse], errResp azfake.ErrorResponder)
 	virtualMachineRunCommandsBeginDelete(ctx context.Context, rg, vmName, name string, _ *armcompute.VirtualMachineRunCommandsClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.VirtualMachineRunCommandsClientDeleteResponse], errResp azfake.ErrorResponder)
+}
+
+// routes (below) give each operation above its HTTP method and path, in
+// the interface's order and groups, so an operation is declared, routed
+// and wired to its SDK fake server (newServers) in this one file.
+//
+// route is an ARM operation: method and path pattern ("*" is any one
+// segment; literal segments compare case-insensitively, as ARM's do, and
+// are written in the casing the SDK fake server of the operation
+// matches).
+type route struct {
+	method, pattern, api string
+}
+
+const (
+	// The resource groups fake matches "resourcegroups", every other
+	// server "resourceGroups" (as their REST specs spell them).
+	rgPath      = "subscriptions/*/resourcegroups/*"
+	inRGPath    = "subscriptions/*/resourceGroups/*"
+	computePath = inRGPath + "/providers/Microsoft.Compute"
+	galleryPath = computePath + "/galleries/*"
+	defPath     = galleryPath + "/images/*"
+	versionPath = defPath + "/versions/*"
+	diskPath    = computePath + "/disks/*"
+	imagePath   = computePath + "/images/*"
+	accountPath = inRGPath + "/providers/Microsoft.Storage/storageAccounts/*"
+	vmPath      = computePath + "/virtualMachines/*"
+	vnetPath    = inRGPath + "/providers/Microsoft.Network/virtualNetworks/*"
+)
+
+var routes = []route{
+	// Resource groups (armresources ResourceGroupsClient).
+	{"GET", rgPath, "ResourceGroupsClient.Get"},
+	{"HEAD", rgPath, "ResourceGroupsClient.CheckExistence"},
+	{"PUT", rgPath, "ResourceGroupsClient.CreateOrUpdate"},
+	{"DELETE", rgPath, "ResourceGroupsClient.BeginDelete"},
+
+	// Generic resources by id (armresources Client): test_vm's virtual network.
+	{"GET", vnetPath, "Client.GetByID"},
+	{"PUT", vnetPath, "Client.BeginCreateOrUpdateByID"},
+
+	// Subscriptions (armsubscriptions Client).
+	{"GET", "subscriptions/*", "Client.Get"},
+	{"GET", "subscriptions/*/locations", "Client.NewListLocationsPager"},
+
+	// Storage accounts (armstorage AccountsClient).
+	{"POST", accountPath + "/listKeys", "AccountsClient.ListKeys"},
+	{"GET", "subscriptions/*/providers/Microsoft.Storage/storageAccounts", "AccountsClient.NewListPager"},
+	{"GET", accountPath, "AccountsClient.GetProperties"},
+	{"PUT", accountPath, "AccountsClient.BeginCreate"},
+
+	// Galleries (armcompute GalleriesClient).
+	{"GET", "subscriptions/*/providers/Microsoft.Compute/galleries", "GalleriesClient.NewListPager"},
+	{"GET", galleryPath, "GalleriesClient.Get"},
+	{"PUT", galleryPath, "GalleriesClient.BeginCreateOrUpdate"},
+
+	// Gallery sharing (armcompute GallerySharingProfileClient).
+	{"POST", galleryPath + "/share", "GallerySharingProfileClient.BeginUpdate"},
+
+	// Community galleries (armcompute CommunityGalleriesClient).
+	{"GET", "subscriptions/*/providers/Microsoft.Compute/locations/*/communityGalleries/*", "CommunityGalleriesClient.Get"},
+
+	// Image definitions (armcompute GalleryImagesClient).
+	{"GET", galleryPath + "/images", "GalleryImagesClient.NewListByGalleryPager"},
+	{"GET", defPath, "GalleryImagesClient.Get"},
+	{"PUT", defPath, "GalleryImagesClient.BeginCreateOrUpdate"},
+	{"DELETE", defPath, "GalleryImagesClient.BeginDelete"},
+
+	// Image versions (armcompute GalleryImageVersionsClient).
+	{"GET", versionPath, "GalleryImageVersionsClient.Get"},
+	{"GET", defPath + "/versions", "GalleryImageVersionsClient.NewListByGalleryImagePager"},
+	{"PUT", versionPath, "GalleryImageVersionsClient.BeginCreateOrUpdate"},
+	{"PATCH", versionPath, "GalleryImageVersionsClient.BeginUpdate"},
+	{"DELETE", versionPath, "GalleryImageVersionsClient.BeginDelete"},
+
+	// Managed images (armcompute ImagesClient).
+	{"GET", imagePath, "ImagesClient.Get"},
+	{"PUT", imagePath, "ImagesClient.BeginCreateOrUpdate"},
+	{"PATCH", imagePath, "ImagesClient.BeginUpdate"},
+	{"DELETE", imagePath, "ImagesClient.BeginDelete"},
+
+	// Managed disks (armcompute DisksClient).
+	{"GET", diskPath, "DisksClient.Get"},
+	{"PUT", diskPath, "DisksClient.BeginCreateOrUpdate"},
+	{"POST", diskPath + "/beginGetAccess", "DisksClient.BeginGrantAccess"},
+	{"POST", diskPath + "/endGetAccess", "DisksClient.BeginRevokeAccess"},
+	{"DELETE", diskPath, "DisksClient.BeginDelete"},
+
+	// Marketplace images (armcompute VirtualMachineImagesClient): the
+	// versions a build's base image resolves among.
+	{"GET", "subscriptions/*/providers/Microsoft.Compute/locations/*/publishers/*/artifacttypes/vmimage/offers/*/skus/*/versions", "VirtualMachineImagesClient.List"},
+
+	// Virtual machines (armcompute VirtualMachinesClient): test_vm.
+	{"GET", vmPath, "VirtualMachinesClient.Get"},
+	{"PUT", vmPath, "VirtualMachinesClient.BeginCreateOrUpdate"},
+	{"DELETE", vmPath, "VirtualMachinesClient.BeginDelete"},
+
+	// Managed run commands (armcompute VirtualMachineRunCommandsClient): test_vm's checks.
+	{"PUT", vmPath + "/runCommands/*", "VirtualMachineRunCommandsClient.BeginCreateOrUpdate"},
+	{"GET", vmPath + "/runCommands/*", "VirtualMachineRunCommandsClient.GetByVirtualMachine"},
+	{"DELETE", vmPath + "/runCommands/*", "VirtualMachineRunCommandsClient.BeginDelete"},
+}
+
+// apiFor finds the SDK operation of a request and its path with the
+// literal segments in the route's casing.
+func apiFor(method, path string) (api, canonical string) {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	for _, r := range routes {
+		if r.method != method {
+			continue
+		}
+		pat := strings.Split(r.pattern, "/")
+		if len(pat) != len(segs) {
+			continue
+		}
+		ok := true
+		for i, p := range pat {
+			if p != "*" && !strings.EqualFold(p, segs[i]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out := make([]string, len(segs))
+			for i, p := range pat {
+				out[i] = segs[i]
+				if p != "*" {
+					out[i] = p
+				}
+			}
+			return r.api, "/" + strings.Join(out, "/")
+		}
+	}
+	return "", ""
 }
 
 // servers is the router: the SDK fake servers, each field answered by

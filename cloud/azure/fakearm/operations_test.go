@@ -58,7 +58,7 @@ func TestEveryOperationHasARoute(t *testing.T) {
 		assert.True(t, handled[r.api], "route %s %s answers %s, which operations lacks", r.method, r.pattern, r.api)
 	}
 	for api := range handled {
-		assert.True(t, routed[api], "operation %s has no route: add it to routes in server.go", api)
+		assert.True(t, routed[api], "operation %s has no route: add it to routes in operations.go", api)
 	}
 	assert.Len(t, handled, ops.NumMethod())
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
@@ -94,7 +95,7 @@ func (f *Fake) resourceGroupsCreateOrUpdate(ctx context.Context, name string, in
 // subscriptionNotFound is ARM's answer for a subscription other than the
 // fake's.
 func subscriptionNotFound(sub string) *Error {
-	return newErr(http.StatusNotFound, cloud.CodeSubscriptionNotFound, "The subscription '%s' could not be found.", sub)
+	return armError(azrules.SubscriptionNotFound(sub))
 }
 
 func (f *Fake) subscriptionsGet(ctx context.Context, sub string, _ *armsubscriptions.ClientGetOptions) (resp azfake.Responder[armsubscriptions.ClientGetResponse], errResp azfake.ErrorResponder) {
@@ -201,7 +202,7 @@ func (f *Fake) putAccount(ctx context.Context, rg, name string, in armstorage.Ac
 		return nil, err
 	}
 	if f.findAccount(name) == nil && f.nameTaken(name) {
-		return nil, newErr(http.StatusConflict, cloud.CodeStorageAccountAlreadyTaken, "The storage account named %s is already taken.", name)
+		return nil, armError(azrules.AccountNameTaken(cloud.StorageAccountID(f.sub, rg, name), name))
 	}
 	if msg := f.unservedMessage(name); msg != "" {
 		return nil, newErr(http.StatusBadRequest, "AccountNameInvalid", "%s", msg)

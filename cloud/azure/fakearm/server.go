@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,108 +23,6 @@ func (f *Fake) ClientOptions() *arm.ClientOptions {
 		},
 		DisableRPRegistration: true,
 	}
-}
-
-// route is an ARM operation: method and path pattern ("*" is any one
-// segment; literal segments compare case-insensitively, as ARM's do, and
-// are written in the casing the SDK fake server of the operation
-// matches).
-type route struct {
-	method, pattern, api string
-}
-
-const (
-	// The resource groups fake matches "resourcegroups", every other
-	// server "resourceGroups" (as their REST specs spell them).
-	rgPath      = "subscriptions/*/resourcegroups/*"
-	inRGPath    = "subscriptions/*/resourceGroups/*"
-	computePath = inRGPath + "/providers/Microsoft.Compute"
-	galleryPath = computePath + "/galleries/*"
-	defPath     = galleryPath + "/images/*"
-	versionPath = defPath + "/versions/*"
-	diskPath    = computePath + "/disks/*"
-	imagePath   = computePath + "/images/*"
-	accountPath = inRGPath + "/providers/Microsoft.Storage/storageAccounts/*"
-	vmPath      = computePath + "/virtualMachines/*"
-	vnetPath    = inRGPath + "/providers/Microsoft.Network/virtualNetworks/*"
-)
-
-var routes = []route{
-	{"GET", "subscriptions/*", "Client.Get"},
-	{"GET", "subscriptions/*/locations", "Client.NewListLocationsPager"},
-	{"GET", rgPath, "ResourceGroupsClient.Get"},
-	{"HEAD", rgPath, "ResourceGroupsClient.CheckExistence"},
-	{"PUT", rgPath, "ResourceGroupsClient.CreateOrUpdate"},
-	{"DELETE", rgPath, "ResourceGroupsClient.BeginDelete"},
-	{"PUT", vnetPath, "Client.BeginCreateOrUpdateByID"},
-	{"GET", vnetPath, "Client.GetByID"},
-	{"GET", "subscriptions/*/providers/Microsoft.Compute/locations/*/publishers/*/artifacttypes/vmimage/offers/*/skus/*/versions", "VirtualMachineImagesClient.List"},
-	{"GET", vmPath, "VirtualMachinesClient.Get"},
-	{"PUT", vmPath, "VirtualMachinesClient.BeginCreateOrUpdate"},
-	{"DELETE", vmPath, "VirtualMachinesClient.BeginDelete"},
-	{"PUT", vmPath + "/runCommands/*", "VirtualMachineRunCommandsClient.BeginCreateOrUpdate"},
-	{"GET", vmPath + "/runCommands/*", "VirtualMachineRunCommandsClient.GetByVirtualMachine"},
-	{"DELETE", vmPath + "/runCommands/*", "VirtualMachineRunCommandsClient.BeginDelete"},
-	{"GET", accountPath, "AccountsClient.GetProperties"},
-	{"PUT", accountPath, "AccountsClient.BeginCreate"},
-	{"POST", accountPath + "/listKeys", "AccountsClient.ListKeys"},
-	{"GET", "subscriptions/*/providers/Microsoft.Storage/storageAccounts", "AccountsClient.NewListPager"},
-	{"GET", "subscriptions/*/providers/Microsoft.Compute/galleries", "GalleriesClient.NewListPager"},
-	{"GET", "subscriptions/*/providers/Microsoft.Compute/locations/*/communityGalleries/*", "CommunityGalleriesClient.Get"},
-	{"GET", galleryPath, "GalleriesClient.Get"},
-	{"PUT", galleryPath, "GalleriesClient.BeginCreateOrUpdate"},
-	{"POST", galleryPath + "/share", "GallerySharingProfileClient.BeginUpdate"},
-	{"GET", galleryPath + "/images", "GalleryImagesClient.NewListByGalleryPager"},
-	{"GET", defPath, "GalleryImagesClient.Get"},
-	{"PUT", defPath, "GalleryImagesClient.BeginCreateOrUpdate"},
-	{"DELETE", defPath, "GalleryImagesClient.BeginDelete"},
-	{"GET", defPath + "/versions", "GalleryImageVersionsClient.NewListByGalleryImagePager"},
-	{"GET", versionPath, "GalleryImageVersionsClient.Get"},
-	{"PUT", versionPath, "GalleryImageVersionsClient.BeginCreateOrUpdate"},
-	{"PATCH", versionPath, "GalleryImageVersionsClient.BeginUpdate"},
-	{"DELETE", versionPath, "GalleryImageVersionsClient.BeginDelete"},
-	{"GET", imagePath, "ImagesClient.Get"},
-	{"PUT", imagePath, "ImagesClient.BeginCreateOrUpdate"},
-	{"PATCH", imagePath, "ImagesClient.BeginUpdate"},
-	{"DELETE", imagePath, "ImagesClient.BeginDelete"},
-	{"GET", diskPath, "DisksClient.Get"},
-	{"PUT", diskPath, "DisksClient.BeginCreateOrUpdate"},
-	{"DELETE", diskPath, "DisksClient.BeginDelete"},
-	{"POST", diskPath + "/beginGetAccess", "DisksClient.BeginGrantAccess"},
-	{"POST", diskPath + "/endGetAccess", "DisksClient.BeginRevokeAccess"},
-}
-
-// apiFor finds the SDK operation of a request and its path with the
-// literal segments in the route's casing.
-func apiFor(method, path string) (api, canonical string) {
-	segs := strings.Split(strings.Trim(path, "/"), "/")
-	for _, r := range routes {
-		if r.method != method {
-			continue
-		}
-		pat := strings.Split(r.pattern, "/")
-		if len(pat) != len(segs) {
-			continue
-		}
-		ok := true
-		for i, p := range pat {
-			if p != "*" && !strings.EqualFold(p, segs[i]) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			out := make([]string, len(segs))
-			for i, p := range pat {
-				out[i] = segs[i]
-				if p != "*" {
-					out[i] = p
-				}
-			}
-			return r.api, "/" + strings.Join(out, "/")
-		}
-	}
-	return "", ""
 }
 
 // Handler serves the fake over HTTP: each request is mapped to its SDK

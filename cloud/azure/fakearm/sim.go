@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azsim"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 // simulation is the one simulated Azure behind the fake: it holds the
@@ -18,18 +18,48 @@ import (
 // paging, faults, throttling, the blob gate) stays in the fake.
 type simulation interface {
 	cloud.Provider
+	ImageVersionProgress(ctx context.Context, rg, gallery, def, name string, read bool) (*cloud.ImageVersion, error, error)
+	FailImageVersion(ctx context.Context, rg, gallery, def, name string, failure error) error
+	ResolveVMImage(ctx context.Context, imageID, loc string) (*azsim.VMImage, error)
 }
 
 // newSimulation makes the fake's simulation: an in-memory subscription
-// with the fake's id, locations, marketplace and GUID source. It keeps no
-// data: the fake's blobs are the blob backend's.
-func newSimulation(opts Options, sub string, rand io.Reader) simulation {
-	p, err := azsim.New(azsim.NewState(sub), azsim.Options{Target: "azure", Rand: rand,
-		Locations: opts.Locations, Marketplace: opts.Marketplace})
+// with the fake's id, locations, marketplace and GUID source, its
+// replication timing (replication) and, with a blob backend, its data
+// there (blobData).
+func newSimulation(f *Fake) simulation {
+	opts := azsim.Options{Target: "azure", Rand: f.rand, Locations: f.opts.Locations, Marketplace: f.opts.Marketplace,
+		Replication: f.replication}
+	if f.data != nil {
+		opts.Data, opts.Blobs, opts.DiskAccess = f.data, f.data, f.data
+	} else {
+		opts.Blobs = unknownBlobs{}
+	}
+	p, err := azsim.New(azsim.NewState(f.sub), opts)
 	if err != nil {
 		panic(fmt.Sprintf("fakearm: simulation: %v", err))
 	}
 	return p
+}
+
+// replication is how replication to a new target region goes
+// (Options.ReplicationPolls, ReplicationDelay, RegionDelays and
+// FailReplication). The simulation asks it in a handler, under f.mu.
+func (f *Fake) replication(region string) azsim.Replication {
+	delay, ok := f.opts.RegionDelays[region]
+	if !ok {
+		delay = f.opts.ReplicationDelay
+	}
+	return azsim.Replication{Delay: delay, Reads: f.opts.ReplicationPolls, Fail: f.failRegions[region]}
+}
+
+// unknownBlobs stands for the blobs of a fake without a blob backend:
+// any blob of an account it holds is a 30 GiB fixed VHD (its content
+// unknown).
+type unknownBlobs struct{}
+
+func (unknownBlobs) Blob(_ context.Context, ref cloud.BlobRef) (*azsim.BlobState, error) {
+	return &azsim.BlobState{Name: ref.Name, Type: cloud.BlobTypePage, Size: 30<<30 + vhd.FooterSize}, nil
 }
 
 // simCtx is the context of a simulation call from a handler: the SDK fake
@@ -67,6 +97,18 @@ func (f *Fake) simResource(id string) (location string, ok bool) {
 		}
 	case rid.Is("Microsoft.Compute", "galleries", "images"):
 		if d, err := f.sim.GetImageDefinition(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1]); err == nil {
+			return d.Location, true
+		}
+	case rid.Is("Microsoft.Compute", "galleries", "images", "versions"):
+		if v, _, err := f.sim.ImageVersionProgress(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1], rid.Names[2], false); err == nil {
+			return v.Location, true
+		}
+	case rid.Is("Microsoft.Compute", "images"):
+		if img, err := f.sim.GetManagedImage(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
+			return img.Location, true
+		}
+	case rid.Is("Microsoft.Compute", "disks"):
+		if d, err := f.sim.GetDisk(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
 			return d.Location, true
 		}
 	}

@@ -104,7 +104,7 @@ func (f *Fake) putVM(rg, name string, in armcompute.VirtualMachine) (armcompute.
 	image := deref(p.StorageProfile.ImageReference.ID)
 	if v, ok := f.vms[key(id)]; ok {
 		if !strings.EqualFold(deref(v.vm.Properties.StorageProfile.ImageReference.ID), image) {
-			return armcompute.VirtualMachine{}, 0, propertyChange("imageReference")
+			return armcompute.VirtualMachine{}, 0, propertyChange("storageProfile.imageReference")
 		}
 		v.vm.Tags = copyTags(in.Tags)
 		return clone(*v.vm), http.StatusOK, nil
@@ -150,6 +150,8 @@ func (f *Fake) putVM(rg, name string, in armcompute.VirtualMachine) (armcompute.
 	f.vms[key(id)] = &vmState{vm: &vm, content: src.content, size: src.size, runs: map[string]*armcompute.VirtualMachineRunCommand{}}
 	return clone(vm), http.StatusCreated, nil
 }
+
+const gib = 1 << 30
 
 // vmSource is what a VM gets from its image.
 type vmSource struct {
@@ -204,63 +206,14 @@ func (f *Fake) completeVM(vm *armcompute.VirtualMachine, src vmSource) {
 	}
 }
 
-// vmImage checks a VM's image and returns what the VM gets from it.
+// vmImage resolves a VM's image in the simulation and returns what the
+// VM gets from it.
 func (f *Fake) vmImage(image, loc string) (vmSource, *Error) {
-	if cloud.ImageIsGalleryVersion(image) {
-		rid, _ := cloud.ParseResourceID(image)
-		if rid == nil || !(rid.Is("Microsoft.Compute", "galleries", "images") || rid.Is("Microsoft.Compute", "galleries", "images", "versions")) {
-			return vmSource{}, invalidParameter("'%s' is not a gallery image or gallery image version id.", image)
-		}
-		if len(rid.Names) == 2 {
-			// VirtualMachine_Create_FromAGeneralizedSharedImage.json: a
-			// definition's id means its latest version.
-			latest, err := f.latestVersion(image, loc)
-			if err != nil {
-				return vmSource{}, err
-			}
-			image = latest
-		}
-		v, ok := f.versions[key(image)]
-		if !ok || v.regions[loc] == nil || v.regions[loc].state != armcompute.ReplicationStateCompleted {
-			return vmSource{}, galleryImageNotFound(image, loc)
-		}
-		return vmSource{content: v.content, size: v.size, osType: v.def.OSType, osState: v.def.OSState}, nil
+	img, err := f.sim.ResolveVMImage(context.Background(), image, loc)
+	if err != nil {
+		return vmSource{}, armError(err)
 	}
-	m, ok := f.images[key(image)]
-	if !ok {
-		return vmSource{}, resourceNotFound("Microsoft.Compute/images", image, rgOf(image))
-	}
-	if err := armError(azrules.CheckVMImageLocation("", image, deref(m.img.Location), loc)); err != nil {
-		return vmSource{}, err
-	}
-	return vmSource{content: m.content, size: m.size, osType: m.osType, osState: cloud.OSStateGeneralized}, nil
-}
-
-// latestVersion is the id of the version a VM of the definition def gets
-// in loc: the highest version not excluded from latest that is replicated
-// to loc. Per-region excludeFromLatest is not modelled: imgflow sets it
-// for a whole version only.
-func (f *Fake) latestVersion(def, loc string) (string, *Error) {
-	if !f.simHas(def) {
-		return "", galleryImageNotFound(def, loc)
-	}
-	prefix := key(def) + "/versions/"
-	best := ""
-	for k, v := range f.versions {
-		if !strings.HasPrefix(k, prefix) || v.exclude {
-			continue
-		}
-		if st := v.regions[loc]; st == nil || st.state != armcompute.ReplicationStateCompleted {
-			continue
-		}
-		if best == "" || cloud.CompareVersions(v.name, f.versions[best].name) > 0 {
-			best = k
-		}
-	}
-	if best == "" {
-		return "", galleryImageNotFound(def, loc)
-	}
-	return f.versions[best].id, nil
+	return vmSource{content: f.data.contentURL(img.ID), size: img.SizeBytes, osType: img.OSType, osState: img.OSState}, nil
 }
 
 // checkVMNetwork checks the NIC configurations: networkApiVersion set, and
@@ -512,16 +465,8 @@ func (f *Fake) deleteGroup(ctx context.Context, name string) *Error {
 	}
 	prefix := strings.ToLower(deref(g.ID)) + "/"
 	in := func(id string) bool { return strings.HasPrefix(id, prefix) }
-	for id, d := range f.disks {
-		if in(id) {
-			f.dropDiskData(d)
-			delete(f.disks, id)
-		}
-	}
 	deleteIn(f.vms, in)
 	deleteIn(f.vnets, in)
-	deleteIn(f.images, in)
-	deleteIn(f.versions, in)
 	f.accountNames.Range(func(name, id any) bool {
 		if in(key(id.(string))) {
 			f.accountNames.Delete(name)
@@ -558,14 +503,6 @@ func vnetKey(id string) string { return "/" + strings.TrimPrefix(id, "/") }
 // fake's errors name no resource id of their own).
 func resourceNotFound(typ, name, rg string) *Error {
 	return armError(azrules.ResourceNotFound("", typ, name, rg))
-}
-
-// galleryImageNotFound is ARM's answer to a VM of a gallery image version
-// that does not exist or is not replicated to the VM's region (it does not
-// tell which); Azure's message also names the target "imageReference".
-func galleryImageNotFound(image, loc string) *Error {
-	return newErr(http.StatusNotFound, "GalleryImageNotFound",
-		"The gallery image %s is not available in %s region. Please contact image owner to replicate to this region, or change your requested region.", image, loc)
 }
 
 func invalidParameter(format string, args ...any) *Error {
