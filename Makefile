@@ -121,6 +121,7 @@ bench-deps:
 bench-vhd: bench-deps
 	$(GO) run ./bench/vhd
 
-# The data path's Go benchmarks: sparse digest, chunking.
+# The data path's Go benchmarks: sparse digest, chunking (cloud/transfer),
+# zero detection (vhd).
 bench-datapath:
-	$(GO) test -run '^$$' -bench . -benchtime 5x ./cloud/
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./cloud/transfer/ ./vhd/
