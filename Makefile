@@ -86,7 +86,7 @@ lint: build
 # the uploads, copies, leases, parallel steps and the emulator's servers
 # are where the concurrency lives. The race detector costs 2-8 times the
 # CPU (go test -count=1 per package, with / without -race: cloud/azure
-# 222 / 46 s, cloud/local 88 / 11 s, builtins 28 / 13 s; BENCHMARKS.md),
+# 222 / 46 s, cloud/local 88 / 11 s, builtins 28 / 13 s, at load 4-14),
 # which two cores cannot fit in a few minutes: a local `make test` runs
 # every test without it, `make test CI=true` is CI's run.
 TEST_TIMEOUT  ?= 5m
