@@ -423,7 +423,7 @@ func imageVersionImpl(c *Call) (starlark.Value, error) {
 	}
 	// Azure accepts a version before every region has its replica: a
 	// version is only usable everywhere once each region is Completed.
-	if v, err = ensure.WaitReplicated(c.Ctx(), p, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil); err != nil {
+	if v, err = ensure.WaitReplicated(c.Ctx(), p, v, c.Duration("timeout", 6*time.Hour), c.replicationPoll(), nil); err != nil {
 		return nil, fmt.Errorf("image version %s of %s: %w", name, want.Definition, err)
 	}
 	c.Report(outcome, fmt.Sprintf("%s/%s/%s in %s%s", v.Gallery, v.Definition, v.Name, describeTargets(v.TargetRegions), c.inOther(p)))
@@ -494,7 +494,7 @@ func replicateImpl(c *Call) (starlark.Value, error) {
 		return nil, fmt.Errorf("replicate %s/%s: %w", req.Definition, req.Version, err)
 	}
 	if c.Bool("wait", true) {
-		v, err = ensure.WaitReplicated(c.Ctx(), p, v, c.Duration("timeout", 6*time.Hour), replicationPollInterval, nil)
+		v, err = ensure.WaitReplicated(c.Ctx(), p, v, c.Duration("timeout", 6*time.Hour), c.replicationPoll(), nil)
 		if err != nil {
 			return nil, fmt.Errorf("replicate %s/%s: %w", req.Definition, req.Version, err)
 		}
@@ -596,3 +596,12 @@ func regionTargets(v starlark.Value) ([]string, map[string]int, error) {
 // replicationPollInterval is how often replication status is read; Azure
 // asks gallery clients not to poll faster.
 const replicationPollInterval = 15 * time.Second
+
+// replicationPoll is the run's RunInfo.ReplicationPoll, by default
+// replicationPollInterval.
+func (c *Call) replicationPoll() time.Duration {
+	if d := c.Run.Info.ReplicationPoll; d > 0 {
+		return d
+	}
+	return replicationPollInterval
+}

@@ -28,6 +28,11 @@ type RunInfo struct {
 	// ("" outside a git checkout). Every resource imgflow creates is
 	// tagged with them (provenance).
 	Version, Workflow, WorkflowCommit string
+	// ReplicationPoll is how often image_version() and replicate() read
+	// a version's replication while they wait for it (0: every 15 s, as
+	// Azure asks gallery clients). Tests whose emulated replication takes
+	// seconds poll faster.
+	ReplicationPoll time.Duration
 }
 
 // Reporter receives a run's progress. Implementations must be safe for

@@ -6,7 +6,7 @@
 # that passes its limit fails with the limit named, rather than the whole
 # run hanging silently until one global timeout.
 #
-#   scripts/gotest.sh [-j jobs] [-t default-timeout] [-w command -a pkg …] [pkg=timeout …] [-- go test flags]
+#   scripts/gotest.sh [-j jobs] [-t default-timeout] [-w command -a pkg …] [-s pkg:Test …] [pkg=timeout …] [-- go test flags]
 #
 # pkg=timeout pairs (./cloud/azure=12m) give packages their own limit and
 # run first, in the order given (slowest first keeps both jobs busy to the
@@ -19,11 +19,15 @@
 # named by -a need, e.g. `scripts/packer.sh --wait`: those start only
 # once it succeeded, the others go first; when it fails they fail with
 # its output.
+#
+# -s pkg:Test shows, once pkg passed, the result line of each of Test's
+# subtests (from the -v log it has anyway): e.g. the conformance cases,
+# case by case, without running them a second time.
 set -euo pipefail
 
 jobs=2
 default_timeout=5m
-declare -A limit=() gated=()
+declare -A limit=() gated=() show=()
 order=()
 gate=""
 while [ $# -gt 0 ]; do
@@ -32,9 +36,10 @@ while [ $# -gt 0 ]; do
 	-t) default_timeout="$2"; shift 2 ;;
 	-w) gate="$2"; shift 2 ;;
 	-a) gated["$2"]=1; shift 2 ;;
+	-s) show["${2%%:*}"]="${2#*:}"; shift 2 ;;
 	--) shift; break ;;
 	*=*) limit["${1%%=*}"]="${1#*=}"; order+=("${1%%=*}"); shift ;;
-	*) echo "gotest.sh: unknown argument $1 (want -j N, -t DURATION, -w COMMAND, -a PKG, pkg=DURATION or --)" >&2; exit 2 ;;
+	*) echo "gotest.sh: unknown argument $1 (want -j N, -t DURATION, -w COMMAND, -a PKG, -s PKG:TEST, pkg=DURATION or --)" >&2; exit 2 ;;
 	esac
 done
 go_flags=("$@")
@@ -105,6 +110,10 @@ finish() {
 		if grep -q '^ok ' "$log"; then
 			# go test's own time is the tests' run, without compiling.
 			echo "ok    $pkg $(dur $took) (tests $(awk '/^ok /{print $3}' "$log"), limit $(timeout_of "$pkg"))"
+			if [ -n "${show[$pkg]+x}" ]; then
+				echo "      ${show[$pkg]} case by case:"
+				grep -E "^ *--- (PASS|SKIP|FAIL): ${show[$pkg]}/" "$log" | sed 's/^/      /' || true
+			fi
 		else
 			echo "--    $pkg (no tests)"
 		fi

@@ -24,12 +24,16 @@ import (
 )
 
 // Lifetimes of the loopback issuer, and the replication time that makes
-// a run outlive several tokens and assertions, as a build of hours and a
-// replication of up to 6 h outlive Azure's hour-long tokens.
+// a run outlive several tokens and assertions (more than three), as a
+// build of hours and a replication of up to 6 h outlive Azure's
+// hour-long tokens. The run reads the replication every
+// replicationPoll, not every 15 s as against Azure: a run then lasts
+// about replicationTime rather than the 15 s of the first poll.
 const (
 	tokenLifetime     = time.Second
 	assertionLifetime = 2 * time.Second
-	replicationTime   = 4 * time.Second
+	replicationTime   = 3*assertionLifetime + time.Second
+	replicationPoll   = 250 * time.Millisecond
 )
 
 // expiringWorld is a world whose ARM calls (the fake behind AuthGate)
@@ -73,7 +77,9 @@ func runFlatcar(t *testing.T, w *world) (*interp.Result, time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
-	res := azureHarness(t, "azure-expiring").Run(ctx, "//workflows/flatcar.star",
+	h := azureHarness(t, "azure-expiring")
+	h.Info.ReplicationPoll = replicationPoll
+	res := h.Run(ctx, "//workflows/flatcar.star",
 		testharness.Vars("version", "4152.2.3", "vhd", "//testdata/flatcar/flatcar-linux-test-amd64.vhd"), interp.Target{Apply: w.p})
 	return res, time.Since(start)
 }

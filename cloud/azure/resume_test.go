@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
@@ -78,16 +80,21 @@ func (c *putPages) sent() (int, int64) {
 	return c.n, c.bytes
 }
 
-// scatteredVHD is a 32 MiB disk with 1 MiB of data every 2 MiB: 16
-// pieces of 1 MiB (and the footer), one Put Page each. Enough pieces to
-// interrupt an upload after ten with some left; not more, as every byte
-// is read, hashed and compared under the race detector in CI.
+// scatterPiece is the size of each of scatteredVHD's data pieces.
+const scatterPiece = 64 << 10
+
+// scatteredVHD is a 4 MiB disk with a 64 KiB piece of data every
+// 256 KiB: 16 pieces, one Put Page each (the gaps are wider than
+// transfer.MergeGap), and the footer. Enough pieces to interrupt an
+// upload after ten with some left; what the resume tests check is the
+// count of pieces, so they are small: every byte is read, hashed and
+// compared under the race detector in CI.
 func scatteredVHD(t *testing.T) *image {
 	var offs []int64
-	for off := int64(0); off < 32<<20; off += 2 << 20 {
+	for off := int64(0); off < 4<<20; off += 4 * scatterPiece {
 		offs = append(offs, off)
 	}
-	return makeVHD(t, 32<<20, 1<<20, offs...)
+	return makeVHD(t, 4<<20, scatterPiece, offs...)
 }
 
 func (w *world) uploadErr(ctx context.Context, img *image, r cloud.BlobRef, overwrite bool) (*cloud.Blob, error) {
@@ -164,7 +171,7 @@ func TestUploadResumesAnInterruptedUpload(t *testing.T) {
 	b := w.upload(img, r)
 	n, resumed := counter.sent()
 	assert.Less(t, resumed, wholeBytes, "the resumed upload sends only what is missing")
-	assert.LessOrEqual(t, resumed, wholeBytes-10<<20, "the ten pieces in before the interruption are not sent again")
+	assert.LessOrEqual(t, resumed, wholeBytes-10*scatterPiece, "the ten pieces in before the interruption are not sent again")
 	assert.Positive(t, n)
 	assert.Equal(t, img.digest(t), b.Digest)
 	assert.Equal(t, w.read(whole), w.read(r), "byte-identical to the uninterrupted upload")
@@ -182,7 +189,7 @@ func TestUploadResumesAnInterruptedUpload(t *testing.T) {
 			there, _ = strconv.Atoi(strings.TrimSuffix(rest, " bytes of pages already there)"))
 		}
 	}
-	assert.Contains(t, []int{10 << 20, 11 << 20}, there, "the resume said what it found: %q", w.logLines())
+	assert.Contains(t, []int{10 * scatterPiece, 11 * scatterPiece}, there, "the resume said what it found: %q", w.logLines())
 	assert.Equal(t, wholeBytes-int64(there), resumed, "it sends exactly what was missing")
 
 	// Complete now: uploading it again is BlobAlreadyExists, as before.
@@ -231,13 +238,17 @@ func TestUploadDetectsASourceChangedBeforeTheResume(t *testing.T) {
 	assert.ErrorContains(t, err, "interrupted upload of different content")
 }
 
+// TestConcurrentUploadsOfOneBlob: two uploads of one blob at once; the
+// lease holder's writes are held until the other has found the lease and
+// waits (holdWrites), so the two always overlap however small the disk.
 func TestConcurrentUploadsOfOneBlob(t *testing.T) {
 	t.Run("same content", func(t *testing.T) {
-		w, _ := newCountingWorld(t)
+		w, hold := newHeldWorld(t)
 		sa, c := w.base("imgflowtest")
 		r := ref(sa, c, "disk.vhd")
 		img := scatteredVHD(t)
 		errs := uploadTogether(w, r, false, img, img)
+		hold.waited(t)
 		for _, err := range errs {
 			// The one that waited finds it complete: BlobAlreadyExists,
 			// which vhd_upload takes as "exists" when the digest matches.
@@ -252,11 +263,12 @@ func TestConcurrentUploadsOfOneBlob(t *testing.T) {
 		assert.True(t, equalBytes(img.content, w.read(r)))
 	})
 	t.Run("other content, overwrite", func(t *testing.T) {
-		w, _ := newCountingWorld(t)
+		w, hold := newHeldWorld(t)
 		sa, c := w.base("imgflowtest")
 		r := ref(sa, c, "disk.vhd")
 		a, b := scatteredVHD(t), scatteredVHD(t)
 		errs := uploadTogether(w, r, true, a, b)
+		hold.waited(t)
 		require.NoError(t, errors.Join(errs...), "the second waits for the first, then replaces its blob")
 		got, err := w.p.GetBlob(w.ctx, r)
 		require.NoError(t, err)
@@ -270,6 +282,61 @@ func TestConcurrentUploadsOfOneBlob(t *testing.T) {
 			t.Fatalf("the blob is neither upload: digest %s", got.Digest)
 		}
 	})
+}
+
+// holdWrites holds every Put Page until an upload has logged that it
+// waits for another's lease (or holdLimit passed): only the lease holder
+// writes pages, so the other upload meets the lease every time.
+type holdWrites struct {
+	w       *world
+	release chan struct{}
+	seen    bool
+}
+
+const (
+	leaseWaitLog = "another upload holds the blob's lease; waiting"
+	holdLimit    = 30 * time.Second
+)
+
+func newHeldWorld(t *testing.T) (*world, *holdWrites) {
+	h := &holdWrites{release: make(chan struct{})}
+	h.w = newWorld(t, fakearm.Options{}, func(o *azure.Options) {
+		o.Parallel = 2
+		o.Blob.PerCallPolicies = append(o.Blob.PerCallPolicies, h)
+	})
+	go h.watch()
+	return h.w, h
+}
+
+// watch releases the writes once the log shows a waiting upload.
+func (h *holdWrites) watch() {
+	deadline := time.Now().Add(holdLimit)
+	for time.Now().Before(deadline) && h.w.ctx.Err() == nil {
+		if slices.ContainsFunc(h.w.logLines(), func(l string) bool { return strings.Contains(l, leaseWaitLog) }) {
+			h.seen = true
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(h.release)
+}
+
+func (h *holdWrites) Do(req *policy.Request) (*http.Response, error) {
+	raw := req.Raw()
+	if raw.Method == http.MethodPut && raw.URL.Query().Get("comp") == "page" {
+		select {
+		case <-h.release:
+		case <-raw.Context().Done():
+			return nil, raw.Context().Err()
+		}
+	}
+	return req.Next()
+}
+
+// waited asserts that one upload waited for the other's lease.
+func (h *holdWrites) waited(t *testing.T) {
+	<-h.release
+	assert.True(t, h.seen, "one upload waited for the other's lease: %q", h.w.logLines())
 }
 
 // uploadTogether uploads the images to r at the same time.

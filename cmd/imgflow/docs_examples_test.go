@@ -84,7 +84,12 @@ func runDocBlock(t *testing.T, root, block string) {
 	cmd.Dir = dir
 	// Without packer on PATH plans skip packer validate: the examples stay
 	// quick (the packer tests validate the templates).
-	cmd.Env = append(os.Environ(), "IMGFLOW_TEST_MAIN=1", "PATH="+bin+":"+pathWithout(t, "packer"))
+	// -trimpath: the examples' `go build` in the copy compiles imgflow's
+	// packages under the module's path rather than the copy's directory,
+	// so the Go build cache has them (make's builds are -trimpath too);
+	// otherwise each example recompiles all of imgflow (minutes).
+	cmd.Env = append(os.Environ(), "IMGFLOW_TEST_MAIN=1", "PATH="+bin+":"+pathWithout(t, "packer"),
+		"GOFLAGS="+strings.TrimSpace("-trimpath "+os.Getenv("GOFLAGS")))
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s\n%s", block, out)
 }

@@ -2,12 +2,15 @@ package genintercept
 
 import (
 	"go/ast"
+	"go/build"
 	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,6 +34,14 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 		f, err := parser.ParseFile(fset, name, text, 0)
 		require.NoError(t, err, "%s:\n%s", name, text)
 		files = append(files, f)
+	}
+	// The importer finds the standard library under go/build's GOROOT,
+	// which a test binary built with -trimpath (make test's GOFLAGS)
+	// does not know: ask the go command.
+	if build.Default.GOROOT == "" {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		require.NoError(t, err)
+		build.Default.GOROOT = strings.TrimSpace(string(out))
 	}
 	conf := types.Config{Importer: importer.Default()}
 	_, err = conf.Check("shapes", fset, files, nil)
