@@ -32,6 +32,21 @@ func CheckVMImageLocation(id, imageID, imageLocation, location string) error {
 	return nil
 }
 
+// CheckVMOSProfilePresence refuses VM id whose osProfile does not fit
+// its image's OS state: a generalized image needs one (the admin account
+// the VM is provisioned with), a specialized one keeps the account it was
+// captured with and must not have one.
+func CheckVMOSProfilePresence(id, osState string, hasOSProfile bool) error {
+	specialized := strings.EqualFold(osState, cloud.OSStateSpecialized)
+	switch {
+	case specialized && hasOSProfile:
+		return InvalidParameter(id, "Parameter 'osProfile' is not allowed with a specialized image.")
+	case !specialized && !hasOSProfile:
+		return InvalidParameter(id, "Required parameter 'osProfile' is missing (null).")
+	}
+	return nil
+}
+
 // GalleryImageNotFound is ARM's answer to VM id of a gallery image (a
 // version, or a definition's latest) that does not exist or is not
 // replicated to the VM's location; Azure does not tell which

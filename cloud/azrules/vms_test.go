@@ -20,6 +20,14 @@ func TestVMRules(t *testing.T) {
 	assert.NoError(t, CheckVMImageLocation("vm", "img", "eastus", "EastUS"))
 }
 
+func TestVMOSProfilePresence(t *testing.T) {
+	assert.NoError(t, CheckVMOSProfilePresence("vm", cloud.OSStateGeneralized, true))
+	assert.NoError(t, CheckVMOSProfilePresence("vm", cloud.OSStateSpecialized, false))
+	assert.ErrorContains(t, CheckVMOSProfilePresence("vm", cloud.OSStateSpecialized, true), "'osProfile' is not allowed with a specialized image")
+	assert.ErrorContains(t, CheckVMOSProfilePresence("vm", cloud.OSStateGeneralized, false), "Required parameter 'osProfile' is missing")
+	assert.ErrorContains(t, CheckVMOSProfilePresence("vm", "", false), "Required parameter 'osProfile' is missing", "an image without an OS state is generalized")
+}
+
 func TestVMOSProfileRules(t *testing.T) {
 	win := cloud.OSTypeWindows
 	assert.NoError(t, CheckVMOSProfile("vm", win, "testvm-01234", "Abcdefg1!xyz", false, true))

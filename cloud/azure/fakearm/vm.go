@@ -127,11 +127,8 @@ func (f *Fake) putVM(rg, name string, in armcompute.VirtualMachine) (armcompute.
 	if err != nil {
 		return armcompute.VirtualMachine{}, 0, err
 	}
-	switch {
-	case strings.EqualFold(src.osState, cloud.OSStateSpecialized) && p.OSProfile != nil:
-		return armcompute.VirtualMachine{}, 0, invalidParameter("Parameter 'osProfile' is not allowed with a specialized image.")
-	case !strings.EqualFold(src.osState, cloud.OSStateSpecialized) && p.OSProfile == nil:
-		return armcompute.VirtualMachine{}, 0, invalidParameter("Required parameter 'osProfile' is missing (null).")
+	if err := armError(azrules.CheckVMOSProfilePresence("", src.osState, p.OSProfile != nil)); err != nil {
+		return armcompute.VirtualMachine{}, 0, err
 	}
 	if op := p.OSProfile; op != nil {
 		if err := armError(azrules.CheckVMOSProfile(id, src.osType, deref(op.ComputerName), deref(op.AdminPassword), op.LinuxConfiguration != nil, op.WindowsConfiguration != nil)); err != nil {
