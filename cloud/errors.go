@@ -87,6 +87,12 @@ const (
 	// CodeGalleryNotFound: a community gallery public name no gallery
 	// has in a location.
 	CodeGalleryNotFound = "GalleryNotFound"
+	// CodeLocationRequired: a PUT without the location its resource
+	// type needs.
+	CodeLocationRequired = "LocationRequired"
+	// CodeInvalidResourceReference: a resource the request refers to
+	// (a VM's subnet) does not exist.
+	CodeInvalidResourceReference = "InvalidResourceReference"
 )
 
 // StatusOf is the HTTP status Azure answers an error code with; 0 for a
@@ -99,7 +105,7 @@ func StatusOf(code string) int {
 	case CodeConflict, CodePropertyChangeNotAllowed, CodeBlobAlreadyExists, CodeOperationNotAllowed,
 		CodeInvalidResourceGroupLocation, CodeInvalidResourceLocation, CodeStorageAccountAlreadyTaken:
 		return http.StatusConflict
-	case CodeInvalidParameter, CodeLocationNotAvailableForResourceType:
+	case CodeInvalidParameter, CodeLocationNotAvailableForResourceType, CodeLocationRequired, CodeInvalidResourceReference:
 		return http.StatusBadRequest
 	case CodeAuthenticationFailed, CodeAuthorizationPermissionMismatch:
 		return http.StatusForbidden

@@ -46,7 +46,7 @@ type Provider interface {
 	GetGallery(ctx context.Context, rg, name string) (*Gallery, error)
 	// CreateGallery creates the gallery, a community gallery when
 	// g.Community is set, or updates an existing one's description, tags
-	// and community profile under CheckCommunityProfileChange; an input
+	// and community profile under azrules.CheckCommunityProfileChange; an input
 	// without Community keeps the existing profile.
 	CreateGallery(ctx context.Context, g Gallery) (*Gallery, error)
 	// ShareCommunity enables community sharing of a gallery created as a

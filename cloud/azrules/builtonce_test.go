@@ -24,12 +24,6 @@ import (
 // file no longer builds one fails the test: remove it.
 var stillPorting = map[string]string{
 	"cloud/azure/fakearm/blobgate.go": "Storage's 404 for an account the fake does not hold, written as the XML Azurite's edge answers",
-	// These need an edit of cloud/azsim. Move CheckCommunityProfileChange
-	// to azrules with azsim's call (gallery.go); let DataRanges return a
-	// plain error that azsim's and the Azure target's UploadPageBlob wrap
-	// with azrules.InvalidParameter.
-	"cloud/community.go":  "the community profile rule, which azsim calls from package cloud",
-	"cloud/pagesource.go": "a page source's ranges outside the blob, which azsim answers as DataRanges returns it",
 	// This list must shrink, to nothing.
 }
 

@@ -32,6 +32,62 @@ func CheckVMImageLocation(id, imageID, imageLocation, location string) error {
 	return nil
 }
 
+// CheckVMOSProfilePresence refuses VM id whose osProfile does not fit
+// its image's OS state: a generalized image needs one (the admin account
+// the VM is provisioned with), a specialized one keeps the account it was
+// captured with and must not have one.
+func CheckVMOSProfilePresence(id, osState string, hasOSProfile bool) error {
+	specialized := strings.EqualFold(osState, cloud.OSStateSpecialized)
+	switch {
+	case specialized && hasOSProfile:
+		return InvalidParameter(id, "Parameter 'osProfile' is not allowed with a specialized image.")
+	case !specialized && !hasOSProfile:
+		return InvalidParameter(id, "Required parameter 'osProfile' is missing (null).")
+	}
+	return nil
+}
+
+// CheckVMLocation refuses the PUT of a new VM id without a location.
+func CheckVMLocation(id, location string) error {
+	if location == "" {
+		return cloud.Errorf(cloud.CodeLocationRequired, id, "The location property is required for this definition.")
+	}
+	return nil
+}
+
+// NICConfig is a VM's network interface configuration as the network
+// rule sees it: its name and the subnet id of each IP configuration (""
+// for one without a subnet).
+type NICConfig struct {
+	Name    string
+	Subnets []string
+}
+
+// CheckVMNetwork refuses VM id's network profile unless it has a network
+// interface (nics existing ones, or configs to make), names
+// networkApiVersion with configurations, and every subnet is one of an
+// existing virtual network (vnetExists, given the lowercased vnet id).
+func CheckVMNetwork(id string, nics int, configs []NICConfig, networkAPIVersion string, vnetExists func(vnetID string) bool) error {
+	if nics == 0 && len(configs) == 0 {
+		return InvalidParameter(id, "Required parameter 'networkProfile' is missing (null): a VM needs a network interface.")
+	}
+	if len(configs) > 0 && networkAPIVersion == "" {
+		return InvalidParameter(id, "networkProfile.networkApiVersion is required with networkInterfaceConfigurations.")
+	}
+	for _, nic := range configs {
+		for _, subnet := range nic.Subnets {
+			if subnet == "" {
+				return InvalidParameter(id, "Required parameter 'ipConfigurations.subnet' is missing (null).")
+			}
+			vnet, _, ok := strings.Cut(strings.ToLower(subnet), "/subnets/")
+			if !ok || !vnetExists(vnet) {
+				return cloud.Errorf(cloud.CodeInvalidResourceReference, id, "Resource %s referenced by resource %s was not found.", subnet, nic.Name)
+			}
+		}
+	}
+	return nil
+}
+
 // GalleryImageNotFound is ARM's answer to VM id of a gallery image (a
 // version, or a definition's latest) that does not exist or is not
 // replicated to the VM's location; Azure does not tell which

@@ -159,7 +159,7 @@ func (p *Provider) ReadBlob(ctx context.Context, ref cloud.BlobRef, offset, leng
 			return nil
 		}
 		if offset >= src.size {
-			return invalidRange(resource)
+			return azrules.InvalidRange(resource)
 		}
 		// Opened under the lock: it keeps this content even if the blob
 		// is overwritten while we read.
@@ -203,7 +203,7 @@ func (p *Provider) checkWrite(st *State, ref cloud.BlobRef, overwrite bool) (*St
 	}
 	_, exists := c.Blobs[ref.Name]
 	if exists && !overwrite {
-		return nil, nil, true, cloud.Conflict(cloud.CodeBlobAlreadyExists, ref.URL(), "The specified blob already exists.")
+		return nil, nil, true, azrules.BlobAlreadyExists(ref.URL(), "")
 	}
 	return sa, c, exists, nil
 }
@@ -218,12 +218,12 @@ func (p *Provider) UploadPageBlob(ctx context.Context, ref cloud.BlobRef, src cl
 	if azrules.IsDiskAccount(ref.Account) {
 		return nil, diskWriteRefused(ref)
 	}
-	if src.Size < 0 || src.Size%pageSize != 0 {
-		return nil, azrules.InvalidParameter(ref.URL(), "The page blob size %d must be a multiple of 512 bytes.", src.Size)
-	}
-	ranges, err := src.DataRanges(ref.URL())
-	if err != nil {
+	if err := azrules.CheckPageBlobSize(ref.URL(), src.Size); err != nil {
 		return nil, err
+	}
+	ranges, err := src.DataRanges()
+	if err != nil {
+		return nil, azrules.InvalidParameter(ref.URL(), "%s", err)
 	}
 	if err := p.view(ctx, func(st *State) error {
 		_, _, _, err := p.checkWrite(st, ref, overwrite)
@@ -275,8 +275,7 @@ func (p *Provider) CopyBlob(ctx context.Context, srcURL string, dest cloud.BlobR
 		} else {
 			sa, _, b, err := p.lookupBlob(st, srcRef)
 			if err != nil {
-				return cloud.NotFound(cloud.CodeCannotVerifyCopySource, srcRef.URL(),
-					"The specified resource does not exist: copy source %s is not a blob of this subscription (%v).", srcRef.URL(), err)
+				return azrules.CannotVerifyCopySource(srcRef.URL(), fmt.Sprintf("is not a blob of this subscription (%v)", err))
 			}
 			meta = BlobState{Type: b.Type, Size: b.Size, MD5: b.MD5, Digest: b.Digest}
 			src = content{key: BlobKey(sa.Name, srcRef.Container, b.Name), size: b.Size}

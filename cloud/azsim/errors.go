@@ -2,10 +2,6 @@ package azsim
 
 import "github.com/imgflow/imgflow/cloud"
 
-func invalidRange(resource string) error {
-	return cloud.Errorf(cloud.CodeInvalidRange, resource, "The range specified is invalid for the current size of the resource.")
-}
-
 // authenticationFailed is Storage's 403 for a SAS it refuses; resource
 // must not carry the SAS.
 func authenticationFailed(resource, detail string) error {

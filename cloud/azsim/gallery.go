@@ -94,7 +94,7 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 			if g.Location != loc {
 				return nil, azrules.LocationChanged(g.ID, g.Name, rg.Name, g.Location, loc)
 			}
-			if err := cloud.CheckCommunityProfileChange(g.ID, g.Community, in.Community); err != nil {
+			if err := azrules.CheckCommunityProfileChange(g.ID, g.Community, in.Community); err != nil {
 				return nil, err
 			}
 		} else {

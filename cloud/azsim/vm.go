@@ -93,6 +93,10 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 		if err != nil {
 			return nil, err
 		}
+		// The target gives a specialized image's VM no OS profile.
+		if err := azrules.CheckVMOSProfilePresence(id, img.OSState, !in.Specialized); err != nil {
+			return nil, err
+		}
 		hyperV, size := img.HyperVGeneration, img.SizeBytes+vhd.FooterSize
 		if err := azrules.CheckVMSecurity(id, security, in.ImageID, hyperV); err != nil {
 			return nil, err

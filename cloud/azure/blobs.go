@@ -430,9 +430,9 @@ func (p *Provider) deleteQuietly(ctx context.Context, pc *pageblob.Client, u str
 // pageRanges returns the source's data ranges (PageSource.DataRanges)
 // widened to whole 512-byte pages, as Put Page writes them, and merged.
 func pageRanges(src cloud.PageSource, u string) ([]vhd.Range, error) {
-	rs, err := src.DataRanges(u)
+	rs, err := src.DataRanges()
 	if err != nil {
-		return nil, err
+		return nil, azrules.InvalidParameter(u, "%s", err)
 	}
 	for i, r := range rs {
 		start := r.Offset / pageSize * pageSize

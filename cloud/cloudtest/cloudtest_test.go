@@ -81,7 +81,7 @@ func TestFixturesAreValid(t *testing.T) {
 		assert.EqualValues(t, 1<<20, f.CurrentSize)
 	}
 	src := cloudtest.PageSource(data)
-	rs, err := src.DataRanges("blob")
+	rs, err := src.DataRanges()
 	assert.NoError(t, err)
 	assert.Equal(t, []vhd.Range{{Offset: 0, Length: int64(len(data))}}, rs)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 	"github.com/imgflow/imgflow/internal/redact"
 )
 
@@ -95,7 +96,7 @@ func EnsureGallery(ctx context.Context, p cloud.Provider, want cloud.Gallery) (*
 // communityChangeError explains, in the workflow's terms, why an existing
 // gallery cannot take the community profile next (nil when it can).
 func communityChangeError(got *cloud.Gallery, next *cloud.CommunityInfo) error {
-	if cloud.CheckCommunityProfileChange(got.ID, got.Community, next) == nil {
+	if azrules.CheckCommunityProfileChange(got.ID, got.Community, next) == nil {
 		return nil
 	}
 	if got.Community == nil {

@@ -90,6 +90,11 @@ func TestVMRules(t *testing.T) {
 	in.Size = ""
 	_, err = p.CreateVM(ctx, in)
 	cloudtest.RequireError(t, err, 400, cloud.CodeInvalidParameter, "vmSize")
+	in = testVM("vm1", v.ID)
+	in.Location = "westeurope"
+	in.Specialized = true // no OS profile: a generalized image needs one
+	_, err = p.CreateVM(ctx, in)
+	cloudtest.RequireError(t, err, 400, cloud.CodeInvalidParameter, "Required parameter 'osProfile' is missing")
 	in = testVM("vm1", cloud.ImageVersionID(f.sub, rgName, galName, defName, "9.9.9"))
 	in.Location = "westeurope"
 	_, err = p.CreateVM(ctx, in)

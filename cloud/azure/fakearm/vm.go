@@ -109,8 +109,8 @@ func (f *Fake) putVM(rg, name string, in armcompute.VirtualMachine) (armcompute.
 		v.vm.Tags = copyTags(in.Tags)
 		return clone(*v.vm), http.StatusOK, nil
 	}
-	if deref(in.Location) == "" {
-		return armcompute.VirtualMachine{}, 0, newErr(http.StatusBadRequest, "LocationRequired", "The location property is required for this definition.")
+	if err := armError(azrules.CheckVMLocation("", deref(in.Location))); err != nil {
+		return armcompute.VirtualMachine{}, 0, err
 	}
 	loc, lerr := f.resolveLocation(deref(in.Location), typeVM)
 	if lerr != nil {
@@ -127,11 +127,8 @@ func (f *Fake) putVM(rg, name string, in armcompute.VirtualMachine) (armcompute.
 	if err != nil {
 		return armcompute.VirtualMachine{}, 0, err
 	}
-	switch {
-	case strings.EqualFold(src.osState, cloud.OSStateSpecialized) && p.OSProfile != nil:
-		return armcompute.VirtualMachine{}, 0, invalidParameter("Parameter 'osProfile' is not allowed with a specialized image.")
-	case !strings.EqualFold(src.osState, cloud.OSStateSpecialized) && p.OSProfile == nil:
-		return armcompute.VirtualMachine{}, 0, invalidParameter("Required parameter 'osProfile' is missing (null).")
+	if err := armError(azrules.CheckVMOSProfilePresence("", src.osState, p.OSProfile != nil)); err != nil {
+		return armcompute.VirtualMachine{}, 0, err
 	}
 	if op := p.OSProfile; op != nil {
 		if err := armError(azrules.CheckVMOSProfile(id, src.osType, deref(op.ComputerName), deref(op.AdminPassword), op.LinuxConfiguration != nil, op.WindowsConfiguration != nil)); err != nil {
@@ -216,31 +213,29 @@ func (f *Fake) vmImage(image, loc string) (vmSource, *Error) {
 	return vmSource{content: f.data.contentURL(img.ID), size: img.SizeBytes, osType: img.OSType, osState: img.OSState}, nil
 }
 
-// checkVMNetwork checks the NIC configurations: networkApiVersion set, and
-// every subnet an existing virtual network's.
+// checkVMNetwork checks the network profile under azrules.CheckVMNetwork,
+// against the fake's virtual networks.
 func (f *Fake) checkVMNetwork(np *armcompute.NetworkProfile) *Error {
-	if np == nil || (len(np.NetworkInterfaces) == 0 && len(np.NetworkInterfaceConfigurations) == 0) {
-		return invalidParameter("Required parameter 'networkProfile' is missing (null): a VM needs a network interface.")
+	if np == nil {
+		np = &armcompute.NetworkProfile{}
 	}
-	if len(np.NetworkInterfaceConfigurations) > 0 && np.NetworkAPIVersion == nil {
-		return invalidParameter("networkProfile.networkApiVersion is required with networkInterfaceConfigurations.")
-	}
+	var configs []azrules.NICConfig
 	for _, nic := range np.NetworkInterfaceConfigurations {
 		if nic == nil || nic.Properties == nil {
 			continue
 		}
+		c := azrules.NICConfig{Name: deref(nic.Name)}
 		for _, ipc := range nic.Properties.IPConfigurations {
-			if ipc == nil || ipc.Properties == nil || ipc.Properties.Subnet == nil {
-				return invalidParameter("Required parameter 'ipConfigurations.subnet' is missing (null).")
+			var subnet string
+			if ipc != nil && ipc.Properties != nil && ipc.Properties.Subnet != nil {
+				subnet = deref(ipc.Properties.Subnet.ID)
 			}
-			subnet := deref(ipc.Properties.Subnet.ID)
-			vnet, _, _ := strings.Cut(strings.ToLower(subnet), "/subnets/")
-			if _, ok := f.vnets[vnet]; !ok || !strings.Contains(strings.ToLower(subnet), "/subnets/") {
-				return newErr(http.StatusBadRequest, "InvalidResourceReference", "Resource %s referenced by resource %s was not found.", subnet, deref(nic.Name))
-			}
+			c.Subnets = append(c.Subnets, subnet)
 		}
+		configs = append(configs, c)
 	}
-	return nil
+	exists := func(vnet string) bool { _, ok := f.vnets[vnet]; return ok }
+	return armError(azrules.CheckVMNetwork("", len(np.NetworkInterfaces), configs, string(deref(np.NetworkAPIVersion)), exists))
 }
 
 func (f *Fake) virtualMachineRunCommandsBeginCreateOrUpdate(ctx context.Context, rg, vmName, name string, in armcompute.VirtualMachineRunCommand, _ *armcompute.VirtualMachineRunCommandsClientBeginCreateOrUpdateOptions) (resp azfake.PollerResponder[armcompute.VirtualMachineRunCommandsClientCreateOrUpdateResponse], errResp azfake.ErrorResponder) {
