@@ -26,7 +26,8 @@ have() { "$tools/bin/packer" version 2>/dev/null | grep -q "^Packer v$version\$"
 
 build() {
 	mkdir -p "$tools/bin"
-	local gobin
+	# Global, not local: the EXIT trap runs after build returned, under
+	# set -u.
 	gobin="$(mktemp -d "$tools/packer-build.XXXXXX")"
 	trap 'rm -rf "$gobin"' EXIT
 	# Static and stripped, without paths: cgo and DWARF only cost link
