@@ -102,7 +102,7 @@ TEST_FLAGS    ?= -count=1
 endif
 # packer builds in the background from `deps` on (minutes on a fresh
 # machine); the packages whose tests run it wait for it, the others go first.
-PACKER_TESTS  := ./workflows ./cmd/imgflow ./packer
+PACKER_TESTS  := ./workflows ./cmd/imgflow ./packer ./artifacts
 test: export DEPS_PACKER = background
 test: deps fmt-check tidy-check vet build lint
 	GO=$(GO) scripts/gotest.sh -j $(TEST_JOBS) -t $(TEST_TIMEOUT) -w 'scripts/packer.sh --wait' $(addprefix -a ,$(PACKER_TESTS)) \
