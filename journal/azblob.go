@@ -287,45 +287,60 @@ func (s *AzureStore) Open(ctx context.Context, runID string) (*File, error) {
 // List implements Store: every RUN_ID.jsonl blob of the container, running
 // while it is leased.
 func (s *AzureStore) List(ctx context.Context) ([]Summary, error) {
-	cc, err := s.container(ctx)
+	var out []Summary
+	err := s.eachBlob(ctx, func(cc *container.Client, item *container.BlobItem) error {
+		full := deref(item.Name)
+		name := strings.TrimPrefix(full, s.prefix)
+		if !strings.HasSuffix(name, ".jsonl") || strings.Contains(name, "/") {
+			return nil // another folder's journals
+		}
+		data, _, err := download(ctx, cc.NewBlobClient(full))
+		if bloberror.HasCode(err, bloberror.BlobNotFound) {
+			return nil // deleted meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("journal %s/%s: %w", s.url, name, err)
+		}
+		runID := strings.TrimSuffix(name, ".jsonl")
+		p, err := read(bytes.NewReader(data), s.url+"/"+name, runID)
+		if err != nil || len(p.records) == 0 {
+			out = append(out, unreadable(name, err))
+			return nil
+		}
+		leased := item.Properties != nil && item.Properties.LeaseState != nil && *item.Properties.LeaseState == lease.StateTypeLeased
+		out = append(out, summarize(p, leased))
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	var out []Summary
+	sortSummaries(out)
+	return out, nil
+}
+
+// eachBlob calls fn for every blob under the store's folder, its own
+// journals and its sub-folders'; a missing container holds none.
+func (s *AzureStore) eachBlob(ctx context.Context, fn func(*container.Client, *container.BlobItem) error) error {
+	cc, err := s.container(ctx)
+	if err != nil {
+		return err
+	}
 	pager := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to(s.prefix)})
 	for pager.More() {
 		page, err := pager.NextPage(ctx)
 		if bloberror.HasCode(err, bloberror.ContainerNotFound) {
-			return nil, nil
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("journal: list %s: %w", s.url, redact.Error(err))
+			return fmt.Errorf("journal: list %s: %w", s.url, redact.Error(err))
 		}
 		for _, item := range page.Segment.BlobItems {
-			full := deref(item.Name)
-			name := strings.TrimPrefix(full, s.prefix)
-			if !strings.HasSuffix(name, ".jsonl") || strings.Contains(name, "/") {
-				continue // another folder's journals
+			if err := fn(cc, item); err != nil {
+				return err
 			}
-			data, _, err := download(ctx, cc.NewBlobClient(full))
-			if bloberror.HasCode(err, bloberror.BlobNotFound) {
-				continue // deleted meanwhile
-			}
-			if err != nil {
-				return nil, fmt.Errorf("journal %s/%s: %w", s.url, name, err)
-			}
-			runID := strings.TrimSuffix(name, ".jsonl")
-			p, err := read(bytes.NewReader(data), s.url+"/"+name, runID)
-			if err != nil || len(p.records) == 0 {
-				out = append(out, unreadable(name, err))
-				continue
-			}
-			leased := item.Properties != nil && item.Properties.LeaseState != nil && *item.Properties.LeaseState == lease.StateTypeLeased
-			out = append(out, summarize(p, leased))
 		}
 	}
-	sortSummaries(out)
-	return out, nil
+	return nil
 }
 
 // download reads a whole blob.

@@ -2,17 +2,13 @@ package journal
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-
-	"github.com/imgflow/imgflow/internal/redact"
 )
 
 // JobFolders lists the folders a store's location holds journals in, one
@@ -49,26 +45,16 @@ func (d Dir) JobFolders(context.Context) ([]string, error) {
 
 // JobFolders implements JobFolders: the blobs PREFIX/RELEASE/JOB/RUN.jsonl.
 func (s *AzureStore) JobFolders(ctx context.Context) ([]string, error) {
-	cc, err := s.container(ctx)
+	var out []string
+	err := s.eachBlob(ctx, func(_ *container.Client, item *container.BlobItem) error {
+		name := strings.TrimPrefix(deref(item.Name), s.prefix)
+		if dir, file := path.Split(name); strings.HasSuffix(file, ".jsonl") && strings.Count(dir, "/") == 2 {
+			out = append(out, strings.TrimSuffix(dir, "/"))
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	var out []string
-	pager := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: to(s.prefix)})
-	for pager.More() {
-		page, err := pager.NextPage(ctx)
-		if bloberror.HasCode(err, bloberror.ContainerNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("journal: list %s: %w", s.url, redact.Error(err))
-		}
-		for _, item := range page.Segment.BlobItems {
-			name := strings.TrimPrefix(deref(item.Name), s.prefix)
-			if dir, file := path.Split(name); strings.HasSuffix(file, ".jsonl") && strings.Count(dir, "/") == 2 {
-				out = append(out, strings.TrimSuffix(dir, "/"))
-			}
-		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
