@@ -134,7 +134,13 @@ progress() {
 		cur="$({ grep -E '^=== (RUN|CONT)' "$(logfile "$pkg")" || true; } | tail -1 | awk '{print $3}')"
 		line+=" $pkg $(dur $((SECONDS - ${started[$pkg]})))/$(timeout_of "$pkg")${cur:+ in $cur};"
 	done
-	[ "$gate_state" = running ] && line+=" (${#pending[@]} waiting: $gate);"
+	if [ "$gate_state" = running ]; then
+		local held=0
+		for pkg in "${pending[@]}"; do
+			if [ -n "${gated[$pkg]+x}" ]; then held=$((held + 1)); fi
+		done
+		line+=" ($held waiting for $gate, ${#pending[@]} queued);"
+	fi
 	echo "...   $(dur $now): ${#pid_pkg[@]} running:${line%;}"
 }
 
