@@ -134,8 +134,12 @@ func (d *blobData) Open(ctx context.Context, k azsim.Key) (azsim.Content, error)
 // Has implements azsim.Data.
 func (d *blobData) Has(k azsim.Key) bool { return d.url(k) != "" }
 
-// Same implements azsim.Data: content is copied, never rewritten.
-func (d *blobData) Same(azsim.Content, azsim.Key) bool { return true }
+// Same implements azsim.Data: content is copied, never rewritten, so k
+// holds what c was opened from while it names the same blob.
+func (d *blobData) Same(c azsim.Content, k azsim.Key) bool {
+	bc, ok := c.(*blobContent)
+	return ok && bc.url == d.url(k)
+}
 
 // staged is a copy made in the backend, placed or dropped.
 type staged struct {
