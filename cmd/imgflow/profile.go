@@ -7,30 +7,37 @@ import (
 	"runtime/pprof"
 )
 
-// profileEnv, when set, names a file that receives a CPU profile of the
-// whole command (after package init, which GODEBUG=inittrace=1 shows),
-// sampled at 1 kHz: a plan takes tens of milliseconds, too few for the
-// default 100 Hz. Profiles of many runs merge with `go tool pprof`. Not
-// in the help: it is for imgflow's developers.
-const profileEnv = "IMGFLOW_CPUPROFILE"
+// The profiles of a whole command (after package init, which
+// GODEBUG=inittrace=1 shows), for imgflow's developers, so not in the
+// help. Profiles of many runs merge with `go tool pprof`.
+const (
+	// cpuProfileEnv names a file for a CPU profile sampled at 1 kHz: a
+	// plan takes tens of milliseconds, too few for the default 100 Hz.
+	cpuProfileEnv = "IMGFLOW_CPUPROFILE"
+	// memProfileEnv names a file for the allocations (`go tool pprof
+	// -sample_index=alloc_space`), sampled every 4 KiB: a short command
+	// that never collects pays for every byte it allocates in fresh
+	// pages, so the bytes are the cost to look at.
+	memProfileEnv = "IMGFLOW_MEMPROFILE"
+)
 
-// startProfile starts the profile profileEnv asks for; the returned stop
-// writes it.
+// startProfile starts the profiles the environment asks for; the returned
+// stop writes them.
 func startProfile() (stop func()) {
-	path := os.Getenv(profileEnv)
-	if path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "imgflow: %s: %v\n", profileEnv, err)
+	stopCPU, stopMem := startCPUProfile(), startMemProfile()
+	return func() { stopCPU(); stopMem() }
+}
+
+func startCPUProfile() (stop func()) {
+	f := profileFile(cpuProfileEnv)
+	if f == nil {
 		return func() {}
 	}
 	// Before StartCPUProfile, which would otherwise set 100 Hz (the
 	// runtime then warns that the rate was already set: harmless).
 	runtime.SetCPUProfileRate(1000)
 	if err := pprof.StartCPUProfile(f); err != nil {
-		fmt.Fprintf(os.Stderr, "imgflow: %s: %v\n", profileEnv, err)
+		fmt.Fprintf(os.Stderr, "imgflow: %s: %v\n", cpuProfileEnv, err)
 		f.Close()
 		return func() {}
 	}
@@ -38,4 +45,34 @@ func startProfile() (stop func()) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}
+}
+
+func startMemProfile() (stop func()) {
+	f := profileFile(memProfileEnv)
+	if f == nil {
+		return func() {}
+	}
+	previous := runtime.MemProfileRate
+	runtime.MemProfileRate = 4096
+	return func() {
+		runtime.MemProfileRate = previous
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			fmt.Fprintf(os.Stderr, "imgflow: %s: %v\n", memProfileEnv, err)
+		}
+		f.Close()
+	}
+}
+
+// profileFile creates the file env names, nil when it names none.
+func profileFile(env string) *os.File {
+	path := os.Getenv(env)
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "imgflow: %s: %v\n", env, err)
+		return nil
+	}
+	return f
 }
