@@ -211,9 +211,10 @@ func (f *Fake) operationRegion(path string) string {
 	for _, p := range []string{"/beginGetAccess", "/endGetAccess", "/share"} {
 		k = strings.TrimSuffix(k, strings.ToLower(p))
 	}
+	if loc, ok := f.simResource(k); ok {
+		return loc
+	}
 	switch {
-	case f.simLocation(k) != "":
-		return f.simLocation(k)
 	case f.vms[k] != nil:
 		return deref(f.vms[k].vm.Location)
 	}
