@@ -140,11 +140,7 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 		if err != nil {
 			return nil, err
 		}
-		want := in.Location
-		if want == "" {
-			want = v.Location
-		}
-		loc, err := p.locIndex.Resolve(want, "Microsoft.Compute/disks", id)
+		loc, err := p.locIndex.Resolve(orDefault(in.Location, v.Location), "Microsoft.Compute/disks", id)
 		if err != nil {
 			return nil, err
 		}
@@ -196,34 +192,29 @@ func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, dur
 		}
 		now := p.stamp()
 		g := &DiskGrantState{Account: diskAccount(d.ID), Granted: now, Expires: now.Add(duration)}
-		var sig string
-		if p.diskAccess != nil {
+		switch {
+		case p.diskAccess != nil:
 			// The reader finds the content elsewhere: the URL is where.
-			if sas, err = p.diskAccess.Grant(ctx, ResourceKey(d.ID), g.Expires); err != nil {
-				return err
-			}
-			rg.DiskGrants[key(d.Name)] = g
-			d.AccessGranted = true
-			t.log(cloud.OpCreate, cloud.KindDiskAccess, d.ID)
-			return nil
-		}
-		if p.dryRun {
+			sas, err = p.diskAccess.Grant(ctx, ResourceKey(d.ID), g.Expires)
+		case p.dryRun:
 			// Only the platform can sign: the URL says so, and this
 			// simulation reads it as the disk.
-			g.Account, g.Container, sig = pendingAccount, d.Name, pendingSig
-		} else if g.Container, g.SignedIdentifier, sig, err = p.signature(); err != nil {
+			g.Account, g.Container, g.SigSHA256 = pendingAccount, d.Name, hashSig(pendingSig)
+			sas = cloud.BlobRef{Account: g.Account, Container: g.Container, Name: diskBlobName}.URL() + "?sig=" + pendingSig
+		default:
+			var sig string
+			if g.Container, g.SignedIdentifier, sig, err = p.signature(); err == nil {
+				g.SigSHA256 = hashSig(sig)
+				sas = fmt.Sprintf("%s?sv=%s&sr=b&si=%s&sig=%s", cloud.BlobRef{Account: g.Account, Container: g.Container, Name: diskBlobName}.URL(),
+					diskSASVersion, g.SignedIdentifier, sig)
+			}
+		}
+		if err != nil {
 			return err
 		}
-		g.SigSHA256 = hashSig(sig)
 		rg.DiskGrants[key(d.Name)] = g
 		d.AccessGranted = true
 		t.log(cloud.OpCreate, cloud.KindDiskAccess, d.ID)
-		ref := cloud.BlobRef{Account: g.Account, Container: g.Container, Name: diskBlobName}
-		if p.dryRun {
-			sas = ref.URL() + "?sig=" + sig
-		} else {
-			sas = fmt.Sprintf("%s?sv=%s&sr=b&si=%s&sig=%s", ref.URL(), diskSASVersion, g.SignedIdentifier, sig)
-		}
 		return nil
 	})
 	if err != nil {

@@ -81,11 +81,7 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 				"The gallery name '%s' is not unique within the subscription '%s'. Please pick another gallery name. (It exists in resource group '%s'.)",
 				in.Name, st.SubscriptionID, owner.Name)
 		}
-		want := in.Location
-		if want == "" {
-			want = rg.Location
-		}
-		loc, err := p.locIndex.Resolve(want, "Microsoft.Compute/galleries", id)
+		loc, err := p.locIndex.Resolve(orDefault(in.Location, rg.Location), "Microsoft.Compute/galleries", id)
 		if err != nil {
 			return nil, err
 		}
@@ -98,10 +94,7 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 				return nil, err
 			}
 		} else {
-			g = &GalleryState{
-				Gallery:     cloud.Gallery{ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc},
-				Definitions: map[string]*DefinitionState{},
-			}
+			g = (&GalleryState{Gallery: cloud.Gallery{ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc}}).normalize()
 			rg.Galleries[key(in.Name)] = g
 		}
 		t.log(put(ok), cloud.KindGallery, g.ID)
@@ -176,7 +169,7 @@ func (p *Provider) galleryFromBase(ctx context.Context, rg, name string) (bool, 
 		},
 		func() (*cloud.Gallery, error) { return p.rt.base.GetGallery(ctx, rg, name) },
 		func(st *State, v *cloud.Gallery) {
-			group(st, rg).Galleries[key(name)] = &GalleryState{Gallery: *v, Base: true, Definitions: map[string]*DefinitionState{}}
+			group(st, rg).Galleries[key(name)] = (&GalleryState{Gallery: *v, Base: true}).normalize()
 		})
 }
 
@@ -203,5 +196,5 @@ func gallery(st *State, rg, name string) *GalleryState {
 	if g := group(st, rg).Galleries[key(name)]; g != nil {
 		return g
 	}
-	return &GalleryState{Definitions: map[string]*DefinitionState{}}
+	return (&GalleryState{}).normalize()
 }

@@ -14,13 +14,7 @@ func (p *Provider) GetManagedImage(ctx context.Context, rgName, name string) (*c
 	if err := p.load(p.loadImage(ctx, rgName, name)); err != nil {
 		return nil, err
 	}
-	return read(ctx, p, func(st *State) (*cloud.ManagedImage, error) {
-		img, err := p.lookupImage(st, rgName, name)
-		if err != nil {
-			return nil, err
-		}
-		return img, nil
-	})
+	return read(ctx, p, func(st *State) (*cloud.ManagedImage, error) { return p.lookupImage(st, rgName, name) })
 }
 
 func (p *Provider) lookupImage(st *State, rgName, name string) (*cloud.ManagedImage, error) {
@@ -51,11 +45,7 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 			return nil, err
 		}
 		id := cloud.ManagedImageID(st.SubscriptionID, rg.Name, in.Name)
-		want := in.Location
-		if want == "" {
-			want = rg.Location
-		}
-		loc, err := p.locIndex.Resolve(want, "Microsoft.Compute/images", id)
+		loc, err := p.locIndex.Resolve(orDefault(in.Location, rg.Location), "Microsoft.Compute/images", id)
 		if err != nil {
 			return nil, err
 		}

@@ -142,45 +142,46 @@ func decodeState(data []byte) *State {
 
 // Normalize replaces nil maps by empty ones so lookups can insert freely.
 func (s *State) Normalize() {
-	if s.ResourceGroups == nil {
-		s.ResourceGroups = map[string]*ResourceGroupState{}
-	}
+	initMap(&s.ResourceGroups)
 	for _, rg := range s.ResourceGroups {
-		if rg.Galleries == nil {
-			rg.Galleries = map[string]*GalleryState{}
-		}
-		if rg.Images == nil {
-			rg.Images = map[string]*cloud.ManagedImage{}
-		}
-		if rg.StorageAccounts == nil {
-			rg.StorageAccounts = map[string]*StorageAccountState{}
-		}
-		if rg.Disks == nil {
-			rg.Disks = map[string]*cloud.Disk{}
-		}
-		if rg.DiskGrants == nil {
-			rg.DiskGrants = map[string]*DiskGrantState{}
-		}
-		for _, g := range rg.Galleries {
-			if g.Definitions == nil {
-				g.Definitions = map[string]*DefinitionState{}
-			}
-			for _, d := range g.Definitions {
-				if d.Versions == nil {
-					d.Versions = map[string]*cloud.ImageVersion{}
-				}
-			}
-		}
-		for _, sa := range rg.StorageAccounts {
-			if sa.Containers == nil {
-				sa.Containers = map[string]*ContainerState{}
-			}
-			for _, c := range sa.Containers {
-				if c.Blobs == nil {
-					c.Blobs = map[string]*BlobState{}
-				}
-			}
-		}
+		rg.normalize()
+	}
+}
+
+func (rg *ResourceGroupState) normalize() *ResourceGroupState {
+	initMap(&rg.Galleries)
+	initMap(&rg.Images)
+	initMap(&rg.StorageAccounts)
+	initMap(&rg.Disks)
+	initMap(&rg.DiskGrants)
+	for _, g := range rg.Galleries {
+		g.normalize()
+	}
+	for _, sa := range rg.StorageAccounts {
+		sa.normalize()
+	}
+	return rg
+}
+
+func (g *GalleryState) normalize() *GalleryState {
+	initMap(&g.Definitions)
+	for _, d := range g.Definitions {
+		initMap(&d.Versions)
+	}
+	return g
+}
+
+func (sa *StorageAccountState) normalize() *StorageAccountState {
+	initMap(&sa.Containers)
+	for _, c := range sa.Containers {
+		initMap(&c.Blobs)
+	}
+	return sa
+}
+
+func initMap[V any](m *map[string]V) {
+	if *m == nil {
+		*m = map[string]V{}
 	}
 }
 

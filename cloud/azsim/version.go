@@ -36,10 +36,7 @@ func (p *Provider) GetImageVersion(ctx context.Context, rgName, gallery, def, na
 	}
 	return read(ctx, p, func(st *State) (*cloud.ImageVersion, error) {
 		_, _, v, err := p.lookupVersion(st, rgName, gallery, def, name)
-		if err != nil {
-			return nil, err
-		}
-		return v, nil
+		return v, err
 	})
 }
 
