@@ -153,15 +153,10 @@ func (p *Provider) managedImageByID(st *State, srcID, resource string) (*cloud.M
 		}
 		return nil, notFound
 	}
-	rg, ok := st.ResourceGroups[key(rid.ResourceGroup)]
-	if !ok {
-		return nil, notFound
+	if img, err := p.lookupImage(st, rid.ResourceGroup, rid.Names[0]); err == nil {
+		return img, nil
 	}
-	img, ok := rg.Images[key(rid.Names[0])]
-	if !ok {
-		return nil, notFound
-	}
-	return img, nil
+	return nil, notFound
 }
 
 func (p *Provider) loadImage(ctx context.Context, rg, name string) error {
