@@ -111,33 +111,23 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cl
 	if err := p.load(p.loadDefinitions(ctx, rgName, name)); err != nil {
 		return nil, err
 	}
-	var out cloud.Gallery
-	err := p.update(ctx, func(t *tx) error {
+	return write(ctx, p, func(t *tx) (*cloud.Gallery, error) {
 		_, g, err := p.lookupGallery(t.st, rgName, name, "")
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := azrules.CheckShareable(&g.Gallery, definitionsOf(g)); err != nil {
-			return err
-		}
-		if g.CommunityEnabled {
-			out = deepcopy.Of(g.Gallery)
-			return nil
+		if err := azrules.CheckShareable(&g.Gallery, definitionsOf(g)); err != nil || g.CommunityEnabled {
+			return &g.Gallery, err
 		}
 		guid, err := p.guid()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		t.log(cloud.OpCreate, cloud.KindCommunitySharing, g.ID)
 		g.CommunityEnabled = true
 		g.PublicNames = []string{g.Community.PublicNamePrefix + "-" + guid}
-		out = deepcopy.Of(g.Gallery)
-		return nil
+		return &g.Gallery, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // PendingGUID stands for the GUID of a community public name that the

@@ -64,10 +64,7 @@ func (p *Provider) ListImageVersions(ctx context.Context, rgName, gallery, def s
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }
 
 // CreateImageVersion implements cloud.Provider: a PUT. A new version is
