@@ -315,6 +315,13 @@ func (p *Provider) grantedDisk(st *State, ref cloud.BlobRef, q url.Values) (*clo
 	return d, content{key: ResourceKey(d.ID), size: d.SizeBytes}, nil
 }
 
+// authenticationFailed is Storage's 403 for a SAS it refuses; resource
+// must not carry the SAS.
+func authenticationFailed(resource, detail string) error {
+	return cloud.Errorf(cloud.CodeAuthenticationFailed, resource, "%s",
+		"Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature. "+detail)
+}
+
 // diskWriteRefused is the answer to a write through a disk URL: its SAS
 // grants read access only. The resource is the URL without the SAS.
 func diskWriteRefused(ref cloud.BlobRef) error {

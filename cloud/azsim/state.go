@@ -61,18 +61,14 @@ type DiskGrantState struct {
 // GalleryState is a gallery and its image definitions.
 type GalleryState struct {
 	cloud.Gallery
-	// Base marks a resource read from the base target of a read-through
-	// (what is below it may be there too); never stored.
-	Base        bool                        `json:"-"`
+	Base        bool                        `json:"-"` // as ResourceGroupState.Base
 	Definitions map[string]*DefinitionState `json:"definitions,omitempty"`
 }
 
 // DefinitionState is an image definition and its versions.
 type DefinitionState struct {
 	cloud.ImageDefinition
-	// Base marks a resource read from the base target of a read-through
-	// (what is below it may be there too); never stored.
-	Base     bool                           `json:"-"`
+	Base     bool                           `json:"-"` // as ResourceGroupState.Base
 	Versions map[string]*cloud.ImageVersion `json:"versions,omitempty"`
 	// Progress is the replication in progress of Versions, by the same
 	// key (Options.Replication; never stored).
@@ -82,9 +78,7 @@ type DefinitionState struct {
 // StorageAccountState is a storage account and its containers.
 type StorageAccountState struct {
 	cloud.StorageAccount
-	// Base marks a resource read from the base target of a read-through
-	// (what is below it may be there too); never stored.
-	Base       bool                       `json:"-"`
+	Base       bool                       `json:"-"` // as ResourceGroupState.Base
 	Containers map[string]*ContainerState `json:"containers,omitempty"`
 }
 
