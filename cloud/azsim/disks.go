@@ -175,15 +175,8 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 // only the hash of its signature is kept. A disk with an open grant
 // cannot be granted again until it is revoked or expires.
 func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, duration time.Duration) (string, error) {
-	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
-		return "", err
-	}
 	var sas string
-	err := p.update(ctx, func(t *tx) error {
-		rg, d, err := p.lookupDisk(t.st, rgName, name)
-		if err != nil {
-			return err
-		}
+	err := p.changeDisk(ctx, rgName, name, func(t *tx, rg *ResourceGroupState, d *cloud.Disk) error {
 		if err := azrules.CheckGrantDuration(d.ID, duration); err != nil {
 			return err
 		}
@@ -192,6 +185,7 @@ func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, dur
 		}
 		now := p.stamp()
 		g := &DiskGrantState{Account: diskAccount(d.ID), Granted: now, Expires: now.Add(duration)}
+		var err error
 		switch {
 		case p.diskAccess != nil:
 			// The reader finds the content elsewhere: the URL is where.
@@ -226,14 +220,7 @@ func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, dur
 // RevokeDiskAccess implements cloud.Provider; revoking a disk without a
 // grant is fine.
 func (p *Provider) RevokeDiskAccess(ctx context.Context, rgName, name string) error {
-	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
-		return err
-	}
-	return p.update(ctx, func(t *tx) error {
-		rg, d, err := p.lookupDisk(t.st, rgName, name)
-		if err != nil {
-			return err
-		}
+	return p.changeDisk(ctx, rgName, name, func(t *tx, rg *ResourceGroupState, d *cloud.Disk) error {
 		if p.diskAccess != nil && rg.DiskGrants[key(d.Name)] != nil {
 			if err := p.diskAccess.Revoke(ctx, ResourceKey(d.ID)); err != nil {
 				return err
@@ -249,14 +236,7 @@ func (p *Provider) RevokeDiskAccess(ctx context.Context, rgName, name string) er
 // DeleteDisk implements cloud.Provider. A disk with an open grant cannot
 // be deleted.
 func (p *Provider) DeleteDisk(ctx context.Context, rgName, name string) error {
-	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
-		return err
-	}
-	return p.update(ctx, func(t *tx) error {
-		rg, d, err := p.lookupDisk(t.st, rgName, name)
-		if err != nil {
-			return err
-		}
+	return p.changeDisk(ctx, rgName, name, func(t *tx, rg *ResourceGroupState, d *cloud.Disk) error {
 		if p.activeGrant(rg, d.Name) != nil {
 			return azrules.DeleteGranted(d.ID, d.Name)
 		}
@@ -265,6 +245,20 @@ func (p *Provider) DeleteDisk(ctx context.Context, rgName, name string) error {
 		t.remove(ResourceKey(d.ID))
 		t.log(cloud.OpDelete, cloud.KindDisk, d.ID)
 		return nil
+	})
+}
+
+// changeDisk runs fn on a disk as a change (update).
+func (p *Provider) changeDisk(ctx context.Context, rgName, name string, fn func(t *tx, rg *ResourceGroupState, d *cloud.Disk) error) error {
+	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		rg, d, err := p.lookupDisk(t.st, rgName, name)
+		if err != nil {
+			return err
+		}
+		return fn(t, rg, d)
 	})
 }
 
