@@ -410,12 +410,11 @@ func (p *Provider) putBlob(st *State, ref cloud.BlobRef, b *cloud.Blob, containe
 	if sa == nil {
 		remote := st.ResourceGroups[remoteGroup]
 		if remote == nil {
-			remote = &ResourceGroupState{Base: true}
+			remote = (&ResourceGroupState{Base: true}).normalize()
 			st.ResourceGroups[remoteGroup] = remote
-			st.Normalize()
 		}
-		sa = &StorageAccountState{StorageAccount: cloud.StorageAccount{Name: ref.Account, BlobEndpoint: cloud.DefaultBlobEndpoint(ref.Account)},
-			Base: true, Containers: map[string]*ContainerState{}}
+		sa = (&StorageAccountState{StorageAccount: cloud.StorageAccount{Name: ref.Account, BlobEndpoint: cloud.DefaultBlobEndpoint(ref.Account)},
+			Base: true}).normalize()
 		remote.StorageAccounts[key(ref.Account)] = sa
 	}
 	if !container {

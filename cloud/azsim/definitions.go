@@ -44,15 +44,10 @@ func (p *Provider) ListImageDefinitions(ctx context.Context, rgName, gallery str
 		if err != nil {
 			return err
 		}
-		for _, k := range sortedKeys(g.Definitions) {
-			out = append(out, deepcopy.Of(g.Definitions[k].ImageDefinition))
-		}
+		out = deepcopy.Of(definitionsOf(g))
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }
 
 // GetImageDefinition implements cloud.Provider.

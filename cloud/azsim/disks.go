@@ -140,11 +140,7 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 		if err != nil {
 			return nil, err
 		}
-		want := in.Location
-		if want == "" {
-			want = v.Location
-		}
-		loc, err := p.locIndex.Resolve(want, "Microsoft.Compute/disks", id)
+		loc, err := p.locIndex.Resolve(orDefault(in.Location, v.Location), "Microsoft.Compute/disks", id)
 		if err != nil {
 			return nil, err
 		}
@@ -179,15 +175,8 @@ func (p *Provider) CreateDiskFromImageVersion(ctx context.Context, in cloud.Disk
 // only the hash of its signature is kept. A disk with an open grant
 // cannot be granted again until it is revoked or expires.
 func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, duration time.Duration) (string, error) {
-	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
-		return "", err
-	}
 	var sas string
-	err := p.update(ctx, func(t *tx) error {
-		rg, d, err := p.lookupDisk(t.st, rgName, name)
-		if err != nil {
-			return err
-		}
+	err := p.changeDisk(ctx, rgName, name, func(t *tx, rg *ResourceGroupState, d *cloud.Disk) error {
 		if err := azrules.CheckGrantDuration(d.ID, duration); err != nil {
 			return err
 		}
@@ -196,34 +185,30 @@ func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, dur
 		}
 		now := p.stamp()
 		g := &DiskGrantState{Account: diskAccount(d.ID), Granted: now, Expires: now.Add(duration)}
-		var sig string
-		if p.diskAccess != nil {
+		var err error
+		switch {
+		case p.diskAccess != nil:
 			// The reader finds the content elsewhere: the URL is where.
-			if sas, err = p.diskAccess.Grant(ctx, ResourceKey(d.ID), g.Expires); err != nil {
-				return err
-			}
-			rg.DiskGrants[key(d.Name)] = g
-			d.AccessGranted = true
-			t.log(cloud.OpCreate, cloud.KindDiskAccess, d.ID)
-			return nil
-		}
-		if p.dryRun {
+			sas, err = p.diskAccess.Grant(ctx, ResourceKey(d.ID), g.Expires)
+		case p.dryRun:
 			// Only the platform can sign: the URL says so, and this
 			// simulation reads it as the disk.
-			g.Account, g.Container, sig = pendingAccount, d.Name, pendingSig
-		} else if g.Container, g.SignedIdentifier, sig, err = p.signature(); err != nil {
+			g.Account, g.Container, g.SigSHA256 = pendingAccount, d.Name, hashSig(pendingSig)
+			sas = cloud.BlobRef{Account: g.Account, Container: g.Container, Name: diskBlobName}.URL() + "?sig=" + pendingSig
+		default:
+			var sig string
+			if g.Container, g.SignedIdentifier, sig, err = p.signature(); err == nil {
+				g.SigSHA256 = hashSig(sig)
+				sas = fmt.Sprintf("%s?sv=%s&sr=b&si=%s&sig=%s", cloud.BlobRef{Account: g.Account, Container: g.Container, Name: diskBlobName}.URL(),
+					diskSASVersion, g.SignedIdentifier, sig)
+			}
+		}
+		if err != nil {
 			return err
 		}
-		g.SigSHA256 = hashSig(sig)
 		rg.DiskGrants[key(d.Name)] = g
 		d.AccessGranted = true
 		t.log(cloud.OpCreate, cloud.KindDiskAccess, d.ID)
-		ref := cloud.BlobRef{Account: g.Account, Container: g.Container, Name: diskBlobName}
-		if p.dryRun {
-			sas = ref.URL() + "?sig=" + sig
-		} else {
-			sas = fmt.Sprintf("%s?sv=%s&sr=b&si=%s&sig=%s", ref.URL(), diskSASVersion, g.SignedIdentifier, sig)
-		}
 		return nil
 	})
 	if err != nil {
@@ -235,14 +220,7 @@ func (p *Provider) GrantDiskAccess(ctx context.Context, rgName, name string, dur
 // RevokeDiskAccess implements cloud.Provider; revoking a disk without a
 // grant is fine.
 func (p *Provider) RevokeDiskAccess(ctx context.Context, rgName, name string) error {
-	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
-		return err
-	}
-	return p.update(ctx, func(t *tx) error {
-		rg, d, err := p.lookupDisk(t.st, rgName, name)
-		if err != nil {
-			return err
-		}
+	return p.changeDisk(ctx, rgName, name, func(t *tx, rg *ResourceGroupState, d *cloud.Disk) error {
 		if p.diskAccess != nil && rg.DiskGrants[key(d.Name)] != nil {
 			if err := p.diskAccess.Revoke(ctx, ResourceKey(d.ID)); err != nil {
 				return err
@@ -258,14 +236,7 @@ func (p *Provider) RevokeDiskAccess(ctx context.Context, rgName, name string) er
 // DeleteDisk implements cloud.Provider. A disk with an open grant cannot
 // be deleted.
 func (p *Provider) DeleteDisk(ctx context.Context, rgName, name string) error {
-	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
-		return err
-	}
-	return p.update(ctx, func(t *tx) error {
-		rg, d, err := p.lookupDisk(t.st, rgName, name)
-		if err != nil {
-			return err
-		}
+	return p.changeDisk(ctx, rgName, name, func(t *tx, rg *ResourceGroupState, d *cloud.Disk) error {
 		if p.activeGrant(rg, d.Name) != nil {
 			return azrules.DeleteGranted(d.ID, d.Name)
 		}
@@ -274,6 +245,20 @@ func (p *Provider) DeleteDisk(ctx context.Context, rgName, name string) error {
 		t.remove(ResourceKey(d.ID))
 		t.log(cloud.OpDelete, cloud.KindDisk, d.ID)
 		return nil
+	})
+}
+
+// changeDisk runs fn on a disk as a change (update).
+func (p *Provider) changeDisk(ctx context.Context, rgName, name string, fn func(t *tx, rg *ResourceGroupState, d *cloud.Disk) error) error {
+	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
+		return err
+	}
+	return p.update(ctx, func(t *tx) error {
+		rg, d, err := p.lookupDisk(t.st, rgName, name)
+		if err != nil {
+			return err
+		}
+		return fn(t, rg, d)
 	})
 }
 
@@ -322,6 +307,13 @@ func (p *Provider) grantedDisk(st *State, ref cloud.BlobRef, q url.Values) (*clo
 		return nil, content{}, authenticationFailed(resource, "No access is granted to this disk.")
 	}
 	return d, content{key: ResourceKey(d.ID), size: d.SizeBytes}, nil
+}
+
+// authenticationFailed is Storage's 403 for a SAS it refuses; resource
+// must not carry the SAS.
+func authenticationFailed(resource, detail string) error {
+	return cloud.Errorf(cloud.CodeAuthenticationFailed, resource, "%s",
+		"Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature. "+detail)
 }
 
 // diskWriteRefused is the answer to a write through a disk URL: its SAS

@@ -81,11 +81,7 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 				"The gallery name '%s' is not unique within the subscription '%s'. Please pick another gallery name. (It exists in resource group '%s'.)",
 				in.Name, st.SubscriptionID, owner.Name)
 		}
-		want := in.Location
-		if want == "" {
-			want = rg.Location
-		}
-		loc, err := p.locIndex.Resolve(want, "Microsoft.Compute/galleries", id)
+		loc, err := p.locIndex.Resolve(orDefault(in.Location, rg.Location), "Microsoft.Compute/galleries", id)
 		if err != nil {
 			return nil, err
 		}
@@ -98,10 +94,7 @@ func (p *Provider) CreateGallery(ctx context.Context, in cloud.Gallery) (*cloud.
 				return nil, err
 			}
 		} else {
-			g = &GalleryState{
-				Gallery:     cloud.Gallery{ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc},
-				Definitions: map[string]*DefinitionState{},
-			}
+			g = (&GalleryState{Gallery: cloud.Gallery{ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc}}).normalize()
 			rg.Galleries[key(in.Name)] = g
 		}
 		t.log(put(ok), cloud.KindGallery, g.ID)
@@ -118,33 +111,23 @@ func (p *Provider) ShareCommunity(ctx context.Context, rgName, name string) (*cl
 	if err := p.load(p.loadDefinitions(ctx, rgName, name)); err != nil {
 		return nil, err
 	}
-	var out cloud.Gallery
-	err := p.update(ctx, func(t *tx) error {
+	return write(ctx, p, func(t *tx) (*cloud.Gallery, error) {
 		_, g, err := p.lookupGallery(t.st, rgName, name, "")
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := azrules.CheckShareable(&g.Gallery, definitionsOf(g)); err != nil {
-			return err
-		}
-		if g.CommunityEnabled {
-			out = deepcopy.Of(g.Gallery)
-			return nil
+		if err := azrules.CheckShareable(&g.Gallery, definitionsOf(g)); err != nil || g.CommunityEnabled {
+			return &g.Gallery, err
 		}
 		guid, err := p.guid()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		t.log(cloud.OpCreate, cloud.KindCommunitySharing, g.ID)
 		g.CommunityEnabled = true
 		g.PublicNames = []string{g.Community.PublicNamePrefix + "-" + guid}
-		out = deepcopy.Of(g.Gallery)
-		return nil
+		return &g.Gallery, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // PendingGUID stands for the GUID of a community public name that the
@@ -176,7 +159,7 @@ func (p *Provider) galleryFromBase(ctx context.Context, rg, name string) (bool, 
 		},
 		func() (*cloud.Gallery, error) { return p.rt.base.GetGallery(ctx, rg, name) },
 		func(st *State, v *cloud.Gallery) {
-			group(st, rg).Galleries[key(name)] = &GalleryState{Gallery: *v, Base: true, Definitions: map[string]*DefinitionState{}}
+			group(st, rg).Galleries[key(name)] = (&GalleryState{Gallery: *v, Base: true}).normalize()
 		})
 }
 
@@ -203,5 +186,5 @@ func gallery(st *State, rg, name string) *GalleryState {
 	if g := group(st, rg).Galleries[key(name)]; g != nil {
 		return g
 	}
-	return &GalleryState{Definitions: map[string]*DefinitionState{}}
+	return (&GalleryState{}).normalize()
 }

@@ -53,14 +53,7 @@ func (p *Provider) CreateResourceGroup(ctx context.Context, in cloud.ResourceGro
 					"Invalid resource group location '%s'. The Resource group already exists in location '%s'.", in.Location, rg.Location)
 			}
 		} else {
-			rg = &ResourceGroupState{
-				ResourceGroup:   cloud.ResourceGroup{ID: id, Name: in.Name, Location: loc},
-				Galleries:       map[string]*GalleryState{},
-				Images:          map[string]*cloud.ManagedImage{},
-				StorageAccounts: map[string]*StorageAccountState{},
-				Disks:           map[string]*cloud.Disk{},
-				DiskGrants:      map[string]*DiskGrantState{},
-			}
+			rg = (&ResourceGroupState{ResourceGroup: cloud.ResourceGroup{ID: id, Name: in.Name, Location: loc}}).normalize()
 			st.ResourceGroups[key(in.Name)] = rg
 		}
 		t.log(put(ok), cloud.KindResourceGroup, rg.ID)
@@ -104,11 +97,7 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAcc
 		if owner, _ := st.findStorageAccount(in.Name); owner != nil && owner != rg {
 			return nil, azrules.AccountNameTaken(id, in.Name)
 		}
-		want := in.Location
-		if want == "" {
-			want = rg.Location
-		}
-		loc, err := p.locIndex.Resolve(want, "Microsoft.Storage/storageAccounts", id)
+		loc, err := p.locIndex.Resolve(orDefault(in.Location, rg.Location), "Microsoft.Storage/storageAccounts", id)
 		if err != nil {
 			return nil, err
 		}
@@ -118,13 +107,8 @@ func (p *Provider) CreateStorageAccount(ctx context.Context, in cloud.StorageAcc
 				return nil, azrules.LocationChanged(sa.ID, sa.Name, rg.Name, sa.Location, loc)
 			}
 		} else {
-			sa = &StorageAccountState{
-				StorageAccount: cloud.StorageAccount{
-					ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc,
-					BlobEndpoint: cloud.DefaultBlobEndpoint(in.Name),
-				},
-				Containers: map[string]*ContainerState{},
-			}
+			sa = (&StorageAccountState{StorageAccount: cloud.StorageAccount{ID: id, Name: in.Name, ResourceGroup: rg.Name,
+				Location: loc, BlobEndpoint: cloud.DefaultBlobEndpoint(in.Name)}}).normalize()
 			rg.StorageAccounts[key(in.Name)] = sa
 		}
 		t.log(put(ok), cloud.KindStorageAccount, sa.ID)
@@ -168,8 +152,7 @@ func (p *Provider) groupFromBase(ctx context.Context, name string) (bool, error)
 		},
 		func() (*cloud.ResourceGroup, error) { return p.rt.base.GetResourceGroup(ctx, name) },
 		func(st *State, v *cloud.ResourceGroup) {
-			st.ResourceGroups[key(name)] = &ResourceGroupState{ResourceGroup: *v, Base: true}
-			st.Normalize()
+			st.ResourceGroups[key(name)] = (&ResourceGroupState{ResourceGroup: *v, Base: true}).normalize()
 		})
 }
 
@@ -180,9 +163,7 @@ func group(st *State, rg string) *ResourceGroupState {
 	if g := st.ResourceGroups[key(rg)]; g != nil {
 		return g
 	}
-	g := &ResourceGroupState{}
-	(&State{ResourceGroups: map[string]*ResourceGroupState{"": g}}).Normalize()
-	return g
+	return (&ResourceGroupState{}).normalize()
 }
 
 // loadAccount reads a storage account of a resource group; one known
@@ -195,7 +176,7 @@ func (p *Provider) loadAccount(ctx context.Context, rg, name string) error {
 		func(st *State) (bool, bool) { return group(st, rg).StorageAccounts[key(name)] != nil, true },
 		func() (*cloud.StorageAccount, error) { return p.rt.base.GetStorageAccount(ctx, rg, name) },
 		func(st *State, v *cloud.StorageAccount) {
-			sa := &StorageAccountState{StorageAccount: *v, Base: true, Containers: map[string]*ContainerState{}}
+			sa := (&StorageAccountState{StorageAccount: *v, Base: true}).normalize()
 			if remote := group(st, remoteGroup); remote != nil && remote.StorageAccounts[key(name)] != nil {
 				sa.Containers = remote.StorageAccounts[key(name)].Containers
 				delete(remote.StorageAccounts, key(name))

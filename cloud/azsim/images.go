@@ -14,13 +14,7 @@ func (p *Provider) GetManagedImage(ctx context.Context, rgName, name string) (*c
 	if err := p.load(p.loadImage(ctx, rgName, name)); err != nil {
 		return nil, err
 	}
-	return read(ctx, p, func(st *State) (*cloud.ManagedImage, error) {
-		img, err := p.lookupImage(st, rgName, name)
-		if err != nil {
-			return nil, err
-		}
-		return img, nil
-	})
+	return read(ctx, p, func(st *State) (*cloud.ManagedImage, error) { return p.lookupImage(st, rgName, name) })
 }
 
 func (p *Provider) lookupImage(st *State, rgName, name string) (*cloud.ManagedImage, error) {
@@ -51,11 +45,7 @@ func (p *Provider) CreateManagedImage(ctx context.Context, in cloud.ManagedImage
 			return nil, err
 		}
 		id := cloud.ManagedImageID(st.SubscriptionID, rg.Name, in.Name)
-		want := in.Location
-		if want == "" {
-			want = rg.Location
-		}
-		loc, err := p.locIndex.Resolve(want, "Microsoft.Compute/images", id)
+		loc, err := p.locIndex.Resolve(orDefault(in.Location, rg.Location), "Microsoft.Compute/images", id)
 		if err != nil {
 			return nil, err
 		}
@@ -163,15 +153,10 @@ func (p *Provider) managedImageByID(st *State, srcID, resource string) (*cloud.M
 		}
 		return nil, notFound
 	}
-	rg, ok := st.ResourceGroups[key(rid.ResourceGroup)]
-	if !ok {
-		return nil, notFound
+	if img, err := p.lookupImage(st, rid.ResourceGroup, rid.Names[0]); err == nil {
+		return img, nil
 	}
-	img, ok := rg.Images[key(rid.Names[0])]
-	if !ok {
-		return nil, notFound
-	}
-	return img, nil
+	return nil, notFound
 }
 
 func (p *Provider) loadImage(ctx context.Context, rg, name string) error {

@@ -55,9 +55,7 @@ func (p *Provider) replicate(d *DefinitionState, v *cloud.ImageVersion, prev []c
 	if p.replication == nil {
 		return
 	}
-	if d.Progress == nil {
-		d.Progress = map[string]*VersionProgress{}
-	}
+	initMap(&d.Progress)
 	old := d.Progress[key(v.Name)]
 	next := &VersionProgress{Regions: map[string]*RegionProgress{}}
 	now := p.now()
@@ -184,13 +182,13 @@ func (p *Provider) FailImageVersion(ctx context.Context, rgName, gallery, def, n
 			return err
 		}
 		v.ProvisioningState = cloud.ProvisioningFailed
-		if d.Progress == nil {
-			d.Progress = map[string]*VersionProgress{}
+		initMap(&d.Progress)
+		prog := d.Progress[key(name)]
+		if prog == nil {
+			prog = &VersionProgress{}
+			d.Progress[key(name)] = prog
 		}
-		if d.Progress[key(name)] == nil {
-			d.Progress[key(name)] = &VersionProgress{}
-		}
-		d.Progress[key(name)].Failure = failure
+		prog.Failure = failure
 		return nil
 	})
 }

@@ -61,18 +61,14 @@ type DiskGrantState struct {
 // GalleryState is a gallery and its image definitions.
 type GalleryState struct {
 	cloud.Gallery
-	// Base marks a resource read from the base target of a read-through
-	// (what is below it may be there too); never stored.
-	Base        bool                        `json:"-"`
+	Base        bool                        `json:"-"` // as ResourceGroupState.Base
 	Definitions map[string]*DefinitionState `json:"definitions,omitempty"`
 }
 
 // DefinitionState is an image definition and its versions.
 type DefinitionState struct {
 	cloud.ImageDefinition
-	// Base marks a resource read from the base target of a read-through
-	// (what is below it may be there too); never stored.
-	Base     bool                           `json:"-"`
+	Base     bool                           `json:"-"` // as ResourceGroupState.Base
 	Versions map[string]*cloud.ImageVersion `json:"versions,omitempty"`
 	// Progress is the replication in progress of Versions, by the same
 	// key (Options.Replication; never stored).
@@ -82,9 +78,7 @@ type DefinitionState struct {
 // StorageAccountState is a storage account and its containers.
 type StorageAccountState struct {
 	cloud.StorageAccount
-	// Base marks a resource read from the base target of a read-through
-	// (what is below it may be there too); never stored.
-	Base       bool                       `json:"-"`
+	Base       bool                       `json:"-"` // as ResourceGroupState.Base
 	Containers map[string]*ContainerState `json:"containers,omitempty"`
 }
 
@@ -142,45 +136,46 @@ func decodeState(data []byte) *State {
 
 // Normalize replaces nil maps by empty ones so lookups can insert freely.
 func (s *State) Normalize() {
-	if s.ResourceGroups == nil {
-		s.ResourceGroups = map[string]*ResourceGroupState{}
-	}
+	initMap(&s.ResourceGroups)
 	for _, rg := range s.ResourceGroups {
-		if rg.Galleries == nil {
-			rg.Galleries = map[string]*GalleryState{}
-		}
-		if rg.Images == nil {
-			rg.Images = map[string]*cloud.ManagedImage{}
-		}
-		if rg.StorageAccounts == nil {
-			rg.StorageAccounts = map[string]*StorageAccountState{}
-		}
-		if rg.Disks == nil {
-			rg.Disks = map[string]*cloud.Disk{}
-		}
-		if rg.DiskGrants == nil {
-			rg.DiskGrants = map[string]*DiskGrantState{}
-		}
-		for _, g := range rg.Galleries {
-			if g.Definitions == nil {
-				g.Definitions = map[string]*DefinitionState{}
-			}
-			for _, d := range g.Definitions {
-				if d.Versions == nil {
-					d.Versions = map[string]*cloud.ImageVersion{}
-				}
-			}
-		}
-		for _, sa := range rg.StorageAccounts {
-			if sa.Containers == nil {
-				sa.Containers = map[string]*ContainerState{}
-			}
-			for _, c := range sa.Containers {
-				if c.Blobs == nil {
-					c.Blobs = map[string]*BlobState{}
-				}
-			}
-		}
+		rg.normalize()
+	}
+}
+
+func (rg *ResourceGroupState) normalize() *ResourceGroupState {
+	initMap(&rg.Galleries)
+	initMap(&rg.Images)
+	initMap(&rg.StorageAccounts)
+	initMap(&rg.Disks)
+	initMap(&rg.DiskGrants)
+	for _, g := range rg.Galleries {
+		g.normalize()
+	}
+	for _, sa := range rg.StorageAccounts {
+		sa.normalize()
+	}
+	return rg
+}
+
+func (g *GalleryState) normalize() *GalleryState {
+	initMap(&g.Definitions)
+	for _, d := range g.Definitions {
+		initMap(&d.Versions)
+	}
+	return g
+}
+
+func (sa *StorageAccountState) normalize() *StorageAccountState {
+	initMap(&sa.Containers)
+	for _, c := range sa.Containers {
+		initMap(&c.Blobs)
+	}
+	return sa
+}
+
+func initMap[V any](m *map[string]V) {
+	if *m == nil {
+		*m = map[string]V{}
 	}
 }
 

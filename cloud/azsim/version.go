@@ -36,10 +36,7 @@ func (p *Provider) GetImageVersion(ctx context.Context, rgName, gallery, def, na
 	}
 	return read(ctx, p, func(st *State) (*cloud.ImageVersion, error) {
 		_, _, v, err := p.lookupVersion(st, rgName, gallery, def, name)
-		if err != nil {
-			return nil, err
-		}
-		return v, nil
+		return v, err
 	})
 }
 
@@ -67,10 +64,7 @@ func (p *Provider) ListImageVersions(ctx context.Context, rgName, gallery, def s
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }
 
 // CreateImageVersion implements cloud.Provider: a PUT. A new version is
@@ -198,30 +192,10 @@ func (p *Provider) versionByID(st *State, srcID, resource string) (*DefinitionSt
 		}
 		return nil, nil, notFound
 	}
-	d, v, ok := findVersion(st, rid.ResourceGroup, rid.Names[0], rid.Names[1], rid.Names[2])
-	if !ok {
-		return nil, nil, notFound
+	if _, d, v, err := p.lookupVersion(st, rid.ResourceGroup, rid.Names[0], rid.Names[1], rid.Names[2]); err == nil {
+		return d, v, nil
 	}
-	return d, v, nil
-}
-
-// findVersion looks a version up for a reference: no error details, as
-// the caller reports the reference itself as not found.
-func findVersion(st *State, rgName, gallery, def, name string) (*DefinitionState, *cloud.ImageVersion, bool) {
-	rg, ok := st.ResourceGroups[key(rgName)]
-	if !ok {
-		return nil, nil, false
-	}
-	g, ok := rg.Galleries[key(gallery)]
-	if !ok {
-		return nil, nil, false
-	}
-	d, ok := g.Definitions[key(def)]
-	if !ok {
-		return nil, nil, false
-	}
-	v, ok := d.Versions[key(name)]
-	return d, v, ok
+	return nil, nil, notFound
 }
 
 // stateSources finds image version sources in the state, under its lock.
@@ -257,12 +231,7 @@ func (s stateSources) StorageAccountExists(id string) (bool, error) {
 	if err != nil || len(rid.Names) == 0 || !strings.EqualFold(rid.Subscription, s.st.SubscriptionID) {
 		return false, nil
 	}
-	rg, ok := s.st.ResourceGroups[key(rid.ResourceGroup)]
-	if !ok {
-		return false, nil
-	}
-	_, ok = rg.StorageAccounts[key(rid.Names[0])]
-	return ok, nil
+	return group(s.st, rid.ResourceGroup).StorageAccounts[key(rid.Names[0])] != nil, nil
 }
 
 // loadVersions reads every version of a definition from the base.

@@ -86,7 +86,7 @@ func TestADeleteSavesTheStateBeforeRemovingTheData(t *testing.T) {
 			require.ErrorIs(t, d.delete(f), faults.ErrCrash)
 			assert.Equal(t, file, removing)
 			assert.FileExists(t, file, "the crash came before the data file went")
-			saved, _, err := loadState(filepath.Join(dir, "state.json"))
+			saved, _, err := loadState(filepath.Join(dir, "state.json"), "")
 			require.NoError(t, err)
 			assert.False(t, f.p.referencedData(saved)[file], "the saved state no longer refers to the data file")
 			require.NoError(t, f.p.Close())

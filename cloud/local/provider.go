@@ -121,15 +121,11 @@ func Open(dir string, opts Options) (*Provider, error) {
 	if opts.ReadOnly {
 		// state.json is replaced by a rename, so reading it without the
 		// lock sees one whole state, also while a run holds the directory.
-		st, ok, err := loadState(p.store.path)
+		st, ok, err := loadState(p.store.path, opts.SubscriptionID)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			if err := checkSubscription(p.store.path, st, opts.SubscriptionID); err != nil {
-				return nil, err
-			}
-		} else if opts.SubscriptionID != "" {
+		if !ok && opts.SubscriptionID != "" {
 			st = azsim.NewState(opts.SubscriptionID)
 		}
 		return p.start(st, opts)
@@ -154,15 +150,11 @@ func Open(dir string, opts Options) (*Provider, error) {
 	if err := removeStateTemps(dir); err != nil {
 		return fail(err)
 	}
-	st, ok, err := loadState(p.store.path)
+	st, ok, err := loadState(p.store.path, opts.SubscriptionID)
 	if err != nil {
 		return fail(err)
 	}
-	if ok {
-		if err := checkSubscription(p.store.path, st, opts.SubscriptionID); err != nil {
-			return fail(err)
-		}
-	} else {
+	if !ok {
 		sub := opts.SubscriptionID
 		if sub == "" {
 			if sub, err = azsim.NewGUID(opts.Rand); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -62,26 +63,21 @@ func stateShape() *entryShape {
 
 // decodeStateFile decodes the contents of state.json. A null or
 // wrong-typed entry anywhere is an error naming it by its path, such as
-// resource_groups["rg"].galleries["g"]: null.
+// resource_groups["rg"].galleries["g"]: null (a null entry decodes
+// without an error, to a nil pointer a later call would trip on).
 func decodeStateFile(data []byte) (*State, error) {
 	var s State
-	if err := json.Unmarshal(data, &s); err != nil {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) {
-			line := 1 + bytes.Count(data[:min(int(syntax.Offset), len(data))], []byte("\n"))
-			return nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		if located := checkEntry(data, "", stateShape()); located != nil {
-			return nil, fmt.Errorf("%w: fix or remove that entry", located)
-		}
-		return nil, err
+	err := json.Unmarshal(data, &s)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		line := 1 + bytes.Count(data[:min(int(syntax.Offset), len(data))], []byte("\n"))
+		return nil, fmt.Errorf("line %d: %w", line, err)
 	}
-	// Decoding succeeded, but a null entry decodes to a nil pointer.
-	if hasNilEntry(&s) {
-		if located := checkEntry(data, "", stateShape()); located != nil {
-			return nil, fmt.Errorf("%w: fix or remove that entry", located)
-		}
-		return nil, errors.New("null entry") // checkEntry finds every nil
+	if located := checkEntry(data, "", stateShape()); located != nil {
+		return nil, fmt.Errorf("%w: fix or remove that entry", located)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &s, nil
 }
@@ -98,12 +94,7 @@ func checkEntry(data []byte, path string, shape *entryShape) error {
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
 		return fmt.Errorf("%s: %s, want an object", at, describeJSON(data))
 	}
-	names := make([]string, 0, len(shape.collections))
-	for name := range shape.collections {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(shape.collections)) {
 		raw, ok := fields[name]
 		if !ok || isNull(raw) {
 			continue // an absent or null collection is an empty one
@@ -114,12 +105,7 @@ func checkEntry(data []byte, path string, shape *entryShape) error {
 		if err := json.Unmarshal(raw, &entries); err != nil {
 			return fmt.Errorf("%s: %s, want an object of entries by name", collPath, describeJSON(raw))
 		}
-		keys := make([]string, 0, len(entries))
-		for k := range entries {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(entries)) {
 			entryPath := collPath + "[" + strconv.Quote(k) + "]"
 			if isNull(entries[k]) {
 				return fmt.Errorf("%s: null", entryPath)
@@ -166,44 +152,4 @@ func describeJSON(raw json.RawMessage) string {
 		return "nothing"
 	}
 	return s
-}
-
-// hasNilEntry reports whether a decoded state holds a nil entry, which a
-// null in the file decodes to.
-func hasNilEntry(s *State) bool {
-	for _, rg := range s.ResourceGroups {
-		if rg == nil || hasNil(rg.Images) || hasNil(rg.Disks) || hasNil(rg.DiskGrants) {
-			return true
-		}
-		for _, g := range rg.Galleries {
-			if g == nil {
-				return true
-			}
-			for _, d := range g.Definitions {
-				if d == nil || hasNil(d.Versions) {
-					return true
-				}
-			}
-		}
-		for _, sa := range rg.StorageAccounts {
-			if sa == nil {
-				return true
-			}
-			for _, c := range sa.Containers {
-				if c == nil || hasNil(c.Blobs) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-func hasNil[V any](m map[string]*V) bool {
-	for _, v := range m {
-		if v == nil {
-			return true
-		}
-	}
-	return false
 }

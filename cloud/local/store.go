@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/imgflow/imgflow/cloud/azsim"
 )
@@ -23,8 +24,9 @@ func (s *fileStore) Save(st *State) error {
 	return saveState(s.path, st)
 }
 
-// loadState reads state.json; ok is false when the file does not exist.
-func loadState(path string) (st *State, ok bool, err error) {
+// loadState reads state.json, refusing a state of another subscription
+// than want ("": any); ok is false when the file does not exist.
+func loadState(path, want string) (st *State, ok bool, err error) {
 	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return nil, false, nil
@@ -41,6 +43,9 @@ func loadState(path string) (st *State, ok bool, err error) {
 	}
 	if s.SubscriptionID == "" {
 		return nil, false, fmt.Errorf("read %s: no subscription_id", path)
+	}
+	if want != "" && !strings.EqualFold(want, s.SubscriptionID) {
+		return nil, false, fmt.Errorf("the local state of %s is subscription %s, not %s", path, s.SubscriptionID, want)
 	}
 	s.Format = azsim.StateFormat
 	s.Normalize()

@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 
@@ -76,13 +75,4 @@ func (s simTenant) Peers() []*azsim.Provider {
 		out = append(out, p.Provider)
 	}
 	return out
-}
-
-// checkSubscription refuses a state of another subscription than
-// Options.SubscriptionID asks for.
-func checkSubscription(path string, st *State, want string) error {
-	if want != "" && !strings.EqualFold(want, st.SubscriptionID) {
-		return fmt.Errorf("the local state of %s is subscription %s, not %s", path, st.SubscriptionID, want)
-	}
-	return nil
 }

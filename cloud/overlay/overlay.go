@@ -16,33 +16,6 @@ import (
 	"github.com/imgflow/imgflow/cloud/azsim"
 )
 
-// Change is one write the overlay recorded, in call order.
-type Change = cloud.Change
-
-// Change operations.
-const (
-	OpCreate = cloud.OpCreate
-	OpUpdate = cloud.OpUpdate
-	OpDelete = cloud.OpDelete
-)
-
-// Change kinds.
-const (
-	KindResourceGroup    = cloud.KindResourceGroup
-	KindGallery          = cloud.KindGallery
-	KindCommunitySharing = cloud.KindCommunitySharing
-	KindImageDefinition  = cloud.KindImageDefinition
-	KindImageVersion     = cloud.KindImageVersion
-	KindManagedImage     = cloud.KindManagedImage
-	KindStorageAccount   = cloud.KindStorageAccount
-	KindDisk             = cloud.KindDisk
-	KindDiskAccess       = cloud.KindDiskAccess
-	KindContainer        = cloud.KindContainer
-	KindBlob             = cloud.KindBlob
-	KindVM               = cloud.KindVM
-	KindRunCommand       = cloud.KindRunCommand
-)
-
 // Provider is the overlay over a base provider. It is safe for concurrent
 // use.
 type Provider struct {

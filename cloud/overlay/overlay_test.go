@@ -440,10 +440,10 @@ func TestBaseNeverChanged(t *testing.T) {
 
 	changes := p.Changes()
 	require.NotEmpty(t, changes)
-	assert.Equal(t, overlay.Change{Op: overlay.OpCreate, Kind: overlay.KindResourceGroup, ID: cloud.ResourceGroupID(f.sub, "rg-new")}, changes[0])
-	assert.Equal(t, overlay.Change{Op: overlay.OpDelete, Kind: overlay.KindDisk, ID: cloud.DiskID(f.sub, "rg1", "disk1")}, changes[len(changes)-1])
+	assert.Equal(t, cloud.Change{Op: cloud.OpCreate, Kind: cloud.KindResourceGroup, ID: cloud.ResourceGroupID(f.sub, "rg-new")}, changes[0])
+	assert.Equal(t, cloud.Change{Op: cloud.OpDelete, Kind: cloud.KindDisk, ID: cloud.DiskID(f.sub, "rg1", "disk1")}, changes[len(changes)-1])
 	for _, c := range changes {
-		assert.Contains(t, []string{overlay.OpCreate, overlay.OpUpdate, overlay.OpDelete}, c.Op)
+		assert.Contains(t, []string{cloud.OpCreate, cloud.OpUpdate, cloud.OpDelete}, c.Op)
 		assert.NotEmpty(t, c.Kind)
 		assert.NotContains(t, c.ID, "secret")
 	}
@@ -515,15 +515,15 @@ func TestDiskExport(t *testing.T) {
 
 	diskID := cloud.DiskID(f.sub, "rg1", "export")
 	exportsURL := cloud.DefaultBlobEndpoint(account) + "/exports"
-	assert.Equal(t, []overlay.Change{
-		{Op: overlay.OpCreate, Kind: overlay.KindDisk, ID: diskID},
-		{Op: overlay.OpCreate, Kind: overlay.KindDiskAccess, ID: diskID},
-		{Op: overlay.OpCreate, Kind: overlay.KindContainer, ID: exportsURL},
-		{Op: overlay.OpCreate, Kind: overlay.KindBlob, ID: dest.URL()},
-		{Op: overlay.OpUpdate, Kind: overlay.KindBlob, ID: dest.URL()},
-		{Op: overlay.OpCreate, Kind: overlay.KindImageVersion, ID: cloud.ImageVersionID(f.sub, "rg1", "gal1", "flatcar", "9.0.0")},
-		{Op: overlay.OpDelete, Kind: overlay.KindDiskAccess, ID: diskID},
-		{Op: overlay.OpDelete, Kind: overlay.KindDisk, ID: diskID},
+	assert.Equal(t, []cloud.Change{
+		{Op: cloud.OpCreate, Kind: cloud.KindDisk, ID: diskID},
+		{Op: cloud.OpCreate, Kind: cloud.KindDiskAccess, ID: diskID},
+		{Op: cloud.OpCreate, Kind: cloud.KindContainer, ID: exportsURL},
+		{Op: cloud.OpCreate, Kind: cloud.KindBlob, ID: dest.URL()},
+		{Op: cloud.OpUpdate, Kind: cloud.KindBlob, ID: dest.URL()},
+		{Op: cloud.OpCreate, Kind: cloud.KindImageVersion, ID: cloud.ImageVersionID(f.sub, "rg1", "gal1", "flatcar", "9.0.0")},
+		{Op: cloud.OpDelete, Kind: cloud.KindDiskAccess, ID: diskID},
+		{Op: cloud.OpDelete, Kind: cloud.KindDisk, ID: diskID},
 	}, p.Changes())
 	assert.Equal(t, before, f.snapshot(t), "base changed")
 }
@@ -568,7 +568,7 @@ func TestBlobs(t *testing.T) {
 	// Containers: a base container is not recorded again; one in an
 	// account nobody has fails.
 	require.NoError(t, p.EnsureContainer(ctx, account, "vhds"))
-	assert.Empty(t, changesOf(p, overlay.KindContainer))
+	assert.Empty(t, changesOf(p, cloud.KindContainer))
 	cloudtest.RequireError(t, p.EnsureContainer(ctx, "nosuchaccount", "c"), http.StatusNotFound, cloud.CodeResourceNotFound)
 	_, err = p.CopyBlob(ctx, cloud.BlobRef{Account: account, Container: "vhds", Name: "missing"}.URL(), cloud.BlobRef{Account: account, Container: "vhds", Name: "x"}, false)
 	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeCannotVerifyCopySource)
@@ -576,8 +576,8 @@ func TestBlobs(t *testing.T) {
 	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeContainerNotFound)
 }
 
-func changesOf(p *overlay.Provider, kind string) []overlay.Change {
-	var out []overlay.Change
+func changesOf(p *overlay.Provider, kind string) []cloud.Change {
+	var out []cloud.Change
 	for _, c := range p.Changes() {
 		if c.Kind == kind {
 			out = append(out, c)
@@ -682,7 +682,7 @@ func TestConcurrentEnsures(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, f.v1.SizeBytes, v.SizeBytes)
 	}
-	assert.Len(t, changesOf(p, overlay.KindImageVersion), 16)
+	assert.Len(t, changesOf(p, cloud.KindImageVersion), 16)
 	assert.Equal(t, before, f.snapshot(t), "base changed")
 }
 

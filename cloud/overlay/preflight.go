@@ -28,11 +28,11 @@ func (p *Provider) Preflight(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	var problems problemList
+	var problems []error
 	changes := p.Changes()
 	checked := map[string]bool{}
 	for _, c := range changes {
-		if c.Kind != KindStorageAccount || c.Op != OpCreate {
+		if c.Kind != cloud.KindStorageAccount || c.Op != cloud.OpCreate {
 			continue
 		}
 		rid, err := cloud.ParseResourceID(c.ID)
@@ -92,7 +92,7 @@ func (p *Provider) Preflight(ctx context.Context) error {
 				Fix:     fix})
 		}
 	}
-	return problems.err()
+	return errors.Join(problems...)
 }
 
 // accountScope is the resource group of a storage account the dry run
@@ -102,13 +102,4 @@ func (p *Provider) accountScope(account string) string {
 		return "/subscriptions/" + p.sub + "/resourceGroups/" + rg
 	}
 	return "/subscriptions/" + p.sub
-}
-
-type problemList []error
-
-func (l problemList) err() error {
-	if len(l) == 0 {
-		return nil
-	}
-	return errors.Join(l...)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/cloudtest"
-	"github.com/imgflow/imgflow/cloud/overlay"
 )
 
 // A test VM in a dry run: recorded, checked as the target would, its run
@@ -47,7 +46,7 @@ func TestVMsInADryRun(t *testing.T) {
 	require.NoError(t, p.DeleteResourceGroup(ctx, "imgflow-testvm-1"))
 	_, err = p.GetVM(ctx, "imgflow-testvm-1", "vm1")
 	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceGroupNotFound)
-	assert.Equal(t, []overlay.Change{{Op: overlay.OpCreate, Kind: overlay.KindVM, ID: vm.ID}}, changesOf(p, overlay.KindVM))
-	assert.Equal(t, []overlay.Change{{Op: overlay.OpCreate, Kind: overlay.KindRunCommand, ID: vm.ID + "/runCommands/cse"}}, changesOf(p, overlay.KindRunCommand))
+	assert.Equal(t, []cloud.Change{{Op: cloud.OpCreate, Kind: cloud.KindVM, ID: vm.ID}}, changesOf(p, cloud.KindVM))
+	assert.Equal(t, []cloud.Change{{Op: cloud.OpCreate, Kind: cloud.KindRunCommand, ID: vm.ID + "/runCommands/cse"}}, changesOf(p, cloud.KindRunCommand))
 	assert.Equal(t, before, f.snapshot(t), "the base never changes")
 }

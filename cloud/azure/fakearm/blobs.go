@@ -104,23 +104,15 @@ func (b *BlobBackend) copyToDisk(ctx context.Context, src, containerName string)
 	if err != nil {
 		return "", err
 	}
-	acct := b.diskAccount()
-	dst := strings.TrimRight(b.Endpoint(acct), "/") + "/" + containerName + "/abcd"
-	bc, _, err := b.blobClient(dst)
-	if err != nil {
-		return "", err
-	}
-	cred, err := b.cred(acct)
-	if err != nil {
-		return "", err
-	}
-	cc, err := container.NewClientWithSharedKeyCredential(strings.TrimRight(b.Endpoint(acct), "/")+"/"+containerName, cred, (*container.ClientOptions)(b.opts()))
+	dst := strings.TrimRight(b.Endpoint(b.diskAccount()), "/") + "/" + containerName + "/abcd"
+	cc, _, _, err := b.containerOf(dst)
 	if err != nil {
 		return "", err
 	}
 	if _, err := cc.Create(ctx, nil); err != nil && !bloberror.HasCode(err, bloberror.ContainerAlreadyExists) {
 		return "", err
 	}
+	bc := cc.NewBlobClient("abcd")
 	srcURL := strings.TrimRight(b.Endpoint(srcRef.Account), "/") + "/" + srcRef.Container + "/" + srcRef.Name + "?" + q
 	res, err := bc.StartCopyFromURL(ctx, srcURL, nil)
 	if err != nil {

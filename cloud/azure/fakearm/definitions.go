@@ -2,6 +2,7 @@ package fakearm
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,29 +15,9 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
-// definition returns the simulation's image definition and its gallery;
-// nested works as in gallery.
-func (f *Fake) definition(rg, gallery, name string, nested bool) (*cloud.Gallery, *cloud.ImageDefinition, *Error) {
-	g, err := f.gallery(rg, gallery, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	d, derr := f.sim.GetImageDefinition(context.Background(), rg, gallery, name)
-	if derr != nil {
-		if nested && cloud.HasCode(derr, cloud.CodeResourceNotFound) {
-			return nil, nil, armError(azrules.ParentNotFound("", name))
-		}
-		return nil, nil, armError(derr)
-	}
-	return g, d, nil
-}
-
 func (f *Fake) galleryImagesNewListByGalleryPager(rg, gallery string, _ *armcompute.GalleryImagesClientListByGalleryOptions) (resp azfake.PagerResponder[armcompute.GalleryImagesClientListByGalleryResponse]) {
 	return list(f, cloud.GalleryID(f.sub, rg, gallery)+"/images", func() (armcompute.GalleryImagesClientListByGalleryResponse, *Error) {
 		var page armcompute.GalleryImagesClientListByGalleryResponse
-		if _, err := f.gallery(rg, gallery, true); err != nil {
-			return page, err
-		}
 		defs, err := f.sim.ListImageDefinitions(context.Background(), rg, gallery)
 		if err != nil {
 			return page, armError(err)
@@ -50,9 +31,9 @@ func (f *Fake) galleryImagesNewListByGalleryPager(rg, gallery string, _ *armcomp
 
 func (f *Fake) galleryImagesGet(ctx context.Context, rg, gallery, name string, _ *armcompute.GalleryImagesClientGetOptions) (resp azfake.Responder[armcompute.GalleryImagesClientGetResponse], errResp azfake.ErrorResponder) {
 	return answer(f, func() (armcompute.GalleryImagesClientGetResponse, *Error) {
-		_, d, err := f.definition(rg, gallery, name, false)
+		d, err := f.sim.GetImageDefinition(simCtx(ctx), rg, gallery, name)
 		if err != nil {
-			return armcompute.GalleryImagesClientGetResponse{}, err
+			return armcompute.GalleryImagesClientGetResponse{}, armError(err)
 		}
 		return armcompute.GalleryImagesClientGetResponse{GalleryImage: f.definitionOut(*d)}, nil
 	})
@@ -67,9 +48,9 @@ func (f *Fake) galleryImagesBeginCreateOrUpdate(ctx context.Context, rg, gallery
 
 func (f *Fake) galleryImagesBeginDelete(ctx context.Context, rg, gallery, name string, _ *armcompute.GalleryImagesClientBeginDeleteOptions) (resp azfake.PollerResponder[armcompute.GalleryImagesClientDeleteResponse], errResp azfake.ErrorResponder) {
 	return startDelete(f, func() (armcompute.GalleryImagesClientDeleteResponse, *Error) {
-		_, d, err := f.definition(rg, gallery, name, false)
+		d, err := f.sim.GetImageDefinition(simCtx(ctx), rg, gallery, name)
 		if err != nil {
-			return armcompute.GalleryImagesClientDeleteResponse{}, err
+			return armcompute.GalleryImagesClientDeleteResponse{}, armError(err)
 		}
 		if fe := f.lroFault(ctx, http.MethodDelete, d.ID); fe != nil {
 			return armcompute.GalleryImagesClientDeleteResponse{}, nil
@@ -82,8 +63,11 @@ func (f *Fake) galleryImagesBeginDelete(ctx context.Context, rg, gallery, name s
 // the cloud type does not carry stays here: the request's required
 // properties and its allowUpdateImage flag.
 func (f *Fake) putDefinition(ctx context.Context, rg, gallery, name string, in armcompute.GalleryImage) (armcompute.GalleryImage, *Error) {
-	if _, err := f.gallery(rg, gallery, true); err != nil {
-		return armcompute.GalleryImage{}, err
+	if _, err := f.sim.GetGallery(context.Background(), rg, gallery); err != nil {
+		if cloud.HasCode(err, cloud.CodeResourceNotFound) {
+			err = azrules.ParentNotFound("", gallery)
+		}
+		return armcompute.GalleryImage{}, armError(err)
 	}
 	p := in.Properties
 	if p == nil || p.Identifier == nil || p.OSType == nil || p.OSState == nil {
@@ -128,19 +112,12 @@ func (f *Fake) definitionOut(d cloud.ImageDefinition) armcompute.GalleryImage {
 
 // sameFeatures compares features as sets (names and values without case).
 func sameFeatures(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		found := false
-		for l, w := range b {
-			if strings.EqualFold(k, l) {
-				found = strings.EqualFold(v, w)
-			}
+	lower := func(m map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range m {
+			out[strings.ToLower(k)] = strings.ToLower(v)
 		}
-		if !found {
-			return false
-		}
+		return out
 	}
-	return true
+	return maps.Equal(lower(a), lower(b))
 }

@@ -13,20 +13,6 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
-// gallery returns the simulation's gallery; a missing one is
-// ResourceNotFound, or ParentResourceNotFound when nested is set (the
-// caller addresses a resource inside it).
-func (f *Fake) gallery(rg, name string, nested bool) (*cloud.Gallery, *Error) {
-	g, err := f.sim.GetGallery(context.Background(), rg, name)
-	if err != nil {
-		if nested && cloud.HasCode(err, cloud.CodeResourceNotFound) {
-			return nil, armError(azrules.ParentNotFound("", name))
-		}
-		return nil, armError(err)
-	}
-	return g, nil
-}
-
 // galleryOut is the answer for a gallery: a read (GET, list) shows a
 // public gallery's names, a PUT echoes its profile (armconv.GalleryRead).
 func (f *Fake) galleryOut(g cloud.Gallery, read bool) armcompute.Gallery {
@@ -55,9 +41,9 @@ func (f *Fake) galleriesNewListPager(_ *armcompute.GalleriesClientListOptions) (
 
 func (f *Fake) galleriesGet(ctx context.Context, rg, name string, opts *armcompute.GalleriesClientGetOptions) (resp azfake.Responder[armcompute.GalleriesClientGetResponse], errResp azfake.ErrorResponder) {
 	return answer(f, func() (armcompute.GalleriesClientGetResponse, *Error) {
-		g, err := f.gallery(rg, name, false)
+		g, err := f.sim.GetGallery(simCtx(ctx), rg, name)
 		if err != nil {
-			return armcompute.GalleriesClientGetResponse{}, err
+			return armcompute.GalleriesClientGetResponse{}, armError(err)
 		}
 		return armcompute.GalleriesClientGetResponse{Gallery: f.galleryOut(*g, true)}, nil
 	})
@@ -97,9 +83,9 @@ func (f *Fake) gallerySharingBeginUpdate(ctx context.Context, rg, name string, i
 		if op := strOf(in.OperationType); op != string(armcompute.SharingUpdateOperationTypesEnableCommunity) {
 			return armcompute.GallerySharingProfileClientUpdateResponse{}, armError(azrules.InvalidParameter("", "The sharing operation '%s' is not supported by this fake.", op))
 		}
-		g, err := f.gallery(rg, name, false)
+		g, err := f.sim.GetGallery(simCtx(ctx), rg, name)
 		if err != nil {
-			return armcompute.GallerySharingProfileClientUpdateResponse{}, err
+			return armcompute.GallerySharingProfileClientUpdateResponse{}, armError(err)
 		}
 		if fe := f.lroFault(ctx, http.MethodPost, g.ID+"/share"); fe != nil {
 			return armcompute.GallerySharingProfileClientUpdateResponse{}, nil

@@ -1,9 +1,6 @@
 package fakearm
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 )
@@ -30,13 +27,7 @@ func (f *Fake) displayLocations(resp *http.Response) *http.Response {
 	if resp.StatusCode >= 300 || resp.Body == nil || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
 		return resp
 	}
-	body, err := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	out := body
-	doc := map[string]any{}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err == nil && dec.Decode(&doc) == nil {
+	return editBody(resp, func(doc map[string]any) bool {
 		changed := f.displayLocation(doc)
 		if list, ok := doc["value"].([]any); ok {
 			for _, item := range list {
@@ -45,16 +36,8 @@ func (f *Fake) displayLocations(resp *http.Response) *http.Response {
 				}
 			}
 		}
-		if changed {
-			if b, err := json.Marshal(doc); err == nil {
-				out = b
-			}
-		}
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(out))
-	resp.ContentLength = int64(len(out))
-	resp.Header.Del("Content-Length")
-	return resp
+		return changed
+	})
 }
 
 func (f *Fake) displayLocation(doc map[string]any) bool {

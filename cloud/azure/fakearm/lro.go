@@ -211,9 +211,10 @@ func (f *Fake) operationRegion(path string) string {
 	for _, p := range []string{"/beginGetAccess", "/endGetAccess", "/share"} {
 		k = strings.TrimSuffix(k, strings.ToLower(p))
 	}
+	if loc, ok := f.simResource(k); ok {
+		return loc
+	}
 	switch {
-	case f.simLocation(k) != "":
-		return f.simLocation(k)
 	case f.vms[k] != nil:
 		return deref(f.vms[k].vm.Location)
 	}
@@ -324,21 +325,24 @@ func (f *Fake) overlayState(req *http.Request, resp *http.Response) *http.Respon
 	if status != statusInProgress {
 		return resp
 	}
-	body, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(withProvisioningState(body, op.state, req.URL.Path)))
-	resp.ContentLength = -1
-	resp.Header.Del("Content-Length")
-	return resp
+	return editBody(resp, func(doc map[string]any) bool {
+		setProvisioningState(doc, op.state, req.URL.Path)
+		return true
+	})
 }
 
 // withProvisioningState sets properties.provisioningState (and the id,
 // when the body has none) in a resource body.
 func withProvisioningState(body []byte, state, id string) []byte {
-	doc := map[string]any{}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	_ = dec.Decode(&doc)
+	doc, _ := decodeJSON(body)
+	setProvisioningState(doc, state, id)
+	if out, err := json.Marshal(doc); err == nil {
+		return out
+	}
+	return body
+}
+
+func setProvisioningState(doc map[string]any, state, id string) {
 	if _, ok := doc["id"]; !ok {
 		doc["id"] = id
 		doc["name"] = id[strings.LastIndexByte(id, '/')+1:]
@@ -349,11 +353,31 @@ func withProvisioningState(body []byte, state, id string) []byte {
 	}
 	props["provisioningState"] = state
 	doc["properties"] = props
-	out, err := json.Marshal(doc)
-	if err != nil {
-		return body
+}
+
+// decodeJSON decodes a JSON object, its numbers as written.
+func decodeJSON(body []byte) (map[string]any, error) {
+	doc := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	return doc, dec.Decode(&doc)
+}
+
+// editBody lets edit change the JSON object of resp's body and answers
+// the edited body when edit reports a change (the body as it was when
+// it is not an object).
+func editBody(resp *http.Response, edit func(doc map[string]any) bool) *http.Response {
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if doc, derr := decodeJSON(body); err == nil && derr == nil && edit(doc) {
+		if out, err := json.Marshal(doc); err == nil {
+			body = out
+		}
 	}
-	return out
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	resp.ContentLength = int64(len(body))
+	resp.Header.Del("Content-Length")
+	return resp
 }
 
 // retried reports whether the SDK's retry policy retries a status.

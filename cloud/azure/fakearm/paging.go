@@ -1,9 +1,6 @@
 package fakearm
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 )
@@ -44,34 +41,20 @@ func (f *Fake) page(req *http.Request, api string, resp *http.Response) *http.Re
 	if !pageable[api] || resp.StatusCode != http.StatusOK || resp.Body == nil {
 		return resp
 	}
-	body, err := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	doc := map[string]any{}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err != nil || dec.Decode(&doc) != nil {
-		return resp
-	}
-	all, _ := doc["value"].([]any)
-	start, _ := strconv.Atoi(req.URL.Query().Get(skipToken))
-	start = min(max(0, start), len(all))
-	end := min(start+f.pageSize(), len(all))
-	doc["value"] = append([]any{}, all[start:end]...)
-	delete(doc, "nextLink")
-	if end < len(all) {
-		next := *req.URL
-		q := next.Query()
-		q.Set(skipToken, strconv.Itoa(end))
-		next.RawQuery = q.Encode()
-		doc["nextLink"] = next.String()
-	}
-	out, err := json.Marshal(doc)
-	if err != nil {
-		return resp
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(out))
-	resp.ContentLength = int64(len(out))
-	resp.Header.Del("Content-Length")
-	return resp
+	return editBody(resp, func(doc map[string]any) bool {
+		all, _ := doc["value"].([]any)
+		start, _ := strconv.Atoi(req.URL.Query().Get(skipToken))
+		start = min(max(0, start), len(all))
+		end := min(start+f.pageSize(), len(all))
+		doc["value"] = append([]any{}, all[start:end]...)
+		delete(doc, "nextLink")
+		if end < len(all) {
+			next := *req.URL
+			q := next.Query()
+			q.Set(skipToken, strconv.Itoa(end))
+			next.RawQuery = q.Encode()
+			doc["nextLink"] = next.String()
+		}
+		return true
+	})
 }

@@ -143,14 +143,9 @@ func (f *Fake) permissions() map[string]any {
 	if perms == nil {
 		perms = []cloud.Permission{{Actions: []string{"*"}, DataActions: []string{"*"}}}
 	}
+	orEmpty := func(s []string) []string { return append([]string{}, s...) }
 	value := make([]map[string][]string, 0, len(perms))
 	for _, p := range perms {
-		orEmpty := func(s []string) []string {
-			if s == nil {
-				return []string{}
-			}
-			return s
-		}
 		value = append(value, map[string][]string{"actions": orEmpty(p.Actions), "notActions": orEmpty(p.NotActions),
 			"dataActions": orEmpty(p.DataActions), "notDataActions": orEmpty(p.NotDataActions)})
 	}
@@ -178,13 +173,10 @@ func (f *Fake) computeProvider() map[string]any {
 			versions = append(versions, name)
 		}
 	}
-	types := []map[string]any{}
-	for _, t := range []struct {
-		typ  string
-		locs []string
-	}{{"galleries", all}, {"galleries/images", all}, {"galleries/images/versions", versions}} {
-		types = append(types, map[string]any{"resourceType": t.typ, "locations": t.locs, "apiVersions": []string{"2025-03-03"}})
+	typ := func(name string, locs []string) map[string]any {
+		return map[string]any{"resourceType": name, "locations": locs, "apiVersions": []string{"2025-03-03"}}
 	}
+	types := []map[string]any{typ("galleries", all), typ("galleries/images", all), typ("galleries/images/versions", versions)}
 	return map[string]any{"id": "/subscriptions/" + f.sub + "/providers/Microsoft.Compute", "namespace": "Microsoft.Compute",
 		"registrationState": "Registered", "resourceTypes": types}
 }

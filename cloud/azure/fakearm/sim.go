@@ -2,9 +2,7 @@ package fakearm
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azsim"
@@ -71,12 +69,6 @@ func simCtx(ctx context.Context) context.Context {
 	return ctx
 }
 
-// notFound reports whether err is the simulation's 404.
-func notFound(err error) bool {
-	var ce *cloud.Error
-	return errors.As(err, &ce) && ce.StatusCode == http.StatusNotFound
-}
-
 // simResource reads the resource at id from the simulation, for the
 // resource types the fake has ported to it; ok is false for others and
 // for a resource that is not there.
@@ -120,13 +112,6 @@ func (f *Fake) simResource(id string) (location string, ok bool) {
 func (f *Fake) simHas(id string) bool {
 	_, ok := f.simResource(id)
 	return ok
-}
-
-// simLocation is the location of the simulation's resource at id, "" when
-// it holds none.
-func (f *Fake) simLocation(id string) string {
-	loc, _ := f.simResource(id)
-	return loc
 }
 
 // rgOf is the resource group an id names.
