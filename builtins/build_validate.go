@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -122,9 +123,12 @@ func requestKey(req packer.BuildRequest) (string, string, error) {
 	return string(data), staged, err
 }
 
-// treeDigest hashes the paths, modes and contents of the files under dir.
+// treeDigest hashes the paths, modes and contents of the files under dir,
+// streamed through one buffer: a plan is a short process that pays for
+// every fresh page, and the staged build tools are megabytes.
 func treeDigest(dir string) (string, error) {
 	h := sha256.New()
+	buf := make([]byte, 64<<10)
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -137,13 +141,22 @@ func treeDigest(dir string) (string, error) {
 		if err != nil {
 			return err
 		}
-		data, err := os.ReadFile(path)
+		f, err := os.Open(path)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(h, "%s %o %d\n", filepath.ToSlash(rel), info.Mode().Perm(), len(data))
-		h.Write(data)
-		return nil
+		defer f.Close()
+		target, err := f.Stat() // a link's target, as reading it gives
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %o %d\n", filepath.ToSlash(rel), info.Mode().Perm(), target.Size())
+		// Only the Reader: an *os.File's WriteTo would not use buf.
+		n, err := io.CopyBuffer(h, struct{ io.Reader }{f}, buf)
+		if err == nil && n != target.Size() {
+			err = fmt.Errorf("%s changed while it was read", path)
+		}
+		return err
 	})
 	return hex.EncodeToString(h.Sum(nil)), err
 }

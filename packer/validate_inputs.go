@@ -22,6 +22,10 @@ const validateInputsVersion = "imgflow packer validate inputs v2"
 type FileSums struct {
 	mu   sync.Mutex
 	sums map[string]string
+	// bufs are the read buffers: a plan is a short process that pays for
+	// every fresh page, and io.Copy from a file takes a new 32 KiB each
+	// time.
+	bufs sync.Pool
 }
 
 func (s *FileSums) sum(path string, info fs.FileInfo) (string, error) {
@@ -38,7 +42,13 @@ func (s *FileSums) sum(path string, info fs.FileInfo) (string, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	buf, _ := s.bufs.Get().(*[]byte)
+	if buf == nil {
+		buf = new(make([]byte, 32<<10))
+	}
+	defer s.bufs.Put(buf)
+	// Only the Reader: an *os.File's WriteTo would not use buf.
+	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf); err != nil {
 		return "", err
 	}
 	got = hex.EncodeToString(h.Sum(nil))

@@ -46,6 +46,7 @@ type stagedTree struct {
 func readStaged(dir string, sums *SumCache) (*stagedTree, error) {
 	tree := &stagedTree{files: map[string]stagedFile{}}
 	h := sha256.New()
+	var buf []byte
 	err := filepath.WalkDir(dir, func(file string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -59,7 +60,7 @@ func readStaged(dir string, sums *SumCache) (*stagedTree, error) {
 		if !info.Mode().IsRegular() {
 			return nil
 		}
-		f, err := stagedFileOf(file, info, sums)
+		f, err := stagedFileOf(file, info, sums, &buf)
 		if err != nil {
 			return err
 		}
@@ -78,7 +79,8 @@ func readStaged(dir string, sums *SumCache) (*stagedTree, error) {
 }
 
 // stagedFileOf reads (or finds in sums) what the tree records of a file.
-func stagedFileOf(file string, info fs.FileInfo, sums *SumCache) (stagedFile, error) {
+// buf is the read buffer of the walk, made on first use.
+func stagedFileOf(file string, info fs.FileInfo, sums *SumCache, buf *[]byte) (stagedFile, error) {
 	f := stagedFile{Mode: fmt.Sprintf("%04o", info.Mode().Perm()), Size: info.Size(), abs: file}
 	if info.Size() > guest.MaxGuestText {
 		if sum, ok := sums.lookup(info); ok {
@@ -87,7 +89,10 @@ func stagedFileOf(file string, info fs.FileInfo, sums *SumCache) (stagedFile, er
 		}
 		// Hashed as it is read: the build tools are megabytes, which
 		// read whole would be as many fresh pages of heap.
-		sum, n, err := hashFile(file)
+		if *buf == nil {
+			*buf = make([]byte, 64<<10)
+		}
+		sum, n, err := hashFile(file, *buf)
 		if err != nil {
 			return f, err
 		}
@@ -124,6 +129,7 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildReque
 		return tree, nil
 	}
 	added := map[string]stagedFile{}
+	var buf []byte
 	for _, u := range uploads {
 		dest := u.Destination
 		if !path.IsAbs(dest) || strings.ContainsAny(dest, "{$\"") {
@@ -142,7 +148,7 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildReque
 			if strings.HasSuffix(dest, "/") {
 				vm = path.Join(dest, path.Base(u.Source))
 			}
-			f, err := stagedFileOf(src, info, sums)
+			f, err := stagedFileOf(src, info, sums, &buf)
 			if err != nil {
 				return nil, err
 			}
@@ -169,7 +175,7 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildReque
 			if err != nil || !info.Mode().IsRegular() {
 				return err
 			}
-			f, err := stagedFileOf(file, info, sums)
+			f, err := stagedFileOf(file, info, sums, &buf)
 			if err != nil {
 				return err
 			}
@@ -205,14 +211,16 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildReque
 }
 
 // hashFile is the SHA-256 of a file's content and its length.
-func hashFile(file string) (sum [32]byte, n int64, err error) {
+func hashFile(file string, buf []byte) (sum [32]byte, n int64, err error) {
 	r, err := os.Open(file)
 	if err != nil {
 		return sum, 0, err
 	}
 	defer r.Close()
 	h := sha256.New()
-	if n, err = io.Copy(h, r); err != nil {
+	// Only the Reader: an *os.File's WriteTo would take a fresh 32 KiB
+	// buffer per file, and a short process pays for every fresh page.
+	if n, err = io.CopyBuffer(h, struct{ io.Reader }{r}, buf); err != nil {
 		return sum, 0, err
 	}
 	h.Sum(sum[:0])
