@@ -40,6 +40,8 @@ type ResourceGroupState struct {
 	DiskGrants map[string]*DiskGrantState `json:"disk_grants,omitempty"`
 	// VMs are test_vm's virtual machines; each OS disk is in Disks.
 	VMs map[string]*cloud.VM `json:"vms,omitempty"`
+	// VNets are the virtual networks of VMs' network interfaces.
+	VNets map[string]*VirtualNetwork `json:"vnets,omitempty"`
 }
 
 // DiskGrantState is an open read grant (SAS) on a managed disk. The SAS

@@ -45,7 +45,6 @@ import (
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	computefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7/fake"
-	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3"
 	resourcesfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3/fake"
 	subsfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armsubscriptions/fake"
 	storagefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2/fake"
@@ -123,9 +122,8 @@ type Fake struct {
 	// names in the order its last PUT gave them, as ARM answers them.
 	featureOrder map[string][]string
 
-	mu    sync.Mutex
-	vms   map[string]*vmState                      // lower(id)
-	vnets map[string]*armresources.GenericResource // lower(id)
+	mu  sync.Mutex
+	vms map[string]*vmState // lower(id)
 
 	locations []cloud.Location
 	regions   azrules.Regions
@@ -152,7 +150,6 @@ func New(opts Options) *Fake {
 		sub:          opts.SubscriptionID,
 		rand:         opts.Rand,
 		vms:          map[string]*vmState{},
-		vnets:        map[string]*armresources.GenericResource{},
 		lroFail:      map[string]*lroFailure{},
 		featureOrder: map[string][]string{},
 		ops:          map[string]*operation{},
@@ -532,7 +529,7 @@ func (f *Fake) exists(path string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := strings.ToLower(path)
-	return f.vms[k] != nil || f.vnets[k] != nil || f.runCommandExists(k) || f.simHas(path)
+	return f.vms[k] != nil || f.runCommandExists(k) || f.simHas(path)
 }
 
 // failPage makes the list request at path fail with err. Pager handlers

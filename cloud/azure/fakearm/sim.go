@@ -21,6 +21,8 @@ type simulation interface {
 	ImageVersionProgress(ctx context.Context, rg, gallery, def, name string, read bool) (*cloud.ImageVersion, error, error)
 	FailImageVersion(ctx context.Context, rg, gallery, def, name string, failure error) error
 	ResolveVMImage(ctx context.Context, imageID, loc string) (*azsim.VMImage, error)
+	GetVirtualNetwork(ctx context.Context, rg, name string) (*azsim.VirtualNetwork, error)
+	PutVirtualNetwork(ctx context.Context, rg string, in azsim.VirtualNetwork) (*azsim.VirtualNetwork, error)
 }
 
 // newSimulation makes the fake's simulation: an in-memory subscription
@@ -106,6 +108,10 @@ func (f *Fake) simResource(id string) (location string, ok bool) {
 	case rid.Is("Microsoft.Compute", "images"):
 		if img, err := f.sim.GetManagedImage(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
 			return img.Location, true
+		}
+	case rid.Is("Microsoft.Network", "virtualNetworks"):
+		if vn, err := f.sim.GetVirtualNetwork(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
+			return vn.Location, true
 		}
 	case rid.Is("Microsoft.Compute", "disks"):
 		if d, err := f.sim.GetDisk(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {

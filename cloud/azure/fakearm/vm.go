@@ -16,6 +16,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/azsim"
 	"github.com/imgflow/imgflow/cloud/guest"
 )
 
@@ -234,7 +235,14 @@ func (f *Fake) checkVMNetwork(np *armcompute.NetworkProfile) *Error {
 		}
 		configs = append(configs, c)
 	}
-	exists := func(vnet string) bool { _, ok := f.vnets[vnet]; return ok }
+	exists := func(vnet string) bool {
+		rid, err := cloud.ParseResourceID(vnet)
+		if err != nil {
+			return false
+		}
+		_, serr := f.sim.GetVirtualNetwork(context.Background(), rid.ResourceGroup, rid.Names[0])
+		return serr == nil
+	}
 	return armError(azrules.CheckVMNetwork("", len(np.NetworkInterfaces), configs, string(deref(np.NetworkAPIVersion)), exists))
 }
 
@@ -385,22 +393,19 @@ func (f *Fake) guestContent(content string) (*guest.GuestContent, error) {
 	return guest.DecodeGuestContent(data)
 }
 
-// genericServer serves the generic resources client's PUT by id for the
-// one resource type imgflow makes through it: test_vm's virtual network.
+// The generic resources client's GET and PUT by id, for the one
+// resource type imgflow makes through it: test_vm's virtual network.
 func (f *Fake) resourcesGetByID(ctx context.Context, id, apiVersion string, _ *armresources.ClientGetByIDOptions) (resp azfake.Responder[armresources.ClientGetByIDResponse], errResp azfake.ErrorResponder) {
 	return answer(f, func() (armresources.ClientGetByIDResponse, *Error) {
 		rid, err := vnetID(id)
 		if err != nil {
 			return armresources.ClientGetByIDResponse{}, err
 		}
-		if _, err := f.group(rid.ResourceGroup); err != nil {
-			return armresources.ClientGetByIDResponse{}, err
+		vn, serr := f.sim.GetVirtualNetwork(simCtx(ctx), rid.ResourceGroup, rid.Names[0])
+		if serr != nil {
+			return armresources.ClientGetByIDResponse{}, armError(serr)
 		}
-		vn, ok := f.vnets[key(vnetKey(id))]
-		if !ok {
-			return armresources.ClientGetByIDResponse{}, resourceNotFound(typeVNet, rid.Names[0], rid.ResourceGroup)
-		}
-		return armresources.ClientGetByIDResponse{GenericResource: clone(*vn)}, nil
+		return armresources.ClientGetByIDResponse{GenericResource: vnetOut(vn)}, nil
 	})
 }
 
@@ -414,32 +419,22 @@ func vnetID(id string) (*cloud.ResourceID, *Error) {
 	return rid, nil
 }
 
+func vnetOut(vn *azsim.VirtualNetwork) armresources.GenericResource {
+	return armresources.GenericResource{ID: to(vn.ID), Name: to(vn.Name), Type: to(typeVNet), Location: to(vn.Location), Properties: vn.Properties}
+}
+
 func (f *Fake) resourcesBeginCreateOrUpdateByID(ctx context.Context, id, apiVersion string, in armresources.GenericResource, _ *armresources.ClientBeginCreateOrUpdateByIDOptions) (resp azfake.PollerResponder[armresources.ClientCreateOrUpdateByIDResponse], errResp azfake.ErrorResponder) {
-	return startWith(f, func() (armresources.ClientCreateOrUpdateByIDResponse, int, *Error) {
+	return start(f, http.StatusCreated, func() (armresources.ClientCreateOrUpdateByIDResponse, *Error) {
 		rid, err := vnetID(id)
 		if err != nil {
-			return armresources.ClientCreateOrUpdateByIDResponse{}, 0, err
+			return armresources.ClientCreateOrUpdateByIDResponse{}, err
 		}
-		g, err := f.group(rid.ResourceGroup)
-		if err != nil {
-			return armresources.ClientCreateOrUpdateByIDResponse{}, 0, err
+		props, _ := in.Properties.(map[string]any)
+		vn, serr := f.sim.PutVirtualNetwork(simCtx(ctx), rid.ResourceGroup, azsim.VirtualNetwork{Name: rid.Names[0], Location: deref(in.Location), Properties: props})
+		if serr != nil {
+			return armresources.ClientCreateOrUpdateByIDResponse{}, armError(serr)
 		}
-		loc, err := f.resolveLocation(deref(in.Location), typeVNet)
-		if err != nil {
-			return armresources.ClientCreateOrUpdateByIDResponse{}, 0, err
-		}
-		status := http.StatusCreated
-		if _, ok := f.vnets[key(vnetKey(id))]; ok {
-			status = http.StatusOK
-		}
-		out := clone(in)
-		out.ID = to(cloud.ResourceGroupID(f.sub, deref(g.Name)) + "/providers/" + typeVNet + "/" + rid.Names[0])
-		out.Name, out.Type, out.Location = to(rid.Names[0]), to(typeVNet), to(loc)
-		if props, ok := out.Properties.(map[string]any); ok {
-			props["provisioningState"] = statusSucceeded
-		}
-		f.vnets[key(deref(out.ID))] = &out
-		return armresources.ClientCreateOrUpdateByIDResponse{GenericResource: clone(out)}, status, nil
+		return armresources.ClientCreateOrUpdateByIDResponse{GenericResource: vnetOut(vn)}, nil
 	})
 }
 
@@ -461,7 +456,6 @@ func (f *Fake) deleteGroup(ctx context.Context, name string) *Error {
 	prefix := strings.ToLower(deref(g.ID)) + "/"
 	in := func(id string) bool { return strings.HasPrefix(id, prefix) }
 	deleteIn(f.vms, in)
-	deleteIn(f.vnets, in)
 	f.accountNames.Range(func(name, id any) bool {
 		if in(key(id.(string))) {
 			f.accountNames.Delete(name)
@@ -489,10 +483,6 @@ func (f *Fake) runCommandExists(k string) bool {
 	v := f.vms[vm]
 	return v != nil && v.runs[name] != nil
 }
-
-// vnetKey is a virtual network's id with its leading slash (the generic
-// fake server hands the id without it).
-func vnetKey(id string) string { return "/" + strings.TrimPrefix(id, "/") }
 
 // ARM's answers for the VM handlers, from package azrules's rules (the
 // fake's errors name no resource id of their own).
