@@ -211,14 +211,8 @@ func (f *Fake) operationRegion(path string) string {
 	for _, p := range []string{"/beginGetAccess", "/endGetAccess", "/share"} {
 		k = strings.TrimSuffix(k, strings.ToLower(p))
 	}
-	switch {
-	case f.simLocation(k) != "":
-		return f.simLocation(k)
-	case f.vms[k] != nil:
-		return deref(f.vms[k].vm.Location)
-	}
-	if vm, _, ok := strings.Cut(k, "/runcommands/"); ok && f.vms[vm] != nil {
-		return deref(f.vms[vm].vm.Location)
+	if loc := f.simLocation(k); loc != "" {
+		return loc
 	}
 	return "global"
 }

@@ -20,7 +20,8 @@ type simulation interface {
 	cloud.Provider
 	ImageVersionProgress(ctx context.Context, rg, gallery, def, name string, read bool) (*cloud.ImageVersion, error, error)
 	FailImageVersion(ctx context.Context, rg, gallery, def, name string, failure error) error
-	ResolveVMImage(ctx context.Context, imageID, loc string) (*azsim.VMImage, error)
+	GetRunCommand(ctx context.Context, rg, vm, name string) (*azsim.RunCommandState, error)
+	DeleteRunCommand(ctx context.Context, rg, vm, name string) error
 	GetVirtualNetwork(ctx context.Context, rg, name string) (*azsim.VirtualNetwork, error)
 	PutVirtualNetwork(ctx context.Context, rg string, in azsim.VirtualNetwork) (*azsim.VirtualNetwork, error)
 }
@@ -31,7 +32,7 @@ type simulation interface {
 // there (blobData).
 func newSimulation(f *Fake) simulation {
 	opts := azsim.Options{Target: "azure", Rand: f.rand, Locations: f.opts.Locations, Marketplace: f.opts.Marketplace,
-		Replication: f.replication}
+		Replication: f.replication, RunOutput: f.runOutput}
 	if f.data != nil {
 		opts.Data, opts.Blobs, opts.DiskAccess = f.data, f.data, f.data
 	} else {
@@ -109,6 +110,14 @@ func (f *Fake) simResource(id string) (location string, ok bool) {
 		if img, err := f.sim.GetManagedImage(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
 			return img.Location, true
 		}
+	case rid.Is("Microsoft.Compute", "virtualMachines"):
+		if vm, err := f.sim.GetVM(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
+			return vm.Location, true
+		}
+	case rid.Is("Microsoft.Compute", "virtualMachines", "runCommands"):
+		if rc, err := f.sim.GetRunCommand(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1]); err == nil {
+			return rc.Location, true
+		}
 	case rid.Is("Microsoft.Network", "virtualNetworks"):
 		if vn, err := f.sim.GetVirtualNetwork(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
 			return vn.Location, true
@@ -133,13 +142,4 @@ func (f *Fake) simHas(id string) bool {
 func (f *Fake) simLocation(id string) string {
 	loc, _ := f.simResource(id)
 	return loc
-}
-
-// rgOf is the resource group an id names.
-func rgOf(id string) string {
-	rid, err := cloud.ParseResourceID(id)
-	if err != nil {
-		return ""
-	}
-	return rid.ResourceGroup
 }
