@@ -118,9 +118,12 @@ func TestVMWithoutGuestRecord(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.CreateVM(ctx, testVM("vm1", v.ID))
 	require.NoError(t, err)
-	_, err = p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "x",
+	// The run fails, as a script the guest cannot run does on Azure.
+	res, err := p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "x",
 		Simulated: []cloud.GuestCheck{{Kind: cloud.GuestFileExists, Path: "/x"}}})
-	assert.ErrorIs(t, err, guest.ErrNoGuestContent)
+	require.NoError(t, err)
+	assert.Equal(t, cloud.RunFailed, res.ExecutionState)
+	assert.Contains(t, res.Error, guest.ErrNoGuestContent.Error())
 }
 
 func TestDeleteResourceGroupDeletesEverything(t *testing.T) {
