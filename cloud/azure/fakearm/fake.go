@@ -194,23 +194,13 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Cod
 
 func (e *Error) response(req *http.Request, header http.Header) *http.Response {
 	body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": e.Code, "message": e.Message}})
-	h := http.Header{}
-	for k, v := range header {
-		h[k] = v
+	h := header.Clone()
+	if h == nil {
+		h = http.Header{}
 	}
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("x-ms-error-code", e.Code)
-	return &http.Response{
-		StatusCode:    e.Status,
-		Status:        fmt.Sprintf("%d %s", e.Status, http.StatusText(e.Status)),
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        h,
-		Body:          io.NopCloser(strings.NewReader(string(body))),
-		ContentLength: int64(len(body)),
-		Request:       req,
-	}
+	return respond(req, e.Status, h, body)
 }
 
 func newErr(status int, code, format string, args ...any) *Error {
