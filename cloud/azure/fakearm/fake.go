@@ -50,6 +50,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
 // DefaultSubscriptionID is the subscription of a Fake made without one.
@@ -449,7 +450,7 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 		_ = req.Body.Close()
 		req.Body = io.NopCloser(bytes.NewReader(reqBody))
 	}
-	existed := f.simHas(path)
+	_, existed := f.simResource(path)
 	// The SDK fakes panic ("send on closed channel") when the request's
 	// context ends while a handler runs: handlers never block, so they
 	// run to the end whatever the caller does.
@@ -548,17 +549,6 @@ func key(id string) string { return strings.ToLower(id) }
 
 func to[T any](v T) *T { return &v }
 
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
+func deref[T any](p *T) T { return armconv.Deref(p) }
 
-func strOf[T ~string](p *T) string {
-	if p == nil {
-		return ""
-	}
-	return string(*p)
-}
+func strOf[T ~string](p *T) string { return armconv.StrOf(p) }

@@ -153,9 +153,11 @@ func (f *Fake) answerLRO(req *http.Request, api string, final *http.Response, ex
 		delete(f.lroFail, k)
 		op.failure, op.noError, bodyPolling = fl.err, fl.noError, fl.bodyPolling
 	}
-	if strings.HasPrefix(api, "GalleryImageVersionsClient.") && (req.Method == http.MethodPut || req.Method == http.MethodPatch) && f.simHas(k) {
-		op.version = k
-		op.failure = nil // the version carries its own failure
+	if strings.HasPrefix(api, "GalleryImageVersionsClient.") && (req.Method == http.MethodPut || req.Method == http.MethodPatch) {
+		if _, ok := f.simResource(k); ok {
+			op.version = k
+			op.failure = nil // the version carries its own failure
+		}
 	}
 	if form.state == "" {
 		op.result = body
@@ -211,7 +213,7 @@ func (f *Fake) operationRegion(path string) string {
 	for _, p := range []string{"/beginGetAccess", "/endGetAccess", "/share"} {
 		k = strings.TrimSuffix(k, strings.ToLower(p))
 	}
-	if loc := f.simLocation(k); loc != "" {
+	if loc, ok := f.simResource(k); ok {
 		return loc
 	}
 	return "global"

@@ -80,9 +80,9 @@ func notFound(err error) bool {
 	return errors.As(err, &ce) && ce.StatusCode == http.StatusNotFound
 }
 
-// simResource reads the resource at id from the simulation, for the
-// resource types the fake has ported to it; ok is false for others and
-// for a resource that is not there.
+// simResource reads the resource at id from the simulation (for ARM's
+// 201 vs 200 and an operation's region); ok is false for a resource that
+// is not there or of a type the fake does not serve.
 func (f *Fake) simResource(id string) (location string, ok bool) {
 	rid, err := cloud.ParseResourceID(id)
 	if err != nil || len(rid.Names) == 0 {
@@ -128,18 +128,4 @@ func (f *Fake) simResource(id string) (location string, ok bool) {
 		}
 	}
 	return "", false
-}
-
-// simHas reports whether the simulation holds the resource at id (for
-// ARM's 201 vs 200).
-func (f *Fake) simHas(id string) bool {
-	_, ok := f.simResource(id)
-	return ok
-}
-
-// simLocation is the location of the simulation's resource at id, "" when
-// it holds none.
-func (f *Fake) simLocation(id string) string {
-	loc, _ := f.simResource(id)
-	return loc
 }
