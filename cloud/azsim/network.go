@@ -68,13 +68,15 @@ func vnetID(sub, rg, name string) string {
 	return cloud.ResourceGroupID(sub, rg) + "/providers/" + typeVNet + "/" + name
 }
 
-// subnetExists reports whether subnet (an id) is in a virtual network of
-// the state.
-func subnetExists(st *State, subnet string) bool {
-	rid, err := cloud.ParseResourceID(strings.SplitN(strings.ToLower(subnet), "/subnets/", 2)[0])
-	if err != nil || !rid.Is("Microsoft.Network", "virtualNetworks") || !strings.EqualFold(rid.Subscription, st.SubscriptionID) {
-		return false
+// vnetExists reports whether the virtual network id (lowercased) is one
+// of the state's, for azrules.CheckVMNetwork.
+func vnetExists(st *State) func(id string) bool {
+	return func(id string) bool {
+		rid, err := cloud.ParseResourceID(id)
+		if err != nil || !rid.Is("Microsoft.Network", "virtualNetworks") || !strings.EqualFold(rid.Subscription, st.SubscriptionID) {
+			return false
+		}
+		g := st.ResourceGroups[key(rid.ResourceGroup)]
+		return g != nil && g.VNets[key(rid.Names[0])] != nil
 	}
-	g := st.ResourceGroups[key(rid.ResourceGroup)]
-	return g != nil && g.VNets[key(rid.Names[0])] != nil
 }

@@ -102,6 +102,12 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 				return nil, err
 			}
 		}
+		if in.NIC != "" {
+			nic := []azrules.NICConfig{{Name: in.NIC, Subnets: []string{in.Subnet}}}
+			if err := azrules.CheckVMNetwork(id, 0, nic, "2020-11-01", vnetExists(st)); err != nil {
+				return nil, err
+			}
+		}
 		hyperV, size := img.HyperVGeneration, img.SizeBytes+vhd.FooterSize
 		if err := azrules.CheckVMSecurity(id, security, in.ImageID, hyperV); err != nil {
 			return nil, err

@@ -41,15 +41,21 @@ func TestVirtualNetworkGoesWithItsGroup(t *testing.T) {
 	cloudtest.RequireError(t, err, http.StatusNotFound, cloud.CodeResourceNotFound)
 }
 
-// A run command is kept with its instance view until deleted, and goes
-// with its VM: a VM made again under the name has none.
+// A VM's network interface needs its subnet's virtual network. A run
+// command is kept with its instance view until deleted, and goes with its
+// VM: a VM made again under the name has none.
 func TestRunCommandsGoWithTheirVM(t *testing.T) {
 	ctx := context.Background()
 	p, _, in := replicatingSim(t)
 	in.TargetRegions = []cloud.TargetRegion{{Name: "westeurope"}}
 	v, err := p.CreateImageVersion(ctx, in)
 	require.NoError(t, err)
-	vm := cloud.VM{Name: "vm", ResourceGroup: "rg", Size: "Standard_D2ds_v5", ImageID: v.ID}
+	subnet := "/subscriptions/" + p.SubscriptionID() + "/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/vnet/subnets/default"
+	vm := cloud.VM{Name: "vm", ResourceGroup: "rg", Size: "Standard_D2ds_v5", ImageID: v.ID, NIC: "nic", Subnet: subnet}
+	_, err = p.CreateVM(ctx, vm)
+	cloudtest.RequireError(t, err, http.StatusBadRequest, cloud.CodeInvalidResourceReference, subnet)
+	_, err = p.PutVirtualNetwork(ctx, "rg", azsim.VirtualNetwork{Name: "vnet", Location: "westeurope"})
+	require.NoError(t, err)
 	_, err = p.CreateVM(ctx, vm)
 	require.NoError(t, err)
 	_, err = p.RunCommand(ctx, "rg", "vm", cloud.RunCommand{Name: "hello", Script: "echo hello"})

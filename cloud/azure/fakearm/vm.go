@@ -70,8 +70,8 @@ func (f *Fake) virtualMachinesBeginDelete(ctx context.Context, rg, name string, 
 	})
 }
 
-// checkVMNetwork checks a new VM's network profile under
-// azrules.CheckVMNetwork, against the simulation's virtual networks.
+// checkVMNetwork checks the shape of a new VM's network profile under
+// azrules.CheckVMNetwork; the simulation checks its subnet exists.
 func (f *Fake) checkVMNetwork(p *armcompute.VirtualMachineProperties) *Error {
 	np := &armcompute.NetworkProfile{}
 	if p != nil && p.NetworkProfile != nil {
@@ -92,15 +92,8 @@ func (f *Fake) checkVMNetwork(p *armcompute.VirtualMachineProperties) *Error {
 		}
 		configs = append(configs, c)
 	}
-	exists := func(vnet string) bool {
-		rid, err := cloud.ParseResourceID(vnet)
-		if err != nil {
-			return false
-		}
-		_, serr := f.sim.GetVirtualNetwork(context.Background(), rid.ResourceGroup, rid.Names[0])
-		return serr == nil
-	}
-	return armError(azrules.CheckVMNetwork("", len(np.NetworkInterfaces), configs, string(deref(np.NetworkAPIVersion)), exists))
+	shapeOnly := func(string) bool { return true }
+	return armError(azrules.CheckVMNetwork("", len(np.NetworkInterfaces), configs, string(deref(np.NetworkAPIVersion)), shapeOnly))
 }
 
 // runOutputURIs are the SAS URIs of a run command's output blobs, by
