@@ -117,9 +117,11 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 			return nil, cloud.Conflict(cloud.CodeConflict, cloud.DiskID(st.SubscriptionID, rg.Name, diskName),
 				"A disk named '%s' already exists in resource group '%s'.", diskName, rg.Name)
 		}
-		vmID, err := p.rand.guid()
-		if err != nil {
-			return nil, err
+		var vmID string // the platform's: none in a dry run
+		if !p.dryRun {
+			if vmID, err = p.rand.guid(); err != nil {
+				return nil, err
+			}
 		}
 		disk := &cloud.Disk{
 			ID: cloud.DiskID(st.SubscriptionID, rg.Name, diskName), Name: diskName, ResourceGroup: rg.Name, Location: loc,
