@@ -26,8 +26,22 @@ type VM struct {
 	// windowsConfiguration and an admin password (generated, never kept),
 	// and its run commands run PowerShell.
 	OSType string `json:"os_type,omitempty"`
-	// OSDiskName is the managed OS disk the platform made (read-only).
+	// OSDiskName is the managed OS disk made from the image
+	// (storageProfile.osDisk.name; VMOSDiskName when not given).
 	OSDiskName string `json:"os_disk_name,omitempty"`
+	// ComputerName and AdminUsername are the OS profile's, the account a
+	// generalized image's VM is provisioned with; AdminPassword a Windows
+	// VM's, checked as Azure does and never kept or returned.
+	ComputerName  string `json:"computer_name,omitempty"`
+	AdminUsername string `json:"admin_username,omitempty"`
+	AdminPassword string `json:"-"`
+	// NIC is the network interface the VM makes for itself in Subnet (a
+	// virtual network's subnet id); none on the local target.
+	NIC    string `json:"nic,omitempty"`
+	Subnet string `json:"subnet,omitempty"`
+	// VMID (vmId) and Created (timeCreated) are the platform's (read-only).
+	VMID    string    `json:"vm_id,omitempty"`
+	Created time.Time `json:"created,omitzero"`
 	// ProvisioningState is Azure's provisioningState (read-only).
 	ProvisioningState string `json:"provisioning_state,omitempty"`
 	Tags              Tags   `json:"tags,omitempty"`

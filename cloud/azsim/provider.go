@@ -76,6 +76,9 @@ type Options struct {
 	// content where the reader finds it (the fake ARM's blob backend):
 	// its SAS URL replaces the simulation's own.
 	DiskAccess DiskAccess
+	// RunOutput, when set, writes run commands' output blobs (the fake
+	// ARM's blob backend); nil keeps none.
+	RunOutput RunOutput
 	// Tenant finds the other subscriptions of the tenant whose resources
 	// this one uses (see Tenant); nil: none.
 	Tenant Tenant
@@ -111,6 +114,7 @@ type Provider struct {
 	replication func(region string) Replication
 	blobs       Blobs
 	diskAccess  DiskAccess
+	runOutput   RunOutput
 
 	// rt reads through to a base target (nil without one).
 	rt *readThrough
@@ -167,7 +171,7 @@ func NewGUID(r io.Reader) (string, error) {
 func New(st *State, opts Options) (*Provider, error) {
 	p := &Provider{target: opts.Target, store: opts.Store, data: opts.Data, dryRun: opts.DryRun,
 		now: opts.Now, locations: opts.Locations, marketplace: opts.Marketplace, tenant: opts.Tenant,
-		replication: opts.Replication, blobs: opts.Blobs, diskAccess: opts.DiskAccess}
+		replication: opts.Replication, blobs: opts.Blobs, diskAccess: opts.DiskAccess, runOutput: opts.RunOutput}
 	r := opts.Rand
 	if r == nil {
 		r = rand.Reader

@@ -40,6 +40,10 @@ type ResourceGroupState struct {
 	DiskGrants map[string]*DiskGrantState `json:"disk_grants,omitempty"`
 	// VMs are test_vm's virtual machines; each OS disk is in Disks.
 	VMs map[string]*cloud.VM `json:"vms,omitempty"`
+	// RunCommands are the VMs' managed run commands, by lower(vm/name).
+	RunCommands map[string]*RunCommandState `json:"run_commands,omitempty"`
+	// VNets are the virtual networks of VMs' network interfaces.
+	VNets map[string]*VirtualNetwork `json:"vnets,omitempty"`
 }
 
 // DiskGrantState is an open read grant (SAS) on a managed disk. The SAS

@@ -2,14 +2,10 @@ package azsim
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
-	"github.com/imgflow/imgflow/cloud/guest"
 	"github.com/imgflow/imgflow/internal/deepcopy"
 	"github.com/imgflow/imgflow/vhd"
 )
@@ -74,6 +70,8 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 			if !strings.EqualFold(vm.ImageID, in.ImageID) {
 				return nil, azrules.PropertyChange(vm.ID, "storageProfile.imageReference")
 			}
+			vm.Tags = deepcopy.Of(in.Tags)
+			t.log(cloud.OpUpdate, cloud.KindVM, id)
 			out = *vm
 			out.Tags = deepcopy.Of(vm.Tags)
 			return nil, nil
@@ -97,14 +95,33 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 		if err := azrules.CheckVMOSProfilePresence(id, img.OSState, !in.Specialized); err != nil {
 			return nil, err
 		}
+		win := strings.EqualFold(img.OSType, cloud.OSTypeWindows)
+		if in.AdminUsername != "" {
+			winConfig := strings.EqualFold(in.OSType, cloud.OSTypeWindows)
+			if err := azrules.CheckVMOSProfile(id, img.OSType, in.ComputerName, in.AdminPassword, !winConfig, winConfig); err != nil {
+				return nil, err
+			}
+		}
+		if in.NIC != "" {
+			nic := []azrules.NICConfig{{Name: in.NIC, Subnets: []string{in.Subnet}}}
+			if err := azrules.CheckVMNetwork(id, 0, nic, "2020-11-01", vnetExists(st)); err != nil {
+				return nil, err
+			}
+		}
 		hyperV, size := img.HyperVGeneration, img.SizeBytes+vhd.FooterSize
 		if err := azrules.CheckVMSecurity(id, security, in.ImageID, hyperV); err != nil {
 			return nil, err
 		}
-		diskName := cloud.VMOSDiskName(in.Name)
+		diskName := orDefault(in.OSDiskName, cloud.VMOSDiskName(in.Name))
 		if _, ok := rg.Disks[key(diskName)]; ok {
 			return nil, cloud.Conflict(cloud.CodeConflict, cloud.DiskID(st.SubscriptionID, rg.Name, diskName),
 				"A disk named '%s' already exists in resource group '%s'.", diskName, rg.Name)
+		}
+		var vmID string // the platform's: none in a dry run
+		if !p.dryRun {
+			if vmID, err = p.rand.guid(); err != nil {
+				return nil, err
+			}
 		}
 		disk := &cloud.Disk{
 			ID: cloud.DiskID(st.SubscriptionID, rg.Name, diskName), Name: diskName, ResourceGroup: rg.Name, Location: loc,
@@ -115,8 +132,12 @@ func (p *Provider) CreateVM(ctx context.Context, in cloud.VM) (*cloud.VM, error)
 		}
 		rg.Disks[key(diskName)] = disk
 		vm := &cloud.VM{
-			ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc, Size: in.Size, ImageID: in.ImageID,
-			SecurityType: security, OSDiskName: diskName, ProvisioningState: cloud.ProvisioningSucceeded, Tags: deepcopy.Of(in.Tags),
+			ID: id, Name: in.Name, ResourceGroup: rg.Name, Location: loc, Size: in.Size, ImageID: in.ImageID, SecurityType: security,
+			Specialized: in.Specialized, OSDiskName: diskName, ComputerName: in.ComputerName, AdminUsername: in.AdminUsername,
+			NIC: in.NIC, Subnet: in.Subnet, VMID: vmID, Created: p.stamp(), ProvisioningState: cloud.ProvisioningSucceeded, Tags: deepcopy.Of(in.Tags),
+		}
+		if win {
+			vm.OSType = cloud.OSTypeWindows
 		}
 		if rg.VMs == nil {
 			rg.VMs = map[string]*cloud.VM{}
@@ -141,24 +162,6 @@ type VMImage struct {
 	OSType, OSState, HyperVGeneration string
 	// SizeBytes is the image's virtual size.
 	SizeBytes int64
-}
-
-// ResolveVMImage resolves the image of a VM in loc as ARM does (see
-// vmImage).
-func (p *Provider) ResolveVMImage(ctx context.Context, imageID, loc string) (*VMImage, error) {
-	if err := p.load(p.loadID(ctx, imageID)); err != nil {
-		return nil, err
-	}
-	var out VMImage
-	err := p.view(ctx, func(st *State) error {
-		img, _, err := p.vmImage(st, imageID, "", loc)
-		out = img
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // vmImage resolves a VM's image and its content: a managed image in the
@@ -239,6 +242,11 @@ func (p *Provider) DeleteVM(ctx context.Context, rgName, name string) error {
 			return err
 		}
 		delete(rg.VMs, key(vm.Name))
+		for k := range rg.RunCommands {
+			if strings.HasPrefix(k, key(vm.Name)+"/") {
+				delete(rg.RunCommands, k)
+			}
+		}
 		t.log(cloud.OpDelete, cloud.KindVM, vm.ID)
 		if d, ok := rg.Disks[key(vm.OSDiskName)]; ok {
 			delete(rg.Disks, key(d.Name))
@@ -284,101 +292,6 @@ func (p *Provider) DeleteResourceGroup(ctx context.Context, name string) error {
 		t.log(cloud.OpDelete, cloud.KindResourceGroup, rg.ID)
 		return nil
 	})
-}
-
-// RunCommand implements cloud.Provider: cmd.Simulated (or
-// cmd.SimulatedScan) evaluated against the content record of the VM's OS
-// disk. A command without a simulated form cannot run here. As on Azure,
-// the streams are cut to their last RunCommandOutputMax bytes unless the
-// command has output blobs, whose container must exist; the local target
-// keeps no append blobs, so the whole streams are returned directly.
-func (p *Provider) RunCommand(ctx context.Context, rgName, vmName string, cmd cloud.RunCommand) (*cloud.RunCommandResult, error) {
-	if err := p.load(p.loadVM(ctx, rgName, vmName), p.loadRef(ctx, cmd.OutputBlob), p.loadRef(ctx, cmd.ErrorBlob)); err != nil {
-		return nil, err
-	}
-	var disk content
-	var vmID string
-	err := p.view(ctx, func(st *State) error {
-		rg, vm, err := p.lookupVM(st, rgName, vmName)
-		if err != nil {
-			return err
-		}
-		vmID = vm.ID
-		d, ok := rg.Disks[key(vm.OSDiskName)]
-		if !ok {
-			return cloud.Conflict(cloud.CodeOperationNotAllowed, vm.ID, "The VM '%s' has no OS disk.", vm.Name)
-		}
-		disk = content{key: ResourceKey(d.ID), size: d.SizeBytes}
-		for _, ref := range []*cloud.BlobRef{cmd.OutputBlob, cmd.ErrorBlob} {
-			if ref == nil {
-				continue
-			}
-			if _, _, err := p.lookupContainer(st, *ref); err != nil {
-				return fmt.Errorf("run command %s: output blob %s: %w", cmd.Name, ref.URL(), err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if p.dryRun {
-		return p.dryRunCommand(vmID, cmd)
-	}
-	if len(cmd.Simulated) == 0 && cmd.SimulatedScan == nil {
-		return nil, azrules.InvalidParameter(vmID+"/runCommands/"+cmd.Name,
-			"The local target runs no scripts: run command '%s' needs a simulated form (the check's local = [...]) to be evaluated against the image's recorded content.", cmd.Name)
-	}
-	r, done, err := p.openContent(ctx, disk)
-	if err != nil {
-		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
-	}
-	defer done()
-	g, err := guest.ReadGuestContent(io.NewSectionReader(r, 0, disk.size))
-	if err != nil {
-		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
-	}
-	res, err := guest.Simulate(cmd.Simulated, cmd.SimulatedScan, g, disk.size)
-	if err != nil {
-		return nil, fmt.Errorf("run command %s in VM %s: %w", cmd.Name, vmName, err)
-	}
-	if cmd.OutputBlob == nil {
-		res.Output = cloud.TailOutput(res.Output)
-	}
-	if cmd.ErrorBlob == nil {
-		res.Error = cloud.TailOutput(res.Error)
-	}
-	return res, nil
-}
-
-// dryRunCommand records the run command and answers without running it;
-// the simulated forms are checked all the same.
-func (p *Provider) dryRunCommand(vmID string, cmd cloud.RunCommand) (*cloud.RunCommandResult, error) {
-	id := vmID + "/runCommands/" + cmd.Name
-	for _, c := range cmd.Simulated {
-		if err := c.Validate(); err != nil {
-			return nil, azrules.InvalidParameter(id, "%v", err)
-		}
-	}
-	if cmd.SimulatedScan != nil {
-		if err := cmd.SimulatedScan.Validate(); err != nil {
-			return nil, azrules.InvalidParameter(id, "%v", err)
-		}
-	}
-	p.mu.Lock()
-	p.changes = append(p.changes, cloud.Change{Op: cloud.OpCreate, Kind: cloud.KindRunCommand, ID: id})
-	p.mu.Unlock()
-	return &cloud.RunCommandResult{ExecutionState: cloud.RunSucceeded, Output: "(dry run: not run)\n"}, nil
-}
-
-// readGuestContent reads the content record of a disk's data file.
-func readGuestContent(path string) (*guest.GuestContent, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return guest.ReadGuestContent(f)
 }
 
 // loadVM reads a VM and its OS disk.

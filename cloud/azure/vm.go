@@ -17,6 +17,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
 // test_vm's VMs. The network interface is made by the VM itself
@@ -233,37 +234,8 @@ func sshPublicKey() (string, error) {
 }
 
 func vmOut(v *armcompute.VirtualMachine, rg, name string) *cloud.VM {
-	out := &cloud.VM{ID: deref(v.ID), Name: deref(v.Name), ResourceGroup: rg, Location: foldLocation(deref(v.Location)), Tags: tagsOut(v.Tags)}
-	if out.Name == "" {
-		out.Name = name
-	}
-	if g := rgFromID(out.ID); g != "" {
-		out.ResourceGroup = g
-	}
-	props := v.Properties
-	if props == nil {
-		return out
-	}
-	out.ProvisioningState = deref(props.ProvisioningState)
-	if hp := props.HardwareProfile; hp != nil {
-		out.Size = strOf(hp.VMSize)
-	}
-	if sp := props.StorageProfile; sp != nil {
-		if sp.ImageReference != nil {
-			out.ImageID = deref(sp.ImageReference.ID)
-		}
-		if sp.OSDisk != nil {
-			out.OSDiskName = deref(sp.OSDisk.Name)
-			if strOf(sp.OSDisk.OSType) == cloud.OSTypeWindows {
-				out.OSType = cloud.OSTypeWindows
-			}
-		}
-	}
-	if sec := props.SecurityProfile; sec != nil {
-		out.SecurityType = strOf(sec.SecurityType)
-	}
-	out.Specialized = props.OSProfile == nil
-	return out
+	out := armconv.VMOf(v, rg, name)
+	return &out
 }
 
 // DeleteVM implements cloud.Provider: the VM, and with it (deleteOption

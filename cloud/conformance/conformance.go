@@ -94,6 +94,7 @@ func run(t *testing.T, newProvider func(t *testing.T) cloud.Provider, dry bool) 
 		{"DiskExport", diskExport},
 		{"BlobCopy", blobCopy},
 		{"BlobErrors", blobErrors},
+		{"VMRunCommand", vmRunCommand},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -1042,4 +1043,29 @@ func blobErrors(e *env) {
 func withGallery(d cloud.ImageDefinition, g string) cloud.ImageDefinition {
 	d.Gallery = g
 	return d
+}
+
+// vmRunCommand: a VM of a version gets the OS disk its name asks for, and
+// a script without a simulated form is accepted and fails to run on every
+// target, as ARM records a managed run command in a VM that cannot run it
+// (testdata/azure/contract/vm/12_run_command_create.json).
+func vmRunCommand(e *env) {
+	t := e.t
+	e.group("rg")
+	e.gallery("rg", "gal")
+	e.definition("rg", "gal", "ubuntu", "2204")
+	ver, _, _, _ := e.vhdVersion("rg", "gal", "ubuntu")
+	vm, err := e.p.CreateVM(e.ctx, cloud.VM{Name: "vm", ResourceGroup: "rg", Location: Location, Size: "Standard_D2ds_v5", ImageID: ver.ID})
+	require.NoError(t, err)
+	assert.Equal(t, cloud.VMOSDiskName("vm"), vm.OSDiskName)
+	assert.Equal(t, cloud.ProvisioningSucceeded, vm.ProvisioningState)
+	if !e.dry {
+		res, err := e.p.RunCommand(e.ctx, "rg", "vm", cloud.RunCommand{Name: "hello", Script: "echo hello", Timeout: time.Minute})
+		require.NoError(t, err)
+		assert.Equal(t, cloud.RunFailed, res.ExecutionState)
+		assert.NotEmpty(t, res.Error, "the reason it could not run")
+	}
+	require.NoError(t, e.p.DeleteVM(e.ctx, "rg", "vm"))
+	_, err = e.p.GetDisk(e.ctx, "rg", vm.OSDiskName)
+	assert.True(t, cloud.IsNotFound(err), "the OS disk goes with the VM: %v", err)
 }

@@ -63,8 +63,12 @@ func TestVMRunCommandAndDelete(t *testing.T) {
 	assert.Equal(t, 1, res.ExitCode)
 	assert.Equal(t, "/etc/tmpfiles.d/aks-mglru.conf: missing\n", res.Error)
 
-	_, err = p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "raw", Script: "true"})
-	cloudtest.RequireError(t, err, 400, cloud.CodeInvalidParameter, "needs a simulated form")
+	// A script without a simulated form runs, as on Azure, and fails: no
+	// guest boots here (contract fixture vm/12).
+	res, err = p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "raw", Script: "true"})
+	require.NoError(t, err)
+	assert.Equal(t, cloud.RunFailed, res.ExecutionState)
+	assert.Contains(t, res.Error, "runs no scripts")
 
 	require.NoError(t, p.DeleteVM(ctx, "imgflow-test", "vm1"))
 	_, err = p.GetVM(ctx, "imgflow-test", "vm1")
@@ -114,9 +118,12 @@ func TestVMWithoutGuestRecord(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.CreateVM(ctx, testVM("vm1", v.ID))
 	require.NoError(t, err)
-	_, err = p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "x",
+	// The run fails, as a script the guest cannot run does on Azure.
+	res, err := p.RunCommand(ctx, "imgflow-test", "vm1", cloud.RunCommand{Name: "x",
 		Simulated: []cloud.GuestCheck{{Kind: cloud.GuestFileExists, Path: "/x"}}})
-	assert.ErrorIs(t, err, guest.ErrNoGuestContent)
+	require.NoError(t, err)
+	assert.Equal(t, cloud.RunFailed, res.ExecutionState)
+	assert.Contains(t, res.Error, guest.ErrNoGuestContent.Error())
 }
 
 func TestDeleteResourceGroupDeletesEverything(t *testing.T) {

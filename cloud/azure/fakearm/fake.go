@@ -6,9 +6,8 @@
 // handlers (one per ARM operation, see operations.go) convert the SDK
 // models to package cloud's values and call the one simulated Azure
 // (cloud/azsim, sim.go), which holds the resources and applies Azure's
-// rules as it does for the local target; VMs and their run commands are
-// still kept here, as SDK models checked with package azrules. The
-// transport answers on ARM's terms, as the REST spec examples do (see
+// rules as it does for the local target; the fake keeps no resource of
+// its own. The transport answers on ARM's terms, as the REST spec examples do (see
 // lro.go and testdata/azure/contract): long operations answer 201/200
 // with provisioningState Creating/Updating and Azure-AsyncOperation, or
 // 202 with Location, and report InProgress before their end; a version's
@@ -35,7 +34,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -45,7 +43,6 @@ import (
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	computefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7/fake"
-	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3"
 	resourcesfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources/v3/fake"
 	subsfake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armsubscriptions/fake"
 	storagefake "github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/storage/armstorage/v2/fake"
@@ -53,6 +50,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azrules"
+	"github.com/imgflow/imgflow/cloud/azure/internal/armconv"
 )
 
 // DefaultSubscriptionID is the subscription of a Fake made without one.
@@ -123,9 +121,7 @@ type Fake struct {
 	// names in the order its last PUT gave them, as ARM answers them.
 	featureOrder map[string][]string
 
-	mu    sync.Mutex
-	vms   map[string]*vmState                      // lower(id)
-	vnets map[string]*armresources.GenericResource // lower(id)
+	mu sync.Mutex
 
 	locations []cloud.Location
 	regions   azrules.Regions
@@ -151,8 +147,6 @@ func New(opts Options) *Fake {
 		opts:         opts,
 		sub:          opts.SubscriptionID,
 		rand:         opts.Rand,
-		vms:          map[string]*vmState{},
-		vnets:        map[string]*armresources.GenericResource{},
 		lroFail:      map[string]*lroFailure{},
 		featureOrder: map[string][]string{},
 		ops:          map[string]*operation{},
@@ -201,23 +195,13 @@ func (e *Error) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Cod
 
 func (e *Error) response(req *http.Request, header http.Header) *http.Response {
 	body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": e.Code, "message": e.Message}})
-	h := http.Header{}
-	for k, v := range header {
-		h[k] = v
+	h := header.Clone()
+	if h == nil {
+		h = http.Header{}
 	}
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("x-ms-error-code", e.Code)
-	return &http.Response{
-		StatusCode:    e.Status,
-		Status:        fmt.Sprintf("%d %s", e.Status, http.StatusText(e.Status)),
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        h,
-		Body:          io.NopCloser(strings.NewReader(string(body))),
-		ContentLength: int64(len(body)),
-		Request:       req,
-	}
+	return respond(req, e.Status, h, body)
 }
 
 func newErr(status int, code, format string, args ...any) *Error {
@@ -466,7 +450,7 @@ func (f *Fake) do(req *http.Request) (*http.Response, error) {
 		_ = req.Body.Close()
 		req.Body = io.NopCloser(bytes.NewReader(reqBody))
 	}
-	existed := f.exists(path)
+	_, existed := f.simResource(path)
 	// The SDK fakes panic ("send on closed channel") when the request's
 	// context ends while a handler runs: handlers never block, so they
 	// run to the end whatever the caller does.
@@ -527,14 +511,6 @@ func (f *Fake) faultAnswer(req *http.Request, api, path string, poll bool) *http
 	return (&Error{Status: fl.Status, Code: fl.Code, Message: fl.Message}).response(req, h)
 }
 
-// exists reports whether a resource is at path (for ARM's 201 vs 200).
-func (f *Fake) exists(path string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	k := strings.ToLower(path)
-	return f.vms[k] != nil || f.vnets[k] != nil || f.runCommandExists(k) || f.simHas(path)
-}
-
 // failPage makes the list request at path fail with err. Pager handlers
 // use it instead of PagerResponder.AddError, which would leave the SDK
 // fake's pager state behind and break the next list of that path: they
@@ -569,42 +545,10 @@ func (f *Fake) guid() string {
 	return id.String()
 }
 
-// clone deep-copies a value through JSON, so answers never share memory
-// with the state.
-func clone[T any](v T) T {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("fakearm: clone: %v", err))
-	}
-	var out T
-	if err := json.Unmarshal(data, &out); err != nil {
-		panic(fmt.Sprintf("fakearm: clone: %v", err))
-	}
-	return out
-}
-
 func key(id string) string { return strings.ToLower(id) }
 
 func to[T any](v T) *T { return &v }
 
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
+func deref[T any](p *T) T { return armconv.Deref(p) }
 
-func strOf[T ~string](p *T) string {
-	if p == nil {
-		return ""
-	}
-	return string(*p)
-}
-
-func copyTags(t map[string]*string) map[string]*string {
-	if t == nil {
-		return nil
-	}
-	return maps.Clone(t)
-}
+func strOf[T ~string](p *T) string { return armconv.StrOf(p) }

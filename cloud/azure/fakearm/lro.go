@@ -153,9 +153,11 @@ func (f *Fake) answerLRO(req *http.Request, api string, final *http.Response, ex
 		delete(f.lroFail, k)
 		op.failure, op.noError, bodyPolling = fl.err, fl.noError, fl.bodyPolling
 	}
-	if strings.HasPrefix(api, "GalleryImageVersionsClient.") && (req.Method == http.MethodPut || req.Method == http.MethodPatch) && f.simHas(k) {
-		op.version = k
-		op.failure = nil // the version carries its own failure
+	if strings.HasPrefix(api, "GalleryImageVersionsClient.") && (req.Method == http.MethodPut || req.Method == http.MethodPatch) {
+		if _, ok := f.simResource(k); ok {
+			op.version = k
+			op.failure = nil // the version carries its own failure
+		}
 	}
 	if form.state == "" {
 		op.result = body
@@ -213,13 +215,6 @@ func (f *Fake) operationRegion(path string) string {
 	}
 	if loc, ok := f.simResource(k); ok {
 		return loc
-	}
-	switch {
-	case f.vms[k] != nil:
-		return deref(f.vms[k].vm.Location)
-	}
-	if vm, _, ok := strings.Cut(k, "/runcommands/"); ok && f.vms[vm] != nil {
-		return deref(f.vms[vm].vm.Location)
 	}
 	return "global"
 }

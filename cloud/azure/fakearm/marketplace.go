@@ -20,7 +20,7 @@ import (
 
 func (f *Fake) virtualMachineImagesList(ctx context.Context, location, publisher, offer, sku string, _ *armcompute.VirtualMachineImagesClientListOptions) (resp azfake.Responder[armcompute.VirtualMachineImagesClientListResponse], errResp azfake.ErrorResponder) {
 	return answer(f, func() (armcompute.VirtualMachineImagesClientListResponse, *Error) {
-		loc, err := f.resolveLocation(location, typeVM)
+		loc, err := f.resolveLocation(location, "Microsoft.Compute/virtualMachines")
 		if err != nil {
 			return armcompute.VirtualMachineImagesClientListResponse{}, err
 		}

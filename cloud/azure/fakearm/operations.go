@@ -242,125 +242,32 @@ type servers struct {
 func newServers(ops operations) servers {
 	return servers{
 		compute: &computefake.ServerFactory{
-			GalleriesServer:                 galleriesServer(ops),
-			GallerySharingProfileServer:     sharingServer(ops),
-			CommunityGalleriesServer:        communityServer(ops),
-			GalleryImagesServer:             definitionsServer(ops),
-			GalleryImageVersionsServer:      versionsServer(ops),
-			ImagesServer:                    imagesServer(ops),
-			DisksServer:                     disksServer(ops),
-			VirtualMachinesServer:           virtualMachinesServer(ops),
-			VirtualMachineImagesServer:      computefake.VirtualMachineImagesServer{List: ops.virtualMachineImagesList},
-			VirtualMachineRunCommandsServer: runCommandsServer(ops),
+			GalleriesServer: computefake.GalleriesServer{NewListPager: ops.galleriesNewListPager, Get: ops.galleriesGet,
+				BeginCreateOrUpdate: ops.galleriesBeginCreateOrUpdate},
+			GallerySharingProfileServer: computefake.GallerySharingProfileServer{BeginUpdate: ops.gallerySharingBeginUpdate},
+			CommunityGalleriesServer:    computefake.CommunityGalleriesServer{Get: ops.communityGalleriesGet},
+			GalleryImagesServer: computefake.GalleryImagesServer{NewListByGalleryPager: ops.galleryImagesNewListByGalleryPager,
+				Get: ops.galleryImagesGet, BeginCreateOrUpdate: ops.galleryImagesBeginCreateOrUpdate, BeginDelete: ops.galleryImagesBeginDelete},
+			GalleryImageVersionsServer: computefake.GalleryImageVersionsServer{Get: ops.galleryImageVersionsGet,
+				NewListByGalleryImagePager: ops.galleryImageVersionsNewListByGalleryImagePager, BeginCreateOrUpdate: ops.galleryImageVersionsBeginCreateOrUpdate,
+				BeginUpdate: ops.galleryImageVersionsBeginUpdate, BeginDelete: ops.galleryImageVersionsBeginDelete},
+			ImagesServer: computefake.ImagesServer{Get: ops.imagesGet, BeginCreateOrUpdate: ops.imagesBeginCreateOrUpdate,
+				BeginUpdate: ops.imagesBeginUpdate, BeginDelete: ops.imagesBeginDelete},
+			DisksServer: computefake.DisksServer{Get: ops.disksGet, BeginCreateOrUpdate: ops.disksBeginCreateOrUpdate,
+				BeginGrantAccess: ops.disksBeginGrantAccess, BeginRevokeAccess: ops.disksBeginRevokeAccess, BeginDelete: ops.disksBeginDelete},
+			VirtualMachineImagesServer: computefake.VirtualMachineImagesServer{List: ops.virtualMachineImagesList},
+			VirtualMachinesServer: computefake.VirtualMachinesServer{Get: ops.virtualMachinesGet,
+				BeginCreateOrUpdate: ops.virtualMachinesBeginCreateOrUpdate, BeginDelete: ops.virtualMachinesBeginDelete},
+			VirtualMachineRunCommandsServer: computefake.VirtualMachineRunCommandsServer{BeginCreateOrUpdate: ops.virtualMachineRunCommandsBeginCreateOrUpdate,
+				GetByVirtualMachine: ops.virtualMachineRunCommandsGetByVirtualMachine, BeginDelete: ops.virtualMachineRunCommandsBeginDelete},
 		},
-		resources: &resourcesfake.ServerFactory{ResourceGroupsServer: resourceGroupServer(ops), Server: genericServer(ops)},
-		storage:   &storagefake.ServerFactory{AccountsServer: accountsServer(ops)},
-		subs:      &subsfake.ServerFactory{Server: subscriptionServer(ops)},
-	}
-}
-
-func resourceGroupServer(ops operations) resourcesfake.ResourceGroupsServer {
-	return resourcesfake.ResourceGroupsServer{
-		Get:            ops.resourceGroupsGet,
-		CheckExistence: ops.resourceGroupsCheckExistence,
-		CreateOrUpdate: ops.resourceGroupsCreateOrUpdate,
-		BeginDelete:    ops.resourceGroupsBeginDelete,
-	}
-}
-
-func genericServer(ops operations) resourcesfake.Server {
-	return resourcesfake.Server{
-		GetByID:                 ops.resourcesGetByID,
-		BeginCreateOrUpdateByID: ops.resourcesBeginCreateOrUpdateByID,
-	}
-}
-
-func subscriptionServer(ops operations) subsfake.Server {
-	return subsfake.Server{
-		Get:                   ops.subscriptionsGet,
-		NewListLocationsPager: ops.subscriptionsNewListLocationsPager,
-	}
-}
-
-func accountsServer(ops operations) storagefake.AccountsServer {
-	return storagefake.AccountsServer{
-		ListKeys:      ops.accountsListKeys,
-		NewListPager:  ops.accountsNewListPager,
-		GetProperties: ops.accountsGetProperties,
-		BeginCreate:   ops.accountsBeginCreate,
-	}
-}
-
-func galleriesServer(ops operations) computefake.GalleriesServer {
-	return computefake.GalleriesServer{
-		NewListPager:        ops.galleriesNewListPager,
-		Get:                 ops.galleriesGet,
-		BeginCreateOrUpdate: ops.galleriesBeginCreateOrUpdate,
-	}
-}
-
-func sharingServer(ops operations) computefake.GallerySharingProfileServer {
-	return computefake.GallerySharingProfileServer{
-		BeginUpdate: ops.gallerySharingBeginUpdate,
-	}
-}
-
-func communityServer(ops operations) computefake.CommunityGalleriesServer {
-	return computefake.CommunityGalleriesServer{
-		Get: ops.communityGalleriesGet,
-	}
-}
-
-func definitionsServer(ops operations) computefake.GalleryImagesServer {
-	return computefake.GalleryImagesServer{
-		NewListByGalleryPager: ops.galleryImagesNewListByGalleryPager,
-		Get:                   ops.galleryImagesGet,
-		BeginCreateOrUpdate:   ops.galleryImagesBeginCreateOrUpdate,
-		BeginDelete:           ops.galleryImagesBeginDelete,
-	}
-}
-
-func versionsServer(ops operations) computefake.GalleryImageVersionsServer {
-	return computefake.GalleryImageVersionsServer{
-		Get:                        ops.galleryImageVersionsGet,
-		NewListByGalleryImagePager: ops.galleryImageVersionsNewListByGalleryImagePager,
-		BeginCreateOrUpdate:        ops.galleryImageVersionsBeginCreateOrUpdate,
-		BeginUpdate:                ops.galleryImageVersionsBeginUpdate,
-		BeginDelete:                ops.galleryImageVersionsBeginDelete,
-	}
-}
-
-func imagesServer(ops operations) computefake.ImagesServer {
-	return computefake.ImagesServer{
-		Get:                 ops.imagesGet,
-		BeginCreateOrUpdate: ops.imagesBeginCreateOrUpdate,
-		BeginUpdate:         ops.imagesBeginUpdate,
-		BeginDelete:         ops.imagesBeginDelete,
-	}
-}
-
-func disksServer(ops operations) computefake.DisksServer {
-	return computefake.DisksServer{
-		Get:                 ops.disksGet,
-		BeginCreateOrUpdate: ops.disksBeginCreateOrUpdate,
-		BeginGrantAccess:    ops.disksBeginGrantAccess,
-		BeginRevokeAccess:   ops.disksBeginRevokeAccess,
-		BeginDelete:         ops.disksBeginDelete,
-	}
-}
-
-func virtualMachinesServer(ops operations) computefake.VirtualMachinesServer {
-	return computefake.VirtualMachinesServer{
-		Get:                 ops.virtualMachinesGet,
-		BeginCreateOrUpdate: ops.virtualMachinesBeginCreateOrUpdate,
-		BeginDelete:         ops.virtualMachinesBeginDelete,
-	}
-}
-
-func runCommandsServer(ops operations) computefake.VirtualMachineRunCommandsServer {
-	return computefake.VirtualMachineRunCommandsServer{
-		BeginCreateOrUpdate: ops.virtualMachineRunCommandsBeginCreateOrUpdate,
-		GetByVirtualMachine: ops.virtualMachineRunCommandsGetByVirtualMachine,
-		BeginDelete:         ops.virtualMachineRunCommandsBeginDelete,
+		resources: &resourcesfake.ServerFactory{
+			ResourceGroupsServer: resourcesfake.ResourceGroupsServer{Get: ops.resourceGroupsGet, CheckExistence: ops.resourceGroupsCheckExistence,
+				CreateOrUpdate: ops.resourceGroupsCreateOrUpdate, BeginDelete: ops.resourceGroupsBeginDelete},
+			Server: resourcesfake.Server{GetByID: ops.resourcesGetByID, BeginCreateOrUpdateByID: ops.resourcesBeginCreateOrUpdateByID},
+		},
+		storage: &storagefake.ServerFactory{AccountsServer: storagefake.AccountsServer{ListKeys: ops.accountsListKeys,
+			NewListPager: ops.accountsNewListPager, GetProperties: ops.accountsGetProperties, BeginCreate: ops.accountsBeginCreate}},
+		subs: &subsfake.ServerFactory{Server: subsfake.Server{Get: ops.subscriptionsGet, NewListLocationsPager: ops.subscriptionsNewListLocationsPager}},
 	}
 }

@@ -2,7 +2,9 @@ package fakearm
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azsim"
@@ -18,7 +20,10 @@ type simulation interface {
 	cloud.Provider
 	ImageVersionProgress(ctx context.Context, rg, gallery, def, name string, read bool) (*cloud.ImageVersion, error, error)
 	FailImageVersion(ctx context.Context, rg, gallery, def, name string, failure error) error
-	ResolveVMImage(ctx context.Context, imageID, loc string) (*azsim.VMImage, error)
+	GetRunCommand(ctx context.Context, rg, vm, name string) (*azsim.RunCommandState, error)
+	DeleteRunCommand(ctx context.Context, rg, vm, name string) error
+	GetVirtualNetwork(ctx context.Context, rg, name string) (*azsim.VirtualNetwork, error)
+	PutVirtualNetwork(ctx context.Context, rg string, in azsim.VirtualNetwork) (*azsim.VirtualNetwork, error)
 }
 
 // newSimulation makes the fake's simulation: an in-memory subscription
@@ -27,7 +32,7 @@ type simulation interface {
 // there (blobData).
 func newSimulation(f *Fake) simulation {
 	opts := azsim.Options{Target: "azure", Rand: f.rand, Locations: f.opts.Locations, Marketplace: f.opts.Marketplace,
-		Replication: f.replication}
+		Replication: f.replication, RunOutput: f.runOutput}
 	if f.data != nil {
 		opts.Data, opts.Blobs, opts.DiskAccess = f.data, f.data, f.data
 	} else {
@@ -69,9 +74,15 @@ func simCtx(ctx context.Context) context.Context {
 	return ctx
 }
 
-// simResource reads the resource at id from the simulation, for the
-// resource types the fake has ported to it; ok is false for others and
-// for a resource that is not there.
+// notFound reports whether err is the simulation's 404.
+func notFound(err error) bool {
+	var ce *cloud.Error
+	return errors.As(err, &ce) && ce.StatusCode == http.StatusNotFound
+}
+
+// simResource reads the resource at id from the simulation (for ARM's
+// 201 vs 200 and an operation's region); ok is false for a resource that
+// is not there or of a type the fake does not serve.
 func (f *Fake) simResource(id string) (location string, ok bool) {
 	rid, err := cloud.ParseResourceID(id)
 	if err != nil || len(rid.Names) == 0 {
@@ -99,26 +110,22 @@ func (f *Fake) simResource(id string) (location string, ok bool) {
 		if img, err := f.sim.GetManagedImage(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
 			return img.Location, true
 		}
+	case rid.Is("Microsoft.Compute", "virtualMachines"):
+		if vm, err := f.sim.GetVM(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
+			return vm.Location, true
+		}
+	case rid.Is("Microsoft.Compute", "virtualMachines", "runCommands"):
+		if rc, err := f.sim.GetRunCommand(ctx, rid.ResourceGroup, rid.Names[0], rid.Names[1]); err == nil {
+			return rc.Location, true
+		}
+	case rid.Is("Microsoft.Network", "virtualNetworks"):
+		if vn, err := f.sim.GetVirtualNetwork(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
+			return vn.Location, true
+		}
 	case rid.Is("Microsoft.Compute", "disks"):
 		if d, err := f.sim.GetDisk(ctx, rid.ResourceGroup, rid.Names[0]); err == nil {
 			return d.Location, true
 		}
 	}
 	return "", false
-}
-
-// simHas reports whether the simulation holds the resource at id (for
-// ARM's 201 vs 200).
-func (f *Fake) simHas(id string) bool {
-	_, ok := f.simResource(id)
-	return ok
-}
-
-// rgOf is the resource group an id names.
-func rgOf(id string) string {
-	rid, err := cloud.ParseResourceID(id)
-	if err != nil {
-		return ""
-	}
-	return rid.ResourceGroup
 }
