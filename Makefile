@@ -70,7 +70,7 @@ lint: build
 
 # The README's second command: everything, set-up included.
 #
-# Go tests run package by package (scripts/gotest.sh), two at a time, each
+# Go tests run package by package (scripts/gotest.sh), TEST_JOBS at a time, each
 # under its own go test -timeout: TEST_TIMEOUT for most, the limits in
 # TEST_TIMEOUTS for the slow ones (listed slowest first; they start first).
 # The limits are sized for the race detector on a 2-core machine that
@@ -94,11 +94,19 @@ TEST_TIMEOUTS ?= ./workflows=20m ./cloud/azure=15m ./cmd/imgflow=12m \
                  ./cloud/local=12m ./cloud/overlay=8m ./cloud=5m ./packer=5m \
                  ./journal=5m ./builtins=5m ./cloud/conformance=5m \
                  ./cmd/imgflow-emulator=5m ./artifacts=5m
-TEST_JOBS     ?= 2
+#
+# TEST_JOBS: without the race detector the big packages spend most of
+# their time waiting (Azurite and node starting, leases running out,
+# packer starting its plugins, go build in the doc examples): cmd/imgflow
+# used under half a core, cloud/azure a quarter. Three at a time keeps
+# both cores busy; under -race the tests themselves fill them, so CI
+# runs two.
 ifeq ($(CI),true)
 TEST_FLAGS    ?= -race -count=1
+TEST_JOBS     ?= 2
 else
 TEST_FLAGS    ?= -count=1
+TEST_JOBS     ?= 3
 endif
 # packer builds in the background from `deps` on (minutes on a fresh
 # machine); the packages whose tests run it wait for it, the others go first.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/overlay"
@@ -21,20 +23,21 @@ import (
 	"github.com/imgflow/imgflow/packer/packertest"
 )
 
-// buildRecorder is the plan's packer validator: it records every
-// packer_build request instead of validating it, with a copy of the
-// staged files (packer_build removes its staging directory when it
-// returns).
+// buildRecorder records every packer_build request of the plans it
+// watches (through planRecorder, one per plan) instead of validating it,
+// with a copy of the staged files (packer_build removes its staging
+// directory when it returns).
 type buildRecorder struct {
-	t        *testing.T
-	workflow string
-	mu       sync.Mutex
-	builds   []recordedBuild
-	seen     map[string]bool
+	t      *testing.T
+	mu     sync.Mutex
+	builds []recordedBuild
+	seen   map[string]bool
+	plans  int // plans made so far (planAll numbers the next from here)
 }
 
 type recordedBuild struct {
 	workflow string
+	plan     int // the plan's index: builds are reported in plan order
 	req      packer.BuildRequest
 	// validated says err is packer validate's, run while the build's own
 	// directory existed.
@@ -42,18 +45,29 @@ type recordedBuild struct {
 	err       error
 }
 
-func (r *buildRecorder) Validate(_ context.Context, req packer.BuildRequest) error {
+// planRecorder is one plan's packer validator: its builds go to rec under
+// the plan's name and index.
+type planRecorder struct {
+	rec      *buildRecorder
+	workflow string
+	plan     int
+}
+
+func (p planRecorder) Validate(_ context.Context, req packer.BuildRequest) error {
+	r := p.rec
 	vars := make(map[string]string, len(req.Vars))
 	for k, v := range req.Vars {
 		vars[k] = v
 	}
 	if dir, ok := vars[packer.FilesDirVar]; ok {
 		kept := r.t.TempDir()
-		require.NoError(r.t, os.CopyFS(kept, os.DirFS(dir)))
+		if err := os.CopyFS(kept, os.DirFS(dir)); err != nil {
+			return err
+		}
 		vars[packer.FilesDirVar] = kept
 	}
 	req.Vars = vars
-	b := recordedBuild{workflow: r.workflow, req: req}
+	b := recordedBuild{workflow: p.workflow, plan: p.plan, req: req}
 	if req.Mirrors != "" {
 		// One validation per checkout template: packer takes seconds.
 		key := req.Mirrors + "\x00" + filepath.Base(req.TemplatePath)
@@ -86,6 +100,43 @@ func (r *buildRecorder) Validate(_ context.Context, req packer.BuildRequest) err
 	return nil
 }
 
+// planJob is one plan the validate test makes.
+type planJob struct {
+	name, file string
+	vars       map[string]starlark.Value
+}
+
+// planAll plans the jobs side by side, as many at a time as there are
+// cores (each plan waits mostly on its packer validate runs), recording
+// their builds in rec; it fails the test, in job order, for a plan that
+// fails.
+func planAll(t *testing.T, ws *builtins.Workspace, rec *buildRecorder, jobs []planJob) {
+	t.Helper()
+	errs := make([]error, len(jobs))
+	base := rec.plans
+	rec.plans += len(jobs)
+	sem := make(chan struct{}, max(2, runtime.NumCPU()))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		clouds := overlay.New(newPlanCloud(t))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			res := interp.Plan(context.Background(), "//workflows/"+j.file, interp.Config{
+				Workspace: ws, Registry: builtins.NewRegistry(), Vars: j.vars,
+				Info: builtins.RunInfo{ID: "plan", Time: runTime}, PackerValidator: planRecorder{rec: rec, workflow: j.name, plan: base + i},
+			}, clouds)
+			errs[i] = res.Err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "plan of %s", jobs[i].name)
+	}
+}
+
 // TestPackerValidatesEveryTemplateWithWorkflowVars plans every workflow,
 // records each packer_build (template, vars, var-files, only) and runs the
 // real `packer validate` on it: the vars the workflows pass must satisfy
@@ -94,33 +145,24 @@ func (r *buildRecorder) Validate(_ context.Context, req packer.BuildRequest) err
 func TestPackerValidatesEveryTemplateWithWorkflowVars(t *testing.T) {
 	rec := &buildRecorder{t: t}
 	ws := openWorkspace(t)
+	var jobs []planJob
 	for _, file := range workflowFiles(t) {
-		rec.workflow = file
-		res := interp.Plan(context.Background(), "//workflows/"+file, interp.Config{
-			Workspace: ws, Registry: builtins.NewRegistry(), Vars: planVars(t, strings.TrimSuffix(file, ".star")),
-			Info: builtins.RunInfo{ID: "plan", Time: runTime}, PackerValidator: rec,
-		}, overlay.New(newPlanCloud(t)))
-		require.NoError(t, res.Err, "plan of %s", file)
+		jobs = append(jobs, planJob{name: file, file: file, vars: planVars(t, strings.TrimSuffix(file, ".star"))})
 	}
+	planAll(t, ws, rec, jobs)
 	// linux.star's templates differ by cell of the AKS matrix: plan each.
 	t.Setenv(linuxMatrixUATokenEnv, "ua-token-for-the-validate-test")
+	jobs = nil
 	for _, c := range linuxMatrix {
-		rec.workflow = "linux.star " + c.sku
-		res := interp.Plan(context.Background(), "//workflows/linux.star", interp.Config{
-			Workspace: ws, Registry: builtins.NewRegistry(), Vars: c.vars(),
-			Info: builtins.RunInfo{ID: "plan", Time: runTime}, PackerValidator: rec,
-		}, overlay.New(newPlanCloud(t)))
-		require.NoError(t, res.Err, "plan of linux.star %s", c.sku)
+		jobs = append(jobs, planJob{name: "linux.star " + c.sku, file: "linux.star", vars: c.vars()})
 	}
 	// AgentBaker's templates, through every job of the fixture checkout.
 	for _, job := range pipelineJobs(t, filepath.Join(ws.Root, agentbakerFixture)) {
-		rec.workflow = "linux.star " + job
-		res := interp.Plan(context.Background(), "//workflows/linux.star", interp.Config{
-			Workspace: ws, Registry: builtins.NewRegistry(), Vars: agentbakerJobVars(job),
-			Info: builtins.RunInfo{ID: "plan", Time: runTime}, PackerValidator: rec,
-		}, overlay.New(newPlanCloud(t)))
-		require.NoError(t, res.Err, "plan of linux.star %s", job)
+		jobs = append(jobs, planJob{name: "linux.star " + job, file: "linux.star", vars: agentbakerJobVars(job)})
 	}
+	planAll(t, ws, rec, jobs)
+	// In plan order, whichever plan's packer run ended first.
+	sort.SliceStable(rec.builds, func(i, j int) bool { return rec.builds[i].plan < rec.builds[j].plan })
 	require.NotEmpty(t, rec.builds, "no workflow calls packer_build")
 
 	packertest.Require(t)

@@ -169,6 +169,7 @@ func TestCopyBlockBlob(t *testing.T) {
 // deleted once the lease ends: a resumed run deleting what the killed
 // attempt staged does not fail with LeaseIdMissing.
 func TestDeleteBlobWaitsOutAKilledWritersLease(t *testing.T) {
+	t.Parallel() // waits out a 15 s lease in a container of its own
 	w := newWorld(t, fakearm.Options{}, nil)
 	sa, c := w.base("imgflowtest")
 	cred, err := azblob.NewSharedKeyCredential(sa.Name, azuritetest.DevKey)

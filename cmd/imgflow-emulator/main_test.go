@@ -93,6 +93,19 @@ func startEmulator(t *testing.T, args ...string) (*exec.Cmd, map[string]string, 
 // version from the VHD), then stops it with SIGINT: it exits and no
 // Azurite process is left.
 func TestEmulator(t *testing.T) {
+	// `imgflow run --target azure`, the CLI as users run it: built while
+	// the emulator starts Azurite.
+	bin := filepath.Join(t.TempDir(), "imgflow")
+	type result struct {
+		out []byte
+		err error
+	}
+	built := make(chan result, 1)
+	go func() {
+		out, err := exec.Command("go", "build", "-o", bin, "github.com/imgflow/imgflow/cmd/imgflow").CombinedOutput()
+		built <- result{out, err}
+	}()
+	t.Cleanup(func() { <-built }) // the build ends before its directory goes
 	cmd, env, azPID := startEmulator(t, "--accounts", "imgflowtest")
 	for _, k := range []string{azure.EnvARMEndpoint, azure.EnvBlobEndpoint, azure.EnvStorageKey, azure.EnvSubscription} {
 		require.NotEmpty(t, env[k], k)
@@ -102,11 +115,9 @@ func TestEmulator(t *testing.T) {
 		t.Setenv(k, v)
 	}
 
-	// `imgflow run --target azure`, the CLI as users run it.
-	bin := filepath.Join(t.TempDir(), "imgflow")
-	build := exec.Command("go", "build", "-o", bin, "github.com/imgflow/imgflow/cmd/imgflow")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "build imgflow: %s", out)
+	b := <-built
+	built <- b // for the cleanup
+	require.NoError(t, b.err, "build imgflow: %s", b.out)
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	outputs := filepath.Join(t.TempDir(), "outputs.json")
@@ -114,7 +125,7 @@ func TestEmulator(t *testing.T) {
 	defer cancel()
 	run := exec.CommandContext(ctx, bin, "run", "--target", "azure", "--root", root, "--state", t.TempDir(),
 		"--outputs", outputs, filepath.Join(root, "cmd", "imgflow-emulator", "testdata", "small.star"))
-	out, err = run.CombinedOutput()
+	out, err := run.CombinedOutput()
 	require.NoError(t, err, "imgflow run --target azure: %s", out)
 	data, err := os.ReadFile(outputs)
 	require.NoError(t, err)

@@ -32,6 +32,7 @@ func TestDocPrintsEveryBuiltin(t *testing.T) {
 var summaryRE = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`)
 
 func TestTestCommandOnTheRepositoryWorkflows(t *testing.T) {
+	t.Parallel() // reads the repository, sets nothing
 	root := repoRoot(t)
 	res := imgflow(t, "test", "--root", root, filepath.Join(root, "workflows")+"/...")
 	require.Equal(t, 0, res.code, res.String())

@@ -43,6 +43,10 @@ func TestDocShellExamples(t *testing.T) {
 		t.Skip("runs the docs' examples")
 	}
 	requireBash(t)
+	// Each block runs in its own copy, mostly waiting on go build and the
+	// emulator's start: side by side, and beside the package's other
+	// parallel tests.
+	t.Parallel()
 	root := repoRoot(t)
 	for _, doc := range []string{"README.md", "WORKFLOWS.md"} {
 		text, err := os.ReadFile(filepath.Join(root, doc))
@@ -50,6 +54,7 @@ func TestDocShellExamples(t *testing.T) {
 		for i, m := range shellBlockRE.FindAllStringSubmatch(string(text), -1) {
 			block := m[1]
 			t.Run(doc+"#"+strconv.Itoa(i+1), func(t *testing.T) {
+				t.Parallel()
 				for _, s := range docExampleSkips {
 					if strings.Contains(block, s.marker) {
 						t.Skipf("%s: %s", s.marker, s.why)

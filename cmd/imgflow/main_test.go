@@ -28,8 +28,12 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv(cacheDirEnv, cache)
+	if built.dir, err = os.MkdirTemp("", "imgflow-test-bin-"); err != nil {
+		panic(err)
+	}
 	accounts := append(azuritetest.StagingAccounts(fakearm.DefaultSubscriptionID), azuritetest.WorkflowAccounts(fakearm.DefaultSubscriptionID)...)
 	code := azuritetest.Run(m, accounts...)
 	_ = os.RemoveAll(cache)
+	_ = os.RemoveAll(built.dir)
 	os.Exit(code)
 }

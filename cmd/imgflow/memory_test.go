@@ -27,6 +27,7 @@ func TestPlanUnderAnAddressSpaceLimitFailsWithoutADump(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("ulimit -v and /proc/self/statm are Linux's")
 	}
+	t.Parallel() // a process of its own, with its own limit
 	bin := buildImgflow(t)
 	root := repoRoot(t)
 	cmd := exec.Command("sh", "-c", `ulimit -v 2500000 && exec "$0" "$@"`, bin, "plan", "--root", root, "--target", "local",

@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -325,15 +326,22 @@ var (
 // or fails when CI=true: CI must run these tests.
 func Shared(t testing.TB) *Server {
 	t.Helper()
+	s, err := startShared()
+	if err != nil {
+		testtool.Unavailable(t, "azurite is not available: "+err.Error(), "`make deps` installs it")
+	}
+	return s
+}
+
+// startShared starts the shared instance unless it is running (or failed
+// to start); a second caller waits for the first.
+func startShared() (*Server, error) {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if shared == nil && sharedErr == nil {
 		shared, sharedErr = Start(Options{Accounts: append(DefaultAccounts(), sharedExtra...)})
 	}
-	if sharedErr != nil {
-		testtool.Unavailable(t, "azurite is not available: "+sharedErr.Error(), "`make deps` installs it")
-	}
-	return shared
+	return shared, sharedErr
 }
 
 // Main runs the tests and then stops the shared instance; call it from
@@ -344,12 +352,25 @@ func Main(m *testing.M, extraAccounts ...string) {
 }
 
 // Run is Main without the exit: it returns the tests' exit code, for a
-// TestMain that has more to clean up.
+// TestMain that has more to clean up. When the whole package runs (no
+// -run), Azurite starts at once in the background: its start (seconds of
+// node) overlaps the tests that need no Azurite, and the first one that
+// does waits for it in Shared.
 func Run(m *testing.M, extraAccounts ...string) int {
 	sharedMu.Lock()
 	sharedExtra = extraAccounts
 	sharedMu.Unlock()
+	early := make(chan struct{})
+	if wholePackage() {
+		go func() {
+			defer close(early)
+			_, _ = startShared() // an error is Shared's to report, in the test that needs it
+		}()
+	} else {
+		close(early)
+	}
 	code := m.Run()
+	<-early
 	sharedMu.Lock()
 	if shared != nil {
 		if err := shared.Stop(); err != nil {
@@ -359,4 +380,18 @@ func Run(m *testing.M, extraAccounts ...string) int {
 	}
 	sharedMu.Unlock()
 	return code
+}
+
+// wholePackage says whether every test of the package runs: no -run,
+// -skip or -list, and not a -short run (which skips the slow ones).
+func wholePackage() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	for _, name := range []string{"test.run", "test.skip", "test.list"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
+			return false
+		}
+	}
+	return !testing.Short()
 }
