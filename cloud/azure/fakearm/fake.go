@@ -112,9 +112,9 @@ type Fake struct {
 	// through it while the fake, holding mu, waits for the copy.
 	accountNames sync.Map
 
-	// sim holds the resources the fake has ported to the one simulation
-	// (sim.go); the maps below hold the others. data is where it finds
-	// their data (the blob backend; nil without one).
+	// sim holds every resource (the one simulation, sim.go); what the
+	// fake keeps beside it is HTTP's: operations, faults, requests. data
+	// is where the resources' data is (the blob backend; nil without one).
 	sim  simulation
 	data *blobData
 	// featureOrder is, per image definition (lower(id)), its features'
