@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -74,7 +75,14 @@ func newPlanCloud(t *testing.T) *local.Provider {
 // cloud and compares with testdata/plans/<name>.plan.json (go test
 // ./workflows/ -run TestPlans -update rewrites them). The plan changes
 // nothing.
+//
+// A plan does not run command(), so the build tools its packer builds
+// upload are whatever an earlier run left in bin/build-tools: the golden
+// plans are those of a workspace where the workflows' build_tools() ran
+// (as after any run), so the test builds them first rather than
+// depending on another test having done it.
 func TestPlansMatchTheirGoldenFiles(t *testing.T) {
+	buildTheBuildTools(t)
 	for _, file := range workflowFiles(t) {
 		t.Run(file, func(t *testing.T) {
 			p := newPlanCloud(t)
@@ -98,5 +106,17 @@ func TestPlansMatchTheirGoldenFiles(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, string(want), string(got), "the plan of %s changed: review it, then %s", file, updatePlanCommand(file))
 		})
+	}
+}
+
+// buildTheBuildTools runs what lib/aks/packer.star's build_tools() runs,
+// for each architecture the workflows build.
+func buildTheBuildTools(t *testing.T) {
+	t.Helper()
+	for _, arch := range []string{"amd64", "arm64"} {
+		cmd := exec.Command("make", "build-tools", "GOARCH="+arch)
+		cmd.Dir = filepath.Join(workspaceRoot(), "artifacts", "build-tools")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "make build-tools GOARCH=%s: %s", arch, out)
 	}
 }
