@@ -2,9 +2,7 @@ package fakearm
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azsim"
@@ -72,12 +70,6 @@ func simCtx(ctx context.Context) context.Context {
 		return context.Background()
 	}
 	return ctx
-}
-
-// notFound reports whether err is the simulation's 404.
-func notFound(err error) bool {
-	var ce *cloud.Error
-	return errors.As(err, &ce) && ce.StatusCode == http.StatusNotFound
 }
 
 // simResource reads the resource at id from the simulation (for ARM's

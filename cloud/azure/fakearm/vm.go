@@ -40,7 +40,7 @@ func (f *Fake) virtualMachinesBeginCreateOrUpdate(ctx context.Context, rg, name 
 	return start(f, http.StatusCreated, func() (armcompute.VirtualMachinesClientCreateOrUpdateResponse, *Error) {
 		want := armconv.VMOf(&in, rg, name)
 		want.Name, want.ResourceGroup, want.ProvisioningState, want.VMID = name, rg, "", ""
-		if _, err := f.sim.GetVM(simCtx(ctx), rg, name); notFound(err) {
+		if _, err := f.sim.GetVM(simCtx(ctx), rg, name); cloud.IsNotFound(err) {
 			if err := armError(azrules.CheckVMLocation("", deref(in.Location))); err != nil {
 				return armcompute.VirtualMachinesClientCreateOrUpdateResponse{}, err
 			}
@@ -165,7 +165,7 @@ func (f *Fake) virtualMachineRunCommandsBeginDelete(ctx context.Context, rg, vmN
 		if _, err := f.sim.GetVM(simCtx(ctx), rg, vmName); err != nil {
 			return armcompute.VirtualMachineRunCommandsClientDeleteResponse{}, 0, armError(err)
 		}
-		if err := f.sim.DeleteRunCommand(simCtx(ctx), rg, vmName, name); notFound(err) {
+		if err := f.sim.DeleteRunCommand(simCtx(ctx), rg, vmName, name); cloud.IsNotFound(err) {
 			return armcompute.VirtualMachineRunCommandsClientDeleteResponse{}, http.StatusNoContent, nil
 		} else if err != nil {
 			return armcompute.VirtualMachineRunCommandsClientDeleteResponse{}, 0, armError(err)
