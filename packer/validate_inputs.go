@@ -22,10 +22,25 @@ const validateInputsVersion = "imgflow packer validate inputs v2"
 type FileSums struct {
 	mu   sync.Mutex
 	sums map[string]string
-	// bufs are the read buffers: a plan is a short process that pays for
-	// every fresh page, and io.Copy from a file takes a new 32 KiB each
-	// time.
-	bufs sync.Pool
+	bufs sync.Pool // SumFile's buffers
+}
+
+// SumFile is the SHA-256 of a file's content and its length, read
+// through buf: a plan is a short process that pays for every fresh page,
+// and io.Copy from a file would take a new 32 KiB buffer per file.
+func SumFile(path string, buf []byte) (sum [32]byte, n int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return sum, 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	// Only the Reader: an *os.File's WriteTo would not use buf.
+	if n, err = io.CopyBuffer(h, struct{ io.Reader }{f}, buf); err != nil {
+		return sum, 0, err
+	}
+	h.Sum(sum[:0])
+	return sum, n, nil
 }
 
 func (s *FileSums) sum(path string, info fs.FileInfo) (string, error) {
@@ -36,22 +51,16 @@ func (s *FileSums) sum(path string, info fs.FileInfo) (string, error) {
 	if ok {
 		return got, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
 	buf, _ := s.bufs.Get().(*[]byte)
 	if buf == nil {
 		buf = new(make([]byte, 32<<10))
 	}
 	defer s.bufs.Put(buf)
-	// Only the Reader: an *os.File's WriteTo would not use buf.
-	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf); err != nil {
+	sum, _, err := SumFile(path, *buf)
+	if err != nil {
 		return "", err
 	}
-	got = hex.EncodeToString(h.Sum(nil))
+	got = hex.EncodeToString(sum[:])
 	s.mu.Lock()
 	if s.sums == nil {
 		s.sums = map[string]string{}

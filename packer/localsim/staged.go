@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -92,7 +91,7 @@ func stagedFileOf(file string, info fs.FileInfo, sums *SumCache, buf *[]byte) (s
 		if *buf == nil {
 			*buf = make([]byte, 64<<10)
 		}
-		sum, n, err := hashFile(file, *buf)
+		sum, n, err := packer.SumFile(file, *buf)
 		if err != nil {
 			return f, err
 		}
@@ -208,21 +207,4 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildReque
 	}
 	tree.digest = h.Sum(nil)
 	return tree, nil
-}
-
-// hashFile is the SHA-256 of a file's content and its length.
-func hashFile(file string, buf []byte) (sum [32]byte, n int64, err error) {
-	r, err := os.Open(file)
-	if err != nil {
-		return sum, 0, err
-	}
-	defer r.Close()
-	h := sha256.New()
-	// Only the Reader: an *os.File's WriteTo would take a fresh 32 KiB
-	// buffer per file, and a short process pays for every fresh page.
-	if n, err = io.CopyBuffer(h, struct{ io.Reader }{r}, buf); err != nil {
-		return sum, 0, err
-	}
-	h.Sum(sum[:0])
-	return sum, n, nil
 }
