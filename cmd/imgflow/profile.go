@@ -19,6 +19,8 @@ const (
 	// that never collects pays for every byte it allocates in fresh
 	// pages, so the bytes are the cost to look at.
 	memProfileEnv = "IMGFLOW_MEMPROFILE"
+	// memProfileRate is the allocation profile's sampling interval.
+	memProfileRate = 4096
 )
 
 // startProfile starts the profiles the environment asks for; the returned
@@ -53,12 +55,16 @@ func startMemProfile() (stop func()) {
 		return func() {}
 	}
 	previous := runtime.MemProfileRate
-	runtime.MemProfileRate = 4096
+	runtime.MemProfileRate = memProfileRate
 	return func() {
-		runtime.MemProfileRate = previous
+		// The profile scales its samples by the rate in force when it
+		// is written, and holds the allocations up to the last
+		// collection: collect, write, then restore the rate.
+		runtime.GC()
 		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
 			fmt.Fprintf(os.Stderr, "imgflow: %s: %v\n", memProfileEnv, err)
 		}
+		runtime.MemProfileRate = previous
 		f.Close()
 	}
 }
