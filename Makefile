@@ -14,6 +14,16 @@ export PATH := $(CURDIR)/.tools/bin:$(PATH)
 # time) and to the build tools (-trimpath too).
 export GOFLAGS := -trimpath $(GOFLAGS)
 
+# imgflow calls no C, so it is linked without cgo: a static binary has no
+# dynamic loader to run and no libc to map, which on a machine where each
+# page fault is dear takes ~10 ms off every command (BENCHMARKS.md,
+# "Start-up and plan"). Every build and the local tests share that one
+# variant in the Go build cache; the race detector needs cgo, so CI's
+# tests (CI=true) build with it, and only the binary stays static there.
+ifneq ($(CI),true)
+export CGO_ENABLED := 0
+endif
+
 .PHONY: build install run test deps vet fmt-check tidy-check lint docs ci-files clean
 
 # The version imgflow reports (imgflow version) and the CI files it
@@ -29,12 +39,12 @@ LDFLAGS := -X main.version=$(VERSION)
 build:
 	@echo "building $(BIN) (go build; the first time compiles imgflow's dependencies: a few minutes on two cores)"
 	@( while sleep 30; do echo "  still compiling $(BIN) ..."; done ) & ticker=$$!; \
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/imgflow; rc=$$?; kill $$ticker; exit $$rc
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/imgflow; rc=$$?; kill $$ticker; exit $$rc
 
 # Puts imgflow on PATH: go install writes it to $(go env GOBIN), else
 # $(go env GOPATH)/bin, the directory to have on PATH.
 install:
-	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/imgflow
+	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/imgflow
 	@echo "installed $$(command -v imgflow || echo "imgflow in $$($(GO) env GOPATH)/bin: add that directory to PATH")"
 
 # The README's first command: publish a sample Flatcar release on the

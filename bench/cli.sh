@@ -22,7 +22,7 @@ runs="${1:-9}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 bin="$tmp/imgflow"
-go build -o "$bin" ./cmd/imgflow
+CGO_ENABLED=0 go build -o "$bin" ./cmd/imgflow # as make build links it
 command -v go >/dev/null || { echo "bench/cli.sh: go must be on PATH (the workflow tests build a tool with it)" >&2; exit 1; }
 export IMGFLOW_CACHE_DIR="$tmp/cache" IMGFLOW_SECRET_UA_TOKEN=bench-token
 
