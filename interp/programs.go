@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"crypto/sha256"
 	"sort"
 	"strings"
 	"sync"
@@ -12,9 +13,9 @@ import (
 // Programs caches compiled modules, so that a process running the same
 // workflows and libraries many times (imgflow test: two passes per run(),
 // several runs per test) parses, resolves and compiles each file once.
-// An entry is keyed by the file's name, its exact source and the names
-// predeclared to it, so an edited file or another environment compiles
-// anew. A *starlark.Program is immutable: one entry serves any number of
+// An entry is keyed by the file's name, its exact source (by its
+// SHA-256, rather than a copy of it) and the names predeclared to it, so
+// an edited file or another environment compiles anew. A *starlark.Program is immutable: one entry serves any number of
 // runs at once. The zero value is ready; it is safe for concurrent use.
 type Programs struct {
 	// Dir, when set, also keeps compiled modules on disk, for the next
@@ -29,7 +30,8 @@ type Programs struct {
 }
 
 type programKey struct {
-	filename, src, predeclared string
+	filename, predeclared string
+	src                   [sha256.Size]byte
 }
 
 // program is one compiled file: its program, or the syntax or resolve
@@ -47,7 +49,7 @@ func (c *Programs) compile(filename string, src []byte, predeclared starlark.Str
 	if c == nil {
 		return compileProgram(filename, src, predeclared)
 	}
-	key := programKey{filename: filename, src: string(src), predeclared: namesOf(predeclared)}
+	key := programKey{filename: filename, src: sha256.Sum256(src), predeclared: namesOf(predeclared)}
 	c.mu.Lock()
 	if c.entries == nil {
 		c.entries = map[programKey]*program{}
@@ -61,7 +63,7 @@ func (c *Programs) compile(filename string, src []byte, predeclared starlark.Str
 	p.once.Do(func() {
 		var path string
 		if c.Dir != "" {
-			path = c.diskPath(filename, src, key.predeclared)
+			path = c.diskPath(key)
 			if d := readDisk(path); d != nil {
 				p.prog, p.static = d.prog, d.static
 				return

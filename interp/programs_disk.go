@@ -1,11 +1,13 @@
 package interp
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -32,34 +34,48 @@ type diskStatic struct {
 	Complete  bool     `json:"complete"`
 }
 
-// diskPath is where the entry for these inputs lives.
-func (c *Programs) diskPath(filename string, src []byte, predeclared string) string {
+// diskPath is where the entry for these inputs lives (k holds the
+// source's hash).
+func (c *Programs) diskPath(k programKey) string {
 	h := sha256.New()
-	for _, s := range []string{diskFormat, c.Salt, filename, predeclared} {
-		h.Write([]byte(s))
+	for _, s := range []string{diskFormat, c.Salt, k.filename, k.predeclared} {
+		io.WriteString(h, s)
 		h.Write([]byte{0})
 	}
-	h.Write(src)
-	return filepath.Join(c.Dir, hex.EncodeToString(h.Sum(nil)[:20]))
+	h.Write(k.src[:])
+	var sum [sha256.Size]byte
+	return filepath.Join(c.Dir, hex.EncodeToString(h.Sum(sum[:0])[:20]))
 }
+
+// maxStatic bounds the param() header an entry may claim, so a damaged
+// length cannot ask for a huge buffer.
+const maxStatic = 1 << 20
 
 // readDisk returns the stored program, or nil when there is none or it
 // does not decode (another version's, a torn write): it is then compiled
-// and stored again.
+// and stored again. The program is decoded from the file as it is read:
+// starlark.CompiledProgram reads its input whole itself, so reading the
+// file first would hold it twice.
 func readDisk(path string) *program {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
-	n, k := binary.Uvarint(data)
-	if k <= 0 || uint64(len(data)-k) < n {
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 512)
+	n, err := binary.ReadUvarint(r)
+	if err != nil || n > maxStatic {
+		return nil
+	}
+	header := make([]byte, n)
+	if _, err := io.ReadFull(r, header); err != nil {
 		return nil
 	}
 	var st diskStatic
-	if json.Unmarshal(data[k:k+int(n)], &st) != nil {
+	if json.Unmarshal(header, &st) != nil {
 		return nil
 	}
-	prog, err := starlark.CompiledProgram(bytes.NewReader(data[k+int(n):]))
+	prog, err := starlark.CompiledProgram(r)
 	if err != nil {
 		return nil
 	}

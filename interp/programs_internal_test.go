@@ -57,3 +57,18 @@ func TestProgramsRunsDoNotShareGlobals(t *testing.T) {
 	assert.Equal(t, "[1]", g2["l"].String(), "the second run starts from a fresh list")
 	assert.Error(t, g1["l"].(*starlark.List).Append(starlark.None), "frozen")
 }
+
+// The key holds the source's hash, not the source: an edit that keeps
+// its length (one character) is another entry and runs as edited.
+func TestProgramsSameLengthEditRunsAsEdited(t *testing.T) {
+	var c Programs
+	env := starlark.StringDict{}
+	first := c.compile("w.star", []byte("x = 1\n"), env)
+	edited := c.compile("w.star", []byte("x = 2\n"), env)
+	require.NoError(t, edited.err)
+	assert.NotSame(t, first, edited)
+	assert.EqualValues(t, 2, c.compiled.Load())
+	g, err := edited.exec(&starlark.Thread{}, env)
+	require.NoError(t, err)
+	assert.Equal(t, "2", g["x"].String())
+}
