@@ -1,6 +1,7 @@
 package azrules
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/imgflow/imgflow/cloud"
@@ -10,27 +11,34 @@ import (
 // a location: by name or display name, ignoring case and spaces
 // ("West Europe" is "westeurope").
 type Regions struct {
-	byName map[string]cloud.Location
+	locs []cloud.Location
+	// byName holds positions in locs: a map of whole Locations was most
+	// of a simulation's start-up allocation (each simulation indexes the
+	// hundred-odd regions twice over).
+	byName map[string]int32
 }
 
-// NewRegions indexes locs.
+// NewRegions indexes a copy of locs.
 func NewRegions(locs []cloud.Location) Regions {
-	idx := make(map[string]cloud.Location, 2*len(locs))
-	for _, l := range locs {
-		idx[fold(l.Name)] = l
+	r := Regions{locs: slices.Clone(locs), byName: make(map[string]int32, 2*len(locs))}
+	for i, l := range r.locs {
+		r.byName[fold(l.Name)] = int32(i)
 		if l.DisplayName != "" {
-			idx[fold(l.DisplayName)] = l
+			r.byName[fold(l.DisplayName)] = int32(i)
 		}
 	}
-	return Regions{byName: idx}
+	return r
 }
 
 func fold(s string) string { return strings.ToLower(strings.ReplaceAll(s, " ", "")) }
 
 // Lookup finds a location by name or display name.
 func (r Regions) Lookup(name string) (cloud.Location, bool) {
-	l, ok := r.byName[fold(name)]
-	return l, ok
+	i, ok := r.byName[fold(name)]
+	if !ok {
+		return cloud.Location{}, false
+	}
+	return r.locs[i], true
 }
 
 // Physical resolves a location to its canonical physical region name; ok

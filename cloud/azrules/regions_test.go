@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/cloud/azrules"
 )
 
 func TestRegionsPhysical(t *testing.T) {
@@ -46,4 +47,17 @@ func TestRegionsNames(t *testing.T) {
 	l, ok := testRegions.Lookup("Europe")
 	require.True(t, ok)
 	assert.Equal(t, cloud.RegionTypeLogical, l.RegionType)
+}
+
+// The index keeps its own copy of the list: a caller reusing its slice
+// afterwards changes no answer.
+func TestRegionsKeepTheirOwnList(t *testing.T) {
+	locs := []cloud.Location{{Name: "westeurope", DisplayName: "West Europe", RegionType: cloud.RegionTypePhysical}}
+	r := azrules.NewRegions(locs)
+	locs[0] = cloud.Location{Name: "marsnorth", RegionType: cloud.RegionTypeLogical}
+	got, ok := r.Physical("West Europe")
+	assert.True(t, ok)
+	assert.Equal(t, "westeurope", got)
+	_, ok = r.Lookup("marsnorth")
+	assert.False(t, ok)
 }
