@@ -54,11 +54,23 @@ func SAS(s string) string {
 	s = UserinfoPassword(s)
 	// Both patterns need sig= (or its URL-encoded sig%3D): most texts
 	// have neither, and skip compiling and running the regexps.
-	if lower := strings.ToLower(s); !strings.Contains(lower, "sig=") && !strings.Contains(lower, "sig%3d") {
+	if !containsFold(s, "sig=") && !containsFold(s, "sig%3d") {
 		return s
 	}
 	s = sasQuery().ReplaceAllString(s, "?<redacted>")
 	return sasParam().ReplaceAllString(s, "${1}sig=<redacted>")
+}
+
+// containsFold is strings.Contains ignoring ASCII case, without the copy
+// strings.ToLower makes of a text with capitals (every step's arguments
+// and summary come through SAS). sub is lower case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i]|0x20 == sub[0] && strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // UserinfoPassword replaces the password of every URL in s that carries

@@ -47,6 +47,7 @@ func TestSAS(t *testing.T) {
 // compiling, the regexps.
 func TestSASSkipsTextsWithoutASignature(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(10, func() { SAS("the signature of the design stays, sig is no parameter") }))
+	assert.Zero(t, testing.AllocsPerRun(10, func() { SAS("The Signature Of The Design Stays, SIG Is No Parameter") }), "capitals too")
 }
 
 func TestURL(t *testing.T) {
