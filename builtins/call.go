@@ -180,9 +180,27 @@ func (c *Call) argsToGo() map[string]any {
 		if err != nil {
 			g = v.String()
 		}
-		out[k] = RedactSecrets(g)
+		out[k] = redactOwned(g)
 	}
 	return out
+}
+
+// redactOwned is RedactSecrets on a value nothing else holds (ToGo's
+// fresh result): its maps and lists are redacted in place, not copied.
+func redactOwned(v any) any {
+	switch v := v.(type) {
+	case string:
+		return RedactSecrets(v)
+	case []any:
+		for i, e := range v {
+			v[i] = redactOwned(e)
+		}
+	case map[string]any:
+		for k, e := range v {
+			v[k] = redactOwned(e)
+		}
+	}
+	return v
 }
 
 // RedactSecrets applies redact's policy to the strings of a JSON-like
