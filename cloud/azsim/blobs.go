@@ -106,6 +106,17 @@ func (p *Provider) EnsureContainer(ctx context.Context, account, container strin
 	if err := p.load(p.loadBlob(ctx, cloud.BlobRef{Account: account, Container: container, Name: probeBlob})); err != nil {
 		return err
 	}
+	// An existing container (the usual case) is answered without a copy
+	// of the state.
+	exists := false
+	if err := p.view(ctx, func(st *State) error {
+		if _, sa := st.findStorageAccount(account); sa != nil {
+			_, exists = sa.Containers[container]
+		}
+		return nil
+	}); err != nil || exists {
+		return err
+	}
 	return p.update(ctx, func(t *tx) error {
 		_, sa := t.st.findStorageAccount(account)
 		if sa == nil {
@@ -335,7 +346,11 @@ func (p *Provider) DeleteBlob(ctx context.Context, ref cloud.BlobRef) error {
 	if err := p.load(p.loadBlob(ctx, ref)); err != nil {
 		return err
 	}
-	return p.update(ctx, func(t *tx) error {
+	find := func(st *State) error {
+		_, _, _, err := p.lookupBlob(st, ref)
+		return err
+	}
+	return p.updateFound(ctx, find, func(t *tx) error {
 		sa, c, b, err := p.lookupBlob(t.st, ref)
 		if err != nil {
 			return err

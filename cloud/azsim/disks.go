@@ -253,7 +253,11 @@ func (p *Provider) changeDisk(ctx context.Context, rgName, name string, fn func(
 	if err := p.load(p.loadDisk(ctx, rgName, name)); err != nil {
 		return err
 	}
-	return p.update(ctx, func(t *tx) error {
+	find := func(st *State) error {
+		_, _, err := p.lookupDisk(st, rgName, name)
+		return err
+	}
+	return p.updateFound(ctx, find, func(t *tx) error {
 		rg, d, err := p.lookupDisk(t.st, rgName, name)
 		if err != nil {
 			return err

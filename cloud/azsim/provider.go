@@ -323,6 +323,17 @@ func (p *Provider) update(ctx context.Context, fn func(t *tx) error) error {
 	return nil
 }
 
+// updateFound is update for a change whose target find looks up: when
+// find fails on the current state (a delete of what is not there), its
+// error is the answer, without the copy of the whole state update makes.
+// find must only read.
+func (p *Provider) updateFound(ctx context.Context, find func(st *State) error, fn func(t *tx) error) error {
+	if err := p.view(ctx, find); err != nil {
+		return err
+	}
+	return p.update(ctx, fn)
+}
+
 // stamp is the current time as stored: UTC without a monotonic reading.
 func (p *Provider) stamp() time.Time { return p.now().UTC().Round(0) }
 

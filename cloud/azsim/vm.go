@@ -263,7 +263,11 @@ func (p *Provider) DeleteResourceGroup(ctx context.Context, name string) error {
 	if err := p.load(p.loadGroup(ctx, name)); err != nil {
 		return err
 	}
-	return p.update(ctx, func(t *tx) error {
+	find := func(st *State) error {
+		_, err := p.lookupRG(st, name)
+		return err
+	}
+	return p.updateFound(ctx, find, func(t *tx) error {
 		rg, err := p.lookupRG(t.st, name)
 		if err != nil {
 			return err
