@@ -89,7 +89,7 @@ func stagedFileOf(file string, info fs.FileInfo, sums *SumCache, buf *[]byte) (s
 		// Hashed as it is read: the build tools are megabytes, which
 		// read whole would be as many fresh pages of heap.
 		if *buf == nil {
-			*buf = make([]byte, 64<<10)
+			*buf = make([]byte, 32<<10) // io.Copy's size: 64 KiB hashed 3% faster, for 8 more fresh pages
 		}
 		sum, n, err := packer.SumFile(file, *buf)
 		if err != nil {
