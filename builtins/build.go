@@ -546,12 +546,7 @@ func checkPackerInputs(tpl *packer.Template, values map[string]string, secretVar
 // usesVar reports whether the template uses {{user `name`}} (var.name in
 // HCL2).
 func usesVar(tpl *packer.Template, name string) bool {
-	for _, ref := range tpl.UsedVariables() {
-		if ref.Kind == packer.KindUser && ref.Name == name {
-			return true
-		}
-	}
-	return false
+	return tpl.Uses(packer.KindUser, name)
 }
 
 func copyMap(m map[string]string) map[string]string {

@@ -94,6 +94,13 @@ func TestUsedVariables(t *testing.T) {
 	assert.Equal(t, []string{"variables.a"}, byName["env:HOME"].Paths)
 	assert.Equal(t, `builders[0]["not a ref"]`, joinPath("builders[0]", "not a ref"), "odd keys are quoted in paths")
 	assert.Equal(t, []string{"post-processors[0][0].output"}, byName["user:i"].Paths)
+
+	for _, r := range refs {
+		assert.True(t, tpl.Uses(r.Kind, r.Name), r.Kind+":"+r.Name)
+	}
+	assert.False(t, tpl.Uses(KindUser, "z"), "not a reference")
+	assert.False(t, tpl.Uses(KindUser, "HOME"), "an env, not a user variable")
+	assert.False(t, tpl.Uses(KindEnv, "a"))
 }
 
 func TestCheckVariablesListsEveryRequiredVariable(t *testing.T) {

@@ -190,6 +190,17 @@ func (t *Template) UsedVariables() []VarRef {
 	return out
 }
 
+// Uses reports whether UsedVariables lists the variable name of kind,
+// without building the list (a build asks it of each template it runs).
+func (t *Template) Uses(kind, name string) bool {
+	for _, o := range t.occurrences() {
+		if o.kind == kind && o.name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // VariableProblem is one variable a template cannot be built without, or
 // (from UnsetVariables) one it uses that nobody sets.
 type VariableProblem struct {
