@@ -125,15 +125,23 @@ func LoadTemplate(path string) (*Template, error) {
 // ParseTemplate parses a JSON template from memory. The result has no Path.
 func ParseTemplate(data []byte) (*Template, error) {
 	var raw map[string]any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+	// Unmarshal reads data in place; a json.Decoder would copy it into
+	// its buffer first. Only a template it refuses goes through the
+	// Decoder, whose errors (trailing data told apart) are the ones shown.
+	if err := json.Unmarshal(data, &raw); err != nil {
+		raw = nil
+		dec := json.NewDecoder(bytes.NewReader(data))
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("invalid JSON: %w", err)
+		}
+		if raw != nil && dec.More() {
+			return nil, fmt.Errorf("invalid JSON: trailing data after the template object")
+		}
+		// Else as the Decoder read it (it lets a stray "]" or "}" after
+		// the object pass).
 	}
 	if raw == nil {
 		return nil, fmt.Errorf("invalid template: top level must be a JSON object")
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("invalid JSON: trailing data after the template object")
 	}
 	t := newTemplate()
 	t.raw, t.source = raw, data

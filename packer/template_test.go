@@ -43,6 +43,24 @@ func TestLoadTemplate(t *testing.T) {
 	assert.Equal(t, Variable{Name: "location", Default: "westus2"}, tpl.Variables["location"])
 }
 
+// ParseTemplate reads a valid template in place and a refused one as a
+// json.Decoder does: the same messages as before, and the same leniency.
+func TestParseTemplateMessages(t *testing.T) {
+	for src, want := range map[string]string{
+		`{"builders": [{"type": "null"}]} {}`: "invalid JSON: trailing data after the template object",
+		`null`:                                "invalid template: top level must be a JSON object",
+		`null {}`:                             "invalid template: top level must be a JSON object",
+		``:                                    "invalid JSON: EOF",
+		`{"builders": [`:                      "invalid JSON: unexpected EOF",
+	} {
+		_, err := ParseTemplate([]byte(src))
+		assert.EqualError(t, err, want, src)
+	}
+	tpl, err := ParseTemplate([]byte(`{"builders": [{"type": "null"}]} ]`))
+	require.NoError(t, err, "a stray closing bracket after the object passes, as with the Decoder alone")
+	assert.Len(t, tpl.Builders, 1)
+}
+
 func TestParseTemplateErrors(t *testing.T) {
 	for name, src := range map[string]string{
 		"not json":             `{`,
