@@ -1,6 +1,7 @@
 package builtins
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -85,7 +86,7 @@ func stageCSEModulesImpl(c *Call) (starlark.Value, error) {
 		return nil, fmt.Errorf("stage_cse_modules: %w", err)
 	}
 	var m cseManifest
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("stage_cse_modules: %s: %w", rel, err)
@@ -217,10 +218,11 @@ func checkSiblingRule(p *cseProblems, m *cseManifest, parent *cseEntry, dir stri
 	if !ok && parent.RuntimeName != "" {
 		p.add(cseParent, "runtime_name %q must end in .sh", parent.RuntimeName)
 	}
-	text, err := os.ReadFile(filepath.Join(dir, cseParent))
+	data, err := os.ReadFile(filepath.Join(dir, cseParent))
 	if err != nil {
 		return // reported as missing
 	}
+	text := string(data) // once, not per module
 	for _, e := range m.Files {
 		suffix, isModule := strings.CutPrefix(e.Source, strings.TrimSuffix(cseParent, ".sh"))
 		if !isModule || e.Source == cseParent || !strings.HasPrefix(suffix, "_") {
@@ -229,7 +231,7 @@ func checkSiblingRule(p *cseProblems, m *cseManifest, parent *cseEntry, dir stri
 		if want := stem + suffix; ok && e.RuntimeName != "" && e.RuntimeName != want {
 			p.add(e.Source, "runtime_name is %q, but the parent %s sources its sibling %q when %s is unset", e.RuntimeName, parent.RuntimeName, want, e.PathVariable)
 		}
-		if e.PathVariable != "" && !strings.Contains(string(text), "${"+e.PathVariable+":-") {
+		if e.PathVariable != "" && !strings.Contains(text, "${"+e.PathVariable+":-") {
 			p.add(e.Source, "the parent %s never sources it through ${%s:-…}", cseParent, e.PathVariable)
 		}
 	}
