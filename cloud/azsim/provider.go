@@ -187,7 +187,7 @@ func New(st *State, opts Options) (*Provider, error) {
 		p.locations = azrules.DefaultLocations()
 	}
 	p.locIndex = azrules.NewRegions(p.locations)
-	if p.marketplace == nil {
+	if p.marketplace == nil && opts.Base == nil { // a read-through asks the base's
 		p.marketplace = cloud.SimulatedMarketplace()
 	}
 	if opts.Base != nil {

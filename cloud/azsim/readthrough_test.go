@@ -67,3 +67,20 @@ func TestReadThroughAsksTheBaseOnlyWhatItMayHave(t *testing.T) {
 		{Op: cloud.OpDelete, Kind: cloud.KindResourceGroup, ID: cloud.ResourceGroupID(dry.SubscriptionID(), "old")},
 	}, dry.Changes())
 }
+
+// A read-through simulation keeps no marketplace of its own: it answers
+// with the base's, whatever the simulated default holds.
+func TestReadThroughMarketplaceIsTheBases(t *testing.T) {
+	ctx := context.Background()
+	mine := cloud.MarketplaceImage{Publisher: "p", Offer: "o", SKU: "s"}
+	base, err := azsim.New(nil, azsim.Options{Marketplace: map[cloud.MarketplaceImage][]string{mine: {"1.0.0"}}})
+	require.NoError(t, err)
+	over, err := azsim.New(nil, azsim.Options{Base: base, DryRun: true})
+	require.NoError(t, err)
+	got, err := over.ListMarketplaceImageVersions(ctx, "westus", mine)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"1.0.0"}, got)
+	_, err = over.ListMarketplaceImageVersions(ctx, "westus",
+		cloud.MarketplaceImage{Publisher: "Canonical", Offer: "0001-com-ubuntu-server-jammy", SKU: "22_04-lts-gen2"})
+	assert.True(t, cloud.IsNotFound(err), "not in the base's marketplace: %v", err)
+}
