@@ -207,6 +207,10 @@ const maxDataAttempts = 3
 // runs fn again on the current state and, if the source is still the
 // same (content is replaced, never rewritten), places the copy. Should
 // the source keep being replaced, the last attempt copies under the lock.
+//
+// When nothing changed the state in the meantime (Provider.version), the
+// next attempt would make the same state again from a new copy of it:
+// the first attempt's is committed instead, with the copy placed.
 func (p *Provider) updateWithData(ctx context.Context, fn func(t *tx) (*dataCopy, error)) error {
 	var staged Staged // a copy made by an earlier attempt
 	var from Content
@@ -217,6 +221,9 @@ func (p *Provider) updateWithData(ctx context.Context, fn func(t *tx) (*dataCopy
 	}()
 	for attempt := 1; ; attempt++ {
 		var need content
+		var pending *tx // the attempt's next state, its copy to place
+		var pendingID string
+		var at uint64 // the version it was made from
 		err := p.update(ctx, func(t *tx) error {
 			c, err := fn(t)
 			if err != nil || c == nil {
@@ -239,6 +246,7 @@ func (p *Provider) updateWithData(ctx context.Context, fn func(t *tx) (*dataCopy
 				return nil
 			}
 			need = c.src
+			pending, pendingID, at = t, c.id, p.version
 			return errNeedData
 		})
 		if !errors.Is(err, errNeedData) {
@@ -255,7 +263,41 @@ func (p *Provider) updateWithData(ctx context.Context, fn func(t *tx) (*dataCopy
 		if err != nil {
 			return err
 		}
+		if done, err := p.commitUnchanged(ctx, pending, at, func() error {
+			if !need.in(p).Same(from, need.key) {
+				return errNeedData
+			}
+			err := p.data.Place(staged, ResourceKey(pendingID))
+			staged = nil
+			return err
+		}); done {
+			return err
+		}
 	}
+}
+
+// commitUnchanged commits t, a change made from the state of version at,
+// when the state is still at that version and place (run first, under
+// the lock) succeeds; done is false when the change must be made anew
+// (another change came between, or place says errNeedData).
+func (p *Provider) commitUnchanged(ctx context.Context, t *tx, at uint64, place func() error) (done bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return true, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return true, ErrClosed
+	}
+	if p.version != at {
+		return false, nil
+	}
+	if err := place(); errors.Is(err, errNeedData) {
+		return false, nil
+	} else if err != nil {
+		return true, err
+	}
+	return true, p.commit(t)
 }
 
 // copyContent stages a copy of src and returns it with the content it

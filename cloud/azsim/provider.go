@@ -100,6 +100,9 @@ type Provider struct {
 	st      *State
 	closed  bool
 	changes []cloud.Change
+	// version counts the changes of st (setState and mutate), so that
+	// a change made from one state can tell it is still current.
+	version uint64
 
 	target      string
 	store       Store
@@ -306,6 +309,12 @@ func (p *Provider) update(ctx context.Context, fn func(t *tx) error) error {
 	if err := fn(t); err != nil {
 		return err
 	}
+	return p.commit(t)
+}
+
+// commit saves t's state and makes it current, then logs its changes
+// and removes its deleted content; the caller holds p.mu.
+func (p *Provider) commit(t *tx) error {
 	if p.store != nil {
 		if err := p.store.Save(t.st); err != nil {
 			return fmt.Errorf("write state: %w", err)

@@ -36,6 +36,7 @@ func (p *Provider) SetTenant(t Tenant) { p.tenant = t }
 // setState makes st the current state; the caller holds p.mu. See Tenant
 // for why it is published apart from the lock.
 func (p *Provider) setState(st *State) {
+	p.version++
 	p.st = st
 	p.published.Store(st)
 }
@@ -45,6 +46,7 @@ func (p *Provider) setState(st *State) {
 // subscriptions may be reading it (see Tenant).
 func (p *Provider) mutate(fn func(st *State)) {
 	if p.tenant == nil {
+		p.version++
 		fn(p.st)
 		return
 	}

@@ -3,6 +3,7 @@ package azsim_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"testing"
 
@@ -12,6 +13,8 @@ import (
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azsim"
 	"github.com/imgflow/imgflow/cloud/cloudtest"
+	"github.com/imgflow/imgflow/cloud/transfer"
+	"github.com/imgflow/imgflow/vhd"
 )
 
 type countingStore struct{ saves int }
@@ -56,4 +59,72 @@ func TestCallsThatChangeNothingCopyNothing(t *testing.T) {
 	}
 	assert.Equal(t, saves, store.saves, "nothing saved")
 	assert.Equal(t, before, p.Snapshot())
+}
+
+// hookData keeps no content (reads are zeros) and runs copied during
+// each copy, which runs outside the simulation's lock.
+type hookData struct {
+	copied func()
+	copies int
+}
+
+type hookStaged struct{}
+
+func (hookStaged) Discard() {}
+
+func (h *hookData) Write(ctx context.Context, size int64, src io.ReaderAt, ranges []vhd.Range) (azsim.Staged, string, error) {
+	d, err := transfer.SparseDigest(ctx, src, size, ranges)
+	return hookStaged{}, d, err
+}
+
+func (h *hookData) Copy(context.Context, azsim.Content, int64) (azsim.Staged, string, error) {
+	h.copies++
+	if h.copied != nil {
+		h.copied()
+	}
+	return hookStaged{}, "", nil
+}
+func (h *hookData) Open(context.Context, azsim.Key) (azsim.Content, error) { return nil, nil }
+func (h *hookData) Has(azsim.Key) bool                                     { return false }
+func (h *hookData) Same(azsim.Content, azsim.Key) bool                     { return true }
+func (h *hookData) Place(azsim.Staged, azsim.Key) error                    { return nil }
+func (h *hookData) Remove(azsim.Key) error                                 { return nil }
+
+// A resource with content is made from the state its source was found
+// in only while that state is current: a change that comes in while the
+// content is copied is kept, and the resource is made anew on top of it.
+func TestContentCopyKeepsAChangeMadeMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	data := &hookData{}
+	p, err := azsim.New(nil, azsim.Options{Data: data})
+	require.NoError(t, err)
+	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg", Location: "westus"})
+	require.NoError(t, err)
+	sa, err := p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "acct", ResourceGroup: "rg", Location: "westus"})
+	require.NoError(t, err)
+	require.NoError(t, p.EnsureContainer(ctx, "acct", "c"))
+	blob := cloud.BlobRef{Account: "acct", Container: "c", Name: "os.vhd"}
+	_, err = p.UploadPageBlob(ctx, blob, cloudtest.PageSource(make([]byte, 1024)), false)
+	require.NoError(t, err)
+	src := cloud.ImageSource{Kind: cloud.SourceVHD, URI: blob.URL(), StorageAccountID: sa.ID}
+
+	data.copied = func() {
+		_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "meanwhile", Location: "westus"})
+		assert.NoError(t, err)
+	}
+	_, err = p.CreateManagedImage(ctx, cloud.ManagedImage{Name: "img", ResourceGroup: "rg", Location: "westus", Source: src})
+	require.NoError(t, err)
+	_, err = p.GetResourceGroup(ctx, "meanwhile")
+	assert.NoError(t, err, "the change made during the copy is kept")
+	_, err = p.GetManagedImage(ctx, "rg", "img")
+	assert.NoError(t, err)
+
+	data.copied, data.copies = nil, 0
+	_, err = p.CreateManagedImage(ctx, cloud.ManagedImage{Name: "img2", ResourceGroup: "rg", Location: "westus", Source: src})
+	require.NoError(t, err)
+	assert.Equal(t, 1, data.copies)
+	_, err = p.GetManagedImage(ctx, "rg", "img2")
+	assert.NoError(t, err)
+	_, err = p.GetResourceGroup(ctx, "meanwhile")
+	assert.NoError(t, err)
 }
