@@ -129,12 +129,11 @@ func (t *Template) newRenderer(values, env map[string]string) (*renderer, error)
 	if err := t.CheckVariables(values); err != nil {
 		return nil, err
 	}
-	r := &renderer{t: t, values: values, env: env, resolved: map[string]string{}, state: map[string]int{},
-		unsetOf: map[string]map[string]bool{}, unset: map[string]bool{}}
 	names := boolSet(t.Variables)
 	for name := range values {
 		names[name] = true
 	}
+	r := &renderer{t: t, values: values, env: env, vars: make(map[string]resolvedVar, len(names)), unset: map[string]bool{}}
 	for _, name := range sortedKeys(names) {
 		if _, err := r.variable(name); err != nil {
 			return nil, fmt.Errorf("render %s: %w", t.displayName(), err)
@@ -144,29 +143,42 @@ func (t *Template) newRenderer(values, env map[string]string) (*renderer, error)
 }
 
 type renderer struct {
-	t        *Template
-	values   map[string]string
-	env      map[string]string
-	resolved map[string]string
-	state    map[string]int // 1 = resolving, 2 = done
-	// unsetOf holds, per resolved variable, the env names it was made from
-	// that env lacks; unset collects them for the string being rendered.
-	unsetOf map[string]map[string]bool
-	unset   map[string]bool
+	t      *Template
+	values map[string]string
+	env    map[string]string
+	// vars are the variables resolved or being resolved: one map sized
+	// for them all, not three grown one variable at a time.
+	vars map[string]resolvedVar
+	// unset collects, for the string being rendered, the env names it
+	// was made from that env lacks.
+	unset map[string]bool
 	// hints maps a path of the builder being rendered to its unset env names.
 	hints map[string][]string
 }
 
+// resolvedVar is a variable of a renderer: its state, and once done its
+// value and the env names it was made from that env lacks.
+type resolvedVar struct {
+	state   int // varResolving or varDone
+	value   string
+	unsetOf map[string]bool
+}
+
+const (
+	varResolving = 1
+	varDone      = 2
+)
+
 // variable resolves a user variable, rendering its value or default. A
 // variable nobody sets is "", as in packer.
 func (r *renderer) variable(name string) (string, error) {
-	switch r.state[name] {
-	case 2:
-		return r.resolved[name], nil
-	case 1:
+	switch r.vars[name].state {
+	case varDone:
+		return r.vars[name].value, nil
+	case varResolving:
 		return "", fmt.Errorf("variable %s refers to itself through other variables", name)
 	}
-	r.state[name] = 1
+	r.vars[name] = resolvedVar{state: varResolving}
 	raw, given := r.values[name]
 	if !given {
 		d, ok := r.t.Variables[name]
@@ -180,9 +192,7 @@ func (r *renderer) variable(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	r.resolved[name] = v
-	r.unsetOf[name] = unset
-	r.state[name] = 2
+	r.vars[name] = resolvedVar{state: varDone, value: v, unsetOf: unset}
 	return v, nil
 }
 
@@ -285,7 +295,7 @@ func (r *renderer) lookup(kind, name, path string, envOK bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	for e := range r.unsetOf[name] {
+	for e := range r.vars[name].unsetOf {
 		r.unset[e] = true
 	}
 	return v, nil
