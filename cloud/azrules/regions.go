@@ -19,8 +19,13 @@ type Regions struct {
 }
 
 // NewRegions indexes a copy of locs.
-func NewRegions(locs []cloud.Location) Regions {
-	r := Regions{locs: slices.Clone(locs), byName: make(map[string]int32, 2*len(locs))}
+func NewRegions(locs []cloud.Location) Regions { return IndexRegions(slices.Clone(locs)) }
+
+// IndexRegions indexes locs itself, without a copy: for a list made for
+// the index (as DefaultLocations returns one), which nothing changes
+// afterwards.
+func IndexRegions(locs []cloud.Location) Regions {
+	r := Regions{locs: locs, byName: make(map[string]int32, 2*len(locs))}
 	for i, l := range r.locs {
 		r.byName[fold(l.Name)] = int32(i)
 		if l.DisplayName != "" {

@@ -61,3 +61,17 @@ func TestRegionsKeepTheirOwnList(t *testing.T) {
 	_, ok = r.Lookup("marsnorth")
 	assert.False(t, ok)
 }
+
+// IndexRegions answers as NewRegions does, from the list it is given.
+func TestIndexRegionsAnswersAsNewRegions(t *testing.T) {
+	locs := azrules.DefaultLocations()
+	own, copied := azrules.IndexRegions(locs), azrules.NewRegions(locs)
+	for _, l := range locs {
+		for _, name := range []string{l.Name, l.DisplayName} {
+			a, aok := own.Lookup(name)
+			b, bok := copied.Lookup(name)
+			assert.Equal(t, bok, aok, name)
+			assert.Equal(t, b, a, name)
+		}
+	}
+}

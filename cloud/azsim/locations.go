@@ -37,6 +37,6 @@ func (p *Provider) loadLocations(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.locations, p.rt.locationsSet = locs, true
-	p.locIndex = azrules.NewRegions(locs)
+	p.locIndex = azrules.IndexRegions(locs) // the base's answer, ours alone
 	return nil
 }

@@ -188,8 +188,10 @@ func New(st *State, opts Options) (*Provider, error) {
 	}
 	if p.locations == nil {
 		p.locations = azrules.DefaultLocations()
+		p.locIndex = azrules.IndexRegions(p.locations) // never changed: ListLocations copies
+	} else {
+		p.locIndex = azrules.NewRegions(p.locations)
 	}
-	p.locIndex = azrules.NewRegions(p.locations)
 	if p.marketplace == nil && opts.Base == nil { // a read-through asks the base's
 		p.marketplace = cloud.SimulatedMarketplace()
 	}
