@@ -34,7 +34,7 @@ func TestSimulatedBuildOfTheValidationPassUsesTheRunsTempDir(t *testing.T) {
 // internal/localpacker plugs it (which this package's own tests cannot
 // import).
 func simulating() *Workspace {
-	sim := localsim.NewSimulator()
+	sim := localsim.NewSimulator("")
 	return &Workspace{SimulatePacker: func(p cloud.Provider, tempDir string, subs func(context.Context, string) (cloud.Provider, error)) PackerBuilder {
 		b := sim(p, tempDir)
 		b.Subscriptions = subs

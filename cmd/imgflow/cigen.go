@@ -12,7 +12,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/release"
 )
 
@@ -63,7 +62,7 @@ func cmdCI(ctx context.Context, e *env, args []string) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	ws, err := localpacker.NewWorkspace(shared.root)
+	ws, err := newWorkspace(shared.root)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/imgflow/imgflow/builtins"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
-	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/release"
 )
@@ -137,7 +136,7 @@ func paramChoices(ctx context.Context, root, file string, src []byte, name strin
 			return p.choices
 		}
 	}
-	ws, err := localpacker.NewWorkspace(root)
+	ws, err := newWorkspace(root)
 	if err != nil {
 		return nil
 	}

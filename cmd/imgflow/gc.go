@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/journal"
 )
 
@@ -32,7 +31,7 @@ func cmdGC(ctx context.Context, e *env, args []string) error {
 	if _, err := parseFlags(fs, args); err != nil {
 		return flagError(err)
 	}
-	ws, err := localpacker.NewWorkspace(shared.root)
+	ws, err := newWorkspace(shared.root)
 	if err != nil {
 		return err
 	}

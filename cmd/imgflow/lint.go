@@ -8,7 +8,6 @@ import (
 	"github.com/bazelbuild/buildtools/warn"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp/startest"
 	"github.com/imgflow/imgflow/lint"
 )
@@ -64,7 +63,7 @@ func cmdLint(e *env, args []string) error {
 }
 
 func newLinter(root, warnings string) (*lint.Linter, error) {
-	ws, err := localpacker.NewWorkspace(root)
+	ws, err := newWorkspace(root)
 	if err != nil {
 		return nil, err
 	}

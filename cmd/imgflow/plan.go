@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -68,7 +67,7 @@ func cmdPlan(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ws, err := localpacker.NewWorkspace(shared.root)
+	ws, err := newWorkspace(shared.root)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,6 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/internal/redact"
 	"github.com/imgflow/imgflow/interp"
 	"github.com/imgflow/imgflow/journal"
@@ -79,7 +78,7 @@ func cmdRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ws, err := localpacker.NewWorkspace(shared.root)
+	ws, err := newWorkspace(shared.root)
 	if err != nil {
 		return err
 	}

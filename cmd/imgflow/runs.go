@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/journal"
 )
 
@@ -153,7 +152,7 @@ func printReleaseFolders(e *env, root string, releases []releaseFolder) {
 // releaseRuns prints the summary of a release's jobs read from their
 // journals under base; it fails unless every job succeeded.
 func releaseRuns(ctx context.Context, e *env, shared sharedFlags, file, base string, asJSON bool, junit string) error {
-	ws, err := localpacker.NewWorkspace(shared.root)
+	ws, err := newWorkspace(shared.root)
 	if err != nil {
 		return err
 	}
@@ -195,7 +194,7 @@ func runsStore(ctx context.Context, e *env, shared sharedFlags, location string)
 	if !journal.IsURL(location) || strings.Contains(strings.ToLower(location), "sig=") {
 		return journal.OpenStore(location)
 	}
-	ws, err := localpacker.NewWorkspace(shared.root)
+	ws, err := newWorkspace(shared.root)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/imgflow/imgflow/cloud"
 	"github.com/imgflow/imgflow/cloud/azsim"
-	"github.com/imgflow/imgflow/internal/localpacker"
 )
 
 // remoteState lists what a target other than the local one holds of
@@ -18,7 +17,7 @@ import (
 // shape so the text and JSON are the same. A version's replication
 // status is not in a list; the regions it targets are.
 func remoteState(ctx context.Context, e *env, shared sharedFlags, asJSON bool) error {
-	ws, err := localpacker.NewWorkspace(shared.root)
+	ws, err := newWorkspace(shared.root)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/imgflow/imgflow/cloud/azure"
 	"github.com/imgflow/imgflow/cloud/local"
 	"github.com/imgflow/imgflow/cloud/overlay"
-	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/internal/tenant"
 	"github.com/imgflow/imgflow/journal"
 	"github.com/imgflow/imgflow/packer"
@@ -158,7 +157,7 @@ func stateDirOf(root, stateDir string) (string, error) {
 	if stateDir != "" {
 		return stateDir, nil
 	}
-	ws, err := localpacker.NewWorkspace(root)
+	ws, err := newWorkspace(root)
 	if err != nil {
 		return "", err
 	}

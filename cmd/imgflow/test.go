@@ -9,7 +9,6 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/imgflow/imgflow/builtins"
-	"github.com/imgflow/imgflow/internal/localpacker"
 	"github.com/imgflow/imgflow/interp/startest"
 )
 
@@ -28,7 +27,7 @@ func cmdTest(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ws, err := localpacker.NewWorkspace(shared.root)
+	ws, err := newWorkspace(shared.root)
 	if err != nil {
 		return err
 	}

@@ -325,10 +325,11 @@ func (p *prepared) identity(build string) uuid.UUID {
 }
 
 // NewSimulator returns what makes the Builders of one workspace: they
-// share a cache of the staged files' sums, and write temporary files
-// under the tempDir each is made with ("": the system's).
-func NewSimulator() func(p cloud.Provider, tempDir string) *Builder {
-	sums := NewSumCache()
+// share a cache of the staged files' sums, kept in sumsDir for later
+// processes too ("": this process only; see OpenSumCache), and write
+// temporary files under the tempDir each is made with ("": the system's).
+func NewSimulator(sumsDir string) func(p cloud.Provider, tempDir string) *Builder {
+	sums := OpenSumCache(sumsDir)
 	return func(p cloud.Provider, tempDir string) *Builder {
 		b := New(p)
 		b.Sums, b.TempDir = sums, tempDir

@@ -1,7 +1,10 @@
 package localsim
 
 import (
+	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -9,16 +12,27 @@ import (
 // on disk (device, inode, size, modification time), so that the builds of
 // one process that stage the same build tools (hard links to the
 // workspace's files, see builtins' stageUploads) hash them once: `imgflow
-// test` simulates about a hundred builds of the same tools. A nil
-// *SumCache caches nothing; where the platform gives no file identity,
-// nothing is cached either.
+// test` simulates about a hundred builds of the same tools. Opened on a
+// directory, it keeps the sums there for the next processes too: every
+// plan simulates its builds, and hashing the megabytes of build tools
+// again is a good part of a plan's time. A nil *SumCache caches nothing;
+// where the platform gives no file identity, nothing is cached either.
 type SumCache struct {
 	mu   sync.Mutex
 	sums map[fileID][32]byte
+	dir  string // "": this process only
 }
 
-// NewSumCache returns an empty cache, safe for concurrent use.
-func NewSumCache() *SumCache { return &SumCache{sums: map[fileID][32]byte{}} }
+// NewSumCache returns an empty cache for this process, safe for
+// concurrent use.
+func NewSumCache() *SumCache { return OpenSumCache("") }
+
+// OpenSumCache returns a cache that also keeps its sums in dir, one small
+// file per identity ("" keeps them in memory only). A sum that cannot be
+// read or written there is simply computed again.
+func OpenSumCache(dir string) *SumCache {
+	return &SumCache{sums: map[fileID][32]byte{}, dir: dir}
+}
 
 func (c *SumCache) lookup(info fs.FileInfo) ([32]byte, bool) {
 	id, ok := identity(info)
@@ -26,9 +40,23 @@ func (c *SumCache) lookup(info fs.FileInfo) ([32]byte, bool) {
 		return [32]byte{}, false
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	sum, ok := c.sums[id]
-	return sum, ok
+	c.mu.Unlock()
+	if ok || c.dir == "" {
+		return sum, ok
+	}
+	f, err := os.Open(filepath.Join(c.dir, id.String()))
+	if err != nil {
+		return sum, false
+	}
+	defer f.Close()
+	if _, err := io.ReadFull(f, sum[:]); err != nil {
+		return sum, false
+	}
+	c.mu.Lock()
+	c.sums[id] = sum
+	c.mu.Unlock()
+	return sum, true
 }
 
 func (c *SumCache) store(info fs.FileInfo, sum [32]byte) {
@@ -37,6 +65,26 @@ func (c *SumCache) store(info fs.FileInfo, sum [32]byte) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.sums[id] = sum
+	c.mu.Unlock()
+	if c.dir != "" {
+		c.save(id, sum)
+	}
+}
+
+// save writes a sum under its identity whole or not at all (a temporary
+// file renamed), so that a reader never takes half of one.
+func (c *SumCache) save(id fileID, sum [32]byte) {
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(c.dir, ".sum-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(sum[:])
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(c.dir, id.String())) != nil {
+		os.Remove(tmp.Name())
+	}
 }

@@ -7,3 +7,5 @@ import "io/fs"
 type fileID struct{}
 
 func identity(fs.FileInfo) (fileID, bool) { return fileID{}, false }
+
+func (fileID) String() string { return "" }

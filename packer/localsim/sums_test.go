@@ -64,6 +64,51 @@ func TestSumCacheHashesALargeStagedFileOnce(t *testing.T) {
 	assert.Equal(t, third.digest, none.digest)
 }
 
+// Opened on a directory, the cache keeps a large file's sum for the next
+// process: a new cache on the same directory answers without reading the
+// file (its answer is what the directory says), until the file changes.
+func TestSumCacheKeepsSumsForTheNextProcess(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sums")
+	tool := filepath.Join(t.TempDir(), "tool")
+	big := bytes.Repeat([]byte("x"), guest.MaxGuestText+1)
+	require.NoError(t, os.WriteFile(tool, big, 0o755))
+	stage := func() string {
+		staged := t.TempDir()
+		require.NoError(t, os.Link(tool, filepath.Join(staged, "tool")))
+		return staged
+	}
+
+	first, err := readStaged(stage(), OpenSumCache(dir))
+	require.NoError(t, err)
+	want := sha256.Sum256(big)
+	assert.Equal(t, hex.EncodeToString(want[:]), first.files["/tool"].SHA256)
+	kept, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, kept, 1, "one sum, and no temporary file left")
+
+	// The next process takes the kept sum: it did not read the file.
+	marked := [32]byte{0xab}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, kept[0].Name()), marked[:], 0o600))
+	next, err := readStaged(stage(), OpenSumCache(dir))
+	require.NoError(t, err)
+	assert.Equal(t, hex.EncodeToString(marked[:]), next.files["/tool"].SHA256)
+
+	// Rewritten since: another identity, hashed again.
+	changed := append(big, 'y')
+	require.NoError(t, os.WriteFile(tool, changed, 0o755))
+	later, err := readStaged(stage(), OpenSumCache(dir))
+	require.NoError(t, err)
+	want = sha256.Sum256(changed)
+	assert.Equal(t, hex.EncodeToString(want[:]), later.files["/tool"].SHA256)
+
+	// A cache directory that cannot be written only costs the hashing.
+	blocked := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(blocked, nil, 0o600))
+	plain, err := readStaged(stage(), OpenSumCache(filepath.Join(blocked, "sums")))
+	require.NoError(t, err)
+	assert.Equal(t, hex.EncodeToString(want[:]), plain.files["/tool"].SHA256)
+}
+
 // A large staged file (a build tool) is hashed as it is read, not read
 // whole into memory: a plan staging megabytes allocates kilobytes.
 func TestStagedFileOfHashesALargeFileWithoutReadingItWhole(t *testing.T) {

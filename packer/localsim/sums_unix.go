@@ -3,6 +3,7 @@
 package localsim
 
 import (
+	"fmt"
 	"io/fs"
 	"syscall"
 )
@@ -21,4 +22,9 @@ func identity(info fs.FileInfo) (fileID, bool) {
 		return fileID{}, false
 	}
 	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), size: info.Size(), mtime: info.ModTime().UnixNano()}, true
+}
+
+// String names the identity's file in a cache directory.
+func (id fileID) String() string {
+	return fmt.Sprintf("%x-%x-%x-%x", id.dev, id.ino, id.size, id.mtime)
 }
