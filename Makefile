@@ -118,12 +118,14 @@ else
 TEST_FLAGS    ?= -count=1
 TEST_JOBS     ?= 3
 endif
+# bin/test keeps the test binaries: a package whose test binary is up to
+# date is not linked again (scripts/gotest.sh -b).
 # packer builds in the background from `deps` on (minutes on a fresh
 # machine); the packages whose tests run it wait for it, the others go first.
 PACKER_TESTS  := ./workflows ./cmd/imgflow ./packer ./artifacts
 test: export DEPS_PACKER = background
 test: deps fmt-check tidy-check vet build lint
-	GO=$(GO) scripts/gotest.sh -j $(TEST_JOBS) -t $(TEST_TIMEOUT) -w 'scripts/packer.sh --wait' $(addprefix -a ,$(PACKER_TESTS)) \
+	GO=$(GO) scripts/gotest.sh -j $(TEST_JOBS) -t $(TEST_TIMEOUT) -b bin/test -w 'scripts/packer.sh --wait' $(addprefix -a ,$(PACKER_TESTS)) \
 		-s ./cloud/conformance:TestAzure $(TEST_TIMEOUTS) -- $(TEST_FLAGS)
 	$(BIN) test workflows
 

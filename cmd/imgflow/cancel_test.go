@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -249,27 +248,10 @@ func runSummary(t *testing.T, state, runID string) map[string]any {
 
 // buildImgflow builds the imgflow binary, which receives signals as users
 // run it (the test binary's IMGFLOW_TEST_MAIN mode does not catch them):
-// once for the package's tests (each link costs seconds of CPU), into
-// the directory TestMain made for it.
+// once for the package's tests (see buildCmd).
 func buildImgflow(t *testing.T) string {
 	t.Helper()
-	built.once.Do(func() {
-		bin := filepath.Join(built.dir, "imgflow")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %w\n%s", err, out)
-			return
-		}
-		built.bin = bin
-	})
-	require.NoError(t, built.err)
-	return built.bin
-}
-
-// built is the imgflow binary buildImgflow builds, in dir.
-var built struct {
-	once     sync.Once
-	dir, bin string
-	err      error
+	return buildCmd(t, "imgflow")
 }
 
 func TestSignalsCancelARun(t *testing.T) {

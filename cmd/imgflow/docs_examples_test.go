@@ -85,18 +85,37 @@ func runDocBlock(t *testing.T, root, block string) {
 	if tools := filepath.Join(root, ".tools"); dirExists(tools) {
 		require.NoError(t, os.Symlink(tools, filepath.Join(dir, ".tools")))
 	}
+	seedDocBuilds(t, dir, block)
 	cmd := exec.Command("bash", "--norc", "--noprofile", "-e", "-c", block)
 	cmd.Dir = dir
 	// Without packer on PATH plans skip packer validate: the examples stay
 	// quick (the packer tests validate the templates).
-	// -trimpath: the examples' `go build` in the copy compiles imgflow's
-	// packages under the module's path rather than the copy's directory,
-	// so the Go build cache has them (make's builds are -trimpath too);
-	// otherwise each example recompiles all of imgflow (minutes).
 	cmd.Env = append(os.Environ(), "IMGFLOW_TEST_MAIN=1", "PATH="+bin+":"+pathWithout(t, "packer"),
-		"GOFLAGS="+strings.TrimSpace("-trimpath "+os.Getenv("GOFLAGS")))
+		"GOFLAGS="+docGoFlags())
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s\n%s", block, out)
+}
+
+// docGoBuildRE matches a doc example's build of one of the module's
+// commands into the copy's bin/.
+var docGoBuildRE = regexp.MustCompile(`go build -o (bin/[\w-]+) \./cmd/([\w-]+)`)
+
+// seedDocBuilds puts at each output path of the block's `go build -o
+// bin/X ./cmd/Y` the package's one build of ./cmd/Y (buildCmd), built
+// from the same sources with the same flags. The example's go build
+// still runs, checks that binary against the copy's sources and finds it
+// up to date, where it would otherwise link the same imgflow and
+// imgflow-emulator again in every example (seconds of CPU each); were
+// anything different, it would build anew over it.
+func seedDocBuilds(t *testing.T, dir, block string) {
+	t.Helper()
+	for _, m := range docGoBuildRE.FindAllStringSubmatch(block, -1) {
+		out := filepath.Join(dir, m[1])
+		if err := os.Remove(out); err != nil && !os.IsNotExist(err) {
+			require.NoError(t, err)
+		}
+		require.NoError(t, os.Link(buildCmd(t, m[2]), out))
+	}
 }
 
 // pathWithout is $PATH without the directories that hold tool.

@@ -7,13 +7,16 @@ package packertest
 
 import (
 	"context"
-	"github.com/imgflow/imgflow/internal/testtool"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/imgflow/imgflow/internal/testtool"
 )
 
 // Series is the packer release series imgflow is tested with.
@@ -34,21 +37,61 @@ func Require(t testing.TB) string {
 		unavailable(t, "packer is not on PATH")
 		return ""
 	}
+	if why := check(path); why != "" {
+		unavailable(t, why)
+		return ""
+	}
+	return path
+}
+
+// checked keeps, per test binary, the verdict of `packer version` on each
+// binary Require found, keyed by its path, size and modification time:
+// the packer tests call Require in every test, and each `packer version`
+// starts packer twice (it re-executes itself to catch its own panics),
+// a quarter of a second of CPU for the same answer.
+var checked struct {
+	mu       sync.Mutex
+	verdicts map[string]string // "" when it is packer 1.9.x, else why not
+}
+
+// check says why the packer at path is not one the tests can run, or ""
+// when it is packer 1.9.x.
+func check(path string) string {
+	key := path
+	if fi, err := os.Stat(path); err == nil {
+		key = fmt.Sprintf("%s\x00%d\x00%d", path, fi.Size(), fi.ModTime().UnixNano())
+	}
+	checked.mu.Lock()
+	defer checked.mu.Unlock()
+	if why, ok := checked.verdicts[key]; ok {
+		return why
+	}
+	why, ran := version(path)
+	if ran { // a run that failed (a timeout on a busy machine) is not kept
+		if checked.verdicts == nil {
+			checked.verdicts = map[string]string{}
+		}
+		checked.verdicts[key] = why
+	}
+	return why
+}
+
+// version runs `packer version`: "" when it says 1.9.x, else why not;
+// ran is false when packer did not run to its end.
+func version(path string) (why string, ran bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "version")
 	cmd.Env = append(os.Environ(), "CHECKPOINT_DISABLE=1")
 	out, err := cmd.Output()
 	if err != nil {
-		unavailable(t, "`"+path+" version` failed: "+err.Error())
-		return ""
+		return "`" + path + " version` failed: " + err.Error(), false
 	}
 	m := versionRE.FindSubmatch(out)
 	if m == nil || !strings.HasPrefix(string(m[1]), Series) {
-		unavailable(t, path+" is not packer "+Series+"x: it says "+strings.TrimSpace(string(out)))
-		return ""
+		return path + " is not packer " + Series + "x: it says " + strings.TrimSpace(string(out)), true
 	}
-	return path
+	return "", true
 }
 
 func unavailable(t testing.TB, why string) {
