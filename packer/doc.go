@@ -83,7 +83,10 @@
 //     one process per plugin, all in one process group. SIGINT to the
 //     wrapper alone is ignored; SIGINT to the group cancels the build
 //     ("Cancelling build after receiving interrupt", exit 1) and reaches the
-//     shell-local scripts too. SIGTERM to the group cancels the same way
+//     shell-local scripts too: on a loaded machine a script now and then
+//     dies of it before packer's handler runs, and packer then reports the
+//     script's failure ("exit status: -1") instead of a cancellation.
+//     SIGTERM to the group cancels the same way
 //     ("…after receiving terminated") but packer then exits 0 now and then
 //     (2 runs in 18 here). The Runner sends SIGINT to the group, judges a
 //     cancelled build by its context, not the exit status, and sends

@@ -194,8 +194,7 @@ func TestRealPackerCancel(t *testing.T) {
 		// a build that ignored the interrupt would wait out (a loaded
 		// machine may take seconds to stop packer and its plugins).
 		assert.Less(t, time.Since(start), 50*time.Second, "packer stops on SIGINT, before the 60 s sleep ends")
-		assert.Contains(t, out.String(), "Cancelling build after receiving interrupt")
-		assert.Contains(t, out.String(), "Cleanly cancelled builds after being interrupted.")
+		assertCancelledBy(t, out.String(), "interrupt")
 		// SIGKILL is delivered asynchronously; give the kernel a moment.
 		assert.Eventually(t, func() bool { return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) }, 15*time.Second, 10*time.Millisecond,
 			"packer's process group (plugins, the script, its sleep) has ended")
@@ -249,6 +248,23 @@ func TestRealPackerValidateAzureOffline(t *testing.T) {
 	require.NoError(t, r.Validate(ctx, req))
 }
 
+// assertCancelledBy holds what packer prints when a signal to its process
+// group (word: "interrupt", "terminated") ends a build: it cancels the
+// build cleanly, unless the signal's other target, the shell-local
+// script, died of it first. Then packer reports the script's failure
+// (exit status -1) and never says it cancelled: a race packer loses now
+// and then on a loaded machine (seen in a make test at load ~8), which
+// doc.go states and the Runner does not depend on.
+func assertCancelledBy(t *testing.T, out, word string) {
+	t.Helper()
+	if !strings.Contains(out, "Cancelling build") && strings.Contains(out, "Script exited with non-zero exit status: -1") {
+		t.Logf("the script died of the %s before packer's own handler ran", word)
+		return
+	}
+	assert.Contains(t, out, "Cancelling build after receiving "+word)
+	assert.Contains(t, out, "Cleanly cancelled builds after being interrupted.")
+}
+
 // TestRealPackerSignals pins what doc.go says of packer's signals, on
 // packer itself rather than through the Runner: its wrapper process
 // ignores a SIGINT sent to it alone, and SIGINT or SIGTERM to the process
@@ -293,8 +309,7 @@ func TestRealPackerSignals(t *testing.T) {
 			case err := <-done:
 				t.Logf("exit status after %v to the group: %v", sig, err)
 				word := map[syscall.Signal]string{syscall.SIGINT: "interrupt", syscall.SIGTERM: "terminated"}[sig]
-				assert.Contains(t, out.String(), "Cancelling build after receiving "+word)
-				assert.Contains(t, out.String(), "Cleanly cancelled builds after being interrupted.")
+				assertCancelledBy(t, out.String(), word)
 			case <-time.After(45 * time.Second):
 				t.Fatalf("packer did not stop on %v to its group (its provisioner sleeps 60 s):\n%s", sig, out.String())
 			}
