@@ -122,12 +122,14 @@ endif
 # date is not linked again (scripts/gotest.sh -b).
 # packer builds in the background from `deps` on (minutes on a fresh
 # machine); the packages whose tests run it wait for it, the others go first.
+# The workflows' Starlark tests run in the Go tests, `imgflow test` on the
+# repository's workflows among them (cmd/imgflow's
+# TestTestCommandOnTheRepositoryWorkflows), not again after them.
 PACKER_TESTS  := ./workflows ./cmd/imgflow ./packer ./artifacts
 test: export DEPS_PACKER = background
 test: deps fmt-check tidy-check vet build lint
 	GO=$(GO) scripts/gotest.sh -j $(TEST_JOBS) -t $(TEST_TIMEOUT) -b bin/test -w 'scripts/packer.sh --wait' $(addprefix -a ,$(PACKER_TESTS)) \
 		-s ./cloud/conformance:TestAzure $(TEST_TIMEOUTS) -- $(TEST_FLAGS)
-	$(BIN) test workflows
 
 # Regenerate the CI definitions of the shipped releases under ci/ (a test
 # fails when they are out of date).
