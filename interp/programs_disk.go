@@ -10,7 +10,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/imgflow/imgflow/internal/cachetrim"
 	"go.starlark.net/starlark"
 )
 
@@ -79,6 +81,7 @@ func readDisk(path string) *program {
 	if err != nil {
 		return nil
 	}
+	cachetrim.Used(f, time.Now())
 	return &program{prog: prog, static: staticParams{names: st.Names, described: st.Described, complete: st.Complete}}
 }
 

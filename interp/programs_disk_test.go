@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/imgflow/imgflow/internal/cachetrim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.starlark.net/starlark"
@@ -118,4 +120,25 @@ func TestProgramsOnDiskErrorsAndBadEntries(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "3", g["x"].String())
 	assert.NotNil(t, readDisk(filepath.Join(dir, entries[0])), "rewritten whole")
+}
+
+// A module loaded from disk is marked used, so that the cache's daily
+// trim (cachetrim) keeps the entries plans still load.
+func TestProgramsOnDiskMarkWhatTheyLoadUsed(t *testing.T) {
+	dir := t.TempDir()
+	env := starlark.StringDict{}
+	src := []byte("x = 1\n")
+	require.NoError(t, (&Programs{Dir: dir, Salt: "imgflow A"}).compile("w.star", src, env).err)
+	names := diskEntries(t, dir)
+	require.Len(t, names, 1)
+	entry := filepath.Join(dir, names[0])
+	long := time.Now().Add(-cachetrim.MaxAge)
+	require.NoError(t, os.Chtimes(entry, long, long))
+
+	next := &Programs{Dir: dir, Salt: "imgflow A"}
+	require.NoError(t, next.compile("w.star", src, env).err)
+	require.EqualValues(t, 0, next.compiled.Load(), "found on disk")
+	info, err := os.Stat(entry)
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), info.ModTime(), time.Minute)
 }

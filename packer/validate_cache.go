@@ -9,8 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/imgflow/imgflow/internal/cachetrim"
 )
 
 // ValidateCache keeps the verdicts of `packer validate` on disk, so that a
@@ -46,7 +50,7 @@ func OpenValidateCache(dir string) (*ValidateCache, error) {
 		return nil, fmt.Errorf("packer validate cache: %w", err)
 	}
 	keyFile := filepath.Join(dir, "key")
-	key, err := os.ReadFile(keyFile)
+	key, err := readUsed(keyFile)
 	if errors.Is(err, os.ErrNotExist) || err == nil && len(key) != 32 {
 		key = make([]byte, 32)
 		if _, err := rand.Read(key); err != nil {
@@ -57,7 +61,7 @@ func OpenValidateCache(dir string) (*ValidateCache, error) {
 		if err := writeAtomic(keyFile, key); err != nil {
 			return nil, fmt.Errorf("packer validate cache: %w", err)
 		}
-		key, err = os.ReadFile(keyFile)
+		key, err = readUsed(keyFile)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("packer validate cache: %w", err)
@@ -108,11 +112,26 @@ func (c *ValidateCache) Validate(ctx context.Context, r *Runner, req BuildReques
 
 func readEntry(name string) (validateCacheEntry, bool) {
 	var e validateCacheEntry
-	data, err := os.ReadFile(name)
+	data, err := readUsed(name)
 	if err != nil || json.Unmarshal(data, &e) != nil {
 		return e, false
 	}
 	return e, true
+}
+
+// readUsed reads a file of the cache and marks it used, so that a trim of
+// the cache directory keeps it (cachetrim).
+func readUsed(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err == nil {
+		cachetrim.Used(f, time.Now())
+	}
+	return data, err
 }
 
 // store writes an entry; a cache that cannot be written only costs the

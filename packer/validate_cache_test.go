@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/imgflow/imgflow/internal/cachetrim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -203,4 +205,31 @@ func TestValidateCacheRunNamesCountAsTheirShape(t *testing.T) {
 	ran, err = f.cache.Validate(context.Background(), f.runner, version("1796528099"), nil, []string{"run-c", "1796528100"})
 	require.NoError(t, err)
 	assert.True(t, ran, "a value that is not the run's own counts as itself")
+}
+
+// A verdict read from the cache, and the cache's key, are marked used, so
+// that the cache's daily trim (cachetrim) keeps what plans still read:
+// losing the key would lose every verdict with it.
+func TestValidateCacheMarksWhatItReadsUsed(t *testing.T) {
+	f := newCacheFixture(t, "vhd")
+	_, err := f.validate(f.request())
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(f.cache.Dir(), "*"))
+	require.NoError(t, err)
+	require.Len(t, files, 2, "the key and one verdict")
+	long := time.Now().Add(-cachetrim.MaxAge)
+	for _, name := range files {
+		require.NoError(t, os.Chtimes(name, long, long))
+	}
+
+	again, err := OpenValidateCache(f.cache.Dir())
+	require.NoError(t, err)
+	ran, err := again.Validate(context.Background(), f.runner, f.request(), nil, nil)
+	require.NoError(t, err)
+	require.False(t, ran, "the verdict comes from the cache")
+	for _, name := range files {
+		info, err := os.Stat(name)
+		require.NoError(t, err)
+		assert.WithinDuration(t, time.Now(), info.ModTime(), time.Minute, filepath.Base(name))
+	}
 }

@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
+
+	"github.com/imgflow/imgflow/internal/cachetrim"
 )
 
 // SumCache remembers the SHA-256 of large staged files by their identity
@@ -53,6 +56,7 @@ func (c *SumCache) lookup(info fs.FileInfo) ([32]byte, bool) {
 	if _, err := io.ReadFull(f, sum[:]); err != nil {
 		return sum, false
 	}
+	cachetrim.Used(f, time.Now())
 	c.mu.Lock()
 	c.sums[id] = sum
 	c.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/imgflow/imgflow/cloud/guest"
+	"github.com/imgflow/imgflow/internal/cachetrim"
 )
 
 // A large staged file is hashed once per identity: a second tree with the
@@ -128,4 +129,31 @@ func TestStagedFileOfHashesALargeFileWithoutReadingItWhole(t *testing.T) {
 	assert.Equal(t, int64(len(data)), f.Size)
 	assert.Empty(t, f.text, "only small files keep their text")
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(len(data)/8), "bytes allocated")
+}
+
+// A kept sum that a process reads is marked used, so that the cache's
+// daily trim (cachetrim) keeps it while plans still read it.
+func TestSumCacheMarksTheSumsItReadsUsed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sums")
+	tool := filepath.Join(t.TempDir(), "tool")
+	require.NoError(t, os.WriteFile(tool, bytes.Repeat([]byte("x"), guest.MaxGuestText+1), 0o755))
+	stage := func() string {
+		staged := t.TempDir()
+		require.NoError(t, os.Link(tool, filepath.Join(staged, "tool")))
+		return staged
+	}
+	_, err := readStaged(stage(), OpenSumCache(dir))
+	require.NoError(t, err)
+	kept, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, kept, 1)
+	sum := filepath.Join(dir, kept[0].Name())
+	long := time.Now().Add(-cachetrim.MaxAge)
+	require.NoError(t, os.Chtimes(sum, long, long))
+
+	_, err = readStaged(stage(), OpenSumCache(dir))
+	require.NoError(t, err)
+	info, err := os.Stat(sum)
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), info.ModTime(), time.Minute)
 }
