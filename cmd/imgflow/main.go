@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/imgflow/imgflow/internal/redact"
 )
@@ -20,6 +21,7 @@ func main() {
 	ctx, stop := notifyContext(context.Background())
 	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	trimCaches(time.Now())
 	stopProfile()
 	os.Exit(code)
 }

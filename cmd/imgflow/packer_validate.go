@@ -26,7 +26,7 @@ func packerValidator(off bool) builtins.PackerValidator {
 	}
 	r := &packer.Runner{}
 	if dir := cacheDir(); dir != "" {
-		if cache, err := packer.OpenValidateCache(filepath.Join(dir, "packer-validate")); err == nil {
+		if cache, err := packer.OpenValidateCache(filepath.Join(dir, validateCache)); err == nil {
 			return builtins.PackerValidateOnce(builtins.PackerValidateCached(r, cache))
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/imgflow/imgflow/internal/cachetrim"
 	"github.com/imgflow/imgflow/interp"
 )
 
@@ -17,7 +19,7 @@ func newPrograms() *interp.Programs {
 	if dir == "" || salt == "" {
 		return &interp.Programs{}
 	}
-	return &interp.Programs{Dir: filepath.Join(dir, "starlark"), Salt: salt}
+	return &interp.Programs{Dir: filepath.Join(dir, starlarkCache), Salt: salt}
 }
 
 // binaryIdentity tells this imgflow binary from any other build: its
@@ -34,4 +36,20 @@ func binaryIdentity() string {
 		return ""
 	}
 	return fmt.Sprintf("%s %d %d", exe, info.Size(), info.ModTime().UnixNano())
+}
+
+// imgflow's caches, subdirectories of cacheDir. Nothing else there is
+// theirs: IMGFLOW_CACHE_DIR may name a directory that holds more.
+const (
+	starlarkCache = "starlark"        // compiled Starlark modules
+	sumsCache     = "sums"            // staged files' SHA-256
+	validateCache = "packer-validate" // packer validate's verdicts
+)
+
+// trimCaches removes what the caches have not used for days, once a day
+// at most (cachetrim); a failure only leaves them as they were.
+func trimCaches(now time.Time) {
+	if dir := cacheDir(); dir != "" {
+		_ = cachetrim.Trim(dir, now, starlarkCache, sumsCache, validateCache)
+	}
 }

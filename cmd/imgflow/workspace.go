@@ -14,7 +14,7 @@ import (
 func newWorkspace(root string) (*builtins.Workspace, error) {
 	sums := ""
 	if dir := cacheDir(); dir != "" {
-		sums = filepath.Join(dir, "sums")
+		sums = filepath.Join(dir, sumsCache)
 	}
 	return localpacker.NewWorkspaceWithSums(root, sums)
 }
