@@ -46,7 +46,7 @@ func TestPlanShowsACachedPackerFailureAtTheCall(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
 	plan := func() string {
 		// A new cache and once-wrapper per plan: a new imgflow process.
-		cache, err := packer.OpenValidateCache(dir)
+		cache, err := packer.OpenValidateCache(dir, nil)
 		require.NoError(t, err)
 		res := f.plan(vhdMarketplaceStar, builtins.PackerValidateOnce(builtins.PackerValidateCached(runner, cache)))
 		require.Error(t, res.Err)
@@ -65,7 +65,7 @@ func TestPlanShowsACachedPackerFailureAtTheCall(t *testing.T) {
 func TestPlanWithAValidatedBuildInTheCacheRunsNoPacker(t *testing.T) {
 	f := newBuildFixture(t)
 	runner, calls := countingFakePacker(t, "vhd")
-	cache, err := packer.OpenValidateCache(filepath.Join(t.TempDir(), "cache"))
+	cache, err := packer.OpenValidateCache(filepath.Join(t.TempDir(), "cache"), nil)
 	require.NoError(t, err)
 	for range 3 {
 		require.NoError(t, f.plan(vhdMarketplaceStar, builtins.PackerValidateOnce(builtins.PackerValidateCached(runner, cache))).Err)
@@ -75,7 +75,7 @@ func TestPlanWithAValidatedBuildInTheCacheRunsNoPacker(t *testing.T) {
 
 func TestPlansOfTargetsWithNewSubscriptionsShareTheCachedVerdict(t *testing.T) {
 	runner, calls := countingFakePacker(t, "vhd")
-	cache, err := packer.OpenValidateCache(filepath.Join(t.TempDir(), "cache"))
+	cache, err := packer.OpenValidateCache(filepath.Join(t.TempDir(), "cache"), nil)
 	require.NoError(t, err)
 	subs := map[string]bool{}
 	for range 3 {

@@ -44,8 +44,12 @@ type validateCacheEntry struct {
 }
 
 // OpenValidateCache opens the cache in dir, creating dir (0700) and its key
-// (0600) when missing.
-func OpenValidateCache(dir string) (*ValidateCache, error) {
+// (0600) when missing. The files its keys hash are hashed through sums
+// (nil: a cache for this process only).
+func OpenValidateCache(dir string, sums *SumCache) (*ValidateCache, error) {
+	if sums == nil {
+		sums = NewSumCache()
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("packer validate cache: %w", err)
 	}
@@ -66,7 +70,7 @@ func OpenValidateCache(dir string) (*ValidateCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("packer validate cache: %w", err)
 	}
-	return &ValidateCache{dir: dir, key: key}, nil
+	return &ValidateCache{dir: dir, key: key, sums: FileSums{Cache: sums}}, nil
 }
 
 // Dir is the cache's directory.

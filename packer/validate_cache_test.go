@@ -46,7 +46,7 @@ func newCacheFixture(t *testing.T, mode string, env ...string) *cacheFixture {
 	wrapper := filepath.Join(bin, "packer")
 	require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\necho \"$1\" >>'"+f.calls+"'\nexec '"+fake+"' \"$@\"\n"), 0o755))
 	f.runner = &Runner{Binary: wrapper, Env: append([]string{"FAKE_PACKER_MODE=" + mode}, env...)}
-	f.cache, err = OpenValidateCache(filepath.Join(t.TempDir(), "cache"))
+	f.cache, err = OpenValidateCache(filepath.Join(t.TempDir(), "cache"), nil)
 	require.NoError(t, err)
 	return f
 }
@@ -85,7 +85,7 @@ func TestValidateCacheHitDoesNotRunPacker(t *testing.T) {
 	assert.Equal(t, 1, f.runs())
 
 	// A new cache object on the same directory: another process.
-	again, err := OpenValidateCache(f.cache.Dir())
+	again, err := OpenValidateCache(f.cache.Dir(), nil)
 	require.NoError(t, err)
 	ran, err = again.Validate(context.Background(), f.runner, f.request(), nil, nil)
 	require.NoError(t, err)
@@ -222,7 +222,7 @@ func TestValidateCacheMarksWhatItReadsUsed(t *testing.T) {
 		require.NoError(t, os.Chtimes(name, long, long))
 	}
 
-	again, err := OpenValidateCache(f.cache.Dir())
+	again, err := OpenValidateCache(f.cache.Dir(), nil)
 	require.NoError(t, err)
 	ran, err := again.Validate(context.Background(), f.runner, f.request(), nil, nil)
 	require.NoError(t, err)
@@ -232,4 +232,29 @@ func TestValidateCacheMarksWhatItReadsUsed(t *testing.T) {
 		require.NoError(t, err)
 		assert.WithinDuration(t, time.Now(), info.ModTime(), time.Minute, filepath.Base(name))
 	}
+}
+
+// The sum of a large file a template names is kept in the sums cache, so
+// that the next process's key takes it from there instead of reading the
+// file again: shown by planting another sum, which changes the key.
+func TestValidateCacheKeepsLargeFilesSumsForTheNextProcess(t *testing.T) {
+	f := newCacheFixture(t, "vhd")
+	f.write("setup.sh", "echo setup\n"+strings.Repeat("# padding\n", 10_000)) // 100 kB
+	sumsDir := filepath.Join(t.TempDir(), "sums")
+	process := func() bool {
+		cache, err := OpenValidateCache(f.cache.Dir(), OpenSumCache(sumsDir))
+		require.NoError(t, err)
+		ran, err := cache.Validate(context.Background(), f.runner, f.request(), nil, nil)
+		require.NoError(t, err)
+		return ran
+	}
+	require.True(t, process())
+	kept, err := os.ReadDir(sumsDir)
+	require.NoError(t, err)
+	require.Len(t, kept, 1, "the large script's sum; the template's and var-file's are small")
+	assert.False(t, process(), "the same inputs: the verdict is found")
+
+	require.NoError(t, os.WriteFile(filepath.Join(sumsDir, kept[0].Name()), make([]byte, 32), 0o600))
+	assert.True(t, process(), "the kept sum, not the file, went into the key")
+	assert.Equal(t, 2, f.runs())
 }

@@ -17,12 +17,13 @@ import (
 // changes, so that no entry of an older imgflow is read as a newer one's.
 const validateInputsVersion = "imgflow packer validate inputs v2"
 
-// FileSums remembers file digests by path, size and modification time, so that the many builds of a release reading the same scripts
-// hash each once per process. Safe for concurrent use.
+// FileSums hashes the files a validation reads, through Cache: the many
+// builds of a release read the same scripts, and a large file a template
+// names costs a plan only its stat once its sum is kept. Safe for
+// concurrent use; the zero value caches nothing.
 type FileSums struct {
-	mu   sync.Mutex
-	sums map[string]string
-	bufs sync.Pool // SumFile's buffers
+	Cache *SumCache
+	bufs  sync.Pool // SumFile's buffers
 }
 
 // SumFile is the SHA-256 of a file's content and its length, read
@@ -43,31 +44,24 @@ func SumFile(path string, buf []byte) (sum [32]byte, n int64, err error) {
 	return sum, n, nil
 }
 
+// sum is the hex SHA-256 of the file at path, which info describes.
 func (s *FileSums) sum(path string, info fs.FileInfo) (string, error) {
-	id := fmt.Sprintf("%s\x00%d\x00%d", path, info.Size(), info.ModTime().UnixNano())
-	s.mu.Lock()
-	got, ok := s.sums[id]
-	s.mu.Unlock()
-	if ok {
-		return got, nil
+	if sum, ok := s.Cache.Lookup(info); ok {
+		return hex.EncodeToString(sum[:]), nil
 	}
 	buf, _ := s.bufs.Get().(*[]byte)
 	if buf == nil {
 		buf = new(make([]byte, 32<<10))
 	}
 	defer s.bufs.Put(buf)
-	sum, _, err := SumFile(path, *buf)
+	sum, n, err := SumFile(path, *buf)
 	if err != nil {
 		return "", err
 	}
-	got = hex.EncodeToString(sum[:])
-	s.mu.Lock()
-	if s.sums == nil {
-		s.sums = map[string]string{}
+	if n == info.Size() { // not changed between the stat and the read
+		s.Cache.Store(info, sum)
 	}
-	s.sums[id] = got
-	s.mu.Unlock()
-	return got, nil
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // sessionEnv are environment variables a shell or make sets per session

@@ -102,7 +102,7 @@ func TestRealPackerPlugin2VerdictIsCached(t *testing.T) {
 	require.NoError(t, os.WriteFile(wrapper, []byte("#!/bin/sh\necho \"$1\" >>'"+calls+"'\nexec '"+real+"' \"$@\"\n"), 0o755))
 	r := realRunner(&testutil.SyncBuffer{})
 	r.Binary = wrapper
-	cache, err := OpenValidateCache(filepath.Join(t.TempDir(), "cache"))
+	cache, err := OpenValidateCache(filepath.Join(t.TempDir(), "cache"), nil)
 	require.NoError(t, err)
 	req := BuildRequest{TemplatePath: "cvm.json", WorkDir: dir, PluginConfigs: []string{"packer-plugin.pkr.hcl"}}
 

@@ -26,7 +26,10 @@ func packerValidator(off bool) builtins.PackerValidator {
 	}
 	r := &packer.Runner{}
 	if dir := cacheDir(); dir != "" {
-		if cache, err := packer.OpenValidateCache(filepath.Join(dir, validateCache)); err == nil {
+		// The sums of the large files a template names are kept beside
+		// those of the simulated builds' staged files: both by identity.
+		sums := packer.OpenSumCache(filepath.Join(dir, sumsCache))
+		if cache, err := packer.OpenValidateCache(filepath.Join(dir, validateCache), sums); err == nil {
 			return builtins.PackerValidateOnce(builtins.PackerValidateCached(r, cache))
 		}
 	}

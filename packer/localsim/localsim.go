@@ -87,7 +87,7 @@ type Builder struct {
 	Now func() time.Time
 	// Sums, when set, remembers the sums of large staged files across
 	// builds (nil: every build hashes its staged files).
-	Sums *SumCache
+	Sums *packer.SumCache
 	// Subscriptions, when set, reaches the subscriptions of the tenant
 	// other than Provider's: a shared_image_gallery_destination (or
 	// source) whose subscription is one of them is published there, as
@@ -198,7 +198,7 @@ type prepared struct {
 	workDir string
 }
 
-func prepare(req packer.BuildRequest, sums *SumCache) (*prepared, error) {
+func prepare(req packer.BuildRequest, sums *packer.SumCache) (*prepared, error) {
 	if req.TemplatePath == "" {
 		return nil, errors.New("packer build: no template path")
 	}
@@ -326,10 +326,10 @@ func (p *prepared) identity(build string) uuid.UUID {
 
 // NewSimulator returns what makes the Builders of one workspace: they
 // share a cache of the staged files' sums, kept in sumsDir for later
-// processes too ("": this process only; see OpenSumCache), and write
+// processes too ("": this process only; see packer.OpenSumCache), and write
 // temporary files under the tempDir each is made with ("": the system's).
 func NewSimulator(sumsDir string) func(p cloud.Provider, tempDir string) *Builder {
-	sums := OpenSumCache(sumsDir)
+	sums := packer.OpenSumCache(sumsDir)
 	return func(p cloud.Provider, tempDir string) *Builder {
 		b := New(p)
 		b.Sums, b.TempDir = sums, tempDir

@@ -42,7 +42,7 @@ type stagedTree struct {
 // readStaged walks the staged-files directory dir. Files larger than
 // guest.MaxGuestText (their text is not recorded) take their sum from
 // sums when it knows them.
-func readStaged(dir string, sums *SumCache) (*stagedTree, error) {
+func readStaged(dir string, sums *packer.SumCache) (*stagedTree, error) {
 	tree := &stagedTree{files: map[string]stagedFile{}}
 	h := sha256.New()
 	var buf []byte
@@ -79,10 +79,10 @@ func readStaged(dir string, sums *SumCache) (*stagedTree, error) {
 
 // stagedFileOf reads (or finds in sums) what the tree records of a file.
 // buf is the read buffer of the walk, made on first use.
-func stagedFileOf(file string, info fs.FileInfo, sums *SumCache, buf *[]byte) (stagedFile, error) {
+func stagedFileOf(file string, info fs.FileInfo, sums *packer.SumCache, buf *[]byte) (stagedFile, error) {
 	f := stagedFile{Mode: fmt.Sprintf("%04o", info.Mode().Perm()), Size: info.Size(), abs: file}
 	if info.Size() > guest.MaxGuestText {
-		if sum, ok := sums.lookup(info); ok {
+		if sum, ok := sums.Lookup(info); ok {
 			f.SHA256 = hex.EncodeToString(sum[:])
 			return f, nil
 		}
@@ -97,7 +97,7 @@ func stagedFileOf(file string, info fs.FileInfo, sums *SumCache, buf *[]byte) (s
 		}
 		if n > guest.MaxGuestText {
 			f.SHA256, f.Size = hex.EncodeToString(sum[:]), n
-			sums.store(info, sum)
+			sums.Store(info, sum)
 			return f, nil
 		}
 		// Shrunk since its stat: read whole below, text and all.
@@ -111,7 +111,7 @@ func stagedFileOf(file string, info fs.FileInfo, sums *SumCache, buf *[]byte) (s
 	if len(data) <= guest.MaxGuestText {
 		f.text = string(data)
 	} else {
-		sums.store(info, sum)
+		sums.Store(info, sum)
 	}
 	return f, nil
 }
@@ -123,7 +123,7 @@ func stagedFileOf(file string, info fs.FileInfo, sums *SumCache, buf *[]byte) (s
 // name; a source directory lands whole in the destination, only its
 // contents when it ends in "/". They enter the build's identity (an
 // edited script is another build) and its simulated downloads.
-func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildRequest, sums *SumCache) (*stagedTree, error) {
+func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildRequest, sums *packer.SumCache) (*stagedTree, error) {
 	if len(uploads) == 0 {
 		return tree, nil
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/imgflow/imgflow/cloud/guest"
 	"github.com/imgflow/imgflow/internal/cachetrim"
+	"github.com/imgflow/imgflow/packer"
 )
 
 // A large staged file is hashed once per identity: a second tree with the
@@ -34,17 +35,22 @@ func TestSumCacheHashesALargeStagedFileOnce(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "opt", "small"), []byte("text"), 0o644))
 		return dir
 	}
-	sums := NewSumCache()
+	sums := packer.NewSumCache()
 	first, err := readStaged(stage(), sums)
 	require.NoError(t, err)
 	want := sha256.Sum256(big)
 	assert.Equal(t, hex.EncodeToString(want[:]), first.files["/opt/tool"].SHA256)
-	assert.Len(t, sums.sums, 1, "only the large file is remembered")
+	toolInfo, err := os.Stat(src)
+	require.NoError(t, err)
+	_, known := sums.Lookup(toolInfo)
+	assert.True(t, known, "the large file is remembered")
+	smallInfo, err := os.Stat(filepath.Join(first.files["/opt/small"].abs))
+	require.NoError(t, err)
+	_, known = sums.Lookup(smallInfo)
+	assert.False(t, known, "a small file is read for its text anyway")
 
 	// What the cache says is what the second tree records: it was not read.
-	for id := range sums.sums {
-		sums.sums[id] = [32]byte{1}
-	}
+	sums.Store(toolInfo, [32]byte{1})
 	second, err := readStaged(stage(), sums)
 	require.NoError(t, err)
 	assert.Equal(t, hex.EncodeToString([]byte{1})+"00", second.files["/opt/tool"].SHA256[:4])
@@ -79,7 +85,7 @@ func TestSumCacheKeepsSumsForTheNextProcess(t *testing.T) {
 		return staged
 	}
 
-	first, err := readStaged(stage(), OpenSumCache(dir))
+	first, err := readStaged(stage(), packer.OpenSumCache(dir))
 	require.NoError(t, err)
 	want := sha256.Sum256(big)
 	assert.Equal(t, hex.EncodeToString(want[:]), first.files["/tool"].SHA256)
@@ -90,14 +96,14 @@ func TestSumCacheKeepsSumsForTheNextProcess(t *testing.T) {
 	// The next process takes the kept sum: it did not read the file.
 	marked := [32]byte{0xab}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, kept[0].Name()), marked[:], 0o600))
-	next, err := readStaged(stage(), OpenSumCache(dir))
+	next, err := readStaged(stage(), packer.OpenSumCache(dir))
 	require.NoError(t, err)
 	assert.Equal(t, hex.EncodeToString(marked[:]), next.files["/tool"].SHA256)
 
 	// Rewritten since: another identity, hashed again.
 	changed := append(big, 'y')
 	require.NoError(t, os.WriteFile(tool, changed, 0o755))
-	later, err := readStaged(stage(), OpenSumCache(dir))
+	later, err := readStaged(stage(), packer.OpenSumCache(dir))
 	require.NoError(t, err)
 	want = sha256.Sum256(changed)
 	assert.Equal(t, hex.EncodeToString(want[:]), later.files["/tool"].SHA256)
@@ -105,7 +111,7 @@ func TestSumCacheKeepsSumsForTheNextProcess(t *testing.T) {
 	// A cache directory that cannot be written only costs the hashing.
 	blocked := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(blocked, nil, 0o600))
-	plain, err := readStaged(stage(), OpenSumCache(filepath.Join(blocked, "sums")))
+	plain, err := readStaged(stage(), packer.OpenSumCache(filepath.Join(blocked, "sums")))
 	require.NoError(t, err)
 	assert.Equal(t, hex.EncodeToString(want[:]), plain.files["/tool"].SHA256)
 }
@@ -142,7 +148,7 @@ func TestSumCacheMarksTheSumsItReadsUsed(t *testing.T) {
 		require.NoError(t, os.Link(tool, filepath.Join(staged, "tool")))
 		return staged
 	}
-	_, err := readStaged(stage(), OpenSumCache(dir))
+	_, err := readStaged(stage(), packer.OpenSumCache(dir))
 	require.NoError(t, err)
 	kept, err := os.ReadDir(dir)
 	require.NoError(t, err)
@@ -151,7 +157,7 @@ func TestSumCacheMarksTheSumsItReadsUsed(t *testing.T) {
 	long := time.Now().Add(-cachetrim.MaxAge)
 	require.NoError(t, os.Chtimes(sum, long, long))
 
-	_, err = readStaged(stage(), OpenSumCache(dir))
+	_, err = readStaged(stage(), packer.OpenSumCache(dir))
 	require.NoError(t, err)
 	info, err := os.Stat(sum)
 	require.NoError(t, err)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package localsim
+package packer
 
 import (
 	"fmt"

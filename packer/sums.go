@@ -1,4 +1,4 @@
-package localsim
+package packer
 
 import (
 	"io"
@@ -11,20 +11,26 @@ import (
 	"github.com/imgflow/imgflow/internal/cachetrim"
 )
 
-// SumCache remembers the SHA-256 of large staged files by their identity
-// on disk (device, inode, size, modification time), so that the builds of
-// one process that stage the same build tools (hard links to the
-// workspace's files, see builtins' stageUploads) hash them once: `imgflow
-// test` simulates about a hundred builds of the same tools. Opened on a
-// directory, it keeps the sums there for the next processes too: every
-// plan simulates its builds, and hashing the megabytes of build tools
-// again is a good part of a plan's time. A nil *SumCache caches nothing;
-// where the platform gives no file identity, nothing is cached either.
+// SumCache remembers the SHA-256 of files by their identity on disk
+// (device, inode, size, modification time), for what reads the same files
+// again: the simulated builds of one process stage the same build tools
+// (hard links to the workspace's files, see builtins' stageUploads;
+// `imgflow test` simulates about a hundred builds), and packer validate's
+// cache key hashes every file a template names. Opened on a directory, it
+// keeps the sums of files of keptFrom bytes or more there for the next
+// processes too: hashing the megabytes of build tools, or a large file a
+// template names, at every plan was a good part of its time. A nil
+// *SumCache caches nothing; where the platform gives no file identity,
+// nothing is cached either.
 type SumCache struct {
 	mu   sync.Mutex
 	sums map[fileID][32]byte
 	dir  string // "": this process only
 }
+
+// keptFrom is the size from which a sum is kept on disk: a smaller file
+// hashes about as fast as its sum's file would be read.
+const keptFrom = 64 << 10
 
 // NewSumCache returns an empty cache for this process, safe for
 // concurrent use.
@@ -37,7 +43,8 @@ func OpenSumCache(dir string) *SumCache {
 	return &SumCache{sums: map[fileID][32]byte{}, dir: dir}
 }
 
-func (c *SumCache) lookup(info fs.FileInfo) ([32]byte, bool) {
+// Lookup returns the sum of the file info describes, if known.
+func (c *SumCache) Lookup(info fs.FileInfo) ([32]byte, bool) {
 	id, ok := identity(info)
 	if c == nil || !ok {
 		return [32]byte{}, false
@@ -45,7 +52,7 @@ func (c *SumCache) lookup(info fs.FileInfo) ([32]byte, bool) {
 	c.mu.Lock()
 	sum, ok := c.sums[id]
 	c.mu.Unlock()
-	if ok || c.dir == "" {
+	if ok || c.dir == "" || info.Size() < keptFrom {
 		return sum, ok
 	}
 	f, err := os.Open(filepath.Join(c.dir, id.String()))
@@ -63,7 +70,8 @@ func (c *SumCache) lookup(info fs.FileInfo) ([32]byte, bool) {
 	return sum, true
 }
 
-func (c *SumCache) store(info fs.FileInfo, sum [32]byte) {
+// Store records sum as the content's of the file info describes.
+func (c *SumCache) Store(info fs.FileInfo, sum [32]byte) {
 	id, ok := identity(info)
 	if c == nil || !ok {
 		return
@@ -71,7 +79,7 @@ func (c *SumCache) store(info fs.FileInfo, sum [32]byte) {
 	c.mu.Lock()
 	c.sums[id] = sum
 	c.mu.Unlock()
-	if c.dir != "" {
+	if c.dir != "" && info.Size() >= keptFrom {
 		c.save(id, sum)
 	}
 }
