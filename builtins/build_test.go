@@ -471,14 +471,15 @@ func TestCommandChecksProgramAndCwdBeforeAnythingRuns(t *testing.T) {
 
 func TestCommandEnvTakesSecretsAndNeverInheritsThem(t *testing.T) {
 	t.Setenv("IMGFLOW_SECRET_UA_TOKEN", secretValue)
+	t.Setenv("IMGFLOW_AZURE_STORAGE_KEY", "a-storage-account-key")
 	s := newSnippetSandbox(t)
 	rep := &printRecorder{}
 	res := execReported(t, s, `
-r = command(["sh", "-c", "echo $GREETING token=$TOKEN; echo inherited=${IMGFLOW_SECRET_UA_TOKEN:-no}"], env = {"GREETING": "hi", "TOKEN": secret("ua_token")})
+r = command(["sh", "-c", "echo $GREETING token=$TOKEN; echo inherited=${IMGFLOW_SECRET_UA_TOKEN:-no} key=${IMGFLOW_AZURE_STORAGE_KEY:-no}"], env = {"GREETING": "hi", "TOKEN": secret("ua_token")})
 output("out", r.output)
 `, rep, t.TempDir(), "r", false, nil)
 	require.NoError(t, res.Err)
-	assert.Equal(t, "hi token=<secret>\ninherited=no\n", outputsOf(res)["out"])
+	assert.Equal(t, "hi token=<secret>\ninherited=no key=no\n", outputsOf(res)["out"])
 	data := jsonText(t, []any{res.Steps, rep.text()})
 	assert.NotContains(t, data, secretValue)
 	assert.Contains(t, data, "<secret ua_token>")

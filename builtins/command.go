@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/imgflow/imgflow/cloud"
+	"github.com/imgflow/imgflow/internal/redact"
 	"go.starlark.net/starlark"
 )
 
@@ -24,7 +25,7 @@ func commandSpec() *Spec {
 		Params: []Param{
 			{Name: "argv", Kind: KindStringList, Doc: "program and arguments, no shell; a program with a `/` is a workspace file (`//path` from the root, else relative to cwd), otherwise it is looked up on PATH"},
 			{Name: "cwd", Kind: KindString, Default: `"."`, Doc: "working directory inside the workspace, relative to the calling file or `//path`"},
-			{Name: "env", Kind: KindDict, Default: "{}", Doc: "extra environment variables: strings or secret() values (IMGFLOW_SECRET_* variables are never inherited)"},
+			{Name: "env", Kind: KindDict, Default: "{}", Doc: "extra environment variables: strings or secret() values (imgflow's own IMGFLOW_* variables are never inherited)"},
 			{Name: "timeout", Kind: KindDuration, Default: `"30m"`, Doc: "how long the command may run"},
 		},
 		Returns: "struct(exit_code, output) — output is the last 64 KiB",
@@ -73,7 +74,7 @@ func commandImpl(c *Call) (starlark.Value, error) {
 	defer cancel()
 	cmd := execCommand(ctx, bin, argv[1:])
 	cmd.Dir = cwdAbs
-	cmd.Env = append(scrubSecretEnv(os.Environ()), env...)
+	cmd.Env = append(redact.ChildEnv(os.Environ()), env...)
 	out := &commandOutput{prefix: "[" + path.Base(argv[0]) + "] ", secrets: secrets, pos: c.Pos(), rep: c.Run.Reporter}
 	cmd.Stdout, cmd.Stderr = out, out
 	runErr := cmd.Run()

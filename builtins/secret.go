@@ -145,15 +145,3 @@ func redactValues(s string, secrets []string) string {
 	}
 	return redact.SAS(s)
 }
-
-// scrubSecretEnv drops IMGFLOW_SECRET_* variables from an environment: a
-// child process gets a secret only when the workflow passes it.
-func scrubSecretEnv(env []string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, SecretEnvPrefix) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}

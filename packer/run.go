@@ -322,14 +322,14 @@ func CheckOnly(label string, only, names []string) error {
 	return errors.Join(errs...)
 }
 
-// environ is packer's environment for req: imgflow's own, then
+// environ is packer's environment for req: imgflow's (but its IMGFLOW_*
+// variables), then
 // CHECKPOINT_DISABLE=1 (no version check calls), Runner.Env and req.Env,
 // later entries winning.
 func (r *Runner) environ(req BuildRequest) []string {
-	// imgflow's secret() values live in IMGFLOW_SECRET_* variables; packer
-	// gets a secret only when the workflow passes it (vars or env).
-	own := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, redact.SecretEnvPrefix) })
-	env := append(append(own, "CHECKPOINT_DISABLE=1"), r.Env...)
+	// imgflow's own variables (its secrets among them) reach packer only
+	// when the workflow passes them (vars or env).
+	env := append(append(redact.ChildEnv(os.Environ()), "CHECKPOINT_DISABLE=1"), r.Env...)
 	keys := make([]string, 0, len(req.Env))
 	for k := range req.Env {
 		keys = append(keys, k)

@@ -413,9 +413,11 @@ func TestReadVarFileReadsNullAsEmpty(t *testing.T) {
 // workflow passes a secret to packer through vars or env, or not at all.
 func TestBuildDoesNotPassImgflowSecretsToPacker(t *testing.T) {
 	t.Setenv("IMGFLOW_SECRET_UA_TOKEN", secret)
-	f := newFake(t, "vhd", "FAKE_PACKER_ECHO_ENV=IMGFLOW_SECRET_UA_TOKEN")
+	t.Setenv("IMGFLOW_AZURE_STORAGE_KEY", "a-storage-account-key")
+	f := newFake(t, "vhd", "FAKE_PACKER_ECHO_ENV=IMGFLOW_SECRET_UA_TOKEN IMGFLOW_AZURE_STORAGE_KEY")
 	_, err := f.runner.Build(context.Background(), BuildRequest{TemplatePath: azureVHDTemplate, Vars: azureVars()})
 	require.NoError(t, err)
 	assert.Contains(t, f.out.String(), "azure-arm: env IMGFLOW_SECRET_UA_TOKEN=\n", "packer sees the variable unset")
+	assert.Contains(t, f.out.String(), "azure-arm: env IMGFLOW_AZURE_STORAGE_KEY=\n", "imgflow's own settings stay imgflow's")
 	assertNoSecret(t, "stdout", f.out.String())
 }

@@ -258,3 +258,21 @@ func TestValidateCacheKeepsLargeFilesSumsForTheNextProcess(t *testing.T) {
 	assert.True(t, process(), "the kept sum, not the file, went into the key")
 	assert.Equal(t, 2, f.runs())
 }
+
+// imgflow's own settings (a profile, the cache directory) are not packer's
+// environment, so they do not change the key: profiling a plan finds the
+// verdicts the plans before it stored.
+func TestValidateCacheIgnoresImgflowsOwnVariables(t *testing.T) {
+	f := newCacheFixture(t, "vhd")
+	ran, err := f.validate(f.request())
+	require.NoError(t, err)
+	require.True(t, ran)
+	t.Setenv("IMGFLOW_CPUPROFILE", filepath.Join(t.TempDir(), "cpu.prof"))
+	ran, err = f.validate(f.request())
+	require.NoError(t, err)
+	assert.False(t, ran)
+	t.Setenv("SOMETHING_PACKER_MAY_READ", "1")
+	ran, err = f.validate(f.request())
+	require.NoError(t, err)
+	assert.True(t, ran, "any other variable is packer's and counts")
+}

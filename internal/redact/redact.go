@@ -21,6 +21,25 @@ import (
 // values (builtins.SecretEnvPrefix is the same string).
 const SecretEnvPrefix = "IMGFLOW_SECRET_"
 
+// ownEnvPrefix starts every variable imgflow reads for itself: secret()
+// values, the Azure target's storage key, the cache and profile settings.
+const ownEnvPrefix = "IMGFLOW_"
+
+// ChildEnv is environ (KEY=VALUE entries) without imgflow's own
+// variables: a child process (packer, a command() step) gets one only
+// when the workflow passes it. None is the child's business, the storage
+// key and the secrets least of all, and a profile or cache setting in
+// packer's environment would change packer validate's cache key.
+func ChildEnv(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if !strings.HasPrefix(kv, ownEnvPrefix) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 // MinSecretLen is the shortest secret() value imgflow accepts (see
 // CheckSecretEnv) and replaces: a shorter one ("x", "yes") would blank
 // out ordinary words of every output.

@@ -115,3 +115,9 @@ func TestCheckSecretEnvRefusesShortSecrets(t *testing.T) {
 	assert.ErrorContains(t, err, "IMGFLOW_SECRET_PIN holds fewer than 4 characters")
 	assert.NotContains(t, err.Error(), "123", "the value is not shown")
 }
+
+func TestChildEnvKeepsImgflowsOwnVariables(t *testing.T) {
+	env := []string{"HOME=/home/u", "IMGFLOW_SECRET_TOKEN=s3cr3t-value", "IMGFLOW_AZURE_STORAGE_KEY=key", "IMGFLOW_CACHE_DIR=/c", "PATH=/bin", "MY_IMGFLOW_X=kept"}
+	assert.Equal(t, []string{"HOME=/home/u", "PATH=/bin", "MY_IMGFLOW_X=kept"}, ChildEnv(env))
+	assert.Len(t, env, 6, "environ itself is not changed")
+}
