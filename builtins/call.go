@@ -209,7 +209,7 @@ func redactOwned(v any) any {
 func RedactSecrets(v any) any {
 	switch v := v.(type) {
 	case string:
-		return redact.SAS(redact.URLQueries(v))
+		return redact.Strict(v)
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {

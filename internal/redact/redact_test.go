@@ -121,3 +121,19 @@ func TestChildEnvKeepsImgflowsOwnVariables(t *testing.T) {
 	assert.Equal(t, []string{"HOME=/home/u", "PATH=/bin", "MY_IMGFLOW_X=kept"}, ChildEnv(env))
 	assert.Len(t, env, 6, "environ itself is not changed")
 }
+
+// Strict is URLQueries then SAS: one pass fewer, the same text.
+func TestStrictIsURLQueriesThenSAS(t *testing.T) {
+	for _, s := range []string{
+		"",
+		`set -- "$@"; echo done`,
+		"git clone https://user:p4ss@example.com/repo.git && echo $@",
+		"curl 'https://acct.blob.core.windows.net/c/b?sv=2021&sig=abc%2B' -H 'x'",
+		"SharedAccessSignature=sv=2021&sig=abc;BlobEndpoint=https://a.blob.core.windows.net/",
+		"see https://example.com/page?x=1 and ftp://u:pw@host/ and mail a@b",
+		"HTTPS://U:PW@HOST/?SIG=X",
+	} {
+		assert.Equal(t, SAS(URLQueries(s)), Strict(s), s)
+	}
+	assert.Equal(t, "https://user:<redacted>@example.com/x", Strict("https://user:secret@example.com/x"))
+}
