@@ -1,6 +1,7 @@
 package packer
 
 import (
+	"crypto/sha256"
 	"io"
 	"io/fs"
 	"os"
@@ -25,7 +26,8 @@ import (
 type SumCache struct {
 	mu   sync.Mutex
 	sums map[fileID][32]byte
-	dir  string // "": this process only
+	dir  string    // "": this process only
+	bufs sync.Pool // File's read buffers
 }
 
 // keptFrom is the size from which a sum is kept on disk: a smaller file
@@ -41,6 +43,56 @@ func NewSumCache() *SumCache { return OpenSumCache("") }
 // read or written there is simply computed again.
 func OpenSumCache(dir string) *SumCache {
 	return &SumCache{sums: map[fileID][32]byte{}, dir: dir}
+}
+
+// File is the SHA-256 of the file at path, which info (its stat)
+// describes, and its length: the sum known for info, else the file
+// hashed as it is read, and remembered when its size is still info's.
+// A nil *SumCache hashes every time.
+func (c *SumCache) File(path string, info fs.FileInfo) (sum [32]byte, n int64, err error) {
+	if sum, ok := c.Lookup(info); ok {
+		return sum, info.Size(), nil
+	}
+	buf := c.buffer()
+	defer c.release(buf)
+	if sum, n, err = sumFile(path, *buf); err == nil && n == info.Size() {
+		c.Store(info, sum)
+	}
+	return sum, n, err
+}
+
+// buffer is a read buffer for File: a plan is a short process that pays
+// for every fresh page, and io.Copy would take a new one per file.
+func (c *SumCache) buffer() *[]byte {
+	if c != nil {
+		if b, ok := c.bufs.Get().(*[]byte); ok {
+			return b
+		}
+	}
+	return new(make([]byte, 32<<10)) // io.Copy's size: 64 KiB hashed 3% faster, for 8 more fresh pages
+}
+
+func (c *SumCache) release(b *[]byte) {
+	if c != nil {
+		c.bufs.Put(b)
+	}
+}
+
+// sumFile is the SHA-256 of a file's content and its length, read
+// through buf.
+func sumFile(path string, buf []byte) (sum [32]byte, n int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return sum, 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	// Only the Reader: an *os.File's WriteTo would not use buf.
+	if n, err = io.CopyBuffer(h, struct{ io.Reader }{f}, buf); err != nil {
+		return sum, 0, err
+	}
+	h.Sum(sum[:0])
+	return sum, n, nil
 }
 
 // Lookup returns the sum of the file info describes, if known.

@@ -29,7 +29,7 @@ import (
 type ValidateCache struct {
 	dir  string
 	key  []byte
-	sums FileSums
+	sums *SumCache // what the files its keys hash are hashed through
 }
 
 // validateCacheEntry is one verdict as stored.
@@ -70,7 +70,7 @@ func OpenValidateCache(dir string, sums *SumCache) (*ValidateCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("packer validate cache: %w", err)
 	}
-	return &ValidateCache{dir: dir, key: key, sums: FileSums{Cache: sums}}, nil
+	return &ValidateCache{dir: dir, key: key, sums: sums}, nil
 }
 
 // Dir is the cache's directory.
@@ -86,7 +86,7 @@ func (c *ValidateCache) Dir() string { return c.dir }
 // read (an unreadable file), the build is validated without the cache.
 func (c *ValidateCache) Validate(ctx context.Context, r *Runner, req BuildRequest, stable map[string]string, volatile []string) (ran bool, err error) {
 	mac := hmac.New(sha256.New, c.key)
-	if ierr := r.writeValidateInputs(mac, req, stable, volatile, &c.sums); ierr != nil {
+	if ierr := r.writeValidateInputs(mac, req, stable, volatile, c.sums); ierr != nil {
 		return true, r.Validate(ctx, req)
 	}
 	name := filepath.Join(c.dir, hex.EncodeToString(mac.Sum(nil))+".json")

@@ -1,7 +1,6 @@
 package packer
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -10,59 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // validateInputsVersion changes whenever what writeValidateInputs writes
 // changes, so that no entry of an older imgflow is read as a newer one's.
 const validateInputsVersion = "imgflow packer validate inputs v2"
-
-// FileSums hashes the files a validation reads, through Cache: the many
-// builds of a release read the same scripts, and a large file a template
-// names costs a plan only its stat once its sum is kept. Safe for
-// concurrent use; the zero value caches nothing.
-type FileSums struct {
-	Cache *SumCache
-	bufs  sync.Pool // SumFile's buffers
-}
-
-// SumFile is the SHA-256 of a file's content and its length, read
-// through buf: a plan is a short process that pays for every fresh page,
-// and io.Copy from a file would take a new 32 KiB buffer per file.
-func SumFile(path string, buf []byte) (sum [32]byte, n int64, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return sum, 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	// Only the Reader: an *os.File's WriteTo would not use buf.
-	if n, err = io.CopyBuffer(h, struct{ io.Reader }{f}, buf); err != nil {
-		return sum, 0, err
-	}
-	h.Sum(sum[:0])
-	return sum, n, nil
-}
-
-// sum is the hex SHA-256 of the file at path, which info describes.
-func (s *FileSums) sum(path string, info fs.FileInfo) (string, error) {
-	if sum, ok := s.Cache.Lookup(info); ok {
-		return hex.EncodeToString(sum[:]), nil
-	}
-	buf, _ := s.bufs.Get().(*[]byte)
-	if buf == nil {
-		buf = new(make([]byte, 32<<10))
-	}
-	defer s.bufs.Put(buf)
-	sum, n, err := SumFile(path, *buf)
-	if err != nil {
-		return "", err
-	}
-	if n == info.Size() { // not changed between the stat and the read
-		s.Cache.Store(info, sum)
-	}
-	return hex.EncodeToString(sum[:]), nil
-}
 
 // sessionEnv are environment variables a shell or make sets per session
 // that packer validate does not read: left out of the inputs so that a
@@ -91,7 +42,7 @@ var sessionEnv = []string{"_", "OLDPWD", "SHLVL", "PS1", "PS2", "PROMPT_COMMAND"
 //
 // Values, secrets included, are written as they are: w must be a keyed
 // hash, never stored.
-func (r *Runner) writeValidateInputs(w io.Writer, req BuildRequest, stable map[string]string, volatile []string, sums *FileSums) error {
+func (r *Runner) writeValidateInputs(w io.Writer, req BuildRequest, stable map[string]string, volatile []string, sums *SumCache) error {
 	if req.Mirrors != "" {
 		// A build's own directory is new at every build and mirrors
 		// req.Mirrors: the build validates as it would there.
@@ -219,7 +170,7 @@ func (r *Runner) writeValidateInputs(w io.Writer, req BuildRequest, stable map[s
 // template: the file, or an HCL2 directory's files. An HCL2 template's
 // references (${path.root}/…) are not rendered here, so the whole tree of
 // its directory counts.
-func writeTemplateFiles(line func(...string), tplPath string, tpl *Template, sums *FileSums) error {
+func writeTemplateFiles(line func(...string), tplPath string, tpl *Template, sums *SumCache) error {
 	if !tpl.IsHCL2() {
 		return writeFileState(line, "template", tplPath, sums)
 	}
@@ -246,7 +197,7 @@ func writeTemplateFiles(line func(...string), tplPath string, tpl *Template, sum
 
 // writeFileState writes a file's path and content digest, or that it is
 // missing.
-func writeFileState(line func(...string), kind, path string, sums *FileSums) error {
+func writeFileState(line func(...string), kind, path string, sums *SumCache) error {
 	info, err := os.Stat(path)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -259,11 +210,11 @@ func writeFileState(line func(...string), kind, path string, sums *FileSums) err
 		line(kind, path, "dir")
 		return nil
 	}
-	sum, err := sums.sum(path, info)
+	sum, _, err := sums.File(path, info)
 	if err != nil {
 		return err
 	}
-	line(kind, path, info.Mode().String(), sum)
+	line(kind, path, info.Mode().String(), hex.EncodeToString(sum[:]))
 	return nil
 }
 
@@ -273,7 +224,7 @@ func writeFileState(line func(...string), kind, path string, sums *FileSums) err
 // absence. Only directories under roots (the working directory, the
 // template's) are listed: a remote destination such as /tmp/ exists here
 // too, and its content is none of packer validate's business.
-func writeReference(line func(...string), path string, roots []string, stable map[string]string, sums *FileSums) {
+func writeReference(line func(...string), path string, roots []string, stable map[string]string, sums *SumCache) {
 	for dir, id := range stable {
 		if within(dir, path) {
 			rel, _ := filepath.Rel(dir, path)
@@ -286,12 +237,12 @@ func writeReference(line func(...string), path string, roots []string, stable ma
 	case err != nil:
 		line("ref", path, "absent")
 	case info.Mode().IsRegular():
-		sum, err := sums.sum(path, info)
+		sum, _, err := sums.File(path, info)
 		if err != nil {
 			line("ref", path, "unreadable", err.Error())
 			return
 		}
-		line("ref", path, info.Mode().String(), sum)
+		line("ref", path, info.Mode().String(), hex.EncodeToString(sum[:]))
 	case info.IsDir() && slices.ContainsFunc(roots, func(root string) bool { return within(root, path) }):
 		writeDirListing(line, "ref", path)
 	default:

@@ -45,7 +45,6 @@ type stagedTree struct {
 func readStaged(dir string, sums *packer.SumCache) (*stagedTree, error) {
 	tree := &stagedTree{files: map[string]stagedFile{}}
 	h := sha256.New()
-	var buf []byte
 	err := filepath.WalkDir(dir, func(file string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -59,7 +58,7 @@ func readStaged(dir string, sums *packer.SumCache) (*stagedTree, error) {
 		if !info.Mode().IsRegular() {
 			return nil
 		}
-		f, err := stagedFileOf(file, info, sums, &buf)
+		f, err := stagedFileOf(file, info, sums)
 		if err != nil {
 			return err
 		}
@@ -78,26 +77,17 @@ func readStaged(dir string, sums *packer.SumCache) (*stagedTree, error) {
 }
 
 // stagedFileOf reads (or finds in sums) what the tree records of a file.
-// buf is the read buffer of the walk, made on first use.
-func stagedFileOf(file string, info fs.FileInfo, sums *packer.SumCache, buf *[]byte) (stagedFile, error) {
+func stagedFileOf(file string, info fs.FileInfo, sums *packer.SumCache) (stagedFile, error) {
 	f := stagedFile{Mode: fmt.Sprintf("%04o", info.Mode().Perm()), Size: info.Size(), abs: file}
 	if info.Size() > guest.MaxGuestText {
-		if sum, ok := sums.Lookup(info); ok {
-			f.SHA256 = hex.EncodeToString(sum[:])
-			return f, nil
-		}
 		// Hashed as it is read: the build tools are megabytes, which
 		// read whole would be as many fresh pages of heap.
-		if *buf == nil {
-			*buf = make([]byte, 32<<10) // io.Copy's size: 64 KiB hashed 3% faster, for 8 more fresh pages
-		}
-		sum, n, err := packer.SumFile(file, *buf)
+		sum, n, err := sums.File(file, info)
 		if err != nil {
 			return f, err
 		}
 		if n > guest.MaxGuestText {
 			f.SHA256, f.Size = hex.EncodeToString(sum[:]), n
-			sums.Store(info, sum)
 			return f, nil
 		}
 		// Shrunk since its stat: read whole below, text and all.
@@ -110,8 +100,6 @@ func stagedFileOf(file string, info fs.FileInfo, sums *packer.SumCache, buf *[]b
 	f.SHA256, f.Size = hex.EncodeToString(sum[:]), int64(len(data))
 	if len(data) <= guest.MaxGuestText {
 		f.text = string(data)
-	} else {
-		sums.Store(info, sum)
 	}
 	return f, nil
 }
@@ -128,7 +116,6 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildReque
 		return tree, nil
 	}
 	added := map[string]stagedFile{}
-	var buf []byte
 	for _, u := range uploads {
 		dest := u.Destination
 		if !path.IsAbs(dest) || strings.ContainsAny(dest, "{$\"") {
@@ -147,7 +134,7 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildReque
 			if strings.HasSuffix(dest, "/") {
 				vm = path.Join(dest, path.Base(u.Source))
 			}
-			f, err := stagedFileOf(src, info, sums, &buf)
+			f, err := stagedFileOf(src, info, sums)
 			if err != nil {
 				return nil, err
 			}
@@ -174,7 +161,7 @@ func addUploads(tree *stagedTree, uploads []packer.Upload, req packer.BuildReque
 			if err != nil || !info.Mode().IsRegular() {
 				return err
 			}
-			f, err := stagedFileOf(file, info, sums, &buf)
+			f, err := stagedFileOf(file, info, sums)
 			if err != nil {
 				return err
 			}
