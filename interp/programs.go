@@ -15,8 +15,9 @@ import (
 // several runs per test) parses, resolves and compiles each file once.
 // An entry is keyed by the file's name, its exact source (by its
 // SHA-256, rather than a copy of it) and the names predeclared to it, so
-// an edited file or another environment compiles anew. A *starlark.Program is immutable: one entry serves any number of
-// runs at once. The zero value is ready; it is safe for concurrent use.
+// an edited file or another environment compiles anew. A
+// *starlark.Program is immutable: one entry serves any number of runs at
+// once. The zero value is ready; it is safe for concurrent use.
 type Programs struct {
 	// Dir, when set, also keeps compiled modules on disk, for the next
 	// process (see programs_disk.go); Salt must then identify the
