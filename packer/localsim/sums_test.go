@@ -79,11 +79,7 @@ func TestSumCacheKeepsSumsForTheNextProcess(t *testing.T) {
 	tool := filepath.Join(t.TempDir(), "tool")
 	big := bytes.Repeat([]byte("x"), guest.MaxGuestText+1)
 	require.NoError(t, os.WriteFile(tool, big, 0o755))
-	stage := func() string {
-		staged := t.TempDir()
-		require.NoError(t, os.Link(tool, filepath.Join(staged, "tool")))
-		return staged
-	}
+	stage := linkedTool(t, tool)
 
 	first, err := readStaged(stage(), packer.OpenSumCache(dir))
 	require.NoError(t, err)
@@ -143,11 +139,7 @@ func TestSumCacheMarksTheSumsItReadsUsed(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sums")
 	tool := filepath.Join(t.TempDir(), "tool")
 	require.NoError(t, os.WriteFile(tool, bytes.Repeat([]byte("x"), guest.MaxGuestText+1), 0o755))
-	stage := func() string {
-		staged := t.TempDir()
-		require.NoError(t, os.Link(tool, filepath.Join(staged, "tool")))
-		return staged
-	}
+	stage := linkedTool(t, tool)
 	_, err := readStaged(stage(), packer.OpenSumCache(dir))
 	require.NoError(t, err)
 	kept, err := os.ReadDir(dir)
@@ -162,4 +154,14 @@ func TestSumCacheMarksTheSumsItReadsUsed(t *testing.T) {
 	info, err := os.Stat(sum)
 	require.NoError(t, err)
 	assert.WithinDuration(t, time.Now(), info.ModTime(), time.Minute)
+}
+
+// linkedTool returns what stages tool as a build does: each call a new
+// directory with a hard link to it, so every staging has tool's identity.
+func linkedTool(t *testing.T, tool string) func() string {
+	return func() string {
+		staged := t.TempDir()
+		require.NoError(t, os.Link(tool, filepath.Join(staged, "tool")))
+		return staged
+	}
 }
