@@ -128,3 +128,34 @@ func TestContentCopyKeepsAChangeMadeMeanwhile(t *testing.T) {
 	_, err = p.GetResourceGroup(ctx, "meanwhile")
 	assert.NoError(t, err)
 }
+
+// When nothing changed the state while the content was copied, the
+// change is committed from the state its first attempt made: the whole
+// state is copied once, not a second time to make the same change again.
+func TestContentCopyCopiesTheStateOnceWhenNothingCameBetween(t *testing.T) {
+	ctx := context.Background()
+	p, err := azsim.New(nil, azsim.Options{Data: &hookData{}})
+	require.NoError(t, err)
+	for i := range 200 { // a state whose copy dwarfs the rest of the call
+		_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: fmt.Sprintf("rg%d", i), Location: "westus",
+			Tags: cloud.Tags{"a": "1", "b": "2"}})
+		require.NoError(t, err)
+	}
+	sa, err := p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "acct", ResourceGroup: "rg0", Location: "westus"})
+	require.NoError(t, err)
+	require.NoError(t, p.EnsureContainer(ctx, "acct", "c"))
+	blob := cloud.BlobRef{Account: "acct", Container: "c", Name: "os.vhd"}
+	_, err = p.UploadPageBlob(ctx, blob, cloudtest.PageSource(make([]byte, 1024)), false)
+	require.NoError(t, err)
+	src := cloud.ImageSource{Kind: cloud.SourceVHD, URI: blob.URL(), StorageAccountID: sa.ID}
+
+	stateCopy := testing.AllocsPerRun(5, func() { p.Snapshot() })
+	n := 0
+	create := testing.AllocsPerRun(5, func() {
+		n++
+		_, err := p.CreateManagedImage(ctx, cloud.ManagedImage{Name: fmt.Sprintf("img%d", n), ResourceGroup: "rg0", Location: "westus", Source: src})
+		require.NoError(t, err)
+	})
+	assert.Less(t, create, 1.5*stateCopy, "one copy of the state (%.0f allocations each), not two", stateCopy)
+	t.Logf("state copy %.0f allocations, create %.0f", stateCopy, create)
+}
