@@ -100,13 +100,7 @@ func TestContentCopyKeepsAChangeMadeMeanwhile(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "rg", Location: "westus"})
 	require.NoError(t, err)
-	sa, err := p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "acct", ResourceGroup: "rg", Location: "westus"})
-	require.NoError(t, err)
-	require.NoError(t, p.EnsureContainer(ctx, "acct", "c"))
-	blob := cloud.BlobRef{Account: "acct", Container: "c", Name: "os.vhd"}
-	_, err = p.UploadPageBlob(ctx, blob, cloudtest.PageSource(make([]byte, 1024)), false)
-	require.NoError(t, err)
-	src := cloud.ImageSource{Kind: cloud.SourceVHD, URI: blob.URL(), StorageAccountID: sa.ID}
+	src := vhdSource(t, p, "rg")
 
 	data.copied = func() {
 		_, err := p.CreateResourceGroup(ctx, cloud.ResourceGroup{Name: "meanwhile", Location: "westus"})
@@ -141,13 +135,7 @@ func TestContentCopyCopiesTheStateOnceWhenNothingCameBetween(t *testing.T) {
 			Tags: cloud.Tags{"a": "1", "b": "2"}})
 		require.NoError(t, err)
 	}
-	sa, err := p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "acct", ResourceGroup: "rg0", Location: "westus"})
-	require.NoError(t, err)
-	require.NoError(t, p.EnsureContainer(ctx, "acct", "c"))
-	blob := cloud.BlobRef{Account: "acct", Container: "c", Name: "os.vhd"}
-	_, err = p.UploadPageBlob(ctx, blob, cloudtest.PageSource(make([]byte, 1024)), false)
-	require.NoError(t, err)
-	src := cloud.ImageSource{Kind: cloud.SourceVHD, URI: blob.URL(), StorageAccountID: sa.ID}
+	src := vhdSource(t, p, "rg0")
 
 	stateCopy := testing.AllocsPerRun(5, func() { p.Snapshot() })
 	n := 0
@@ -158,4 +146,18 @@ func TestContentCopyCopiesTheStateOnceWhenNothingCameBetween(t *testing.T) {
 	})
 	assert.Less(t, create, 1.5*stateCopy, "one copy of the state (%.0f allocations each), not two", stateCopy)
 	t.Logf("state copy %.0f allocations, create %.0f", stateCopy, create)
+}
+
+// vhdSource uploads a small VHD to a new account of group rg and returns
+// it as an image source.
+func vhdSource(t *testing.T, p *azsim.Provider, rg string) cloud.ImageSource {
+	t.Helper()
+	ctx := context.Background()
+	sa, err := p.CreateStorageAccount(ctx, cloud.StorageAccount{Name: "acct", ResourceGroup: rg, Location: "westus"})
+	require.NoError(t, err)
+	require.NoError(t, p.EnsureContainer(ctx, "acct", "c"))
+	blob := cloud.BlobRef{Account: "acct", Container: "c", Name: "os.vhd"}
+	_, err = p.UploadPageBlob(ctx, blob, cloudtest.PageSource(make([]byte, 1024)), false)
+	require.NoError(t, err)
+	return cloud.ImageSource{Kind: cloud.SourceVHD, URI: blob.URL(), StorageAccountID: sa.ID}
 }
